@@ -1,0 +1,46 @@
+import { type DynamicModule, Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { EventEmitterModule } from '@nestjs/event-emitter';
+import { ScheduleModule } from '@nestjs/schedule';
+import { LoggerModule } from 'nestjs-pino';
+import { AuthGuard } from './common/auth/auth.guard.js';
+import { RateLimitGuard } from './common/rate-limit/rate-limit.guard.js';
+import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
+import type { AppConfig } from './config/app.config.js';
+import { ConfigModule } from './config/config.module.js';
+import { DatabaseModule } from './database/database.module.js';
+import { DocumentsModule } from './modules/documents/documents.module.js';
+import { EventsModule } from './modules/events/events.module.js';
+import { HealthModule } from './modules/health/health.module.js';
+import { IdentityModule } from './modules/identity/identity.module.js';
+import { MetricsModule } from './modules/metrics/metrics.module.js';
+import { TenancyModule } from './modules/tenancy/tenancy.module.js';
+import { loggerOptions } from './common/logging/logger.options.js';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggerModule.forRoot(loggerOptions(config)),
+        DatabaseModule,
+        EventEmitterModule.forRoot({ wildcard: true, delimiter: '.', maxListeners: 50 }),
+        ScheduleModule.forRoot(),
+        RateLimitModule,
+        EventsModule,
+        HealthModule,
+        MetricsModule,
+        IdentityModule,
+        TenancyModule,
+        DocumentsModule,
+      ],
+      // Order matters: authenticate first, so the rate limit can count per user rather than per address.
+      providers: [
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_GUARD, useClass: RateLimitGuard },
+      ],
+    };
+  }
+}

@@ -1,0 +1,101 @@
+import { type INestApplication, ValidationPipe } from '@nestjs/common';
+import { type NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import type { ValidationError } from 'class-validator';
+import helmet from 'helmet';
+import { Logger } from 'nestjs-pino';
+import { AppException, type ErrorDetail } from './common/errors/app.exception.js';
+import { AllExceptionsFilter } from './common/http/all-exceptions.filter.js';
+import { EnvelopeInterceptor } from './common/http/envelope.interceptor.js';
+import { clearRoutes, registerRoute } from './common/http/route-table.js';
+import type { AppConfig } from './config/app.config.js';
+import { MetricsService } from './modules/metrics/metrics.service.js';
+import { Reflector } from '@nestjs/core';
+
+export const API_PREFIX = 'api/v1';
+
+/**
+ * Paths served at the host root rather than under /api/v1: probes, metrics, the authentication host
+ * (`{auth_url}`, spec 5.3), realtime (spec 4.5) and share links (spec 4.8).
+ */
+export const HOST_ROOT_ROUTES = [
+  'health',
+  'health/ready',
+  'metrics',
+  '.well-known/openid-configuration',
+  'jwks.json',
+  'authorize',
+  'token',
+  'userinfo',
+  'realtime/{*path}',
+  'connect/share/{*path}',
+];
+
+/** Flattens class-validator's nested errors into `{field: 'a.b[0].c', reason}` entries. */
+export function validationDetails(errors: ValidationError[], parent = ''): ErrorDetail[] {
+  return errors.flatMap((error) => {
+    const field = parent ? (/^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`) : error.property;
+    const own = Object.values(error.constraints ?? {}).map((reason) => ({ field, reason }));
+    return [...own, ...validationDetails(error.children ?? [], field)];
+  });
+}
+
+export function buildOpenApiDocument(app: INestApplication, config: AppConfig): OpenAPIObject {
+  const builder = new DocumentBuilder()
+    .setTitle('Quire API')
+    .setDescription(
+      'Structured collaborative documents, multi-tenant membership and supply-chain data sync. ' +
+        'Every response under /api/v1 is the envelope {success, code?, message, payload, details?}.',
+    )
+    .setVersion('1.0.0')
+    .addServer(config.publicBaseUrl)
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT or API key' })
+    .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'api-key')
+    .build();
+  return SwaggerModule.createDocument(app, builder, { operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` });
+}
+
+/** The one place that sets up the HTTP edge; main.ts and the tests both call it. */
+export function configureApp(app: NestExpressApplication, config: AppConfig): OpenAPIObject {
+  app.useLogger(app.get(Logger));
+  app.set('trust proxy', 'loopback');
+  app.set('query parser', 'extended');
+  app.useBodyParser('json', { limit: config.bodyLimitBytes });
+  app.useBodyParser('urlencoded', { limit: config.bodyLimitBytes, extended: false });
+  app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
+  if (config.corsOrigins.length > 0) {
+    app.enableCors({
+      origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
+      exposedHeaders: ['X-Request-Id', 'X-API-Deprecated', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+    });
+  }
+  app.use(app.get(MetricsService).middleware);
+  app.setGlobalPrefix(API_PREFIX, { exclude: HOST_ROOT_ROUTES });
+  app.useGlobalPipes(
+    new ValidationPipe({
+      whitelist: true,
+      forbidNonWhitelisted: true,
+      transform: true,
+      stopAtFirstError: false,
+      exceptionFactory: (errors) => AppException.validation(validationDetails(errors)),
+    }),
+  );
+  app.useGlobalFilters(new AllExceptionsFilter());
+  app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)));
+
+  const document = buildOpenApiDocument(app, config);
+  SwaggerModule.setup('api/docs', app, document, {
+    jsonDocumentUrl: 'api/docs-json',
+    useGlobalPrefix: false,
+    customSiteTitle: 'Quire API',
+  });
+  clearRoutes();
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of Object.keys(item)) {
+      if (['get', 'post', 'put', 'patch', 'delete', 'head', 'options'].includes(method)) {
+        registerRoute(method, path);
+      }
+    }
+  }
+  return document;
+}

@@ -1,0 +1,122 @@
+import {
+  type ArgumentsHost,
+  Catch,
+  type ExceptionFilter,
+  HttpException,
+  HttpStatus,
+  Logger,
+} from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { AppException, type ErrorDetail } from '../errors/app.exception.js';
+import { ErrorCode } from '../errors/error-code.js';
+import { mapPgError } from '../errors/pg-error.mapper.js';
+import { messageOf } from '../i18n/error-messages.js';
+import type { Envelope } from './envelope.js';
+import { allowedMethodsFor } from './route-table.js';
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+const STATUS_TO_CODE: Partial<Record<number, ErrorCode>> = {
+  [HttpStatus.BAD_REQUEST]: ErrorCode.VALIDATION_ERROR,
+  [HttpStatus.UNAUTHORIZED]: ErrorCode.UNAUTHORIZED,
+  [HttpStatus.FORBIDDEN]: ErrorCode.FORBIDDEN,
+  [HttpStatus.NOT_FOUND]: ErrorCode.NOT_FOUND,
+  [HttpStatus.METHOD_NOT_ALLOWED]: ErrorCode.METHOD_NOT_ALLOWED,
+  [HttpStatus.CONFLICT]: ErrorCode.CONFLICT,
+  [HttpStatus.PAYLOAD_TOO_LARGE]: ErrorCode.PAYLOAD_TOO_LARGE,
+  [HttpStatus.UNSUPPORTED_MEDIA_TYPE]: ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+  [HttpStatus.TOO_MANY_REQUESTS]: ErrorCode.RATE_LIMIT_EXCEEDED,
+  [HttpStatus.SERVICE_UNAVAILABLE]: ErrorCode.SERVICE_UNAVAILABLE,
+};
+
+/**
+ * The one place every failure becomes the envelope. Services throw AppException; everything else
+ * (body-parser errors, Nest's own HTTP exceptions, PostgreSQL errors a client can cause) is translated here,
+ * and anything unexpected is logged with its stack and answered as INTERNAL_ERROR without one.
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('ExceptionFilter');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') {
+      throw exception;
+    }
+    const http = host.switchToHttp();
+    const request = http.getRequest<Request>();
+    const response = http.getResponse<Response>();
+    const app = this.toAppException(exception, request);
+
+    if (app.code === ErrorCode.INTERNAL_ERROR) {
+      this.logger.error({ err: exception, path: request.path }, 'unhandled error');
+    }
+    if (response.headersSent) {
+      return;
+    }
+    for (const [name, value] of Object.entries(app.options.headers ?? {})) {
+      response.setHeader(name, value);
+    }
+    const body: Envelope<unknown> = {
+      success: false,
+      code: app.code,
+      message: app.options.message ?? messageOf(app.code),
+      payload: app.options.payload ?? null,
+    };
+    if (app.options.details?.length) {
+      body.details = app.options.details;
+    }
+    response.status(app.status).json(body);
+  }
+
+  private toAppException(exception: unknown, request: Request): AppException {
+    if (exception instanceof AppException) {
+      return exception;
+    }
+    const parserError = exception as BodyParserError;
+    if (parserError?.type === 'entity.too.large') {
+      return new AppException(ErrorCode.PAYLOAD_TOO_LARGE, {
+        details: [{ field: 'body', reason: `body exceeds ${parserError.limit ?? ''} bytes`.trim() }],
+      });
+    }
+    if (parserError?.type === 'entity.parse.failed') {
+      return AppException.validation([{ field: 'body', reason: 'malformed JSON' }]);
+    }
+    if (parserError?.type === 'encoding.unsupported' || parserError?.type === 'charset.unsupported') {
+      return new AppException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, { details: [{ reason: 'unsupported encoding' }] });
+    }
+    if (exception instanceof HttpException) {
+      return this.fromHttpException(exception, request);
+    }
+    const pg = mapPgError(exception);
+    if (pg) {
+      return pg;
+    }
+    return new AppException(ErrorCode.INTERNAL_ERROR, { cause: exception });
+  }
+
+  private fromHttpException(exception: HttpException, request: Request): AppException {
+    const status = exception.getStatus();
+    if (status === HttpStatus.NOT_FOUND && exception.message.startsWith('Cannot ')) {
+      // Nest's router answers an unknown method+path pair with 404; tell a wrong method apart.
+      const path = (request.originalUrl ?? request.url).split('?')[0];
+      const allowed = allowedMethodsFor(path);
+      if (allowed.length > 0) {
+        return new AppException(ErrorCode.METHOD_NOT_ALLOWED, {
+          headers: { Allow: allowed.join(', ') },
+          details: [{ reason: `${request.method} is not allowed; use ${allowed.join(', ')}` }],
+        });
+      }
+      return new AppException(ErrorCode.NOT_FOUND, { details: [{ reason: `no route ${request.method} ${path}` }] });
+    }
+    if (status === HttpStatus.BAD_REQUEST && exception.cause instanceof SyntaxError) {
+      return AppException.validation([{ field: 'body', reason: 'malformed JSON' }]);
+    }
+    const code = STATUS_TO_CODE[status] ?? (status >= 500 ? ErrorCode.INTERNAL_ERROR : ErrorCode.VALIDATION_ERROR);
+    const details: ErrorDetail[] = status >= 500 ? [] : [{ reason: exception.message }];
+    return new AppException(code, { details, cause: exception });
+  }
+}

@@ -1,0 +1,92 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { AppException } from '../errors/app.exception.js';
+
+export const DEFAULT_PAGE_SIZE = 20;
+/** Larger values are rejected with VALIDATION_ERROR (not clamped), so a client never silently gets less. */
+export const MAX_PAGE_SIZE = 100;
+export const DEFAULT_CURSOR_LIMIT = 100;
+export const MAX_CURSOR_LIMIT = 1000;
+
+/** `page` + `pageSize`, the one paging query every list takes. */
+export class PageQueryDto {
+  @ApiPropertyOptional({ minimum: 1, default: 1, type: 'integer' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  page: number = 1;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, type: 'integer' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_PAGE_SIZE)
+  pageSize: number = DEFAULT_PAGE_SIZE;
+}
+
+/** `cursor` + `limit`, for deep paging with keyset cursors. */
+export class CursorQueryDto {
+  @ApiPropertyOptional({ description: 'Opaque cursor from a previous nextCursor' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2048)
+  cursor?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: MAX_CURSOR_LIMIT, default: DEFAULT_CURSOR_LIMIT, type: 'integer' })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(MAX_CURSOR_LIMIT)
+  limit?: number;
+}
+
+export interface Page<T> {
+  items: T[];
+  page: number;
+  pageSize: number;
+  total: number;
+  totalPages: number;
+}
+
+export interface CursorPage<T> {
+  items: T[];
+  limit: number;
+  nextCursor: string | null;
+}
+
+export function pageOf<T>(items: T[], total: number, query: { page: number; pageSize: number }): Page<T> {
+  return {
+    items,
+    page: query.page,
+    pageSize: query.pageSize,
+    total,
+    totalPages: Math.ceil(total / query.pageSize),
+  };
+}
+
+/** OFFSET for a page query. */
+export function offsetOf(query: { page: number; pageSize: number }): number {
+  return (query.page - 1) * query.pageSize;
+}
+
+/** Cursors are base64url JSON with a kind tag, so a cursor of one list is refused by another. */
+export function encodeCursor(kind: string, position: unknown[]): string {
+  return Buffer.from(JSON.stringify({ k: kind, p: position }), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(kind: string, cursor: string): unknown[] {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown; p?: unknown };
+    if (parsed.k === kind && Array.isArray(parsed.p)) {
+      return parsed.p;
+    }
+  } catch {
+    // fall through to the validation error below
+  }
+  throw AppException.validation([{ field: 'cursor', reason: 'invalid cursor' }]);
+}

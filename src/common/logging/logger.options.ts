@@ -1,0 +1,48 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Params } from 'nestjs-pino';
+import type { AppConfig } from '../../config/app.config.js';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A caller's X-Request-Id when it is sane, a fresh UUID otherwise; echoed back on the response. */
+export function requestIdOf(request: IncomingMessage, response: ServerResponse): string {
+  const given = request.headers['x-request-id'];
+  const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+  response.setHeader('X-Request-Id', id);
+  return id;
+}
+
+/** Structured JSON logs with the request id; credentials and secrets are redacted. */
+export function loggerOptions(config: AppConfig): Params {
+  return {
+    pinoHttp: {
+      level: config.logLevel,
+      genReqId: requestIdOf,
+      customProps: () => ({ service: 'quire' }),
+      redact: {
+        paths: [
+          'req.headers.authorization',
+          'req.headers.cookie',
+          'req.headers["x-api-key"]',
+          'res.headers["set-cookie"]',
+          '*.password',
+          '*.secret',
+          '*.token',
+          '*.accessToken',
+          '*.refreshToken',
+          '*.clientSecret',
+        ],
+        censor: '[redacted]',
+      },
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({
+          id: req.id,
+          method: req.method,
+          url: String(req.url).replace(/([?&](?:token|code|client_secret|refresh_token)=)[^&]*/gi, '$1[redacted]'),
+        }),
+      },
+      autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' },
+    },
+  };
+}

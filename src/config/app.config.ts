@@ -1,0 +1,78 @@
+import { readBool, readEnum, readInt, readList, readString, readUrl } from './env.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export interface AppConfig {
+  nodeEnv: string;
+  port: number;
+  host: string;
+  publicBaseUrl: string;
+  /** `{auth_url}`: the issuer of access tokens; defaults to the public base URL. */
+  authIssuerUrl: string;
+  logLevel: (typeof LOG_LEVELS)[number];
+  bodyLimitBytes: number;
+  corsOrigins: string[];
+  database: {
+    /** Unset: an embedded PostgreSQL is started under dataDir. */
+    url?: string;
+    poolSize: number;
+    statementTimeoutMs: number;
+    runMigrations: boolean;
+    dataDir: string;
+  };
+  redisUrl?: string;
+  rateLimit: { perMinute: number; windowMs: number };
+  outbox: { pollIntervalMs: number; batchSize: number; maxAttempts: number };
+  auth: {
+    accessTokenTtlSeconds: number;
+    refreshTokenTtlSeconds: number;
+    adminEmails: string[];
+    /** Secret for encrypting stored third-party client secrets; generated and persisted when unset. */
+    encryptionKey?: string;
+  };
+  smtpUrl?: string;
+  mailFrom: string;
+}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
+  const port = readInt(env, 'PORT', 3000, 0, 65535);
+  const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', ['http', 'https']) ?? `http://localhost:${port}`;
+  return {
+    nodeEnv: readString(env, 'NODE_ENV', 'development') ?? 'development',
+    port,
+    host: readString(env, 'HOST', '0.0.0.0') ?? '0.0.0.0',
+    publicBaseUrl,
+    authIssuerUrl: readUrl(env, 'AUTH_ISSUER_URL', ['http', 'https']) ?? publicBaseUrl,
+    logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
+    bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
+    corsOrigins: readList(env, 'CORS_ORIGINS'),
+    database: {
+      url: readUrl(env, 'DATABASE_URL', ['postgres', 'postgresql']),
+      poolSize: readInt(env, 'DB_POOL_SIZE', 10, 1, 200),
+      statementTimeoutMs: readInt(env, 'DB_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
+      runMigrations: readBool(env, 'DB_RUN_MIGRATIONS', true),
+      dataDir: readString(env, 'DATA_DIR', '.data') ?? '.data',
+    },
+    redisUrl: readUrl(env, 'REDIS_URL', ['redis', 'rediss']),
+    rateLimit: {
+      perMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000),
+      windowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 3_600_000),
+    },
+    outbox: {
+      pollIntervalMs: readInt(env, 'OUTBOX_POLL_INTERVAL_MS', 2000, 50, 600_000),
+      batchSize: readInt(env, 'OUTBOX_BATCH_SIZE', 100, 1, 10_000),
+      maxAttempts: readInt(env, 'OUTBOX_MAX_ATTEMPTS', 10, 1, 1000),
+    },
+    auth: {
+      accessTokenTtlSeconds: readInt(env, 'ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 86_400),
+      refreshTokenTtlSeconds: readInt(env, 'REFRESH_TOKEN_TTL_SECONDS', 30 * 86_400, 300, 365 * 86_400),
+      adminEmails: readList(env, 'ADMIN_EMAILS').map((email) => email.toLowerCase()),
+      encryptionKey: readString(env, 'ENCRYPTION_KEY'),
+    },
+    smtpUrl: readUrl(env, 'SMTP_URL', ['smtp', 'smtps']),
+    mailFrom: readString(env, 'MAIL_FROM', 'Quire <no-reply@quire.local>') ?? 'Quire <no-reply@quire.local>',
+  };
+}
+
+/** Injection token of the parsed configuration. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,0 +1,103 @@
+import type { Attachment, FieldDefinition, StoredValue, Value } from './field.types.js';
+import { BaseFieldHandler, NOT_CONVERTIBLE } from './base.field.js';
+import {
+  OPS_EMPTY,
+  jsonSql,
+  type ConvertResult,
+  type FieldRef,
+  type OperandResult,
+  type PortableValue,
+  type TypedSql,
+} from './field-type-handler.js';
+import { describeInput, invalid, isPlainObject, unwrapValue } from './field-value.utils.js';
+
+/** `http(s)://...` or a path; other schemes (`javascript:`, `data:` ...) are refused. */
+const URL_SCHEME = /^([a-z][a-z0-9+.-]*):/i;
+
+function optionalString(item: Record<string, unknown>, key: string, field: FieldDefinition, index: number): string | undefined {
+  const value = item[key];
+  if (value === undefined || value === null) {
+    return undefined;
+  }
+  return typeof value === 'string' ? value : invalid(field, `attachments[${index}].${key} must be a string`);
+}
+
+function parseAttachment(item: unknown, field: FieldDefinition, index: number): Attachment {
+  if (!isPlainObject(item)) {
+    return invalid(field, `attachments[${index}] must be an object, got ${describeInput(item)}`);
+  }
+  const name = optionalString(item, 'name', field, index);
+  const url = optionalString(item, 'url', field, index);
+  if (!name || name.trim() === '') {
+    return invalid(field, `attachments[${index}].name is required`);
+  }
+  if (!url || url.trim() === '') {
+    return invalid(field, `attachments[${index}].url is required`);
+  }
+  const scheme = URL_SCHEME.exec(url.trim())?.[1]?.toLowerCase();
+  if (scheme !== undefined && scheme !== 'http' && scheme !== 'https') {
+    return invalid(field, `attachments[${index}].url must be an http(s) URL or a path`);
+  }
+  const attachment: Attachment = { name, url };
+  const id = optionalString(item, 'id', field, index);
+  const mimeType = optionalString(item, 'mimeType', field, index);
+  if (id !== undefined) {
+    attachment.id = id;
+  }
+  if (mimeType !== undefined) {
+    attachment.mimeType = mimeType;
+  }
+  if (item.size !== undefined && item.size !== null) {
+    if (typeof item.size !== 'number' || !Number.isSafeInteger(item.size) || item.size < 0) {
+      return invalid(field, `attachments[${index}].size must be a non-negative integer`);
+    }
+    attachment.size = item.size;
+  }
+  return attachment;
+}
+
+/**
+ * attachment. Value `{attachments: [{id?, name, url, mimeType?, size?}]}` (or `{attachment: ...}`), a plain
+ * array or one object; stored as the array with only those keys. Filters: is_empty / is_not_empty.
+ */
+export class AttachmentFieldHandler extends BaseFieldHandler {
+  readonly family = 'attachment';
+  readonly operators = OPS_EMPTY;
+  readonly ruleKind = 'list';
+
+  protected parseValue(input: unknown, field: FieldDefinition): StoredValue | null {
+    let raw = unwrapValue(input, ['attachments', 'attachment']);
+    if (raw === null || raw === undefined) {
+      return null;
+    }
+    if (isPlainObject(raw)) {
+      raw = [raw];
+    }
+    if (!Array.isArray(raw)) {
+      return invalid(field, `expected an array of attachments, got ${describeInput(raw)}`);
+    }
+    const attachments = raw.map((item, index) => parseAttachment(item, field, index));
+    return attachments.length === 0 ? null : (attachments as unknown as StoredValue);
+  }
+
+  toValue(stored: StoredValue): Value {
+    return { attachments: (Array.isArray(stored) ? stored : []) as unknown as Attachment[] };
+  }
+
+  toPortable(stored: StoredValue): PortableValue {
+    const names = (Array.isArray(stored) ? stored : []).map((item) => (isPlainObject(item) ? String(item.name) : ''));
+    return { kind: 'attachments', text: names.join(', '), stored };
+  }
+
+  convertFrom(source: PortableValue): ConvertResult {
+    return source.kind === 'attachments' ? { ok: true, value: source.stored } : NOT_CONVERTIBLE;
+  }
+
+  sqlExpr(ref: FieldRef): TypedSql {
+    return { sql: jsonSql(ref), cast: 'jsonb' };
+  }
+
+  override operand(): OperandResult {
+    return { ok: false, reason: 'attachment fields only support is_empty and is_not_empty' };
+  }
+}

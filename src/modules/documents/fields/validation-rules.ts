@@ -1,0 +1,206 @@
+import type { ErrorDetail } from '../../../common/errors/app.exception.js';
+import { normalizeDate, normalizeDateTime } from './date-time.utils.js';
+import { VALIDATION_RULE_TYPES, type FieldDefinition, type StoredValue, type ValidationRule } from './field.types.js';
+import { assertNever, isPlainObject, toFiniteNumber } from './field-value.utils.js';
+
+/** How a type's stored values meet `validations`; decides how min/max bounds are read. */
+export type RuleKind = 'text' | 'number' | 'date' | 'datetime' | 'list' | 'scalar' | 'none';
+
+const MAX_PATTERN_LENGTH = 1000;
+const ALLOWED_FLAGS = /^[imsu]*$/;
+const patternCache = new Map<string, RegExp>();
+
+function compilePattern(pattern: string, flags: string): RegExp {
+  const cacheKey = `${flags}/${pattern}`;
+  let regex = patternCache.get(cacheKey);
+  if (!regex) {
+    regex = new RegExp(pattern, flags);
+    if (patternCache.size > 500) {
+      patternCache.clear();
+    }
+    patternCache.set(cacheKey, regex);
+  }
+  return regex;
+}
+
+function configOf(rule: ValidationRule): Record<string, unknown> {
+  return isPlainObject(rule.config) ? rule.config : {};
+}
+
+function firstDefined(config: Record<string, unknown>, keys: string[]): unknown {
+  for (const key of keys) {
+    if (config[key] !== undefined && config[key] !== null) {
+      return config[key];
+    }
+  }
+  return undefined;
+}
+
+/** A min/max bound in the comparable form of `kind`: a number, or a normalized ISO string. */
+function boundOf(raw: unknown, kind: RuleKind): number | string | null {
+  if (kind === 'date') {
+    return typeof raw === 'string' ? normalizeDate(raw) : null;
+  }
+  if (kind === 'datetime') {
+    return typeof raw === 'string' ? normalizeDateTime(raw) : null;
+  }
+  return toFiniteNumber(raw);
+}
+
+function lengthOf(raw: unknown): number | null {
+  const n = toFiniteNumber(raw);
+  return n !== null && Number.isInteger(n) && n >= 0 ? n : null;
+}
+
+function ruleKeys(ruleType: 'min' | 'max' | 'minLength' | 'maxLength'): string[] {
+  return ['value', ruleType === 'min' || ruleType === 'minLength' ? 'min' : 'max', 'length', ruleType];
+}
+
+function ruleFailure(field: FieldDefinition, rule: ValidationRule, reason: string): ErrorDetail {
+  const detail: ErrorDetail = { fieldId: field.id, reason };
+  if (rule.message && isPlainObject(rule.message)) {
+    detail.message = rule.message;
+  }
+  return detail;
+}
+
+function checkRule(stored: StoredValue, rule: ValidationRule, kind: RuleKind): string | null {
+  const config = configOf(rule);
+  const ruleType = rule.ruleType;
+  switch (ruleType) {
+    case 'pattern': {
+      if (typeof stored !== 'string' || typeof config.pattern !== 'string') {
+        return null;
+      }
+      const flags = typeof config.flags === 'string' ? config.flags : '';
+      return compilePattern(config.pattern, flags).test(stored) ? null : `value does not match pattern ${config.pattern}`;
+    }
+    case 'min':
+    case 'max': {
+      if (kind !== 'number' && kind !== 'date' && kind !== 'datetime') {
+        return null;
+      }
+      const bound = boundOf(firstDefined(config, ruleKeys(ruleType)), kind);
+      if (bound === null || typeof stored !== typeof bound) {
+        return null;
+      }
+      const value = stored as number | string;
+      if (ruleType === 'min') {
+        return value < bound ? `value must be at least ${bound}` : null;
+      }
+      return value > bound ? `value must be at most ${bound}` : null;
+    }
+    case 'minLength':
+    case 'maxLength': {
+      const length = typeof stored === 'string' ? [...stored].length : Array.isArray(stored) ? stored.length : null;
+      const limit = lengthOf(firstDefined(config, ruleKeys(ruleType)));
+      if (length === null || limit === null) {
+        return null;
+      }
+      const unit = typeof stored === 'string' ? 'characters' : 'items';
+      if (ruleType === 'minLength') {
+        return length < limit ? `value must have at least ${limit} ${unit}` : null;
+      }
+      return length > limit ? `value must have at most ${limit} ${unit}` : null;
+    }
+    case 'enum': {
+      const allowed = firstDefined(config, ['values', 'value', 'options']);
+      if (!Array.isArray(allowed)) {
+        return null;
+      }
+      const items = Array.isArray(stored) ? stored : [stored];
+      const ok = items.every((item) => allowed.some((candidate) => candidate === item));
+      return ok ? null : 'value is not one of the allowed values';
+    }
+    case 'custom':
+      // Custom rules are accepted and kept with the field definition but are NOT evaluated server-side:
+      // their logic lives in clients. They never produce a failure here.
+      return null;
+    default:
+      return assertNever(ruleType);
+  }
+}
+
+/** Applies the field's `validations` to a non-empty stored value; one detail per failed rule. */
+export function applyValidationRules(stored: StoredValue, field: FieldDefinition, kind: RuleKind): ErrorDetail[] {
+  if (kind === 'none' || !Array.isArray(field.validations)) {
+    return [];
+  }
+  const failures: ErrorDetail[] = [];
+  for (const rule of field.validations) {
+    if (!isPlainObject(rule) || !(VALIDATION_RULE_TYPES as readonly unknown[]).includes(rule.ruleType)) {
+      continue;
+    }
+    const reason = checkRule(stored, rule, kind);
+    if (reason !== null) {
+      failures.push(ruleFailure(field, rule, reason));
+    }
+  }
+  return failures;
+}
+
+/** Checks the shape of one validation rule of a field definition; `path` is like `fields[2].validations[0]`. */
+export function checkRuleDefinition(rule: unknown, kind: RuleKind, path: string): ErrorDetail[] {
+  if (!isPlainObject(rule)) {
+    return [{ field: path, reason: 'validation rule must be an object' }];
+  }
+  const ruleType = rule.ruleType;
+  if (typeof ruleType !== 'string' || !(VALIDATION_RULE_TYPES as readonly string[]).includes(ruleType)) {
+    return [{ field: `${path}.ruleType`, reason: `ruleType must be one of ${VALIDATION_RULE_TYPES.join(', ')}` }];
+  }
+  const errors: ErrorDetail[] = [];
+  if (rule.config !== undefined && rule.config !== null && !isPlainObject(rule.config)) {
+    errors.push({ field: `${path}.config`, reason: 'config must be an object' });
+  }
+  if (rule.message !== undefined && rule.message !== null) {
+    const message = rule.message;
+    if (!isPlainObject(message) || Object.values(message).some((text) => typeof text !== 'string')) {
+      errors.push({ field: `${path}.message`, reason: 'message must map language codes to strings' });
+    }
+  }
+  const config = isPlainObject(rule.config) ? rule.config : {};
+  switch (ruleType) {
+    case 'pattern': {
+      const pattern = config.pattern;
+      const flags = config.flags ?? '';
+      if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > MAX_PATTERN_LENGTH) {
+        errors.push({ field: `${path}.config.pattern`, reason: 'pattern must be a non-empty string of at most 1000 characters' });
+      } else if (typeof flags !== 'string' || !ALLOWED_FLAGS.test(flags)) {
+        errors.push({ field: `${path}.config.flags`, reason: 'flags may only contain i, m, s, u' });
+      } else {
+        try {
+          compilePattern(pattern, flags);
+        } catch {
+          errors.push({ field: `${path}.config.pattern`, reason: 'pattern is not a valid regular expression' });
+        }
+      }
+      break;
+    }
+    case 'min':
+    case 'max': {
+      const raw = firstDefined(config, ruleKeys(ruleType));
+      if (raw !== undefined && (kind === 'number' || kind === 'date' || kind === 'datetime') && boundOf(raw, kind) === null) {
+        errors.push({ field: `${path}.config`, reason: `${ruleType} needs a ${kind === 'number' ? 'number' : 'ISO 8601'} value` });
+      }
+      break;
+    }
+    case 'minLength':
+    case 'maxLength': {
+      const raw = firstDefined(config, ruleKeys(ruleType));
+      if (raw !== undefined && lengthOf(raw) === null) {
+        errors.push({ field: `${path}.config`, reason: `${ruleType} needs a non-negative integer` });
+      }
+      break;
+    }
+    case 'enum': {
+      const allowed = firstDefined(config, ['values', 'value', 'options']);
+      if (!Array.isArray(allowed)) {
+        errors.push({ field: `${path}.config.values`, reason: 'enum needs an array of values' });
+      }
+      break;
+    }
+    default:
+      break;
+  }
+  return errors;
+}

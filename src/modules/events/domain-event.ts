@@ -1,0 +1,41 @@
+/**
+ * The event envelope of spec 6.1 (less the per-webhook `webhookId`/`deliveryId`, which deliveries add),
+ * plus its id, its position in the log and the tenant it belongs to.
+ */
+export interface DomainEvent<P extends Record<string, unknown> = Record<string, unknown>> {
+  id: string;
+  seq: string;
+  event: string;
+  timestamp: string;
+  organizationId: string | null;
+  workspaceId: string | null;
+  docType: string | null;
+  docId: string | null;
+  triggeredBy: string | null;
+  payload: P;
+}
+
+/** What a service supplies when it records an event; the rest is filled in by the outbox. */
+export interface NewDomainEvent<P extends Record<string, unknown> = Record<string, unknown>> {
+  event: string;
+  organizationId?: string | null;
+  workspaceId?: string | null;
+  docType?: string | null;
+  docId?: string | null;
+  triggeredBy?: string | null;
+  payload: P;
+}
+
+/**
+ * The event emitter runs with wildcards on ('.' delimiter), so DOMAIN_EVENT_ANY receives every event.
+ * In-process subscribers listen with @OnEvent(domainEventName('request_merged')) or DOMAIN_EVENT_ANY.
+ * They run inside the dispatch transaction, so what they write commits together with the event being
+ * marked dispatched: a subscriber must only write to the database (for example enqueue a webhook delivery),
+ * never call out over the network, and must be idempotent by event id (a crash after the subscriber ran
+ * but before commit replays the event).
+ */
+export const DOMAIN_EVENT_PREFIX = 'domain.';
+export const DOMAIN_EVENT_ANY = 'domain.*';
+export function domainEventName(event: string): string {
+  return `${DOMAIN_EVENT_PREFIX}${event}`;
+}

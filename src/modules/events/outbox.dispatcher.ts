@@ -1,0 +1,141 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { APP_CONFIG, type AppConfig } from '../../config/app.config.js';
+import { TransactionHost } from '../../database/transaction-host.js';
+import { type DomainEvent, domainEventName } from './domain-event.js';
+import { OutboxEventEntity } from './outbox-event.entity.js';
+
+export function toDomainEvent(row: OutboxEventEntity): DomainEvent {
+  return {
+    id: row.id,
+    seq: String(row.seq),
+    event: row.eventType,
+    timestamp: new Date(row.occurredAt).toISOString(),
+    organizationId: row.organizationId,
+    workspaceId: row.workspaceId,
+    docType: row.docType,
+    docId: row.docId,
+    triggeredBy: row.triggeredBy,
+    payload: row.payload,
+  };
+}
+
+/**
+ * Hands committed events to in-process subscribers, one event per transaction:
+ * `SELECT … FOR UPDATE SKIP LOCKED` claims a pending event so that several instances on one database never
+ * dispatch the same event twice; subscribers run inside that transaction and the event is marked dispatched
+ * in it. A subscriber failure rolls back and the event is retried with back-off, up to `maxAttempts`.
+ * Runs right after a commit that recorded events (kick), at start-up and every `pollIntervalMs`
+ * (recovering events left behind by a crash).
+ */
+@Injectable()
+export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(OutboxDispatcher.name);
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly emitter: EventEmitter2,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.kick();
+    this.timer = setInterval(() => this.kick(), this.config.outbox.pollIntervalMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Asks for a dispatch pass soon; passes never overlap within one instance. */
+  kick(): void {
+    if (this.stopped) {
+      return;
+    }
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain()
+      .then(() => undefined)
+      .catch((error: unknown) => this.logger.error({ err: error }, 'outbox dispatch pass failed'))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** Dispatches until nothing is pending (or `limit` events); returns how many were dispatched. */
+  async drain(limit = this.config.outbox.batchSize): Promise<number> {
+    let dispatched = 0;
+    while (dispatched < limit && !this.stopped) {
+      const outcome = await this.dispatchOne();
+      if (outcome === 'none') {
+        break;
+      }
+      if (outcome === 'dispatched') {
+        dispatched += 1;
+      }
+    }
+    return dispatched;
+  }
+
+  private async dispatchOne(): Promise<'none' | 'dispatched' | 'failed'> {
+    let claimed: OutboxEventEntity | undefined;
+    try {
+      return await this.tx.run(async () => {
+        const rows = await this.tx.manager.query<OutboxEventEntity[]>(
+          `SELECT id, seq, event_type AS "eventType", organization_id AS "organizationId",
+                  workspace_id AS "workspaceId", doc_type AS "docType", doc_id AS "docId",
+                  triggered_by AS "triggeredBy", payload, occurred_at AS "occurredAt", attempts
+             FROM outbox
+            WHERE dispatched_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+            ORDER BY seq
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED`,
+        );
+        claimed = rows[0];
+        if (!claimed) {
+          return 'none';
+        }
+        const event = toDomainEvent(claimed);
+        await this.emitter.emitAsync(domainEventName(event.event), event);
+        await this.tx.manager.query('UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1 WHERE id = $1', [
+          event.id,
+        ]);
+        return 'dispatched';
+      });
+    } catch (error) {
+      if (!claimed) {
+        throw error;
+      }
+      await this.recordFailure(claimed, error);
+      return 'failed';
+    }
+  }
+
+  private async recordFailure(row: OutboxEventEntity, error: unknown): Promise<void> {
+    const attempts = Number(row.attempts) + 1;
+    const giveUp = attempts >= this.config.outbox.maxAttempts;
+    const delaySeconds = Math.min(3600, 2 ** attempts);
+    this.logger.error({ err: error, eventId: row.id, attempts, giveUp }, 'outbox subscriber failed');
+    await this.tx.manager.query(
+      `UPDATE outbox
+          SET attempts = $2, last_error = $3,
+              next_attempt_at = now() + make_interval(secs => $4),
+              dispatched_at = CASE WHEN $5 THEN now() ELSE NULL END
+        WHERE id = $1`,
+      [row.id, attempts, String(error instanceof Error ? error.message : error).slice(0, 2000), delaySeconds, giveUp],
+    );
+  }
+}

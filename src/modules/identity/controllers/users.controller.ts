@@ -1,0 +1,28 @@
+import { Body, Controller, Get, Patch } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
+import type { Principal } from '../../../common/auth/principal.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { UpdateUserDto, UserResponseDto } from '../dtos/user.dto.js';
+import { ProfileService } from '../services/profile.service.js';
+
+@ApiTags('users')
+@Controller('users/me')
+@Authenticated()
+export class UsersController {
+  constructor(private readonly profiles: ProfileService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'The current user, with default organization and workspace' })
+  @ApiEnvelope(UserResponseDto)
+  me(@CurrentPrincipal() principal: Principal): Promise<UserResponseDto> {
+    return this.profiles.get(principal);
+  }
+
+  @Patch()
+  @ApiOperation({ summary: 'Update the current user' })
+  @ApiEnvelope(UserResponseDto)
+  update(@CurrentPrincipal() principal: Principal, @Body() dto: UpdateUserDto): Promise<UserResponseDto> {
+    return this.profiles.update(principal, dto);
+  }
+}

@@ -1,0 +1,45 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsOptional, IsString, IsUrl, IsUUID, Matches, MaxLength } from 'class-validator';
+import type { UserEntity } from '../entities/user.entity.js';
+
+export class UserResponseDto {
+  @ApiProperty() id: string;
+  @ApiProperty() email: string;
+  @ApiProperty() displayName: string;
+  @ApiProperty({ nullable: true, type: String }) avatarUrl: string | null;
+  @ApiProperty({ nullable: true, type: String }) locale: string | null;
+  @ApiProperty({ nullable: true, type: String }) timezone: string | null;
+  @ApiProperty({ nullable: true, type: String }) phone: string | null;
+  @ApiProperty({ nullable: true, type: String }) defaultOrganizationId: string | null;
+  @ApiProperty({ nullable: true, type: String }) defaultWorkspaceId: string | null;
+  @ApiProperty() twoFactorEnabled: boolean;
+  @ApiProperty() createdAt: string;
+  @ApiProperty() updatedAt: string;
+
+  static from(user: UserEntity): UserResponseDto {
+    return {
+      id: user.id,
+      email: user.email,
+      displayName: user.displayName,
+      avatarUrl: user.avatarUrl,
+      locale: user.locale,
+      timezone: user.timezone,
+      phone: user.phone,
+      defaultOrganizationId: user.defaultOrganizationId,
+      defaultWorkspaceId: user.defaultWorkspaceId,
+      twoFactorEnabled: user.twoFactorEnabled,
+      createdAt: new Date(user.createdAt).toISOString(),
+      updatedAt: new Date(user.updatedAt).toISOString(),
+    };
+  }
+}
+
+/** Spec 2.1: every field optional. */
+export class UpdateUserDto {
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(100) displayName?: string;
+  @ApiPropertyOptional() @IsOptional() @IsUrl({ require_tld: false }) @MaxLength(2048) avatarUrl?: string;
+  @ApiPropertyOptional({ example: 'en' }) @IsOptional() @Matches(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/) locale?: string;
+  @ApiPropertyOptional({ example: 'Europe/Berlin' }) @IsOptional() @IsString() @MaxLength(64) timezone?: string;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() defaultOrganizationId?: string;
+  @ApiPropertyOptional() @IsOptional() @IsUUID() defaultWorkspaceId?: string;
+}

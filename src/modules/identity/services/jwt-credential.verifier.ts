@@ -1,0 +1,54 @@
+import { Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { CredentialVerifier } from '../../../common/auth/credential-verifier.js';
+import type { Principal } from '../../../common/auth/principal.js';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { SessionService } from './session.service.js';
+import { FIRST_PARTY_CLIENT_ID, TokenService } from './token.service.js';
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+/**
+ * Resolves bearer credentials. A JWT must verify (TokenService) and, when it belongs to a session, that
+ * session must still be active. Other credentials are handed to `verifyOther` (API keys, added by the
+ * API-key service).
+ */
+@Injectable()
+export class JwtCredentialVerifier extends CredentialVerifier {
+  private otherVerifier?: (credential: string, request: Request) => Promise<Principal | undefined>;
+
+  constructor(
+    private readonly tokens: TokenService,
+    private readonly sessions: SessionService,
+  ) {
+    super();
+  }
+
+  /** Registers the verifier for credentials that are not JWTs (API keys). */
+  useOtherVerifier(verifier: (credential: string, request: Request) => Promise<Principal | undefined>): void {
+    this.otherVerifier = verifier;
+  }
+
+  async verify(credential: string, request: Request): Promise<Principal> {
+    if (!JWT_SHAPE.test(credential)) {
+      const principal = await this.otherVerifier?.(credential, request);
+      if (!principal) {
+        throw new AppException(ErrorCode.UNAUTHORIZED, { details: [{ reason: 'unknown credential' }] });
+      }
+      return principal;
+    }
+    const claims = await this.tokens.verifyAccessToken(credential);
+    if (claims.sid && !(await this.sessions.isActive(claims.sid))) {
+      throw new AppException(ErrorCode.INVALID_TOKEN, { details: [{ reason: 'session ended' }] });
+    }
+    return {
+      userId: claims.sub,
+      kind: claims.client_id === FIRST_PARTY_CLIENT_ID ? 'session' : 'oauth',
+      scopes: claims.scope.split(' ').filter(Boolean),
+      clientId: claims.client_id,
+      sessionId: claims.sid,
+      tokenId: claims.jti,
+    };
+  }
+}

@@ -1,0 +1,47 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../../../common/auth/principal.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import { UpdateUserDto, UserResponseDto } from '../dtos/user.dto.js';
+import { UserEntity } from '../entities/user.entity.js';
+import { UsersService } from './users.service.js';
+
+export type DefaultsValidator = (userId: string, organizationId?: string, workspaceId?: string) => Promise<void>;
+
+/** The current user's own record (spec 4.1). */
+@Injectable()
+export class ProfileService {
+  private defaultsValidator?: DefaultsValidator;
+
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly users: UsersService,
+  ) {}
+
+  /** Tenancy checks that a new default organization/workspace is one the user belongs to. */
+  useDefaultsValidator(validator: DefaultsValidator): void {
+    this.defaultsValidator = validator;
+  }
+
+  async get(principal: Principal): Promise<UserResponseDto> {
+    return UserResponseDto.from(await this.users.getById(principal.userId));
+  }
+
+  async update(principal: Principal, dto: UpdateUserDto): Promise<UserResponseDto> {
+    return this.tx.run(async () => {
+      const user = await this.users.getById(principal.userId);
+      if (dto.defaultOrganizationId !== undefined || dto.defaultWorkspaceId !== undefined) {
+        await this.defaultsValidator?.(user.id, dto.defaultOrganizationId, dto.defaultWorkspaceId);
+      }
+      const changes: Partial<UserEntity> = {};
+      for (const key of ['displayName', 'avatarUrl', 'locale', 'timezone', 'defaultOrganizationId', 'defaultWorkspaceId'] as const) {
+        if (dto[key] !== undefined) {
+          changes[key] = dto[key];
+        }
+      }
+      if (Object.keys(changes).length > 0) {
+        await this.tx.manager.update(UserEntity, { id: user.id }, changes);
+      }
+      return UserResponseDto.from(await this.users.getById(user.id));
+    });
+  }
+}

@@ -1,0 +1,53 @@
+import { Injectable } from '@nestjs/common';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import { UserEntity } from '../entities/user.entity.js';
+
+export interface UserSummary {
+  id: string;
+  email: string;
+  displayName: string;
+  avatarUrl: string | null;
+}
+
+/** Reads and updates accounts; what other modules use to look users up. */
+@Injectable()
+export class UsersService {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async findById(id: string): Promise<UserEntity | null> {
+    return this.tx.manager.findOne(UserEntity, { where: { id } });
+  }
+
+  async getById(id: string): Promise<UserEntity> {
+    const user = await this.findById(id);
+    if (!user) {
+      throw AppException.notFound('user');
+    }
+    return user;
+  }
+
+  async findByEmail(email: string): Promise<UserEntity | null> {
+    return this.tx.manager
+      .createQueryBuilder(UserEntity, 'u')
+      .where('lower(u.email) = lower(:email)', { email })
+      .getOne();
+  }
+
+  async summaries(ids: string[]): Promise<Map<string, UserSummary>> {
+    if (ids.length === 0) {
+      return new Map();
+    }
+    const users = await this.tx.manager
+      .createQueryBuilder(UserEntity, 'u')
+      .where('u.id IN (:...ids)', { ids: [...new Set(ids)] })
+      .getMany();
+    return new Map(
+      users.map((u) => [u.id, { id: u.id, email: u.email, displayName: u.displayName, avatarUrl: u.avatarUrl }]),
+    );
+  }
+
+  async setDefaults(userId: string, organizationId: string | null, workspaceId: string | null): Promise<void> {
+    await this.tx.manager.update(UserEntity, { id: userId }, { defaultOrganizationId: organizationId, defaultWorkspaceId: workspaceId });
+  }
+}
