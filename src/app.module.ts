@@ -14,6 +14,7 @@ import { EventsModule } from './modules/events/events.module.js';
 import { HealthModule } from './modules/health/health.module.js';
 import { IdentityModule } from './modules/identity/identity.module.js';
 import { MetricsModule } from './modules/metrics/metrics.module.js';
+import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { TenancyModule } from './modules/tenancy/tenancy.module.js';
 import { loggerOptions } from './common/logging/logger.options.js';
 
@@ -30,6 +31,7 @@ export class AppModule {
         ScheduleModule.forRoot(),
         RateLimitModule,
         EventsModule,
+        NotificationsModule,
         HealthModule,
         MetricsModule,
         IdentityModule,
