@@ -14,7 +14,12 @@ import { describeInput, invalid, isPlainObject, unwrapValue } from './field-valu
 /** `http(s)://...` or a path; other schemes (`javascript:`, `data:` ...) are refused. */
 const URL_SCHEME = /^([a-z][a-z0-9+.-]*):/i;
 
-function optionalString(item: Record<string, unknown>, key: string, field: FieldDefinition, index: number): string | undefined {
+function optionalString(
+  item: Record<string, unknown>,
+  key: string,
+  field: FieldDefinition,
+  index: number,
+): string | undefined {
   const value = item[key];
   if (value === undefined || value === null) {
     return undefined;
@@ -85,7 +90,9 @@ export class AttachmentFieldHandler extends BaseFieldHandler {
   }
 
   toPortable(stored: StoredValue): PortableValue {
-    const names = (Array.isArray(stored) ? stored : []).map((item) => (isPlainObject(item) ? String(item.name) : ''));
+    const names = (Array.isArray(stored) ? stored : []).map((item) =>
+      isPlainObject(item) ? String(item.name) : '',
+    );
     return { kind: 'attachments', text: names.join(', '), stored };
   }
 

@@ -147,7 +147,9 @@ export class SystemTimeFieldHandler extends ComputedFieldHandler {
   }
 
   sqlExpr(ref: FieldRef): TypedSql {
-    return ref.kind === 'json' ? { sql: textSql(ref), cast: 'text' } : { sql: ref.column, cast: 'timestamptz' };
+    return ref.kind === 'json'
+      ? { sql: textSql(ref), cast: 'text' }
+      : { sql: ref.column, cast: 'timestamptz' };
   }
 
   override operand(value: unknown): OperandResult {

@@ -1,7 +1,14 @@
 import type { FieldDefinition, StoredValue, Value } from './field.types.js';
 import { BaseFieldHandler, NOT_CONVERTIBLE } from './base.field.js';
 import { normalizeDate, normalizeDateTime } from './date-time.utils.js';
-import { OPS_ORDERED, textSql, type ConvertResult, type FieldRef, type PortableValue, type TypedSql } from './field-type-handler.js';
+import {
+  OPS_ORDERED,
+  textSql,
+  type ConvertResult,
+  type FieldRef,
+  type PortableValue,
+  type TypedSql,
+} from './field-type-handler.js';
 import { describeInput, invalid, unwrapValue } from './field-value.utils.js';
 
 function parseIsoInput(
@@ -85,6 +92,8 @@ export class DateTimeFieldHandler extends BaseFieldHandler {
   }
 
   sqlExpr(ref: FieldRef): TypedSql {
-    return ref.kind === 'json' ? { sql: textSql(ref), cast: 'text' } : { sql: ref.column, cast: 'timestamptz' };
+    return ref.kind === 'json'
+      ? { sql: textSql(ref), cast: 'text' }
+      : { sql: ref.column, cast: 'timestamptz' };
   }
 }

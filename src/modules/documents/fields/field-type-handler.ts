@@ -1,5 +1,6 @@
 import type { ErrorDetail } from '../../../common/errors/app.exception.js';
 import type { FieldDefinition, StoredValue, SystemColumn, Value } from './field.types.js';
+import type { RuleKind } from './validation-rules.js';
 
 /** Filter operators of both query forms (interface specification section 2.12). */
 export const FILTER_OPERATORS = [
@@ -47,7 +48,8 @@ export type QueryFamily =
   | 'dynamic';
 
 /** The SQL type an expression has; bound parameters compared with it are cast to the same type. */
-export type SqlCast = 'text' | 'double precision' | 'bigint' | 'integer' | 'boolean' | 'timestamptz' | 'jsonb';
+export type SqlCast =
+  'text' | 'double precision' | 'bigint' | 'integer' | 'boolean' | 'timestamptz' | 'jsonb';
 
 /**
  * Where a field's value lives. `json`: a key of `r."values"`; `key` is the placeholder (such as `$3`) of a bound
@@ -67,7 +69,17 @@ export type ConvertResult = { ok: true; value: StoredValue } | { ok: false };
 
 /** A stored value described independently of its field type, the source side of a type change. */
 export interface PortableValue {
-  kind: 'text' | 'number' | 'boolean' | 'date' | 'datetime' | 'select' | 'users' | 'attachments' | 'relations' | 'json';
+  kind:
+    | 'text'
+    | 'number'
+    | 'boolean'
+    | 'date'
+    | 'datetime'
+    | 'select'
+    | 'users'
+    | 'attachments'
+    | 'relations'
+    | 'json';
   /** Human text, used when converting to text. */
   text: string;
   number?: number;
@@ -86,6 +98,8 @@ export interface FieldTypeHandler {
   readonly family: QueryFamily;
   /** Operators a filter may use on this type. */
   readonly operators: readonly FilterOperator[];
+  /** How `validations` read this type's values. */
+  readonly ruleKind: RuleKind;
   /** When set, the field is read from this system column rather than from `values`. */
   readonly systemColumn?: SystemColumn;
 

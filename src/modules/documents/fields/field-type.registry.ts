@@ -54,7 +54,13 @@ import {
   SystemUserFieldHandler,
 } from './computed.field.js';
 import { DateFieldHandler, DateTimeFieldHandler } from './date.field.js';
-import { assertNever, isEmptyInput, isEmptyStored, isPlainObject, validationDetailsOf } from './field-value.utils.js';
+import {
+  assertNever,
+  isEmptyInput,
+  isEmptyStored,
+  isPlainObject,
+  validationDetailsOf,
+} from './field-value.utils.js';
 import { DurationFieldHandler, NumberFieldHandler, RatingFieldHandler } from './number.field.js';
 import { RelationFieldHandler } from './relation.field.js';
 import { MultiSelectFieldHandler, SingleSelectFieldHandler } from './select.field.js';
@@ -165,12 +171,20 @@ function entriesOf(input: unknown, errors: ErrorDetail[]): [string, unknown][] {
   if (isPlainObject(input)) {
     return Object.entries(input);
   }
-  errors.push({ field: 'values', reason: 'values must be an array of {fieldId, value} or an object keyed by field id' });
+  errors.push({
+    field: 'values',
+    reason: 'values must be an array of {fieldId, value} or an object keyed by field id',
+  });
   return [];
 }
 
 /** Parses into `errors` instead of throwing; undefined when the value failed. */
-function parseInto(handler: FieldTypeHandler, raw: unknown, field: FieldDefinition, errors: ErrorDetail[]): StoredValue | undefined {
+function parseInto(
+  handler: FieldTypeHandler,
+  raw: unknown,
+  field: FieldDefinition,
+  errors: ErrorDetail[],
+): StoredValue | undefined {
   try {
     const stored = handler.parse(raw, field);
     if (stored !== null) {
@@ -198,7 +212,11 @@ function parseInto(handler: FieldTypeHandler, raw: unknown, field: FieldDefiniti
  * Full writes (`partial: false`) omit empty values, apply defaults and require `required` fields;
  * partial writes keep `null` for a cleared field (remove the key when merging) and refuse clearing a required one.
  */
-export function parseRowValues(input: RowValuesInput, fields: FieldDefinition[], opts: ParseRowValuesOptions): StoredRowValues {
+export function parseRowValues(
+  input: RowValuesInput,
+  fields: FieldDefinition[],
+  opts: ParseRowValuesOptions,
+): StoredRowValues {
   const errors: ErrorDetail[] = [];
   const byId = new Map(fields.map((field) => [field.id, field]));
   const result: StoredRowValues = {};
@@ -321,7 +339,11 @@ export function rowToValueEntries(
  * on commas; boolean ↔ text "true"/"false"; date ↔ datetime (midnight UTC / UTC calendar date);
  * user ↔ collaborator; select ↔ select by id, then by label.
  */
-export function convertValue(stored: StoredValue | undefined, fromField: FieldDefinition, toField: FieldDefinition): ConvertResult {
+export function convertValue(
+  stored: StoredValue | undefined,
+  fromField: FieldDefinition,
+  toField: FieldDefinition,
+): ConvertResult {
   if (stored === undefined || isEmptyStored(stored)) {
     return { ok: true, value: null };
   }

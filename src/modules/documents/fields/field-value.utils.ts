@@ -87,7 +87,11 @@ export function optionLabel(option: SelectOption): string {
 }
 
 /** Option by id, else by label or any of its names (case-insensitive, trimmed). */
-export function findOption(field: FieldDefinition, idOrLabel: string, byLabel: boolean): SelectOption | undefined {
+export function findOption(
+  field: FieldDefinition,
+  idOrLabel: string,
+  byLabel: boolean,
+): SelectOption | undefined {
   const options = field.selectOptions ?? [];
   const byId = options.find((option) => option.id === idOrLabel);
   if (byId || !byLabel) {
@@ -118,7 +122,11 @@ export function toFiniteNumber(input: unknown): number | null {
   if (typeof input === 'number') {
     return Number.isFinite(input) ? input : null;
   }
-  if (typeof input === 'string' && input.trim() !== '' && /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(input.trim())) {
+  if (
+    typeof input === 'string' &&
+    input.trim() !== '' &&
+    /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(input.trim())
+  ) {
     const parsed = Number(input.trim());
     return Number.isFinite(parsed) ? parsed : null;
   }

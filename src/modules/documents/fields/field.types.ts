@@ -36,7 +36,15 @@ export type FieldType = (typeof FIELD_TYPES)[number];
 export const ROLLUP_AGGREGATIONS = ['sum', 'avg', 'min', 'max', 'count'] as const;
 export type RollupAggregation = (typeof ROLLUP_AGGREGATIONS)[number];
 
-export const VALIDATION_RULE_TYPES = ['pattern', 'min', 'max', 'minLength', 'maxLength', 'enum', 'custom'] as const;
+export const VALIDATION_RULE_TYPES = [
+  'pattern',
+  'min',
+  'max',
+  'minLength',
+  'maxLength',
+  'enum',
+  'custom',
+] as const;
 export type ValidationRuleType = (typeof VALIDATION_RULE_TYPES)[number];
 
 export interface SelectOption {
@@ -134,7 +142,8 @@ export interface ValueEntry {
 }
 
 /** System columns that back computed fields and the query pseudo field ids. */
-export type SystemColumn = 'r.id' | 'r.created_at' | 'r.updated_at' | 'r.created_by' | 'r.updated_by' | 'r.version';
+export type SystemColumn =
+  'r.id' | 'r.created_at' | 'r.updated_at' | 'r.created_by' | 'r.updated_by' | 'r.version';
 
 /** Row metadata that computed system fields (created_time, created_by, ...) read from. */
 export interface RowSystemValues {

@@ -21,7 +21,12 @@ export function numericSql(ref: FieldRef): TypedSql {
     : { sql: ref.column, cast: 'double precision' };
 }
 
-function parseNumber(input: unknown, field: FieldDefinition, keys: readonly string[], what: string): number | null {
+function parseNumber(
+  input: unknown,
+  field: FieldDefinition,
+  keys: readonly string[],
+  what: string,
+): number | null {
   const raw = unwrapValue(input, keys);
   if (raw === null || raw === undefined || raw === '') {
     return null;

@@ -16,7 +16,10 @@ function parseRef(item: unknown, field: FieldDefinition, index: number): Relatio
     return { rowId: item };
   }
   if (!isPlainObject(item) || typeof item.rowId !== 'string' || item.rowId === '') {
-    return invalid(field, `relation[${index}] must be a row id or {docType?, docId?, rowId}, got ${describeInput(item)}`);
+    return invalid(
+      field,
+      `relation[${index}] must be a row id or {docType?, docId?, rowId}, got ${describeInput(item)}`,
+    );
   }
   const ref: RelationRef = { rowId: item.rowId };
   for (const key of ['docType', 'docId'] as const) {
@@ -61,7 +64,9 @@ export class RelationFieldHandler extends BaseFieldHandler {
   }
 
   toPortable(stored: StoredValue): PortableValue {
-    const rowIds = (Array.isArray(stored) ? stored : []).map((item) => (isPlainObject(item) ? String(item.rowId) : ''));
+    const rowIds = (Array.isArray(stored) ? stored : []).map((item) =>
+      isPlainObject(item) ? String(item.rowId) : '',
+    );
     return { kind: 'relations', text: rowIds.join(', '), stored };
   }
 
@@ -76,6 +81,8 @@ export class RelationFieldHandler extends BaseFieldHandler {
   /** A row id (or `{rowId}`). */
   override operand(value: unknown): OperandResult {
     const rowId = typeof value === 'string' ? value : isPlainObject(value) ? value.rowId : undefined;
-    return typeof rowId === 'string' && rowId !== '' ? { ok: true, value: rowId } : { ok: false, reason: 'expected a row id' };
+    return typeof rowId === 'string' && rowId !== ''
+      ? { ok: true, value: rowId }
+      : { ok: false, reason: 'expected a row id' };
   }
 }

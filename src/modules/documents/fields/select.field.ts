@@ -11,7 +11,15 @@ import {
   type PortableValue,
   type TypedSql,
 } from './field-type-handler.js';
-import { dedupe, describeInput, findOption, idOf, invalid, optionLabel, unwrapValue } from './field-value.utils.js';
+import {
+  dedupe,
+  describeInput,
+  findOption,
+  idOf,
+  invalid,
+  optionLabel,
+  unwrapValue,
+} from './field-value.utils.js';
 
 /** The option's data for a response; a deleted option answers its id alone. */
 export function optionValue(field: FieldDefinition, id: string): SelectOptionValue {
@@ -41,7 +49,10 @@ function selectPortable(ids: string[], field: FieldDefinition, stored: StoredVal
 }
 
 /** Option ids of the target field for option ids or labels of another field; null when one does not match. */
-function matchOptions(candidates: { id: string; label: string }[], toField: FieldDefinition): string[] | null {
+function matchOptions(
+  candidates: { id: string; label: string }[],
+  toField: FieldDefinition,
+): string[] | null {
   const ids: string[] = [];
   for (const candidate of candidates) {
     const option = findOption(toField, candidate.id, false) ?? findOption(toField, candidate.label, true);
@@ -59,7 +70,10 @@ function candidatesOf(source: PortableValue, splitText: boolean): { id: string; 
   }
   if (source.kind === 'text') {
     const parts = splitText ? source.text.split(',') : [source.text];
-    return parts.map((part) => part.trim()).filter((part) => part !== '').map((part) => ({ id: part, label: part }));
+    return parts
+      .map((part) => part.trim())
+      .filter((part) => part !== '')
+      .map((part) => ({ id: part, label: part }));
   }
   return null;
 }
@@ -69,7 +83,9 @@ function optionIdOperand(value: unknown, field: FieldDefinition): OperandResult 
   if (id === null) {
     return { ok: false, reason: 'expected a select option id' };
   }
-  return findOption(field, id, false) ? { ok: true, value: id } : { ok: false, reason: `unknown select option "${id}"` };
+  return findOption(field, id, false)
+    ? { ok: true, value: id }
+    : { ok: false, reason: `unknown select option "${id}"` };
 }
 
 /**

@@ -1,6 +1,13 @@
 import type { FieldDefinition, StoredValue, Value } from './field.types.js';
 import { BaseFieldHandler } from './base.field.js';
-import { OPS_TEXT, textSql, type ConvertResult, type FieldRef, type PortableValue, type TypedSql } from './field-type-handler.js';
+import {
+  OPS_TEXT,
+  textSql,
+  type ConvertResult,
+  type FieldRef,
+  type PortableValue,
+  type TypedSql,
+} from './field-type-handler.js';
 import { describeInput, invalid, unwrapValue } from './field-value.utils.js';
 
 /**

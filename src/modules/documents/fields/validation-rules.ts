@@ -1,6 +1,11 @@
 import type { ErrorDetail } from '../../../common/errors/app.exception.js';
 import { normalizeDate, normalizeDateTime } from './date-time.utils.js';
-import { VALIDATION_RULE_TYPES, type FieldDefinition, type StoredValue, type ValidationRule } from './field.types.js';
+import {
+  VALIDATION_RULE_TYPES,
+  type FieldDefinition,
+  type StoredValue,
+  type ValidationRule,
+} from './field.types.js';
 import { assertNever, isPlainObject, toFiniteNumber } from './field-value.utils.js';
 
 /** How a type's stored values meet `validations`; decides how min/max bounds are read. */
@@ -73,7 +78,9 @@ function checkRule(stored: StoredValue, rule: ValidationRule, kind: RuleKind): s
         return null;
       }
       const flags = typeof config.flags === 'string' ? config.flags : '';
-      return compilePattern(config.pattern, flags).test(stored) ? null : `value does not match pattern ${config.pattern}`;
+      return compilePattern(config.pattern, flags).test(stored)
+        ? null
+        : `value does not match pattern ${config.pattern}`;
     }
     case 'min':
     case 'max': {
@@ -92,7 +99,8 @@ function checkRule(stored: StoredValue, rule: ValidationRule, kind: RuleKind): s
     }
     case 'minLength':
     case 'maxLength': {
-      const length = typeof stored === 'string' ? [...stored].length : Array.isArray(stored) ? stored.length : null;
+      const length =
+        typeof stored === 'string' ? [...stored].length : Array.isArray(stored) ? stored.length : null;
       const limit = lengthOf(firstDefined(config, ruleKeys(ruleType)));
       if (length === null || limit === null) {
         return null;
@@ -122,7 +130,11 @@ function checkRule(stored: StoredValue, rule: ValidationRule, kind: RuleKind): s
 }
 
 /** Applies the field's `validations` to a non-empty stored value; one detail per failed rule. */
-export function applyValidationRules(stored: StoredValue, field: FieldDefinition, kind: RuleKind): ErrorDetail[] {
+export function applyValidationRules(
+  stored: StoredValue,
+  field: FieldDefinition,
+  kind: RuleKind,
+): ErrorDetail[] {
   if (kind === 'none' || !Array.isArray(field.validations)) {
     return [];
   }
@@ -146,7 +158,9 @@ export function checkRuleDefinition(rule: unknown, kind: RuleKind, path: string)
   }
   const ruleType = rule.ruleType;
   if (typeof ruleType !== 'string' || !(VALIDATION_RULE_TYPES as readonly string[]).includes(ruleType)) {
-    return [{ field: `${path}.ruleType`, reason: `ruleType must be one of ${VALIDATION_RULE_TYPES.join(', ')}` }];
+    return [
+      { field: `${path}.ruleType`, reason: `ruleType must be one of ${VALIDATION_RULE_TYPES.join(', ')}` },
+    ];
   }
   const errors: ErrorDetail[] = [];
   if (rule.config !== undefined && rule.config !== null && !isPlainObject(rule.config)) {
@@ -164,14 +178,20 @@ export function checkRuleDefinition(rule: unknown, kind: RuleKind, path: string)
       const pattern = config.pattern;
       const flags = config.flags ?? '';
       if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > MAX_PATTERN_LENGTH) {
-        errors.push({ field: `${path}.config.pattern`, reason: 'pattern must be a non-empty string of at most 1000 characters' });
+        errors.push({
+          field: `${path}.config.pattern`,
+          reason: 'pattern must be a non-empty string of at most 1000 characters',
+        });
       } else if (typeof flags !== 'string' || !ALLOWED_FLAGS.test(flags)) {
         errors.push({ field: `${path}.config.flags`, reason: 'flags may only contain i, m, s, u' });
       } else {
         try {
           compilePattern(pattern, flags);
         } catch {
-          errors.push({ field: `${path}.config.pattern`, reason: 'pattern is not a valid regular expression' });
+          errors.push({
+            field: `${path}.config.pattern`,
+            reason: 'pattern is not a valid regular expression',
+          });
         }
       }
       break;
@@ -179,8 +199,15 @@ export function checkRuleDefinition(rule: unknown, kind: RuleKind, path: string)
     case 'min':
     case 'max': {
       const raw = firstDefined(config, ruleKeys(ruleType));
-      if (raw !== undefined && (kind === 'number' || kind === 'date' || kind === 'datetime') && boundOf(raw, kind) === null) {
-        errors.push({ field: `${path}.config`, reason: `${ruleType} needs a ${kind === 'number' ? 'number' : 'ISO 8601'} value` });
+      if (
+        raw !== undefined &&
+        (kind === 'number' || kind === 'date' || kind === 'datetime') &&
+        boundOf(raw, kind) === null
+      ) {
+        errors.push({
+          field: `${path}.config`,
+          reason: `${ruleType} needs a ${kind === 'number' ? 'number' : 'ISO 8601'} value`,
+        });
       }
       break;
     }

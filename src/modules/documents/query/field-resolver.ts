@@ -1,0 +1,62 @@
+import { AppException } from '../../../common/errors/app.exception.js';
+import type { FieldDefinition, SystemColumn } from '../fields/field.types.js';
+import { handlerFor } from '../fields/field-type.registry.js';
+import type { SqlParams } from './sql-params.js';
+import type { ResolvedField } from './query.types.js';
+
+/**
+ * Pseudo field ids for the row's system columns. A document field with the same id takes precedence
+ * (it is the one the client defined). `version` compares numerically, the times as timestamps.
+ */
+export const SYSTEM_QUERY_FIELDS: Record<string, { definition: FieldDefinition; column: SystemColumn }> = {
+  id: { definition: { id: 'id', name: 'id', type: 'text' }, column: 'r.id' },
+  createdAt: {
+    definition: { id: 'createdAt', name: 'createdAt', type: 'created_time' },
+    column: 'r.created_at',
+  },
+  updatedAt: {
+    definition: { id: 'updatedAt', name: 'updatedAt', type: 'updated_time' },
+    column: 'r.updated_at',
+  },
+  createdBy: {
+    definition: { id: 'createdBy', name: 'createdBy', type: 'created_by' },
+    column: 'r.created_by',
+  },
+  updatedBy: {
+    definition: { id: 'updatedBy', name: 'updatedBy', type: 'updated_by' },
+    column: 'r.updated_by',
+  },
+  version: { definition: { id: 'version', name: 'version', type: 'auto_number' }, column: 'r.version' },
+};
+
+/** Resolves field ids against the document's fields (then the pseudo ids) and binds their keys. */
+export class FieldResolver {
+  private readonly byId: Map<string, FieldDefinition>;
+
+  constructor(fields: readonly FieldDefinition[]) {
+    this.byId = new Map(fields.map((field) => [field.id, field]));
+  }
+
+  /** Throws VALIDATION_ERROR at `path` for an unknown field. The field id is bound as a parameter. */
+  resolve(fieldId: string, path: string, params: SqlParams): ResolvedField {
+    const definition = this.byId.get(fieldId);
+    if (definition) {
+      const handler = handlerFor(definition.type);
+      const ref = handler.systemColumn
+        ? { kind: 'column' as const, column: handler.systemColumn }
+        : { kind: 'json' as const, key: params.fieldKey(fieldId) };
+      return { definition, handler, ref };
+    }
+    const system = Object.prototype.hasOwnProperty.call(SYSTEM_QUERY_FIELDS, fieldId)
+      ? SYSTEM_QUERY_FIELDS[fieldId]
+      : undefined;
+    if (system) {
+      return {
+        definition: system.definition,
+        handler: handlerFor(system.definition.type),
+        ref: { kind: 'column', column: system.column },
+      };
+    }
+    throw AppException.validation([{ field: path, reason: `unknown field ${JSON.stringify(fieldId)}` }]);
+  }
+}

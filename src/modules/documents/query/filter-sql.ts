@@ -1,0 +1,310 @@
+import { AppException } from '../../../common/errors/app.exception.js';
+import { jsonSql, type FieldRef, type FilterOperator, type SqlCast } from '../fields/field-type-handler.js';
+import { assertNever, isPlainObject } from '../fields/field-value.utils.js';
+import type { FieldResolver } from './field-resolver.js';
+import { QUERY_LIMITS } from './query-normalizer.js';
+import type { SqlParams } from './sql-params.js';
+import type { ConditionNode, FilterNode, ResolvedField } from './query.types.js';
+
+type Operand = string | number | boolean;
+
+function fail(field: string, reason: string): never {
+  throw AppException.validation([{ field, reason }]);
+}
+
+/** Escapes `\`, `%` and `_` so user text matches literally inside an ILIKE pattern. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (char) => `\\${char}`);
+}
+
+/** Empty: missing key, JSON null, "", [] or {} (for a column: NULL). */
+export function emptySql(ref: FieldRef): string {
+  if (ref.kind === 'column') {
+    return `(${ref.column} IS NULL)`;
+  }
+  return `COALESCE(${jsonSql(ref)} IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb, '{}'::jsonb), TRUE)`;
+}
+
+class ConditionCompiler {
+  constructor(
+    private readonly cond: ConditionNode,
+    private readonly field: ResolvedField,
+    private readonly params: SqlParams,
+  ) {}
+
+  private operand(value: unknown, path: string): Operand {
+    if (value === undefined || value === null) {
+      return fail(path, 'value is required');
+    }
+    const result = this.field.handler.operand(value, this.field.definition);
+    return result.ok ? result.value : fail(path, result.reason);
+  }
+
+  private list(path: string): Operand[] {
+    const value = this.cond.value;
+    if (!Array.isArray(value)) {
+      return fail(path, `${this.cond.operator} needs an array value`);
+    }
+    if (value.length > QUERY_LIMITS.maxListValues) {
+      return fail(path, `at most ${QUERY_LIMITS.maxListValues} values`);
+    }
+    return value.map((item: unknown, index) => this.operand(item, `${path}[${index}]`));
+  }
+
+  /** One value or an array of values (set and relation operators). */
+  private oneOrMany(path: string): Operand[] {
+    return Array.isArray(this.cond.value) ? this.list(path) : [this.operand(this.cond.value, path)];
+  }
+
+  private bounds(): [unknown, unknown] {
+    const { value, rangeStart, rangeEnd } = this.cond;
+    if (rangeStart !== undefined || rangeEnd !== undefined) {
+      return [rangeStart, rangeEnd];
+    }
+    if (Array.isArray(value) && value.length === 2) {
+      return [value[0], value[1]];
+    }
+    if (isPlainObject(value)) {
+      return [value.start ?? value.from, value.end ?? value.to];
+    }
+    return fail(
+      `${this.cond.path}.rangeStart`,
+      'range needs rangeStart and/or rangeEnd (or value [start, end])',
+    );
+  }
+
+  private bind(value: Operand | Operand[], cast: SqlCast, array = false): string {
+    return `${this.params.add(value)}::${cast}${array ? '[]' : ''}`;
+  }
+
+  /** Families compared as one typed scalar: text, id, select, number, date, datetime, boolean. */
+  scalar(op: FilterOperator, expr: string, cast: SqlCast): string {
+    const valuePath = `${this.cond.path}.value`;
+    switch (op) {
+      case 'eq':
+        return `(${expr} = ${this.bind(this.operand(this.cond.value, valuePath), cast)})`;
+      case 'ne':
+        return `(${expr} IS DISTINCT FROM ${this.bind(this.operand(this.cond.value, valuePath), cast)})`;
+      case 'in':
+      case 'notIn': {
+        const list = this.list(valuePath);
+        if (list.length === 0) {
+          return op === 'in' ? 'FALSE' : 'TRUE';
+        }
+        const any = `${expr} = ANY(${this.bind(list, cast, true)})`;
+        return op === 'in' ? `COALESCE(${any}, FALSE)` : `(NOT COALESCE(${any}, FALSE))`;
+      }
+      case 'gt':
+      case 'gte':
+      case 'lt':
+      case 'lte': {
+        const symbol = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[op];
+        return `(${expr} ${symbol} ${this.bind(this.operand(this.cond.value, valuePath), cast)})`;
+      }
+      case 'range': {
+        const [start, end] = this.bounds();
+        const parts: string[] = [];
+        if (start !== undefined && start !== null) {
+          parts.push(`${expr} >= ${this.bind(this.operand(start, `${this.cond.path}.rangeStart`), cast)}`);
+        }
+        if (end !== undefined && end !== null) {
+          parts.push(`${expr} <= ${this.bind(this.operand(end, `${this.cond.path}.rangeEnd`), cast)}`);
+        }
+        return parts.length === 0
+          ? fail(`${this.cond.path}.rangeStart`, 'range needs rangeStart and/or rangeEnd')
+          : `(${parts.join(' AND ')})`;
+      }
+      case 'contains':
+      case 'startsWith':
+      case 'endsWith': {
+        const text = this.operand(this.cond.value, valuePath);
+        if (typeof text !== 'string') {
+          return fail(valuePath, `${op} needs a string value`);
+        }
+        const escaped = escapeLike(text);
+        const pattern =
+          op === 'contains' ? `%${escaped}%` : op === 'startsWith' ? `${escaped}%` : `%${escaped}`;
+        return `((${expr})::text ILIKE ${this.bind(pattern, 'text')} ESCAPE '\\')`;
+      }
+      case 'is_empty':
+      case 'is_not_empty':
+        return fail(
+          `${this.cond.path}.${this.cond.operatorKey}`,
+          'internal: empty operators are handled first',
+        );
+      default:
+        return assertNever(op);
+    }
+  }
+
+  /** JSON arrays of ids (multi_select, collaborator) or of `{rowId}` references (relation). */
+  array(op: FilterOperator, json: string, relation: boolean): string {
+    const valuePath = `${this.cond.path}.value`;
+    const items = this.oneOrMany(valuePath);
+    const element = (value: string): string =>
+      relation ? `jsonb_build_array(jsonb_build_object('rowId', ${value}))` : `jsonb_build_array(${value})`;
+    const asJson = (ids: Operand[]): string =>
+      JSON.stringify(relation ? ids.map((rowId) => ({ rowId })) : ids);
+    switch (op) {
+      case 'contains':
+        return items.length === 0
+          ? 'TRUE'
+          : `COALESCE(${json} @> ${this.bind(asJson(items), 'jsonb')}, FALSE)`;
+      case 'in':
+      case 'notIn': {
+        if (items.length === 0) {
+          return op === 'in' ? 'FALSE' : 'TRUE';
+        }
+        const exists = `EXISTS (SELECT 1 FROM unnest(${this.bind(items, 'text', true)}) AS q(v) WHERE ${json} @> ${element('q.v')})`;
+        return op === 'in' ? exists : `(NOT ${exists})`;
+      }
+      case 'eq':
+      case 'ne': {
+        if (items.length === 0) {
+          return op === 'eq' ? emptySql(this.field.ref) : `(NOT ${emptySql(this.field.ref)})`;
+        }
+        const set = this.bind(asJson(items), 'jsonb');
+        const same = `COALESCE(jsonb_typeof(${json}) = 'array' AND ${json} @> ${set} AND ${set} @> ${json}, FALSE)`;
+        return op === 'eq' ? same : `(NOT ${same})`;
+      }
+      case 'range':
+      case 'gt':
+      case 'gte':
+      case 'lt':
+      case 'lte':
+      case 'startsWith':
+      case 'endsWith':
+      case 'is_empty':
+      case 'is_not_empty':
+        return fail(`${this.cond.path}.${this.cond.operatorKey}`, `operator "${op}" is not supported here`);
+      default:
+        return assertNever(op);
+    }
+  }
+
+  /** lookup / formula: JSON equality (or list membership), numeric or text comparisons by operand type. */
+  dynamic(op: FilterOperator, json: string): string {
+    const valuePath = `${this.cond.path}.value`;
+    const matches = (value: string): string =>
+      `(${json} = ${value} OR (jsonb_typeof(${json}) = 'array' AND ${json} @> jsonb_build_array(${value})))`;
+    switch (op) {
+      case 'eq':
+      case 'ne': {
+        const same = `COALESCE(${matches(this.bind(JSON.stringify(this.operand(this.cond.value, valuePath)), 'jsonb'))}, FALSE)`;
+        return op === 'eq' ? same : `(NOT ${same})`;
+      }
+      case 'in':
+      case 'notIn': {
+        const list = this.list(valuePath);
+        if (list.length === 0) {
+          return op === 'in' ? 'FALSE' : 'TRUE';
+        }
+        const values = this.bind(
+          list.map((item) => JSON.stringify(item)),
+          'jsonb',
+          true,
+        );
+        const exists = `EXISTS (SELECT 1 FROM unnest(${values}) AS q(v) WHERE ${matches('q.v')})`;
+        return op === 'in' ? exists : `(NOT ${exists})`;
+      }
+      case 'gt':
+      case 'gte':
+      case 'lt':
+      case 'lte':
+      case 'range': {
+        const samples =
+          op === 'range'
+            ? this.bounds().filter((bound) => bound !== undefined && bound !== null)
+            : [this.cond.value];
+        const kinds = new Set(samples.map((sample) => typeof sample));
+        if (kinds.size === 1 && kinds.has('number')) {
+          return this.scalar(
+            op,
+            `(CASE WHEN jsonb_typeof(${json}) = 'number' THEN (${json})::double precision END)`,
+            'double precision',
+          );
+        }
+        if (kinds.size === 1 && kinds.has('string')) {
+          return this.scalar(
+            op,
+            `(CASE WHEN jsonb_typeof(${json}) = 'string' THEN ${json} #>> '{}' END)`,
+            'text',
+          );
+        }
+        return fail(valuePath, `${op} needs number or string values of one type`);
+      }
+      case 'contains':
+      case 'startsWith':
+      case 'endsWith':
+        return this.scalar(op, `(${json} #>> '{}')`, 'text');
+      case 'is_empty':
+      case 'is_not_empty':
+        return fail(
+          `${this.cond.path}.${this.cond.operatorKey}`,
+          'internal: empty operators are handled first',
+        );
+      default:
+        return assertNever(op);
+    }
+  }
+}
+
+function conditionSql(cond: ConditionNode, field: ResolvedField, params: SqlParams): string {
+  const { handler, definition, ref } = field;
+  let op = cond.operator;
+  if ((op === 'eq' || op === 'ne') && cond.value === null) {
+    op = op === 'eq' ? 'is_empty' : 'is_not_empty';
+  }
+  if (!handler.operators.includes(op)) {
+    return fail(
+      `${cond.path}.${cond.operatorKey}`,
+      `operator "${op}" is not supported for field type "${definition.type}"`,
+    );
+  }
+  if (op === 'is_empty' || op === 'is_not_empty') {
+    return op === 'is_empty' ? emptySql(ref) : `(NOT ${emptySql(ref)})`;
+  }
+  const compiler = new ConditionCompiler(cond, field, params);
+  const family = handler.family;
+  switch (family) {
+    case 'text':
+    case 'id':
+    case 'select':
+    case 'number':
+    case 'date':
+    case 'datetime':
+    case 'boolean': {
+      const typed = handler.sqlExpr(ref);
+      return compiler.scalar(op, typed.sql, typed.cast);
+    }
+    case 'set':
+    case 'relation':
+      return compiler.array(op, jsonSql(ref), family === 'relation');
+    case 'dynamic':
+      return compiler.dynamic(op, jsonSql(ref));
+    case 'attachment':
+      return fail(
+        `${cond.path}.${cond.operatorKey}`,
+        `operator "${op}" is not supported for field type "${definition.type}"`,
+      );
+    default:
+      return assertNever(family);
+  }
+}
+
+/** Compiles a filter tree into one SQL boolean expression over `r`; empty groups are TRUE. */
+export function filterSql(node: FilterNode | null, resolver: FieldResolver, params: SqlParams): string {
+  if (node === null) {
+    return 'TRUE';
+  }
+  if (node.kind === 'condition') {
+    return conditionSql(node, resolver.resolve(node.field, `${node.path}.field`, params), params);
+  }
+  const parts = node.children.map((child) => filterSql(child, resolver, params));
+  if (parts.length === 0) {
+    return 'TRUE';
+  }
+  return parts.length === 1 && parts[0]
+    ? parts[0]
+    : `(${parts.join(node.logic === 'and' ? ' AND ' : ' OR ')})`;
+}

@@ -1,0 +1,90 @@
+import { AppException } from '../../../common/errors/app.exception.js';
+import { jsonSql } from '../fields/field-type-handler.js';
+import { emptySql } from './filter-sql.js';
+import type { FieldResolver } from './field-resolver.js';
+import type { SqlParams } from './sql-params.js';
+import type {
+  AggregationSpec,
+  CompiledAggregate,
+  CompiledGroupBy,
+  CompiledGroupKey,
+  GroupBySpec,
+} from './query.types.js';
+
+const MIN_MAX_FAMILIES = new Set(['number', 'date', 'datetime', 'text', 'id', 'select']);
+
+function aggregateSql(spec: AggregationSpec, resolver: FieldResolver, params: SqlParams): string {
+  if (spec.field === undefined) {
+    return 'to_jsonb(count(*))';
+  }
+  const field = resolver.resolve(spec.field, `${spec.path}.field`, params);
+  const family = field.handler.family;
+  const typed = field.handler.sqlExpr(field.ref);
+  switch (spec.kind) {
+    case 'count':
+      return `to_jsonb(count(*) FILTER (WHERE NOT ${emptySql(field.ref)}))`;
+    case 'sum':
+    case 'avg':
+      if (family !== 'number') {
+        throw AppException.validation([
+          {
+            field: `${spec.path}.field`,
+            reason: `${spec.kind} needs a numeric field, "${spec.field}" is ${field.definition.type}`,
+          },
+        ]);
+      }
+      return `to_jsonb(${spec.kind}((${typed.sql})::double precision))`;
+    case 'min':
+    case 'max':
+      if (!MIN_MAX_FAMILIES.has(family)) {
+        throw AppException.validation([
+          {
+            field: `${spec.path}.field`,
+            reason: `${spec.kind} is not supported for field type ${field.definition.type}`,
+          },
+        ]);
+      }
+      return family === 'number'
+        ? `to_jsonb(${spec.kind}((${typed.sql})::double precision))`
+        : `to_jsonb(${spec.kind}(${typed.sql}))`;
+  }
+}
+
+/**
+ * GROUP BY section. Group keys are the stored JSON of each field (`NULLIF(... , 'null')`, decode with
+ * `storedToValue`), aggregates are JSON too (`to_jsonb(count(*))` is a number). sum/avg need a numeric field,
+ * min/max a numeric, date, datetime or text-like field; count with a field counts non-empty values.
+ * Without aggregations one `count` (rows per group) is returned.
+ */
+export function groupBySql(
+  spec: GroupBySpec,
+  resolver: FieldResolver,
+  params: SqlParams,
+): Omit<CompiledGroupBy, 'params'> {
+  const keyExprs: string[] = [];
+  const keys: CompiledGroupKey[] = spec.fields.map((groupField, index) => {
+    const field = resolver.resolve(groupField.field, groupField.path, params);
+    keyExprs.push(`NULLIF(${jsonSql(field.ref)}, 'null'::jsonb)`);
+    return { field: groupField.field, alias: `__g${index}` };
+  });
+  const aggregates: CompiledAggregate[] = [];
+  const aggregations =
+    spec.aggregations.length > 0 ? spec.aggregations : [{ kind: 'count' as const, path: 'groupBy' }];
+  const aggregateExprs = aggregations.map((aggregation, index) => {
+    const alias = `__a${index}`;
+    aggregates.push(
+      aggregation.field === undefined
+        ? { kind: aggregation.kind, alias }
+        : { kind: aggregation.kind, field: aggregation.field, alias },
+    );
+    return `${aggregateSql(aggregation, resolver, params)} AS "${alias}"`;
+  });
+  const select = [...keyExprs.map((expr, index) => `${expr} AS "__g${index}"`), ...aggregateExprs];
+  return {
+    select: select.join(', '),
+    groupBy: keyExprs.join(', '),
+    orderBy: keyExprs.map((expr) => `${expr} ASC NULLS LAST`).join(', '),
+    keys,
+    aggregates,
+  };
+}
