@@ -34,7 +34,11 @@ export const HOST_ROOT_ROUTES = [
 /** Flattens class-validator's nested errors into `{field: 'a.b[0].c', reason}` entries. */
 export function validationDetails(errors: ValidationError[], parent = ''): ErrorDetail[] {
   return errors.flatMap((error) => {
-    const field = parent ? (/^\d+$/.test(error.property) ? `${parent}[${error.property}]` : `${parent}.${error.property}`) : error.property;
+    const field = parent
+      ? /^\d+$/.test(error.property)
+        ? `${parent}[${error.property}]`
+        : `${parent}.${error.property}`
+      : error.property;
     const own = Object.values(error.constraints ?? {}).map((reason) => ({ field, reason }));
     return [...own, ...validationDetails(error.children ?? [], field)];
   });
@@ -52,13 +56,15 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT or API key' })
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'api-key')
     .build();
-  return SwaggerModule.createDocument(app, builder, { operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` });
+  return SwaggerModule.createDocument(app, builder, {
+    operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,
+  });
 }
 
 /** The one place that sets up the HTTP edge; main.ts and the tests both call it. */
 export function configureApp(app: NestExpressApplication, config: AppConfig): OpenAPIObject {
   app.useLogger(app.get(Logger));
-  app.set('trust proxy', 'loopback');
+  app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'extended');
   app.useBodyParser('json', { limit: config.bodyLimitBytes });
   app.useBodyParser('urlencoded', { limit: config.bodyLimitBytes, extended: false });
@@ -66,7 +72,14 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
   if (config.corsOrigins.length > 0) {
     app.enableCors({
       origin: config.corsOrigins.includes('*') ? true : config.corsOrigins,
-      exposedHeaders: ['X-Request-Id', 'X-API-Deprecated', 'Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+      exposedHeaders: [
+        'X-Request-Id',
+        'X-API-Deprecated',
+        'Retry-After',
+        'RateLimit-Limit',
+        'RateLimit-Remaining',
+        'RateLimit-Reset',
+      ],
     });
   }
   app.use(app.get(MetricsService).middleware);

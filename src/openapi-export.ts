@@ -11,8 +11,16 @@ import { loadConfig } from './config/app.config.js';
  * with --check fails when the committed file differs (CI). Builds the app without connecting anywhere.
  */
 async function main(): Promise<void> {
-  const config = loadConfig({ PUBLIC_BASE_URL: 'http://localhost:3000', DATABASE_URL: 'postgres://unused@127.0.0.1:1/none', LOG_LEVEL: 'silent' });
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { logger: false, preview: true, abortOnError: false });
+  const config = loadConfig({
+    PUBLIC_BASE_URL: 'http://localhost:3000',
+    DATABASE_URL: 'postgres://unused@127.0.0.1:1/none',
+    LOG_LEVEL: 'silent',
+  });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    logger: false,
+    preview: true,
+    abortOnError: false,
+  });
   app.setGlobalPrefix('api/v1', { exclude: (await import('./app.setup.js')).HOST_ROOT_ROUTES });
   const document = JSON.stringify(buildOpenApiDocument(app, config), null, 2) + '\n';
   const target = 'docs/openapi.json';

@@ -12,6 +12,8 @@ export interface AppConfig {
   logLevel: (typeof LOG_LEVELS)[number];
   bodyLimitBytes: number;
   corsOrigins: string[];
+  /** Express `trust proxy`: which hops may set X-Forwarded-For (the rate limit counts per client address). */
+  trustProxy: boolean | number | string;
   database: {
     /** Unset: an embedded PostgreSQL is started under dataDir. */
     url?: string;
@@ -34,6 +36,14 @@ export interface AppConfig {
   mailFrom: string;
 }
 
+/** `true`/`false`, a hop count, or Express's names and CIDR lists (`loopback, uniquelocal, 10.0.0.0/8`). */
+function trustProxyOf(raw: string): boolean | number | string {
+  if (raw === 'true' || raw === 'false') {
+    return raw === 'true';
+  }
+  return /^\d+$/.test(raw) ? Number(raw) : raw;
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
   const port = readInt(env, 'PORT', 3000, 0, 65535);
   const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', ['http', 'https']) ?? `http://localhost:${port}`;
@@ -46,6 +56,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: readEnum(env, 'LOG_LEVEL', LOG_LEVELS, 'info'),
     bodyLimitBytes: readInt(env, 'BODY_LIMIT_BYTES', 5 * 1024 * 1024, 1024, 100 * 1024 * 1024),
     corsOrigins: readList(env, 'CORS_ORIGINS'),
+    trustProxy: trustProxyOf(readString(env, 'TRUST_PROXY', 'loopback') ?? 'loopback'),
     database: {
       url: readUrl(env, 'DATABASE_URL', ['postgres', 'postgresql']),
       poolSize: readInt(env, 'DB_POOL_SIZE', 10, 1, 200),

@@ -46,7 +46,10 @@ export function readUrl(env: Env, name: string, protocols: string[], fallback?: 
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+    // Not echoed: a URL can carry a password.
+    throw new ConfigError(
+      `${name} must be a URL such as ${protocols[0]}://host:port/path, got something that is not a URL`,
+    );
   }
   if (!protocols.includes(url.protocol.replace(/:$/, ''))) {
     throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${url.protocol}"`);

@@ -31,10 +31,12 @@ export interface AuthenticatedRequest {
 }
 
 /** The caller's Principal; only on protected routes. */
-export const CurrentPrincipal = createParamDecorator((_data: unknown, context: ExecutionContext): Principal => {
-  const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-  if (!request.principal) {
-    throw new AppException(ErrorCode.UNAUTHORIZED);
-  }
-  return request.principal;
-});
+export const CurrentPrincipal = createParamDecorator(
+  (_data: unknown, context: ExecutionContext): Principal => {
+    const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    if (!request.principal) {
+      throw new AppException(ErrorCode.UNAUTHORIZED);
+    }
+    return request.principal;
+  },
+);

@@ -1,9 +1,16 @@
 import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { AppException } from '../errors/app.exception.js';
 import { ErrorCode } from '../errors/error-code.js';
-import { AUTHENTICATED_ONLY, type AuthenticatedRequest, IS_PUBLIC, REQUIRED_SCOPES } from './auth.decorators.js';
+import {
+  AUTHENTICATED_ONLY,
+  type AuthenticatedRequest,
+  IS_PUBLIC,
+  REQUIRED_SCOPES,
+} from './auth.decorators.js';
+import { DEPRECATED, markDeprecated } from '../http/deprecated.decorator.js';
+import { RateLimiter } from '../rate-limit/rate-limiter.service.js';
 import { CredentialVerifier } from './credential-verifier.js';
 import type { Scope } from './principal.js';
 
@@ -27,6 +34,7 @@ export class AuthGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly verifier: CredentialVerifier,
+    private readonly limiter: RateLimiter,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -38,6 +46,10 @@ export class AuthGuard implements CanActivate {
     const scopes = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets);
     const authenticatedOnly = this.reflector.getAllAndOverride<boolean>(AUTHENTICATED_ONLY, targets);
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
+    if (this.reflector.get<boolean | undefined>(DEPRECATED, context.getHandler())) {
+      // First thing on every matched route, so that failures of a deprecated operation carry it too.
+      markDeprecated(context.switchToHttp().getResponse<Response>());
+    }
 
     if (isPublic) {
       return true;
@@ -47,13 +59,32 @@ export class AuthGuard implements CanActivate {
     }
     const credential = credentialOf(request);
     if (!credential) {
+      await this.chargeAddress(context, request);
       throw new AppException(ErrorCode.UNAUTHORIZED, { details: [{ reason: 'missing bearer token' }] });
     }
-    request.principal = await this.verifier.verify(credential, request);
+    try {
+      request.principal = await this.verifier.verify(credential, request);
+    } catch (error) {
+      await this.chargeAddress(context, request);
+      throw error;
+    }
     const missing = (scopes ?? []).filter((scope) => !request.principal?.scopes.includes(scope));
     if (missing.length > 0) {
       throw AppException.forbidden(`missing scope ${missing.join(' ')}`);
     }
     return true;
+  }
+
+  /**
+   * A refused credential is counted against the caller's address (the rate-limit guard never sees it), so
+   * guessing tokens or keys is rate limited like any anonymous traffic. Throws RATE_LIMIT_EXCEEDED once the
+   * address's budget is spent.
+   */
+  private async chargeAddress(
+    context: ExecutionContext,
+    request: Request & AuthenticatedRequest,
+  ): Promise<void> {
+    request.principal = undefined;
+    await this.limiter.consume(request, context.switchToHttp().getResponse<Response>());
   }
 }

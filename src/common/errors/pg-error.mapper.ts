@@ -44,7 +44,9 @@ export function mapPgError(error: unknown): AppException | undefined {
     case '40P01': // deadlock_detected
       return new AppException(ErrorCode.CONFLICT, { details: [{ reason: 'concurrent change, retry' }] });
     case '57014': // query_canceled (statement timeout)
-      return new AppException(ErrorCode.SERVICE_UNAVAILABLE, { details: [{ reason: 'query took too long' }] });
+      return new AppException(ErrorCode.SERVICE_UNAVAILABLE, {
+        details: [{ reason: 'query took too long' }],
+      });
     default:
       return undefined;
   }

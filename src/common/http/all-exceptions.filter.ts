@@ -12,7 +12,7 @@ import { ErrorCode } from '../errors/error-code.js';
 import { mapPgError } from '../errors/pg-error.mapper.js';
 import { messageOf } from '../i18n/error-messages.js';
 import type { Envelope } from './envelope.js';
-import { allowedMethodsFor } from './route-table.js';
+import { allowedMethodsFor, markUnmatched } from './route-table.js';
 
 interface BodyParserError {
   type?: string;
@@ -32,6 +32,24 @@ const STATUS_TO_CODE: Partial<Record<number, ErrorCode>> = {
   [HttpStatus.TOO_MANY_REQUESTS]: ErrorCode.RATE_LIMIT_EXCEEDED,
   [HttpStatus.SERVICE_UNAVAILABLE]: ErrorCode.SERVICE_UNAVAILABLE,
 };
+
+/**
+ * A failed readiness check (@nestjs/terminus) as `{status, details: {name: {status}}}`: which dependency is
+ * down, without the driver's error text (it can name internal hosts).
+ */
+function healthStatusOf(body: unknown): Record<string, unknown> | null {
+  const details = (body as { details?: unknown } | null)?.details;
+  if (typeof details !== 'object' || details === null) {
+    return null;
+  }
+  const checks = Object.fromEntries(
+    Object.entries(details as Record<string, { status?: unknown }>).map(([name, check]) => [
+      name,
+      { status: check?.status ?? 'down' },
+    ]),
+  );
+  return { status: 'error', details: checks };
+}
 
 /**
  * The one place every failure becomes the envelope. Services throw AppException; everything else
@@ -86,7 +104,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return AppException.validation([{ field: 'body', reason: 'malformed JSON' }]);
     }
     if (parserError?.type === 'encoding.unsupported' || parserError?.type === 'charset.unsupported') {
-      return new AppException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, { details: [{ reason: 'unsupported encoding' }] });
+      return new AppException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, {
+        details: [{ reason: 'unsupported encoding' }],
+      });
     }
     if (exception instanceof HttpException) {
       return this.fromHttpException(exception, request);
@@ -103,6 +123,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (status === HttpStatus.NOT_FOUND && exception.message.startsWith('Cannot ')) {
       // Nest's router answers an unknown method+path pair with 404; tell a wrong method apart.
       const path = (request.originalUrl ?? request.url).split('?')[0];
+      markUnmatched(request);
       const allowed = allowedMethodsFor(path);
       if (allowed.length > 0) {
         return new AppException(ErrorCode.METHOD_NOT_ALLOWED, {
@@ -110,12 +131,21 @@ export class AllExceptionsFilter implements ExceptionFilter {
           details: [{ reason: `${request.method} is not allowed; use ${allowed.join(', ')}` }],
         });
       }
-      return new AppException(ErrorCode.NOT_FOUND, { details: [{ reason: `no route ${request.method} ${path}` }] });
+      return new AppException(ErrorCode.NOT_FOUND, {
+        details: [{ reason: `no route ${request.method} ${path}` }],
+      });
     }
     if (status === HttpStatus.BAD_REQUEST && exception.cause instanceof SyntaxError) {
       return AppException.validation([{ field: 'body', reason: 'malformed JSON' }]);
     }
-    const code = STATUS_TO_CODE[status] ?? (status >= 500 ? ErrorCode.INTERNAL_ERROR : ErrorCode.VALIDATION_ERROR);
+    if (status === HttpStatus.SERVICE_UNAVAILABLE) {
+      return new AppException(ErrorCode.SERVICE_UNAVAILABLE, {
+        payload: healthStatusOf(exception.getResponse()),
+        cause: exception,
+      });
+    }
+    const code =
+      STATUS_TO_CODE[status] ?? (status >= 500 ? ErrorCode.INTERNAL_ERROR : ErrorCode.VALIDATION_ERROR);
     const details: ErrorDetail[] = status >= 500 ? [] : [{ reason: exception.message }];
     return new AppException(code, { details, cause: exception });
   }

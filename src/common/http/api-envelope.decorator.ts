@@ -17,7 +17,10 @@ function envelopeSchema(payload: Record<string, unknown>): Record<string, unknow
   };
 }
 
-function payloadSchema(model: Type<unknown> | null, shape: 'one' | 'page' | 'array' | 'cursor'): Record<string, unknown> {
+function payloadSchema(
+  model: Type<unknown> | null,
+  shape: 'one' | 'page' | 'array' | 'cursor',
+): Record<string, unknown> {
   const item = model ? { $ref: getSchemaPath(model) } : { type: 'object', nullable: true };
   switch (shape) {
     case 'one':

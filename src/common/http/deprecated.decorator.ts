@@ -1,7 +1,22 @@
-import { applyDecorators, Header } from '@nestjs/common';
+import { applyDecorators, SetMetadata } from '@nestjs/common';
 import { ApiOperation } from '@nestjs/swagger';
+import type { Response } from 'express';
 
-/** Marks an operation deprecated (spec section 9.4): every response carries `X-API-Deprecated: true`. */
+export const DEPRECATED = 'quire:deprecated';
+export const DEPRECATED_HEADER = 'X-API-Deprecated';
+
+/**
+ * Marks an operation deprecated (spec section 9.4): every response of it — successes and failures alike —
+ * carries `X-API-Deprecated: true`, and OpenAPI marks it `deprecated`. The header is set by the first
+ * global guard (AuthGuard), which runs for every matched route before anything can fail.
+ */
 export function Deprecated(note = 'Deprecated'): MethodDecorator {
-  return applyDecorators(Header('X-API-Deprecated', 'true'), ApiOperation({ deprecated: true, description: note }));
+  return applyDecorators(
+    SetMetadata(DEPRECATED, true),
+    ApiOperation({ deprecated: true, description: note }),
+  );
+}
+
+export function markDeprecated(response: Response): void {
+  response.setHeader(DEPRECATED_HEADER, 'true');
 }

@@ -12,12 +12,21 @@ export class EnvelopeInterceptor implements NestInterceptor {
   constructor(private readonly reflector: Reflector) {}
 
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    const raw = this.reflector.getAllAndOverride<boolean>(RAW_RESPONSE, [context.getHandler(), context.getClass()]);
+    const raw = this.reflector.getAllAndOverride<boolean>(RAW_RESPONSE, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
     if (raw || context.getType() !== 'http') {
       return next.handle();
     }
-    return next.handle().pipe(
-      map((payload): Envelope<unknown> => ({ success: true, message: SUCCESS_MESSAGE, payload: payload ?? null })),
-    );
+    return next
+      .handle()
+      .pipe(
+        map((payload): Envelope<unknown> => ({
+          success: true,
+          message: SUCCESS_MESSAGE,
+          payload: payload ?? null,
+        })),
+      );
   }
 }

@@ -36,7 +36,12 @@ export class CursorQueryDto {
   @MaxLength(2048)
   cursor?: string;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: MAX_CURSOR_LIMIT, default: DEFAULT_CURSOR_LIMIT, type: 'integer' })
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: MAX_CURSOR_LIMIT,
+    default: DEFAULT_CURSOR_LIMIT,
+    type: 'integer',
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
@@ -81,7 +86,10 @@ export function encodeCursor(kind: string, position: unknown[]): string {
 
 export function decodeCursor(kind: string, cursor: string): unknown[] {
   try {
-    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown; p?: unknown };
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as {
+      k?: unknown;
+      p?: unknown;
+    };
     if (parsed.k === kind && Array.isArray(parsed.p)) {
       return parsed.p;
     }

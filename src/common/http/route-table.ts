@@ -34,3 +34,14 @@ export function allowedMethodsFor(path: string): string[] {
 export function clearRoutes(): void {
   routes.length = 0;
 }
+
+/** Requests no route matched (marked by the exception filter), so metrics label them `unmatched`. */
+const unmatched = new WeakSet<object>();
+
+export function markUnmatched(request: object): void {
+  unmatched.add(request);
+}
+
+export function isUnmatched(request: object): boolean {
+  return unmatched.has(request);
+}

@@ -5,6 +5,9 @@ import type { AppConfig } from '../../config/app.config.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** Probes and scrapes arrive every few seconds; logging each would drown the real traffic. */
+const QUIET_PATHS = new Set(['/health', '/health/ready', '/metrics']);
+
 /** A caller's X-Request-Id when it is sane, a fresh UUID otherwise; echoed back on the response. */
 export function requestIdOf(request: IncomingMessage, response: ServerResponse): string {
   const given = request.headers['x-request-id'];
@@ -39,10 +42,13 @@ export function loggerOptions(config: AppConfig): Params {
         req: (req: { id: string; method: string; url: string }) => ({
           id: req.id,
           method: req.method,
-          url: String(req.url).replace(/([?&](?:token|code|client_secret|refresh_token)=)[^&]*/gi, '$1[redacted]'),
+          url: String(req.url).replace(
+            /([?&](?:token|code|client_secret|refresh_token)=)[^&]*/gi,
+            '$1[redacted]',
+          ),
         }),
       },
-      autoLogging: { ignore: (req) => req.url === '/health' || req.url === '/metrics' },
+      autoLogging: { ignore: (req) => QUIET_PATHS.has(String(req.url).split('?')[0]) },
     },
   };
 }

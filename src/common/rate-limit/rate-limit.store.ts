@@ -10,6 +10,10 @@ export interface RateLimitHit {
 /** Counts hits per key in fixed windows. */
 export abstract class RateLimitStore {
   abstract hit(key: string, windowMs: number): Promise<RateLimitHit>;
+
+  /** Waits until the store can count (a shared store connects); never throws. */
+  async ready(): Promise<void> {}
+
   async close(): Promise<void> {}
 }
 
@@ -55,21 +59,50 @@ if hits == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return {hits, redis.call('PTTL', KEYS[1])}
 `;
 
-/** A budget shared by every instance through Redis (REDIS_URL). */
+/**
+ * A budget shared by every instance through Redis (REDIS_URL). Commands are not queued while Redis is
+ * unreachable: a hit then fails at once and the guard lets the request through uncounted.
+ */
 export class RedisRateLimitStore extends RateLimitStore {
   constructor(
     private readonly redis: Redis,
     private readonly prefix = 'quire:rl:',
+    private readonly onError: (error: Error) => void = () => undefined,
   ) {
     super();
+    // Without a listener ioredis reports every failed reconnect as an unhandled error event.
+    this.redis.on('error', (error: Error) => this.onError(error));
+  }
+
+  /** Resolves once connected, or after `timeoutMs` (ioredis keeps reconnecting in the background). */
+  override async ready(timeoutMs = 2000): Promise<void> {
+    if (this.redis.status === 'ready') {
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.redis.off('ready', done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.redis.once('ready', done);
+    });
   }
 
   async hit(key: string, windowMs: number): Promise<RateLimitHit> {
-    const [hits, pttl] = (await this.redis.eval(HIT_SCRIPT, 1, this.prefix + key, String(windowMs))) as [number, number];
+    const [hits, pttl] = (await this.redis.eval(HIT_SCRIPT, 1, this.prefix + key, String(windowMs))) as [
+      number,
+      number,
+    ];
     return { hits, resetMs: pttl > 0 ? pttl : windowMs };
   }
 
   override async close(): Promise<void> {
-    await this.redis.quit();
+    if (this.redis.status === 'ready') {
+      await this.redis.quit();
+    } else {
+      this.redis.disconnect();
+    }
   }
 }

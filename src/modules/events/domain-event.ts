@@ -28,8 +28,9 @@ export interface NewDomainEvent<P extends Record<string, unknown> = Record<strin
 
 /**
  * The event emitter runs with wildcards on ('.' delimiter), so DOMAIN_EVENT_ANY receives every event.
- * In-process subscribers listen with @OnEvent(domainEventName('request_merged')) or DOMAIN_EVENT_ANY.
- * They run inside the dispatch transaction, so what they write commits together with the event being
+ * In-process subscribers listen with @OnDomainEvent('request_merged') or @OnDomainEvent('*')
+ * (on-domain-event.decorator.ts; a bare @OnEvent would swallow subscriber errors, so a failed subscriber
+ * would not be retried). They run inside the dispatch transaction, so what they write commits together with the event being
  * marked dispatched: a subscriber must only write to the database (for example enqueue a webhook delivery),
  * never call out over the network, and must be idempotent by event id (a crash after the subscriber ran
  * but before commit replays the event).

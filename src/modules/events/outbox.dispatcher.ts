@@ -1,4 +1,10 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown } from '@nestjs/common';
+import {
+  type BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { APP_CONFIG, type AppConfig } from '../../config/app.config.js';
 import { TransactionHost } from '../../database/transaction-host.js';
@@ -29,7 +35,7 @@ export function toDomainEvent(row: OutboxEventEntity): DomainEvent {
  * (recovering events left behind by a crash).
  */
 @Injectable()
-export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationShutdown {
+export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(OutboxDispatcher.name);
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
@@ -48,7 +54,12 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
     this.timer.unref();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /**
+   * Stops before any module closes its resources (the pool closes in onApplicationShutdown). Events that
+   * requests still draining record after this point stay pending and are picked up by the poll of another
+   * instance or of the next start.
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;
@@ -63,8 +74,12 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
       this.again = true;
       return;
     }
-    this.running = this.drain()
-      .then(() => undefined)
+    const limit = this.config.outbox.batchSize;
+    this.running = this.drain(limit)
+      .then((dispatched) => {
+        // A full batch means more may be waiting: go again rather than wait for the next poll.
+        this.again ||= dispatched >= limit;
+      })
       .catch((error: unknown) => this.logger.error({ err: error }, 'outbox dispatch pass failed'))
       .finally(() => {
         this.running = undefined;
@@ -110,9 +125,10 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
         }
         const event = toDomainEvent(claimed);
         await this.emitter.emitAsync(domainEventName(event.event), event);
-        await this.tx.manager.query('UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1 WHERE id = $1', [
-          event.id,
-        ]);
+        await this.tx.manager.query(
+          'UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1 WHERE id = $1',
+          [event.id],
+        );
         return 'dispatched';
       });
     } catch (error) {
@@ -135,7 +151,13 @@ export class OutboxDispatcher implements OnApplicationBootstrap, OnApplicationSh
               next_attempt_at = now() + make_interval(secs => $4),
               dispatched_at = CASE WHEN $5 THEN now() ELSE NULL END
         WHERE id = $1`,
-      [row.id, attempts, String(error instanceof Error ? error.message : error).slice(0, 2000), delaySeconds, giveUp],
+      [
+        row.id,
+        attempts,
+        String(error instanceof Error ? error.message : error).slice(0, 2000),
+        delaySeconds,
+        giveUp,
+      ],
     );
   }
 }

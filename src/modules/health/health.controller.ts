@@ -1,6 +1,11 @@
 import { Controller, Get } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator, type HealthCheckResult } from '@nestjs/terminus';
+import {
+  HealthCheck,
+  HealthCheckService,
+  TypeOrmHealthIndicator,
+  type HealthCheckResult,
+} from '@nestjs/terminus';
 import { SkipRateLimit } from '../../common/rate-limit/rate-limit.guard.js';
 import { Public } from '../../common/auth/auth.decorators.js';
 import { ApiEnvelope } from '../../common/http/api-envelope.decorator.js';

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DataSource } from 'typeorm';
+import { isUnmatched } from '../../common/http/route-table.js';
 
 interface PgPoolStats {
   totalCount: number;
@@ -55,7 +56,8 @@ export class MetricsService {
     const end = this.latency.startTimer();
     response.on('finish', () => {
       const routePath = (request.route as { path?: string } | undefined)?.path;
-      const route = routePath ? `${request.baseUrl}${routePath}` : 'unmatched';
+      // Unknown paths (and wrong methods) share one label, so URL scans cannot multiply the series.
+      const route = routePath && !isUnmatched(request) ? `${request.baseUrl}${routePath}` : 'unmatched';
       const labels = { method: request.method, route, status: String(response.statusCode) };
       this.requests.inc(labels);
       end(labels);

@@ -14,13 +14,19 @@ describe('envelope and errors', () => {
 
   it('wraps a success in {success, message, payload}', async () => {
     const res = await request(t.http).get('/health').expect(200);
-    expect(res.body).toEqual({ success: true, message: expect.objectContaining({ en: 'OK', zh: '成功', ar: expect.any(String) }), payload: { status: 'ok' } });
+    expect(res.body).toEqual({
+      success: true,
+      message: expect.objectContaining({ en: 'OK', zh: '成功', ar: expect.any(String) }),
+      payload: { status: 'ok' },
+    });
   });
 
   it('answers an unknown route with 404 NOT_FOUND in the envelope', async () => {
     const res = await request(t.http).get('/api/v1/no-such-thing').expect(404);
     expect(res.body).toMatchObject({ success: false, code: 'NOT_FOUND', payload: null });
-    expect(Object.keys(res.body.message)).toEqual(expect.arrayContaining(['en', 'zh', 'ja', 'ko', 'es', 'fr', 'de', 'pt', 'ru', 'ar']));
+    expect(Object.keys(res.body.message)).toEqual(
+      expect.arrayContaining(['en', 'zh', 'ja', 'ko', 'es', 'fr', 'de', 'pt', 'ru', 'ar']),
+    );
   });
 
   it('answers a wrong method with 405 METHOD_NOT_ALLOWED and an Allow header', async () => {
@@ -30,8 +36,16 @@ describe('envelope and errors', () => {
   });
 
   it('answers malformed JSON with VALIDATION_ERROR, never 500', async () => {
-    const res = await request(t.http).post('/api/v1/auth/register').set('Content-Type', 'application/json').send('{bad').expect(400);
-    expect(res.body).toMatchObject({ success: false, code: 'VALIDATION_ERROR', details: [{ field: 'body', reason: 'malformed JSON' }] });
+    const res = await request(t.http)
+      .post('/api/v1/auth/register')
+      .set('Content-Type', 'application/json')
+      .send('{bad')
+      .expect(400);
+    expect(res.body).toMatchObject({
+      success: false,
+      code: 'VALIDATION_ERROR',
+      details: [{ field: 'body', reason: 'malformed JSON' }],
+    });
   });
 
   it('names every invalid field and rejects unknown fields', async () => {
@@ -45,20 +59,31 @@ describe('envelope and errors', () => {
   });
 
   it('answers a body over the limit with 413 PAYLOAD_TOO_LARGE', async () => {
-    const res = await request(t.http).post('/api/v1/auth/register').send({ email: 'a@b.co', password: 'x'.repeat(5000), displayName: 'x' }).expect(413);
+    const res = await request(t.http)
+      .post('/api/v1/auth/register')
+      .send({ email: 'a@b.co', password: 'x'.repeat(5000), displayName: 'x' })
+      .expect(413);
     expect(res.body.code).toBe('PAYLOAD_TOO_LARGE');
   });
 
   it('answers a missing token with 401 UNAUTHORIZED and a bad one with 401 INVALID_TOKEN', async () => {
     expect((await request(t.http).get('/api/v1/users/me').expect(401)).body.code).toBe('UNAUTHORIZED');
     const forged = 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.';
-    expect((await request(t.http).get('/api/v1/users/me').set('Authorization', `Bearer ${forged}`).expect(401)).body.code).toBe('INVALID_TOKEN');
+    expect(
+      (await request(t.http).get('/api/v1/users/me').set('Authorization', `Bearer ${forged}`).expect(401))
+        .body.code,
+    ).toBe('INVALID_TOKEN');
   });
 
   it('serves the current user to a registered account', async () => {
     const user = await registerUser(t.http);
     const res = await request(t.http).get('/api/v1/users/me').set(bearer(user)).expect(200);
-    expect(res.body.payload).toMatchObject({ id: user.id, email: user.email, defaultOrganizationId: expect.any(String), defaultWorkspaceId: expect.any(String) });
+    expect(res.body.payload).toMatchObject({
+      id: user.id,
+      email: user.email,
+      defaultOrganizationId: expect.any(String),
+      defaultWorkspaceId: expect.any(String),
+    });
   });
 
   it('echoes X-Request-Id, or generates one', async () => {

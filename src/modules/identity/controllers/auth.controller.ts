@@ -1,19 +1,42 @@
-import { Body, Controller, HttpCode, Post, Req } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
-import type { Request } from 'express';
+import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
 import { Public } from '../../../common/auth/auth.decorators.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
-import { LoginDto, RegisterDto, TokenPairDto } from '../dtos/auth.dto.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
+import {
+  LoginCodeSentDto,
+  LoginDto,
+  RefreshDto,
+  RegisterDto,
+  TokenPairDto,
+  TwoFactorChallengeDto,
+} from '../dtos/auth.dto.js';
 import { AccountService } from '../services/account.service.js';
+import { SignInService } from '../services/sign-in.service.js';
+import { metaOf } from './request-meta.js';
 
-function metaOf(request: Request): { userAgent?: string; ip?: string } {
-  return { userAgent: request.headers['user-agent'], ip: request.ip };
-}
+/** Documents the 401 TWO_FACTOR_REQUIRED answer whose payload is the challenge. */
+export const TWO_FACTOR_REQUIRED_RESPONSE = {
+  status: 401,
+  description:
+    'INVALID_CREDENTIALS; or TWO_FACTOR_REQUIRED with the challenge in `payload` (continue at POST /auth/2fa/verify)',
+  schema: {
+    ...ERROR_ENVELOPE_SCHEMA,
+    properties: {
+      ...ERROR_ENVELOPE_SCHEMA.properties,
+      payload: { $ref: getSchemaPath(TwoFactorChallengeDto) },
+    },
+  },
+};
 
 @ApiTags('auth')
+@ApiExtraModels(TwoFactorChallengeDto)
 @Controller('auth')
 export class AuthController {
-  constructor(private readonly accounts: AccountService) {}
+  constructor(
+    private readonly accounts: AccountService,
+    private readonly signIn: SignInService,
+  ) {}
 
   @Post('register')
   @Public()
@@ -26,9 +49,40 @@ export class AuthController {
   @Post('login')
   @Public()
   @HttpCode(200)
-  @ApiOperation({ summary: 'Sign in with e-mail and password' })
+  @ApiOperation({
+    summary: 'Sign in: email + password, or phone (a code is sent, 202) then phone + code',
+    description:
+      'With two-step verification on, the answer is 401 TWO_FACTOR_REQUIRED carrying a challenge; repeated failures → 429.',
+  })
   @ApiEnvelope(TokenPairDto)
-  login(@Body() dto: LoginDto, @Req() request: Request): Promise<TokenPairDto> {
-    return this.accounts.login(dto, metaOf(request));
+  @ApiEnvelope(LoginCodeSentDto, {
+    status: 202,
+    description: 'A sign-in code was sent by SMS (same answer for unknown numbers)',
+  })
+  @ApiResponse(TWO_FACTOR_REQUIRED_RESPONSE)
+  @ApiResponse({
+    status: 429,
+    description: 'RATE_LIMIT_EXCEEDED: too many failures for the account or address',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
+  async login(
+    @Body() dto: LoginDto,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<TokenPairDto | LoginCodeSentDto> {
+    const result = await this.accounts.login(dto, metaOf(request));
+    if ('codeSent' in result) {
+      response.status(202);
+    }
+    return result;
+  }
+
+  @Post('refresh')
+  @Public()
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Exchange a session refresh token for new tokens (the refresh token rotates)' })
+  @ApiEnvelope(TokenPairDto)
+  refresh(@Body() dto: RefreshDto): Promise<TokenPairDto> {
+    return this.signIn.refresh(dto);
   }
 }

@@ -1,6 +1,9 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
+import { IsEmail, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { UserResponseDto } from './user.dto.js';
+
+/** E.164: `+` and 7 to 15 digits. */
+export const PHONE_PATTERN = /^\+[1-9]\d{6,14}$/;
 
 export class RegisterDto {
   @ApiProperty({ example: 'ada@example.com' })
@@ -21,6 +24,9 @@ export class RegisterDto {
   displayName: string;
 }
 
+/**
+ * Either `email` + `password`, or `phone` alone (a code is sent by SMS; answer 202) and then `phone` + `code`.
+ */
 export class LoginDto {
   @ApiPropertyOptional({ example: 'ada@example.com' })
   @IsOptional()
@@ -33,13 +39,30 @@ export class LoginDto {
   @IsString()
   @MaxLength(256)
   password?: string;
+
+  @ApiPropertyOptional({ example: '+4915112345678', description: 'E.164 phone number of the account' })
+  @IsOptional()
+  @Matches(PHONE_PATTERN, { message: 'phone must be an E.164 number such as +4915112345678' })
+  phone?: string;
+
+  @ApiPropertyOptional({ example: '042917', description: 'The code sent by SMS to `phone`' })
+  @IsOptional()
+  @Matches(/^\d{6}$/, { message: 'code must be 6 digits' })
+  code?: string;
+}
+
+export class RefreshDto {
+  @ApiProperty({ description: 'The refresh token of the session (`qrt_…`)' })
+  @IsString()
+  @MaxLength(512)
+  refreshToken: string;
 }
 
 export class TokenPairDto {
-  @ApiProperty()
+  @ApiProperty({ description: 'JWT access token (RS256)' })
   accessToken: string;
 
-  @ApiProperty()
+  @ApiProperty({ description: 'Opaque refresh token; rotated on every use' })
   refreshToken: string;
 
   @ApiProperty({ example: 'Bearer' })
@@ -53,4 +76,56 @@ export class TokenPairDto {
 
   @ApiProperty({ type: UserResponseDto })
   user: UserResponseDto;
+}
+
+export class LoginCodeSentDto {
+  @ApiProperty({ example: true })
+  codeSent: true;
+
+  @ApiProperty({ description: 'Seconds the code stays valid', example: 300 })
+  expiresIn: number;
+}
+
+export class ThirdPartyLoginResultDto extends TokenPairDto {
+  @ApiProperty({ description: 'True when this sign-in created the account' })
+  isNewUser: boolean;
+}
+
+/** Payload of the 401 TWO_FACTOR_REQUIRED answer to a first sign-in step. */
+export class TwoFactorChallengeDto {
+  @ApiProperty({
+    description: 'Send it with the code to POST /auth/2fa/verify; valid for `expiresIn` seconds',
+  })
+  challengeToken: string;
+
+  @ApiProperty({ enum: ['totp', 'sms', 'email', 'backup_code'], isArray: true })
+  methods: string[];
+
+  @ApiProperty({ example: 300 })
+  expiresIn: number;
+
+  @ApiPropertyOptional({
+    description: 'Masked phone or e-mail a code was sent to (sms/email methods)',
+    example: '+49******4567',
+  })
+  destination?: string;
+}
+
+export class EndedSessionsDto {
+  @ApiProperty({ description: 'How many sessions were ended' })
+  endedSessions: number;
+}
+
+export class SessionResponseDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ description: '`quire` for first-party sign-in, otherwise the OAuth client id' })
+  clientId: string;
+  @ApiProperty({ description: 'password, phone_code, oauth:<provider>, authorization_code' })
+  authMethod: string;
+  @ApiProperty({ nullable: true, type: String }) userAgent: string | null;
+  @ApiProperty({ nullable: true, type: String }) ip: string | null;
+  @ApiProperty() createdAt: string;
+  @ApiProperty() lastUsedAt: string;
+  @ApiProperty() expiresAt: string;
+  @ApiProperty({ description: 'True for the session of the token making this request' }) current: boolean;
 }

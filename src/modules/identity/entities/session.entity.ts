@@ -9,6 +9,18 @@ export class SessionEntity {
   @Column('uuid')
   userId: string;
 
+  /** `quire` for first-party sign-in; otherwise the OAuth client whose authorization this session is. */
+  @Column('text', { default: 'quire' })
+  clientId: string;
+
+  /** Granted scopes (space separated) of an OAuth authorization; null for first-party sessions (every scope). */
+  @Column('text', { nullable: true })
+  scope: string | null;
+
+  /** How the person proved who they are: `password`, `phone_code`, `oauth:<provider>`, `authorization_code`. */
+  @Column('text', { default: 'password' })
+  authMethod: string;
+
   @Column('text', { nullable: true })
   refreshTokenHash: string | null;
 

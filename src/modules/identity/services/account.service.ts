@@ -1,41 +1,39 @@
 import { Injectable } from '@nestjs/common';
-import argon2 from 'argon2';
-import { SCOPES } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import type { LoginDto, RegisterDto, TokenPairDto } from '../dtos/auth.dto.js';
-import { UserResponseDto } from '../dtos/user.dto.js';
+import type { LoginCodeSentDto, LoginDto, RegisterDto, TokenPairDto } from '../dtos/auth.dto.js';
 import { UserEntity } from '../entities/user.entity.js';
-import { SessionService } from './session.service.js';
-import { FIRST_PARTY_CLIENT_ID, TokenService } from './token.service.js';
+import { LoginThrottleService } from './login-throttle.service.js';
+import { hashPassword, verifyPassword } from './password-hashing.js';
+import type { ClientMeta } from './session.service.js';
+import { SignInService } from './sign-in.service.js';
+import { CODE_TTL_SECONDS, OneTimeCodeService } from './two-factor/one-time-code.service.js';
 import { UserLifecycleService } from './user-lifecycle.service.js';
 import { UsersService } from './users.service.js';
 
-export interface ClientMeta {
-  userAgent?: string;
-  ip?: string;
-}
-
 // Verifying against this hash when the account does not exist keeps the answer time the same either way.
-const DUMMY_HASH = argon2.hash('quire-dummy-password', { type: argon2.argon2id });
+const DUMMY_HASH = hashPassword('quire-dummy-password');
 
-/** Registration and password sign-in. */
+/** Registration and first-factor sign-in: e-mail + password, or phone + a code sent by SMS. */
 @Injectable()
 export class AccountService {
   constructor(
     private readonly tx: TransactionHost,
     private readonly users: UsersService,
-    private readonly sessions: SessionService,
-    private readonly tokens: TokenService,
     private readonly lifecycle: UserLifecycleService,
+    private readonly throttle: LoginThrottleService,
+    private readonly codes: OneTimeCodeService,
+    private readonly signIn: SignInService,
   ) {}
 
   async register(dto: RegisterDto, meta: ClientMeta): Promise<TokenPairDto> {
-    const passwordHash = await argon2.hash(dto.password, { type: argon2.argon2id });
+    const passwordHash = await hashPassword(dto.password);
     const user = await this.tx.run(async () => {
       if (await this.users.findByEmail(dto.email)) {
-        throw new AppException(ErrorCode.ALREADY_EXISTS, { details: [{ field: 'email', reason: 'already registered' }] });
+        throw new AppException(ErrorCode.ALREADY_EXISTS, {
+          details: [{ field: 'email', reason: 'already registered' }],
+        });
       }
       const created = this.tx.manager.create(UserEntity, {
         email: dto.email.trim(),
@@ -46,36 +44,69 @@ export class AccountService {
       await this.lifecycle.userRegistered(created);
       return this.users.getById(created.id);
     });
-    return this.startSession(user, meta);
+    return this.signIn.startSession(user, meta, 'password');
   }
 
-  async login(dto: LoginDto, meta: ClientMeta): Promise<TokenPairDto> {
-    if (!dto.email || !dto.password) {
-      throw AppException.validation([{ field: 'email', reason: 'email and password are required' }]);
+  /**
+   * `email` + `password` → tokens (or TWO_FACTOR_REQUIRED). `phone` alone → a code is sent when an account
+   * has that number (the answer is the same either way). `phone` + `code` → tokens (or TWO_FACTOR_REQUIRED).
+   */
+  async login(dto: LoginDto, meta: ClientMeta): Promise<TokenPairDto | LoginCodeSentDto> {
+    if (dto.phone !== undefined) {
+      if (dto.email !== undefined || dto.password !== undefined) {
+        throw AppException.validation([
+          { field: 'phone', reason: 'use either email and password, or phone and code' },
+        ]);
+      }
+      return dto.code === undefined
+        ? this.sendPhoneCode(dto.phone, meta)
+        : this.phoneLogin(dto.phone, dto.code, meta);
     }
-    const user = await this.users.findByEmail(dto.email);
-    const ok = await argon2.verify(user?.passwordHash ?? (await DUMMY_HASH), dto.password);
+    if (!dto.email || !dto.password) {
+      throw AppException.validation([
+        { field: dto.email ? 'password' : 'email', reason: 'email and password, or phone, are required' },
+      ]);
+    }
+    const user = await this.checkPassword(dto.email, dto.password, meta);
+    return this.signIn.finish(user, meta, 'password');
+  }
+
+  /** Verifies e-mail + password under the sign-in throttle; INVALID_CREDENTIALS never tells which was wrong. */
+  async checkPassword(email: string, password: string, meta: ClientMeta): Promise<UserEntity> {
+    const account = `email:${email.trim().toLowerCase()}`;
+    await this.throttle.assertAllowed({ account, ip: meta.ip });
+    const user = await this.users.findByEmail(email.trim());
+    const ok = await verifyPassword(user?.passwordHash ?? (await DUMMY_HASH), password);
     if (!user || !user.passwordHash || !ok) {
+      await this.throttle.recordFailure({ account, ip: meta.ip });
       throw new AppException(ErrorCode.INVALID_CREDENTIALS);
     }
-    return this.startSession(user, meta);
+    await this.throttle.clearAccount(account);
+    return user;
   }
 
-  async startSession(user: UserEntity, meta: ClientMeta): Promise<TokenPairDto> {
-    const { session, refreshToken } = await this.tx.run(() => this.sessions.create(user.id, meta));
-    const access = await this.tokens.issueAccessToken({
-      userId: user.id,
-      clientId: FIRST_PARTY_CLIENT_ID,
-      scopes: [...SCOPES],
-      sessionId: session.id,
-    });
-    return {
-      accessToken: access.accessToken,
-      refreshToken,
-      tokenType: 'Bearer',
-      expiresIn: access.expiresIn,
-      sessionId: session.id,
-      user: UserResponseDto.from(user),
-    };
+  private async sendPhoneCode(phone: string, meta: ClientMeta): Promise<LoginCodeSentDto> {
+    // Sending is throttled like failures, so the endpoint cannot be used to flood a number with SMS.
+    const account = `sms:${phone}`;
+    await this.throttle.assertAllowed({ account, ip: meta.ip });
+    await this.throttle.recordFailure({ account });
+    const user = await this.tx.manager.findOne(UserEntity, { where: { phone } });
+    if (user) {
+      await this.codes.issue({ purpose: 'phone_login', channel: 'sms', recipient: phone, userId: user.id });
+    }
+    return { codeSent: true, expiresIn: CODE_TTL_SECONDS };
+  }
+
+  private async phoneLogin(phone: string, code: string, meta: ClientMeta): Promise<TokenPairDto> {
+    const account = `phone:${phone}`;
+    await this.throttle.assertAllowed({ account, ip: meta.ip });
+    const userId = await this.codes.consume('phone_login', phone, code);
+    const user = userId ? await this.users.findById(userId) : null;
+    if (!user || user.phone !== phone) {
+      await this.throttle.recordFailure({ account, ip: meta.ip });
+      throw new AppException(ErrorCode.INVALID_CREDENTIALS);
+    }
+    await this.throttle.clearAccount(account);
+    return this.signIn.finish(user, meta, 'phone_code');
   }
 }

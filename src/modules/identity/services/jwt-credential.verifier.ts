@@ -4,6 +4,7 @@ import { CredentialVerifier } from '../../../common/auth/credential-verifier.js'
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
 import { SessionService } from './session.service.js';
 import { FIRST_PARTY_CLIENT_ID, TokenService } from './token.service.js';
 
@@ -11,7 +12,7 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /**
  * Resolves bearer credentials. A JWT must verify (TokenService) and, when it belongs to a session, that
- * session must still be active. Other credentials are handed to `verifyOther` (API keys, added by the
+ * session must still be active; a token of an OAuth client without a session needs the client to exist. Other credentials are handed to `verifyOther` (API keys, added by the
  * API-key service).
  */
 @Injectable()
@@ -19,6 +20,7 @@ export class JwtCredentialVerifier extends CredentialVerifier {
   private otherVerifier?: (credential: string, request: Request) => Promise<Principal | undefined>;
 
   constructor(
+    private readonly tx: TransactionHost,
     private readonly tokens: TokenService,
     private readonly sessions: SessionService,
   ) {
@@ -42,6 +44,13 @@ export class JwtCredentialVerifier extends CredentialVerifier {
     if (claims.sid && !(await this.sessions.isActive(claims.sid))) {
       throw new AppException(ErrorCode.INVALID_TOKEN, { details: [{ reason: 'session ended' }] });
     }
+    if (
+      !claims.sid &&
+      claims.client_id !== FIRST_PARTY_CLIENT_ID &&
+      !(await this.clientExists(claims.client_id))
+    ) {
+      throw new AppException(ErrorCode.INVALID_TOKEN, { details: [{ reason: 'client no longer exists' }] });
+    }
     return {
       userId: claims.sub,
       kind: claims.client_id === FIRST_PARTY_CLIENT_ID ? 'session' : 'oauth',
@@ -50,5 +59,13 @@ export class JwtCredentialVerifier extends CredentialVerifier {
       sessionId: claims.sid,
       tokenId: claims.jti,
     };
+  }
+
+  /** Client-credentials and implicit tokens have no session: they stop working when their client is deleted. */
+  private async clientExists(clientId: string): Promise<boolean> {
+    const rows = await this.tx.manager.query<unknown[]>(`SELECT 1 FROM oauth_clients WHERE client_id = $1`, [
+      clientId,
+    ]);
+    return rows.length > 0;
   }
 }

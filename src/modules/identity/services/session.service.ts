@@ -1,18 +1,39 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { offsetOf } from '../../../common/http/pagination.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { SessionEntity } from '../entities/session.entity.js';
+import { hashToken, newOpaqueToken } from './secret-tokens.js';
+import { rowsOf } from './sql-result.js';
+import { FIRST_PARTY_CLIENT_ID } from './token.service.js';
 
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
+export interface ClientMeta {
+  userAgent?: string;
+  ip?: string;
 }
 
-export function newOpaqueToken(prefix: string): string {
-  return `${prefix}${randomBytes(32).toString('base64url')}`;
+export interface NewSession {
+  userId: string;
+  meta: ClientMeta;
+  authMethod: string;
+  /** Defaults to the first-party client `quire`. */
+  clientId?: string;
+  /** Granted scopes of an OAuth authorization; omitted for first-party sessions. */
+  scopes?: string[];
+  /** False for an OAuth authorization whose client may not use refresh tokens. */
+  withRefreshToken?: boolean;
 }
 
-/** Sessions of first-party sign-in; ending one stops its refresh token and its access tokens. */
+export type RotationResult =
+  { ok: true; session: SessionEntity; refreshToken: string } | { ok: false; reason: string };
+
+/**
+ * Sessions: one per sign-in (first party) or per OAuth authorization (a refresh-token family). A session owns
+ * one current refresh token; rotating it records the old one as spent, and presenting a spent token again
+ * revokes the whole session. Access tokens carry the session id (`sid`), so ending a session stops them too.
+ */
 @Injectable()
 export class SessionService {
   constructor(
@@ -20,17 +41,71 @@ export class SessionService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async create(userId: string, meta: { userAgent?: string; ip?: string }): Promise<{ session: SessionEntity; refreshToken: string }> {
-    const refreshToken = newOpaqueToken('qrt_');
+  async create(input: NewSession): Promise<{ session: SessionEntity; refreshToken?: string }> {
+    const refreshToken = input.withRefreshToken === false ? undefined : newOpaqueToken('qrt_');
     const session = this.tx.manager.create(SessionEntity, {
-      userId,
-      refreshTokenHash: hashToken(refreshToken),
-      userAgent: meta.userAgent?.slice(0, 512) ?? null,
-      ip: meta.ip ?? null,
+      userId: input.userId,
+      clientId: input.clientId ?? FIRST_PARTY_CLIENT_ID,
+      scope: input.scopes ? input.scopes.join(' ') : null,
+      authMethod: input.authMethod,
+      refreshTokenHash: refreshToken ? hashToken(refreshToken) : null,
+      userAgent: input.meta.userAgent?.slice(0, 512) ?? null,
+      ip: input.meta.ip ?? null,
       expiresAt: new Date(Date.now() + this.config.auth.refreshTokenTtlSeconds * 1000),
     });
     await this.tx.manager.save(session);
     return { session, refreshToken };
+  }
+
+  /**
+   * Exchanges a refresh token of `clientId` for a new one (sliding expiry). A token that was already
+   * rotated revokes its session; the caller throws after this returns so the revocation commits.
+   */
+  async rotate(refreshToken: string, clientId: string): Promise<RotationResult> {
+    const oldHash = hashToken(refreshToken);
+    const next = newOpaqueToken('qrt_');
+    return this.tx.run(async () => {
+      const [updated] = rowsOf<{ id: string }>(
+        await this.tx.manager.query(
+          `UPDATE sessions
+            SET refresh_token_hash = $2, last_used_at = now(), expires_at = now() + make_interval(secs => $4)
+          WHERE refresh_token_hash = $1 AND client_id = $3 AND revoked_at IS NULL AND expires_at > now()
+          RETURNING id`,
+          [oldHash, hashToken(next), clientId, this.config.auth.refreshTokenTtlSeconds],
+        ),
+      );
+      if (updated) {
+        await this.tx.manager.query(
+          `INSERT INTO spent_refresh_tokens (token_hash, session_id) VALUES ($1, $2)`,
+          [oldHash, updated.id],
+        );
+        const session = await this.tx.manager.findOneByOrFail(SessionEntity, { id: updated.id });
+        return { ok: true as const, session, refreshToken: next };
+      }
+      const spent = await this.tx.manager.query<Array<{ session_id: string }>>(
+        `SELECT session_id FROM spent_refresh_tokens WHERE token_hash = $1`,
+        [oldHash],
+      );
+      if (spent.length > 0) {
+        await this.revoke(spent[0].session_id);
+        return { ok: false as const, reason: 'refresh token was already used; the session has been revoked' };
+      }
+      return { ok: false as const, reason: 'refresh token is invalid, expired or revoked' };
+    });
+  }
+
+  /** Like rotate(), but throws INVALID_TOKEN (after the reuse revocation has committed). */
+  async rotateOrThrow(
+    refreshToken: string,
+    clientId: string,
+  ): Promise<{ session: SessionEntity; refreshToken: string }> {
+    const result = await this.rotate(refreshToken, clientId);
+    if (!result.ok) {
+      throw new AppException(ErrorCode.INVALID_TOKEN, {
+        details: [{ field: 'refresh_token', reason: result.reason }],
+      });
+    }
+    return result;
   }
 
   /** True while the session exists, is not revoked and has not expired. */
@@ -40,5 +115,61 @@ export class SessionService {
       [sessionId],
     );
     return rows.length > 0;
+  }
+
+  async listActive(
+    userId: string,
+    page: { page: number; pageSize: number },
+  ): Promise<{ items: SessionEntity[]; total: number }> {
+    const [items, total] = await this.tx.manager
+      .createQueryBuilder(SessionEntity, 's')
+      .where('s.user_id = :userId AND s.revoked_at IS NULL AND s.expires_at > now()', { userId })
+      .orderBy('s.last_used_at', 'DESC')
+      .addOrderBy('s.id', 'ASC')
+      .skip(offsetOf(page))
+      .take(page.pageSize)
+      .getManyAndCount();
+    return { items, total };
+  }
+
+  /** Ends one of the user's active sessions; NOT_FOUND for another user's or an ended session. */
+  async end(userId: string, sessionId: string): Promise<void> {
+    const rows = rowsOf<{ id: string }>(
+      await this.tx.manager.query(
+        `UPDATE sessions SET revoked_at = now(), refresh_token_hash = NULL
+          WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL AND expires_at > now() RETURNING id`,
+        [sessionId, userId],
+      ),
+    );
+    if (rows.length === 0) {
+      throw AppException.notFound('session');
+    }
+  }
+
+  /** Ends every active session of the user (first-party and OAuth authorizations); returns how many. */
+  async endAll(userId: string): Promise<number> {
+    const rows = rowsOf<{ id: string }>(
+      await this.tx.manager.query(
+        `UPDATE sessions SET revoked_at = now(), refresh_token_hash = NULL
+          WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > now() RETURNING id`,
+        [userId],
+      ),
+    );
+    return rows.length;
+  }
+
+  async revoke(sessionId: string): Promise<void> {
+    await this.tx.manager.query(
+      `UPDATE sessions SET revoked_at = now(), refresh_token_hash = NULL WHERE id = $1 AND revoked_at IS NULL`,
+      [sessionId],
+    );
+  }
+
+  /** Ends every authorization of a deleted OAuth client. */
+  async revokeForClient(clientId: string): Promise<void> {
+    await this.tx.manager.query(
+      `UPDATE sessions SET revoked_at = now(), refresh_token_hash = NULL WHERE client_id = $1 AND revoked_at IS NULL`,
+      [clientId],
+    );
   }
 }

@@ -13,6 +13,11 @@ interface LoadedKey {
   privateKey: CryptoKey;
 }
 
+/** How long an instance signs with the key it loaded before looking for a newer one (another instance may rotate). */
+const KEY_CACHE_MS = 60_000;
+/** Retired keys stay published this long beyond one token lifetime, covering instances still on the old key. */
+const RETIREMENT_MARGIN_SECONDS = (2 * KEY_CACHE_MS) / 1000 + 60;
+
 /**
  * The token issuer's key pairs, created on first start and kept in PostgreSQL so every instance signs with
  * the same key. `rotate()` retires the current key; retired public keys stay published in the JWKS for
@@ -21,6 +26,7 @@ interface LoadedKey {
 @Injectable()
 export class SigningKeyService {
   private current?: Promise<LoadedKey>;
+  private loadedAt = 0;
 
   constructor(
     @InjectRepository(SigningKeyEntity) private readonly keys: Repository<SigningKeyEntity>,
@@ -28,6 +34,12 @@ export class SigningKeyService {
   ) {}
 
   signingKey(): Promise<LoadedKey> {
+    if (Date.now() - this.loadedAt > KEY_CACHE_MS) {
+      this.current = undefined;
+    }
+    if (!this.current) {
+      this.loadedAt = Date.now();
+    }
     this.current ??= this.loadOrCreate().catch((error: unknown) => {
       this.current = undefined;
       throw error;
@@ -35,26 +47,46 @@ export class SigningKeyService {
     return this.current;
   }
 
-  /** Public keys that verify tokens: the active key and those retired less than a token lifetime ago. */
+  /** Public keys that verify tokens: the active key and those retired less than a token lifetime (plus a margin) ago. */
   async publicJwks(): Promise<JWK[]> {
     const rows = await this.keys
       .createQueryBuilder('k')
       .where('k.retired_at IS NULL OR k.retired_at > now() - make_interval(secs => :ttl)', {
-        ttl: this.config.auth.accessTokenTtlSeconds,
+        ttl: this.config.auth.accessTokenTtlSeconds + RETIREMENT_MARGIN_SECONDS,
       })
       .orderBy('k.created_at', 'DESC')
       .getMany();
     return rows.map((row) => ({ ...row.publicJwk, kid: row.kid, alg: row.algorithm, use: 'sig' }));
   }
 
+  /** Retires the active key and creates a new one; returns the new key id. */
   async rotate(): Promise<string> {
-    await this.keys.manager.transaction(async (manager) => {
+    await this.rotateIfOlderThan(0);
+    return (await this.signingKey()).kid;
+  }
+
+  /**
+   * Rotates when the active key is older than `maxAgeSeconds` (0: always). Serialised on an advisory lock
+   * and re-checked under it, so instances running the same schedule rotate once. True when it rotated.
+   */
+  async rotateIfOlderThan(maxAgeSeconds: number): Promise<boolean> {
+    const rotated = await this.keys.manager.transaction(async (manager) => {
       await manager.query(`SELECT pg_advisory_xact_lock(hashtext('quire.signing_keys'))`);
+      const fresh = await manager.query<unknown[]>(
+        `SELECT 1 FROM signing_keys WHERE retired_at IS NULL AND created_at > now() - make_interval(secs => $1)`,
+        [maxAgeSeconds],
+      );
+      if (maxAgeSeconds > 0 && fresh.length > 0) {
+        return false;
+      }
       await manager.query('UPDATE signing_keys SET retired_at = now() WHERE retired_at IS NULL');
       await manager.insert(SigningKeyEntity, await this.newKey());
+      return true;
     });
-    this.current = undefined;
-    return (await this.signingKey()).kid;
+    if (rotated) {
+      this.current = undefined;
+    }
+    return rotated;
   }
 
   private async loadOrCreate(): Promise<LoadedKey> {

@@ -3,6 +3,8 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { MemberStatus, OrganizationRole } from '../entities/organization-member.entity.js';
 import type { WorkspaceRole } from '../entities/workspace-member.entity.js';
+import type { WorkspaceVisibility } from '../entities/workspace.entity.js';
+import { isUuid } from '../policies/organization-roles.js';
 
 export interface WorkspaceAccess {
   organizationId: string;
@@ -16,12 +18,25 @@ export interface WorkspaceAccess {
   canWrite: boolean;
   /** Manage the workspace: members, settings, metadata of its documents. */
   canManage: boolean;
+  visibility: WorkspaceVisibility;
+  /** Active organization owner or admin: may do everything in every workspace of the organization. */
+  isOrganizationAdmin: boolean;
+  /** Archive and restore (workspace owner, organization owner/admin); allowed on archived workspaces. */
+  canArchive: boolean;
+  /** Soft delete (workspace owner or organization owner, spec 3); allowed on archived workspaces. */
+  canDelete: boolean;
 }
 
-interface AccessRow {
+/**
+ * What a route needs in a workspace. `read`/`write`/`manage` are the viewer/editor/owner levels
+ * (write and manage are refused on archived workspaces); `archive` and `delete` are the spec 3 rules.
+ */
+export type WorkspaceNeed = 'read' | 'write' | 'manage' | 'archive' | 'delete';
+
+export interface AccessRow {
   organization_id: string;
   workspace_id: string;
-  visibility: string;
+  visibility: WorkspaceVisibility;
   archived: boolean;
   org_role: OrganizationRole | null;
   org_status: MemberStatus | null;
@@ -60,12 +75,45 @@ export class WorkspaceAccessService {
 
   /** Like resolve(), but refuses with FORBIDDEN unless the caller may do `need`. */
   async require(userId: string, workspaceId: string, need: 'read' | 'write' | 'manage'): Promise<WorkspaceAccess> {
+    return this.check(await this.resolve(userId, workspaceId), need);
+  }
+
+  /**
+   * For routes under /organizations/{organizationId}/workspaces/{workspaceId}: a malformed id, or a
+   * workspace of another organization than the path names, is NOT_FOUND; then `need` is enforced.
+   */
+  async requireIn(userId: string, organizationId: string, workspaceId: string, need: WorkspaceNeed): Promise<WorkspaceAccess> {
+    if (!isUuid(organizationId) || !isUuid(workspaceId)) {
+      throw AppException.notFound('workspace');
+    }
     const access = await this.resolve(userId, workspaceId);
-    const allowed = need === 'read' ? access.canRead : need === 'write' ? access.canWrite : access.canManage;
-    if (!allowed) {
-      throw AppException.forbidden(access.archived && need !== 'read' ? 'workspace is archived' : `${need} permission required`);
+    if (access.organizationId !== organizationId) {
+      throw AppException.notFound('workspace');
+    }
+    return this.check(access, need);
+  }
+
+  private check(access: WorkspaceAccess, need: WorkspaceNeed): WorkspaceAccess {
+    if (!allows(access, need)) {
+      const readOnly = access.archived && (need === 'write' || need === 'manage');
+      throw AppException.forbidden(readOnly ? 'workspace is archived (read-only)' : `${need} permission required`);
     }
     return access;
+  }
+}
+
+export function allows(access: WorkspaceAccess, need: WorkspaceNeed): boolean {
+  switch (need) {
+    case 'read':
+      return access.canRead;
+    case 'write':
+      return access.canWrite;
+    case 'manage':
+      return access.canManage;
+    case 'archive':
+      return access.canArchive;
+    case 'delete':
+      return access.canDelete;
   }
 }
 
@@ -73,6 +121,7 @@ export function accessOf(row: AccessRow): WorkspaceAccess {
   const orgActive = row.org_status === 'active';
   const wsActive = row.ws_status === 'active';
   const orgAdmin = orgActive && (row.org_role === 'owner' || row.org_role === 'admin');
+  const orgOwner = orgActive && row.org_role === 'owner';
   const wsRole = wsActive ? row.ws_role : null;
   const canRead = orgAdmin || (orgActive && (wsRole !== null || row.visibility === 'public'));
   const writer = orgAdmin || (orgActive && (wsRole === 'owner' || wsRole === 'editor'));
@@ -86,5 +135,9 @@ export function accessOf(row: AccessRow): WorkspaceAccess {
     canRead,
     canWrite: writer && !row.archived,
     canManage: manager && !row.archived,
+    visibility: row.visibility,
+    isOrganizationAdmin: orgAdmin,
+    canArchive: manager,
+    canDelete: orgOwner || (orgActive && wsRole === 'owner'),
   };
 }

@@ -1,0 +1,99 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import type { Options } from 'pino-http';
+import { pinoHttp } from 'pino-http';
+import { loadConfig } from '../../config/app.config.js';
+import { loggerOptions } from './logger.options.js';
+
+/** Runs one request through pino-http configured exactly as the application does; returns the log lines. */
+async function logOf(
+  path: string,
+  headers: Record<string, string>,
+  extra?: (req: IncomingMessage) => void,
+): Promise<{ lines: Array<Record<string, unknown>>; raw: string; requestId: string | null }> {
+  let raw = '';
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      raw += chunk.toString('utf8');
+      done();
+    },
+  });
+  const options = loggerOptions(loadConfig({ LOG_LEVEL: 'info' })).pinoHttp as Options;
+  const middleware = pinoHttp(options, sink);
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    middleware(req, res);
+    extra?.(req);
+    res.end('ok');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, { headers });
+    await response.text();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const lines = raw
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    return { lines, raw, requestId: response.headers.get('x-request-id') };
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+describe('request logging', () => {
+  it('logs JSON with the caller’s request id, echoes it, and leaves credentials out', async () => {
+    const { lines, raw, requestId } = await logOf('/api/v1/users/me', {
+      Authorization: 'Bearer secret-access-token',
+      Cookie: 'session=secret-cookie',
+      'X-API-Key': 'secret-api-key',
+      'X-Request-Id': 'req-abc.123',
+    });
+    expect(requestId).toBe('req-abc.123');
+    const completed = lines.find((line) => line.msg === 'request completed');
+    expect(completed).toMatchObject({
+      service: 'quire',
+      req: { id: 'req-abc.123', method: 'GET', url: '/api/v1/users/me' },
+    });
+    expect(raw).not.toMatch(/secret-access-token|secret-cookie|secret-api-key/);
+  });
+
+  it('replaces an unsafe request id with a generated one', async () => {
+    const { requestId, lines } = await logOf('/x', { 'X-Request-Id': 'bad id with spaces' });
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(lines[0]).toMatchObject({ req: { id: requestId } });
+  });
+
+  it('redacts tokens and secrets in query strings', async () => {
+    const { raw } = await logOf(
+      '/token?grant_type=refresh_token&refresh_token=secret-refresh&client_secret=secret-client&code=secret-code',
+      {},
+    );
+    expect(raw).toContain('refresh_token=[redacted]');
+    expect(raw).not.toMatch(/secret-refresh|secret-client|secret-code/);
+  });
+
+  it('redacts password, token and secret fields in logged objects', async () => {
+    const { raw } = await logOf('/x', {}, (req) => {
+      (req as IncomingMessage & { log: { info(obj: object, msg: string): void } }).log.info(
+        {
+          body: { email: 'a@b.co', password: 'hunter2' },
+          client: { clientSecret: 'shh-secret' },
+          session: { refreshToken: 'rt-secret' },
+        },
+        'handling',
+      );
+    });
+    expect(raw).toContain('a@b.co');
+    expect(raw).not.toMatch(/hunter2|shh-secret|rt-secret/);
+    expect(raw).toContain('[redacted]');
+  });
+
+  it('does not log probe and scrape requests', async () => {
+    expect((await logOf('/health', {})).lines).toEqual([]);
+    expect((await logOf('/health/ready?verbose=1', {})).lines).toEqual([]);
+    expect((await logOf('/metrics', {})).lines).toEqual([]);
+    expect((await logOf('/healthz', {})).lines).toHaveLength(1);
+  });
+});

@@ -1,0 +1,74 @@
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Param,
+  ParseUUIDPipe,
+  Post,
+  Query,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
+import type { Principal } from '../../../common/auth/principal.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
+import {
+  ApiKeyResponseDto,
+  ApiKeyUsageDto,
+  ApiKeyWithSecretDto,
+  CreateApiKeyDto,
+} from '../dtos/api-key.dto.js';
+import { FirstPartySessionGuard } from '../guards/first-party-session.guard.js';
+import { ApiKeyService } from '../services/api-keys/api-key.service.js';
+
+@ApiTags('api-keys')
+@Controller('api-keys')
+@Authenticated()
+@UseGuards(FirstPartySessionGuard)
+export class ApiKeysController {
+  constructor(private readonly keys: ApiKeyService) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Create an API key; the key is shown only in this answer' })
+  @ApiEnvelope(ApiKeyWithSecretDto, { status: 201 })
+  create(
+    @CurrentPrincipal() principal: Principal,
+    @Body() dto: CreateApiKeyDto,
+  ): Promise<ApiKeyWithSecretDto> {
+    return this.keys.create(principal, dto);
+  }
+
+  @Get()
+  @ApiOperation({ summary: "The current user's API keys (never the keys themselves)" })
+  @ApiEnvelope(ApiKeyResponseDto, { shape: 'page' })
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Query() query: PageQueryDto,
+  ): Promise<Page<ApiKeyResponseDto>> {
+    return this.keys.list(principal, query);
+  }
+
+  @Post(':keyId/revoke')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Revoke an API key; requests with it get 401 from now on' })
+  @ApiEnvelope(ApiKeyResponseDto)
+  revoke(
+    @CurrentPrincipal() principal: Principal,
+    @Param('keyId', new ParseUUIDPipe()) keyId: string,
+  ): Promise<ApiKeyResponseDto> {
+    return this.keys.revoke(principal, keyId);
+  }
+
+  @Get(':keyId/usage')
+  @ApiOperation({ summary: 'Usage log of an API key, newest first' })
+  @ApiEnvelope(ApiKeyUsageDto, { shape: 'page' })
+  usage(
+    @CurrentPrincipal() principal: Principal,
+    @Param('keyId', new ParseUUIDPipe()) keyId: string,
+    @Query() query: PageQueryDto,
+  ): Promise<Page<ApiKeyUsageDto>> {
+    return this.keys.usage(principal, keyId, query);
+  }
+}

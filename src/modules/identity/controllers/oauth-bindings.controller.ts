@@ -1,0 +1,41 @@
+import { Body, Controller, Delete, Get, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
+import type { Principal } from '../../../common/auth/principal.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { BindOAuthDto, OAuthBindingDto, ProviderParamDto } from '../dtos/oidc-provider.dto.js';
+import { FirstPartySessionGuard } from '../guards/first-party-session.guard.js';
+import { OAuthBindingService } from '../services/third-party/oauth-binding.service.js';
+
+@ApiTags('users')
+@Controller('users/me/oauth')
+@Authenticated()
+@UseGuards(FirstPartySessionGuard)
+export class OAuthBindingsController {
+  constructor(private readonly bindings: OAuthBindingService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Third-party identities bound to the current user' })
+  @ApiEnvelope(OAuthBindingDto, { shape: 'array' })
+  list(@CurrentPrincipal() principal: Principal): Promise<OAuthBindingDto[]> {
+    return this.bindings.list(principal);
+  }
+
+  @Post(':provider')
+  @ApiOperation({ summary: 'Bind a third-party identity with an authorization code from the provider' })
+  @ApiEnvelope(OAuthBindingDto, { status: 201 })
+  bind(
+    @CurrentPrincipal() principal: Principal,
+    @Param() params: ProviderParamDto,
+    @Body() dto: BindOAuthDto,
+  ): Promise<OAuthBindingDto> {
+    return this.bindings.bind(principal, params.provider, dto);
+  }
+
+  @Delete(':provider')
+  @ApiOperation({ summary: 'Unbind a third-party identity' })
+  @ApiEnvelope(null)
+  unbind(@CurrentPrincipal() principal: Principal, @Param() params: ProviderParamDto): Promise<void> {
+    return this.bindings.unbind(principal, params.provider);
+  }
+}

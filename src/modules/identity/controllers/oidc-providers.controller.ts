@@ -1,0 +1,77 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Param,
+  ParseUUIDPipe,
+  Patch,
+  Post,
+  Query,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Authenticated, Public } from '../../../common/auth/auth.decorators.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
+import {
+  CreateOidcProviderDto,
+  OidcProviderAdminDto,
+  OidcProviderPublicDto,
+  UpdateOidcProviderDto,
+} from '../dtos/oidc-provider.dto.js';
+import { PlatformAdminGuard } from '../guards/platform-admin.guard.js';
+import { OidcProviderAdminService } from '../services/third-party/oidc-provider-admin.service.js';
+
+@ApiTags('third-party login')
+@Controller('oidc/providers')
+export class OidcProvidersController {
+  constructor(private readonly providers: OidcProviderAdminService) {}
+
+  @Get()
+  @Public()
+  @ApiOperation({ summary: 'Enabled third-party login options (public)' })
+  @ApiEnvelope(OidcProviderPublicDto, { shape: 'page' })
+  list(@Query() query: PageQueryDto): Promise<Page<OidcProviderPublicDto>> {
+    return this.providers.listPublic(query);
+  }
+}
+
+@ApiTags('admin')
+@Controller('admin/oidc/providers')
+@Authenticated()
+@UseGuards(PlatformAdminGuard)
+export class OidcProvidersAdminController {
+  constructor(private readonly providers: OidcProviderAdminService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'All configured login providers (platform administrators)' })
+  @ApiEnvelope(OidcProviderAdminDto, { shape: 'page' })
+  list(@Query() query: PageQueryDto): Promise<Page<OidcProviderAdminDto>> {
+    return this.providers.list(query);
+  }
+
+  @Post()
+  @ApiOperation({ summary: 'Add a login provider; the client secret is stored encrypted' })
+  @ApiEnvelope(OidcProviderAdminDto, { status: 201 })
+  create(@Body() dto: CreateOidcProviderDto): Promise<OidcProviderAdminDto> {
+    return this.providers.create(dto);
+  }
+
+  @Patch(':providerId')
+  @ApiOperation({ summary: 'Change a login provider' })
+  @ApiEnvelope(OidcProviderAdminDto)
+  update(
+    @Param('providerId', new ParseUUIDPipe()) providerId: string,
+    @Body() dto: UpdateOidcProviderDto,
+  ): Promise<OidcProviderAdminDto> {
+    return this.providers.update(providerId, dto);
+  }
+
+  @Delete(':providerId')
+  @ApiOperation({ summary: 'Remove a login provider (bound identities stay, unusable until it returns)' })
+  @ApiEnvelope(null)
+  remove(@Param('providerId', new ParseUUIDPipe()) providerId: string): Promise<void> {
+    return this.providers.remove(providerId);
+  }
+}

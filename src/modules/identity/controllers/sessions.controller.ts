@@ -1,0 +1,55 @@
+import {
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  Param,
+  ParseUUIDPipe,
+  Post,
+  Query,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
+import type { Principal } from '../../../common/auth/principal.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
+import { EndedSessionsDto, SessionResponseDto } from '../dtos/auth.dto.js';
+import { FirstPartySessionGuard } from '../guards/first-party-session.guard.js';
+import { AccountSessionsService } from '../services/account-sessions.service.js';
+
+@ApiTags('auth')
+@Controller('auth/sessions')
+@Authenticated()
+@UseGuards(FirstPartySessionGuard)
+export class SessionsController {
+  constructor(private readonly sessions: AccountSessionsService) {}
+
+  @Get()
+  @ApiOperation({ summary: 'Active sessions of the current user (sign-ins and OAuth authorizations)' })
+  @ApiEnvelope(SessionResponseDto, { shape: 'page' })
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Query() query: PageQueryDto,
+  ): Promise<Page<SessionResponseDto>> {
+    return this.sessions.list(principal, query);
+  }
+
+  @Post('logout-all')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'End every session of the current user, this one included' })
+  @ApiEnvelope(EndedSessionsDto)
+  logoutAll(@CurrentPrincipal() principal: Principal): Promise<EndedSessionsDto> {
+    return this.sessions.endAll(principal);
+  }
+
+  @Delete(':sessionId')
+  @ApiOperation({ summary: 'End a session: its refresh token and access tokens stop working' })
+  @ApiEnvelope(null)
+  end(
+    @CurrentPrincipal() principal: Principal,
+    @Param('sessionId', new ParseUUIDPipe()) sessionId: string,
+  ): Promise<void> {
+    return this.sessions.end(principal, sessionId);
+  }
+}

@@ -1,0 +1,51 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { Public } from '../../../common/auth/auth.decorators.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ThirdPartyLoginResultDto } from '../dtos/auth.dto.js';
+import {
+  ProviderParamDto,
+  ThirdPartyAuthorizeDto,
+  ThirdPartyAuthorizeQueryDto,
+  ThirdPartyCallbackDto,
+} from '../dtos/oidc-provider.dto.js';
+import { ThirdPartyLoginService } from '../services/third-party/third-party-login.service.js';
+import { TWO_FACTOR_REQUIRED_RESPONSE } from './auth.controller.js';
+import { metaOf } from './request-meta.js';
+
+@ApiTags('third-party login')
+@Controller('auth/oauth')
+export class ThirdPartyLoginController {
+  constructor(private readonly login: ThirdPartyLoginService) {}
+
+  @Get(':provider/authorize')
+  @Public()
+  @ApiOperation({
+    summary: 'The provider sign-in URL (with state, nonce and PKCE)',
+    description:
+      'Public. Called with a first-party bearer token, the flow binds the provider to that account (finish with POST /users/me/oauth/{provider}).',
+  })
+  @ApiEnvelope(ThirdPartyAuthorizeDto)
+  authorize(
+    @Param() params: ProviderParamDto,
+    @Query() query: ThirdPartyAuthorizeQueryDto,
+    @Req() request: Request,
+  ): Promise<ThirdPartyAuthorizeDto> {
+    return this.login.authorize(params.provider, query.redirectUri, request);
+  }
+
+  @Post(':provider/callback')
+  @Public()
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Finish a third-party sign-in with the code and state the provider returned' })
+  @ApiEnvelope(ThirdPartyLoginResultDto)
+  @ApiResponse(TWO_FACTOR_REQUIRED_RESPONSE)
+  callback(
+    @Param() params: ProviderParamDto,
+    @Body() dto: ThirdPartyCallbackDto,
+    @Req() request: Request,
+  ): Promise<ThirdPartyLoginResultDto> {
+    return this.login.callback(params.provider, dto, metaOf(request));
+  }
+}

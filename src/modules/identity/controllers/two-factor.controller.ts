@@ -1,0 +1,72 @@
+import { Body, Controller, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
+import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import type { Request } from 'express';
+import { Authenticated, CurrentPrincipal, Public } from '../../../common/auth/auth.decorators.js';
+import type { Principal } from '../../../common/auth/principal.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
+import { TokenPairDto } from '../dtos/auth.dto.js';
+import {
+  DisableTwoFactorDto,
+  EnableTwoFactorDto,
+  TwoFactorEnrollmentDto,
+  TwoFactorStatusDto,
+  VerifyTwoFactorDto,
+} from '../dtos/two-factor.dto.js';
+import { FirstPartySessionGuard } from '../guards/first-party-session.guard.js';
+import { SignInService } from '../services/sign-in.service.js';
+import { TwoFactorService } from '../services/two-factor/two-factor.service.js';
+import { metaOf } from './request-meta.js';
+
+@ApiTags('auth')
+@Controller('auth/2fa')
+export class TwoFactorController {
+  constructor(
+    private readonly twoFactor: TwoFactorService,
+    private readonly signIn: SignInService,
+  ) {}
+
+  @Post('enable')
+  @HttpCode(200)
+  @Authenticated()
+  @UseGuards(FirstPartySessionGuard)
+  @ApiOperation({
+    summary: 'Turn on two-step verification',
+    description:
+      'Without `code`: starts enrolling (TOTP: secret, otpauth URI and QR code; sms/email: a code is sent). ' +
+      'With `code`: confirms and answers the one-time backup codes.',
+  })
+  @ApiEnvelope(TwoFactorEnrollmentDto)
+  enable(
+    @CurrentPrincipal() principal: Principal,
+    @Body() dto: EnableTwoFactorDto,
+  ): Promise<TwoFactorEnrollmentDto> {
+    return this.twoFactor.enable(principal, dto);
+  }
+
+  @Post('verify')
+  @HttpCode(200)
+  @Public()
+  @ApiOperation({ summary: 'Second sign-in step: the challenge token and a code → tokens' })
+  @ApiEnvelope(TokenPairDto)
+  @ApiResponse({
+    status: 401,
+    description: 'INVALID_CREDENTIALS (wrong code) or INVALID_TOKEN (challenge expired/used)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
+  verify(@Body() dto: VerifyTwoFactorDto, @Req() request: Request): Promise<TokenPairDto> {
+    return this.signIn.completeTwoFactor(dto, metaOf(request));
+  }
+
+  @Post('disable')
+  @HttpCode(200)
+  @Authenticated()
+  @UseGuards(FirstPartySessionGuard)
+  @ApiOperation({ summary: 'Turn off two-step verification (password, TOTP code or backup code required)' })
+  @ApiEnvelope(TwoFactorStatusDto)
+  disable(
+    @CurrentPrincipal() principal: Principal,
+    @Body() dto: DisableTwoFactorDto,
+  ): Promise<TwoFactorStatusDto> {
+    return this.twoFactor.disable(principal, dto);
+  }
+}

@@ -1,0 +1,21 @@
+import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
+import type { AuthenticatedRequest } from '../../../common/auth/auth.decorators.js';
+import { AppException } from '../../../common/errors/app.exception.js';
+
+/**
+ * Account-security operations (sessions, two-step verification, API keys, OAuth clients and bindings,
+ * administration) need a first-party sign-in: an API key or a third-party client's token could otherwise
+ * mint credentials with more scopes than it was given. Runs after the global authentication guard.
+ */
+@Injectable()
+export class FirstPartySessionGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;
+    if (principal?.kind !== 'session') {
+      throw AppException.forbidden(
+        'this operation needs a signed-in session, not an API key or client token',
+      );
+    }
+    return true;
+  }
+}

@@ -1,0 +1,76 @@
+import { Injectable } from '@nestjs/common';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+
+/** Failures counted over this window. */
+export const THROTTLE_WINDOW_SECONDS = 15 * 60;
+/** Failed sign-ins allowed for one account (e-mail, phone or second step) per window. */
+export const ACCOUNT_FAILURE_LIMIT = 5;
+/** Failed sign-ins allowed from one address per window, whatever the account. */
+export const ADDRESS_FAILURE_LIMIT = 20;
+
+export interface ThrottleKeys {
+  /** `email:<lower-case address>`, `phone:<E.164>` or `user:<id>`. */
+  account?: string;
+  ip?: string;
+}
+
+/**
+ * Slows down password and code guessing. Failures are kept in PostgreSQL (so every instance counts the
+ * same) per account and per client address. While either is over its limit, sign-in answers 429
+ * RATE_LIMIT_EXCEEDED with Retry-After, before any password is checked, so the right password does not get
+ * through either. A success clears the account's count. Writes happen outside request transactions so a
+ * failure is counted even though the request then fails.
+ */
+@Injectable()
+export class LoginThrottleService {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async assertAllowed(keys: ThrottleKeys): Promise<void> {
+    const checks: Array<[string, number]> = [];
+    if (keys.account) {
+      checks.push([keys.account, ACCOUNT_FAILURE_LIMIT]);
+    }
+    if (keys.ip) {
+      checks.push([`ip:${keys.ip}`, ADDRESS_FAILURE_LIMIT]);
+    }
+    for (const [key, limit] of checks) {
+      const [row] = await this.tx.manager.query<Array<{ failures: number; retry_after: number | null }>>(
+        `SELECT count(*)::int AS failures,
+                ceil(extract(epoch FROM min(failed_at) + make_interval(secs => $2) - now()))::int AS retry_after
+           FROM login_failures
+          WHERE throttle_key = $1 AND failed_at > now() - make_interval(secs => $2)`,
+        [key, THROTTLE_WINDOW_SECONDS],
+      );
+      if (row.failures >= limit) {
+        const retryAfter = String(Math.max(1, row.retry_after ?? THROTTLE_WINDOW_SECONDS));
+        throw new AppException(ErrorCode.RATE_LIMIT_EXCEEDED, {
+          headers: { 'Retry-After': retryAfter },
+          details: [
+            {
+              reason: `too many failed sign-in attempts for this ${key.startsWith('ip:') ? 'address' : 'account'}; try again later`,
+            },
+          ],
+        });
+      }
+    }
+  }
+
+  async recordFailure(keys: ThrottleKeys): Promise<void> {
+    const rows = [keys.account, keys.ip ? `ip:${keys.ip}` : undefined].filter(
+      (key): key is string => key !== undefined,
+    );
+    for (const key of rows) {
+      await this.tx.manager.query(`INSERT INTO login_failures (throttle_key) VALUES ($1)`, [key]);
+    }
+    // Keep the table small now and then: failures older than a day never count again.
+    if (Math.random() < 0.05) {
+      await this.tx.manager.query(`DELETE FROM login_failures WHERE failed_at < now() - interval '1 day'`);
+    }
+  }
+
+  async clearAccount(account: string): Promise<void> {
+    await this.tx.manager.query(`DELETE FROM login_failures WHERE throttle_key = $1`, [account]);
+  }
+}

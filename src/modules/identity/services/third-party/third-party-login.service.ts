@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { credentialOf } from '../../../../common/auth/auth.guard.js';
+import { CredentialVerifier } from '../../../../common/auth/credential-verifier.js';
+import { AppException } from '../../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../../common/errors/error-code.js';
+import { TransactionHost } from '../../../../database/transaction-host.js';
+import type { ThirdPartyLoginResultDto } from '../../dtos/auth.dto.js';
+import type { ThirdPartyAuthorizeDto, ThirdPartyCallbackDto } from '../../dtos/oidc-provider.dto.js';
+import { OAuthConnectionEntity } from '../../entities/oauth-connection.entity.js';
+import type { OAuthProvider } from '../../entities/oidc-provider.entity.js';
+import { UserEntity } from '../../entities/user.entity.js';
+import type { ClientMeta } from '../session.service.js';
+import { SignInService } from '../sign-in.service.js';
+import { UserLifecycleService } from '../user-lifecycle.service.js';
+import { UsersService } from '../users.service.js';
+import { LOGIN_STATE_TTL_SECONDS, LoginStateService } from './login-state.service.js';
+import { OidcProviderAdminService } from './oidc-provider-admin.service.js';
+import { type ExternalIdentity, RelyingPartyService } from './relying-party.service.js';
+
+/** Redirect URIs must not carry a query: openid-client sends the callback URL without it. */
+export function assertPlainRedirectUri(redirectUri: string, field: string): void {
+  const url = new URL(redirectUri);
+  if (url.search || url.hash) {
+    throw AppException.validation([{ field, reason: 'must not contain a query or fragment' }]);
+  }
+}
+
+/**
+ * Sign-in through a third-party provider. The first sign-in with an identity creates an account (with its
+ * personal organization) bound to it; later sign-ins find the account through the binding. An identity
+ * whose e-mail belongs to an existing account is not merged automatically (that would let whoever controls
+ * the provider account take over the Quire account): the person signs in and binds it from their profile.
+ */
+@Injectable()
+export class ThirdPartyLoginService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly providers: OidcProviderAdminService,
+    private readonly relyingParty: RelyingPartyService,
+    private readonly states: LoginStateService,
+    private readonly users: UsersService,
+    private readonly lifecycle: UserLifecycleService,
+    private readonly signIn: SignInService,
+    private readonly verifier: CredentialVerifier,
+  ) {}
+
+  /** The provider URL to send the browser to. With a first-party bearer token the flow is a binding. */
+  async authorize(
+    provider: OAuthProvider,
+    redirectUri: string,
+    request: Request,
+  ): Promise<ThirdPartyAuthorizeDto> {
+    assertPlainRedirectUri(redirectUri, 'redirectUri');
+    const config = await this.providers.enabled(provider);
+    const credential = credentialOf(request);
+    let userId: string | null = null;
+    if (credential) {
+      const principal = await this.verifier.verify(credential, request);
+      if (principal.kind !== 'session') {
+        throw AppException.forbidden('binding a provider needs a signed-in session');
+      }
+      userId = principal.userId;
+    }
+    const state = await this.states.create(provider, redirectUri, userId);
+    const authorizationUrl = await this.relyingParty.authorizationUrl(config, state);
+    return { authorizationUrl, state: state.state, expiresIn: LOGIN_STATE_TTL_SECONDS };
+  }
+
+  async callback(
+    provider: OAuthProvider,
+    dto: ThirdPartyCallbackDto & { iss?: string },
+    meta: ClientMeta,
+  ): Promise<ThirdPartyLoginResultDto> {
+    const state = await this.states.consume(provider, dto.state);
+    if (!state) {
+      throw new AppException(ErrorCode.INVALID_TOKEN, {
+        details: [{ field: 'state', reason: 'unknown, expired or already used state' }],
+      });
+    }
+    const config = await this.providers.enabled(provider);
+    const identity = await this.relyingParty.exchange(config, dto.code, state, dto.iss);
+    const { user, isNewUser } = await this.findOrCreate(provider, identity);
+    const pair = await this.signIn.finish(user, meta, `oauth:${provider}`);
+    return { ...pair, isNewUser };
+  }
+
+  private async findOrCreate(
+    provider: OAuthProvider,
+    identity: ExternalIdentity,
+  ): Promise<{ user: UserEntity; isNewUser: boolean }> {
+    return this.tx.run(async () => {
+      const binding = await this.tx.manager.findOne(OAuthConnectionEntity, {
+        where: { provider, subject: identity.subject },
+      });
+      if (binding) {
+        await this.tx.manager.update(
+          OAuthConnectionEntity,
+          { id: binding.id },
+          {
+            lastLoginAt: new Date(),
+            email: identity.email ?? binding.email,
+            displayName: identity.name ?? binding.displayName,
+          },
+        );
+        return { user: await this.users.getById(binding.userId), isNewUser: false };
+      }
+      if (identity.email && (await this.users.findByEmail(identity.email))) {
+        throw new AppException(ErrorCode.ALREADY_EXISTS, {
+          details: [
+            {
+              field: 'email',
+              reason: `an account with this e-mail exists; sign in and bind ${provider} from your profile`,
+            },
+          ],
+        });
+      }
+      const placeholder = `${provider}-${createHash('sha256').update(identity.subject).digest('hex').slice(0, 16)}@oauth.quire.invalid`;
+      const email = identity.email ?? placeholder;
+      const created = this.tx.manager.create(UserEntity, {
+        email,
+        passwordHash: null,
+        displayName: (identity.name ?? email.split('@')[0]).slice(0, 100),
+      });
+      await this.tx.manager.save(created);
+      await this.lifecycle.userRegistered(created);
+      await this.tx.manager.insert(OAuthConnectionEntity, {
+        userId: created.id,
+        provider,
+        subject: identity.subject,
+        email: identity.email,
+        displayName: identity.name,
+        lastLoginAt: new Date(),
+      });
+      return { user: await this.users.getById(created.id), isNewUser: true };
+    });
+  }
+}

@@ -1,0 +1,99 @@
+import { Injectable } from '@nestjs/common';
+import { AppException } from '../../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../../common/errors/error-code.js';
+import { TransactionHost } from '../../../../database/transaction-host.js';
+import type { TwoFactorChallengeDto } from '../../dtos/auth.dto.js';
+import type { TwoFactorMethod, VerifyTwoFactorDto } from '../../dtos/two-factor.dto.js';
+import type { UserEntity } from '../../entities/user.entity.js';
+import { LoginThrottleService } from '../login-throttle.service.js';
+import { hashToken, newOpaqueToken } from '../secret-tokens.js';
+import type { ClientMeta } from '../session.service.js';
+import { rowsOf } from '../sql-result.js';
+import { UsersService } from '../users.service.js';
+import { TwoFactorService } from './two-factor.service.js';
+
+export const CHALLENGE_TTL_SECONDS = 5 * 60;
+export const CHALLENGE_MAX_ATTEMPTS = 5;
+
+interface ChallengeRow {
+  id: string;
+  user_id: string;
+  auth_method: string;
+  attempts: number;
+}
+
+/**
+ * The second sign-in step. A first step that proves the password (or phone code, or third-party login) of
+ * an account with two-step verification opens a challenge: a random token, valid 5 minutes, for at most 5
+ * wrong codes, usable once. SMS and e-mail codes are sent when the challenge opens.
+ */
+@Injectable()
+export class LoginChallengeService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly users: UsersService,
+    private readonly twoFactor: TwoFactorService,
+    private readonly throttle: LoginThrottleService,
+  ) {}
+
+  async open(user: UserEntity, method: TwoFactorMethod, authMethod: string): Promise<TwoFactorChallengeDto> {
+    const challengeToken = newOpaqueToken('qch_');
+    const destination = await this.tx.run(async () => {
+      await this.tx.manager.query(
+        `INSERT INTO login_challenges (user_id, token_hash, method, auth_method, expires_at)
+         VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
+        [user.id, hashToken(challengeToken), method, authMethod, CHALLENGE_TTL_SECONDS],
+      );
+      return this.twoFactor.sendLoginCode(user, method);
+    });
+    return {
+      challengeToken,
+      methods: [method, 'backup_code'],
+      expiresIn: CHALLENGE_TTL_SECONDS,
+      ...(destination ? { destination } : {}),
+    };
+  }
+
+  /** Checks the code of a challenge; returns the account and how its first step was proven. */
+  async verify(dto: VerifyTwoFactorDto, meta: ClientMeta): Promise<{ user: UserEntity; authMethod: string }> {
+    await this.throttle.assertAllowed({ ip: meta.ip });
+    const [challenge] = await this.tx.manager.query<ChallengeRow[]>(
+      `SELECT id, user_id, auth_method, attempts FROM login_challenges
+        WHERE token_hash = $1 AND consumed_at IS NULL AND expires_at > now()`,
+      [hashToken(dto.challengeToken)],
+    );
+    if (!challenge || challenge.attempts >= CHALLENGE_MAX_ATTEMPTS) {
+      throw new AppException(ErrorCode.INVALID_TOKEN, {
+        details: [
+          {
+            field: 'challengeToken',
+            reason: 'the challenge is unknown, expired, used or out of attempts; sign in again',
+          },
+        ],
+      });
+    }
+    const user = await this.users.getById(challenge.user_id);
+    const ok = await this.twoFactor.checkSecondFactor(user, dto.method, dto.code);
+    if (!ok) {
+      await this.tx.manager.query(`UPDATE login_challenges SET attempts = attempts + 1 WHERE id = $1`, [
+        challenge.id,
+      ]);
+      await this.throttle.recordFailure({ ip: meta.ip });
+      throw new AppException(ErrorCode.INVALID_CREDENTIALS, {
+        details: [{ field: 'code', reason: 'the code is wrong or expired' }],
+      });
+    }
+    const consumed = rowsOf<{ id: string }>(
+      await this.tx.manager.query(
+        `UPDATE login_challenges SET consumed_at = now() WHERE id = $1 AND consumed_at IS NULL RETURNING id`,
+        [challenge.id],
+      ),
+    );
+    if (consumed.length === 0) {
+      throw new AppException(ErrorCode.INVALID_TOKEN, {
+        details: [{ field: 'challengeToken', reason: 'the challenge was already used' }],
+      });
+    }
+    return { user, authMethod: challenge.auth_method };
+  }
+}

@@ -1,0 +1,64 @@
+import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
+import type { Principal } from '../../../common/auth/principal.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import type { Page } from '../../../common/http/pagination.js';
+import { CreateInvitationDto, InvitationQueryDto, InvitationResponseDto } from '../dtos/invitation.dto.js';
+import { RequireOrgRole } from '../guards/tenancy-roles.decorators.js';
+import { InvitationsService } from '../services/invitations.service.js';
+
+@ApiTags('invitations')
+@Controller('organizations/:organizationId/invitations')
+@Authenticated()
+export class InvitationsController {
+  constructor(private readonly invitations: InvitationsService) {}
+
+  @Post()
+  @RequireOrgRole('admin')
+  @ApiOperation({ summary: 'Invite someone by e-mail (owner or admin); the token is e-mailed to the invitee' })
+  @ApiEnvelope(InvitationResponseDto, { status: 201 })
+  create(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organizationId') organizationId: string,
+    @Body() dto: CreateInvitationDto,
+  ): Promise<InvitationResponseDto> {
+    return this.invitations.create(principal, organizationId, dto);
+  }
+
+  @Get()
+  @RequireOrgRole('admin')
+  @ApiOperation({ summary: 'List invitations (owner or admin)' })
+  @ApiEnvelope(InvitationResponseDto, { shape: 'page' })
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organizationId') organizationId: string,
+    @Query() query: InvitationQueryDto,
+  ): Promise<Page<InvitationResponseDto>> {
+    return this.invitations.list(principal, organizationId, query);
+  }
+
+  @Get(':invitationId')
+  @RequireOrgRole('guest')
+  @ApiOperation({ summary: 'An invitation (owner, admin or the inviter)' })
+  @ApiEnvelope(InvitationResponseDto)
+  get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organizationId') organizationId: string,
+    @Param('invitationId') invitationId: string,
+  ): Promise<InvitationResponseDto> {
+    return this.invitations.get(principal, organizationId, invitationId);
+  }
+
+  @Delete(':invitationId')
+  @RequireOrgRole('guest')
+  @ApiOperation({ summary: 'Revoke an invitation that was not accepted (owner, admin or the inviter)' })
+  @ApiEnvelope(InvitationResponseDto)
+  revoke(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organizationId') organizationId: string,
+    @Param('invitationId') invitationId: string,
+  ): Promise<InvitationResponseDto> {
+    return this.invitations.revoke(principal, organizationId, invitationId);
+  }
+}

@@ -1,0 +1,95 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
+import type { Principal } from '../../../common/auth/principal.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import type { Page } from '../../../common/http/pagination.js';
+import {
+  ApproveJoinRequestDto,
+  CreateJoinRequestDto,
+  JoinRequestQueryDto,
+  JoinRequestResponseDto,
+  RejectJoinRequestDto,
+} from '../dtos/join-request.dto.js';
+import { RequireOrgRole } from '../guards/tenancy-roles.decorators.js';
+import { JoinRequestsService } from '../services/join-requests.service.js';
+
+@ApiTags('join requests')
+@Controller('organizations/:organizationId/join-requests')
+@Authenticated()
+export class JoinRequestsController {
+  constructor(private readonly requests: JoinRequestsService) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Ask to join (non-members, when settings.allowJoinRequests is true)' })
+  @ApiEnvelope(JoinRequestResponseDto, { status: 201 })
+  create(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organizationId') organizationId: string,
+    @Body() dto: CreateJoinRequestDto,
+  ): Promise<JoinRequestResponseDto> {
+    return this.requests.create(principal, organizationId, dto);
+  }
+
+  @Get()
+  @RequireOrgRole('admin')
+  @ApiOperation({ summary: 'List join requests (owner or admin)' })
+  @ApiEnvelope(JoinRequestResponseDto, { shape: 'page' })
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organizationId') organizationId: string,
+    @Query() query: JoinRequestQueryDto,
+  ): Promise<Page<JoinRequestResponseDto>> {
+    return this.requests.list(principal, organizationId, query);
+  }
+
+  @Get(':requestId')
+  @ApiOperation({ summary: 'A join request (owner, admin or the applicant)' })
+  @ApiEnvelope(JoinRequestResponseDto)
+  get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organizationId') organizationId: string,
+    @Param('requestId') requestId: string,
+  ): Promise<JoinRequestResponseDto> {
+    return this.requests.get(principal, organizationId, requestId);
+  }
+
+  @Delete(':requestId')
+  @ApiOperation({ summary: 'Cancel a pending join request (the applicant only)' })
+  @ApiEnvelope(JoinRequestResponseDto)
+  cancel(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organizationId') organizationId: string,
+    @Param('requestId') requestId: string,
+  ): Promise<JoinRequestResponseDto> {
+    return this.requests.cancel(principal, organizationId, requestId);
+  }
+
+  @Post(':requestId/approve')
+  @HttpCode(200)
+  @RequireOrgRole('admin')
+  @ApiOperation({ summary: 'Approve: creates the member and notifies the applicant (owner or admin)' })
+  @ApiEnvelope(JoinRequestResponseDto)
+  approve(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organizationId') organizationId: string,
+    @Param('requestId') requestId: string,
+    @Body() dto: ApproveJoinRequestDto,
+  ): Promise<JoinRequestResponseDto> {
+    return this.requests.approve(principal, organizationId, requestId, dto);
+  }
+
+  @Post(':requestId/reject')
+  @HttpCode(200)
+  @RequireOrgRole('admin')
+  @ApiOperation({ summary: 'Reject with a review note; the applicant is notified (owner or admin)' })
+  @ApiEnvelope(JoinRequestResponseDto)
+  reject(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organizationId') organizationId: string,
+    @Param('requestId') requestId: string,
+    @Body() dto: RejectJoinRequestDto,
+  ): Promise<JoinRequestResponseDto> {
+    return this.requests.reject(principal, organizationId, requestId, dto);
+  }
+}

@@ -1,0 +1,72 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
+import type { Principal } from '../../../common/auth/principal.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { CreateOrganizationDto, OrganizationDetailDto, TransferOwnershipDto, UpdateOrganizationDto } from '../dtos/organization.dto.js';
+import { RequireOrgRole } from '../guards/tenancy-roles.decorators.js';
+import { OrganizationsService } from '../services/organizations.service.js';
+
+@ApiTags('organizations')
+@Controller('organizations')
+@Authenticated()
+export class OrganizationsController {
+  constructor(private readonly organizations: OrganizationsService) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Create an organization; the caller becomes owner and a default workspace is created' })
+  @ApiEnvelope(OrganizationDetailDto, { status: 201 })
+  create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateOrganizationDto): Promise<OrganizationDetailDto> {
+    return this.organizations.create(principal, dto);
+  }
+
+  @Get(':organizationId')
+  @RequireOrgRole('guest')
+  @ApiOperation({ summary: "Organization detail with the caller's role and statistics" })
+  @ApiEnvelope(OrganizationDetailDto)
+  get(@CurrentPrincipal() principal: Principal, @Param('organizationId') organizationId: string): Promise<OrganizationDetailDto> {
+    return this.organizations.get(principal, organizationId);
+  }
+
+  @Patch(':organizationId')
+  @RequireOrgRole('admin')
+  @ApiOperation({ summary: 'Update the organization (owner or admin)' })
+  @ApiEnvelope(OrganizationDetailDto)
+  update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organizationId') organizationId: string,
+    @Body() dto: UpdateOrganizationDto,
+  ): Promise<OrganizationDetailDto> {
+    return this.organizations.update(principal, organizationId, dto);
+  }
+
+  @Delete(':organizationId')
+  @RequireOrgRole('owner')
+  @ApiOperation({ summary: 'Archive (soft delete) the organization (owner only)' })
+  @ApiEnvelope(null)
+  archive(@CurrentPrincipal() principal: Principal, @Param('organizationId') organizationId: string): Promise<null> {
+    return this.organizations.archive(principal, organizationId);
+  }
+
+  @Post(':organizationId/leave')
+  @HttpCode(200)
+  @RequireOrgRole('guest')
+  @ApiOperation({ summary: 'Leave the organization (the owner must transfer ownership first)' })
+  @ApiEnvelope(null)
+  leave(@CurrentPrincipal() principal: Principal, @Param('organizationId') organizationId: string): Promise<null> {
+    return this.organizations.leave(principal, organizationId);
+  }
+
+  @Post(':organizationId/transfer-ownership')
+  @HttpCode(200)
+  @RequireOrgRole('owner')
+  @ApiOperation({ summary: 'Make another active member the owner; the previous owner becomes admin' })
+  @ApiEnvelope(OrganizationDetailDto)
+  transferOwnership(
+    @CurrentPrincipal() principal: Principal,
+    @Param('organizationId') organizationId: string,
+    @Body() dto: TransferOwnershipDto,
+  ): Promise<OrganizationDetailDto> {
+    return this.organizations.transferOwnership(principal, organizationId, dto);
+  }
+}

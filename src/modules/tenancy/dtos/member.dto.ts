@@ -1,0 +1,39 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { PageQueryDto } from '../../../common/http/pagination.js';
+import { MEMBER_STATUSES, type MemberStatus, ORGANIZATION_ROLES, type OrganizationRole } from '../entities/organization-member.entity.js';
+import { UserSummaryDto } from './tenancy-common.dto.js';
+
+export class AddMemberDto {
+  @ApiProperty({ format: 'uuid' }) @IsUUID() userId: string;
+  @ApiPropertyOptional({ enum: ORGANIZATION_ROLES, default: 'member', description: '`owner` only by transfer-ownership' })
+  @IsOptional()
+  @IsIn(ORGANIZATION_ROLES)
+  role?: OrganizationRole;
+}
+
+export class UpdateMemberDto {
+  @ApiPropertyOptional({ enum: ORGANIZATION_ROLES }) @IsOptional() @IsIn(ORGANIZATION_ROLES) role?: OrganizationRole;
+  @ApiPropertyOptional({ enum: MEMBER_STATUSES }) @IsOptional() @IsIn(MEMBER_STATUSES) status?: MemberStatus;
+}
+
+export class MemberQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: ORGANIZATION_ROLES }) @IsOptional() @IsIn(ORGANIZATION_ROLES) role?: OrganizationRole;
+  @ApiPropertyOptional({ enum: MEMBER_STATUSES }) @IsOptional() @IsIn(MEMBER_STATUSES) status?: MemberStatus;
+  @ApiPropertyOptional({ description: 'Case-insensitive substring of the display name or e-mail' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  search?: string;
+}
+
+export class MemberResponseDto {
+  @ApiProperty({ format: 'uuid', description: 'The member id used in /members/{memberId}' }) id: string;
+  @ApiProperty({ format: 'uuid' }) organizationId: string;
+  @ApiProperty({ format: 'uuid' }) userId: string;
+  @ApiProperty({ type: UserSummaryDto }) user: UserSummaryDto;
+  @ApiProperty({ enum: ORGANIZATION_ROLES }) role: OrganizationRole;
+  @ApiProperty({ enum: MEMBER_STATUSES }) status: MemberStatus;
+  @ApiProperty() joinedAt: string;
+  @ApiProperty() updatedAt: string;
+}

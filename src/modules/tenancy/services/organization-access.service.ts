@@ -1,0 +1,76 @@
+import { Injectable } from '@nestjs/common';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { MemberStatus, OrganizationRole } from '../entities/organization-member.entity.js';
+import { hasOrgRole, isUuid } from '../policies/organization-roles.js';
+
+export interface OrganizationAccess {
+  organizationId: string;
+  ownerId: string;
+  memberId: string;
+  role: OrganizationRole;
+  status: MemberStatus;
+}
+
+interface MembershipRow {
+  organization_id: string;
+  owner_id: string;
+  member_id: string | null;
+  role: OrganizationRole | null;
+  status: MemberStatus | null;
+}
+
+/**
+ * "What may this user do in this organization". Unknown, archived, or not-a-member organizations are
+ * NOT_FOUND (another tenant's ids leak nothing); suspended members and too-low roles are FORBIDDEN.
+ */
+@Injectable()
+export class OrganizationAccessService {
+  constructor(private readonly tx: TransactionHost) {}
+
+  /** The membership of `userId`, or null when the organization is unknown/archived or the user is no member. */
+  async find(userId: string, organizationId: string, lock = false): Promise<OrganizationAccess | null> {
+    if (!isUuid(organizationId)) {
+      return null;
+    }
+    const rows = await this.tx.manager.query<MembershipRow[]>(
+      `SELECT o.id AS organization_id, o.owner_id, m.id AS member_id, m.role, m.status
+         FROM organizations o
+         JOIN organization_members m ON m.organization_id = o.id AND m.user_id = $2
+        WHERE o.id = $1 AND o.archived_at IS NULL${lock ? ' FOR UPDATE OF o' : ''}`,
+      [organizationId, userId],
+    );
+    const row = rows[0];
+    if (!row?.member_id || !row.role || !row.status) {
+      return null;
+    }
+    return { organizationId: row.organization_id, ownerId: row.owner_id, memberId: row.member_id, role: row.role, status: row.status };
+  }
+
+  /**
+   * Refuses unless the caller is an active member with at least `minimum`. `lock` takes a row lock on the
+   * organization so concurrent membership changes (ownership transfer, leave) serialize.
+   */
+  async require(userId: string, organizationId: string, minimum: OrganizationRole = 'guest', lock = false): Promise<OrganizationAccess> {
+    const access = await this.find(userId, organizationId, lock);
+    if (!access) {
+      throw AppException.notFound('organization');
+    }
+    if (access.status !== 'active') {
+      throw AppException.forbidden('your membership of this organization is suspended');
+    }
+    if (!hasOrgRole(access.role, minimum)) {
+      throw AppException.forbidden(`organization role ${minimum} or higher required`);
+    }
+    return access;
+  }
+
+  /** The organization exists and is not archived (no membership needed: join requests). */
+  async exists(organizationId: string): Promise<boolean> {
+    if (!isUuid(organizationId)) {
+      return false;
+    }
+    const rows = await this.tx.manager.query<unknown[]>(`SELECT 1 FROM organizations WHERE id = $1 AND archived_at IS NULL`, [organizationId]);
+    return rows.length > 0;
+  }
+}

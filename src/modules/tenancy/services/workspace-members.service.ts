@@ -1,0 +1,155 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../../../common/auth/principal.js';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { offsetOf, type Page, pageOf } from '../../../common/http/pagination.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type {
+  AddWorkspaceMemberDto,
+  UpdateWorkspaceMemberDto,
+  WorkspaceMemberQueryDto,
+  WorkspaceMemberResponseDto,
+} from '../dtos/workspace-member.dto.js';
+import { isoRequired } from '../dtos/tenancy-common.dto.js';
+import { type MemberStatus, OrganizationMemberEntity } from '../entities/organization-member.entity.js';
+import { WorkspaceMemberEntity, type WorkspaceRole } from '../entities/workspace-member.entity.js';
+import { isUuid } from '../policies/organization-roles.js';
+import { UserDefaultsService } from './user-defaults.service.js';
+import { WorkspaceAccessService } from './workspace-access.service.js';
+
+interface WorkspaceMemberRow {
+  id: string;
+  organization_id: string;
+  workspace_id: string;
+  user_id: string;
+  role: WorkspaceRole;
+  status: MemberStatus;
+  joined_at: Date;
+  updated_at: Date;
+  email: string;
+  display_name: string;
+  avatar_url: string | null;
+}
+
+const SELECT = `SELECT m.id, m.organization_id, m.workspace_id, m.user_id, m.role, m.status, m.joined_at, m.updated_at,
+                       u.email, u.display_name, u.avatar_url
+                  FROM workspace_members m JOIN users u ON u.id = m.user_id`;
+
+/**
+ * Workspace members (spec 2.3, 4.3): readers of the workspace list and get them; the workspace owner or
+ * an organization owner/admin adds, updates and removes them (not while the workspace is archived).
+ */
+@Injectable()
+export class WorkspaceMembersService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly access: WorkspaceAccessService,
+    private readonly defaults: UserDefaultsService,
+  ) {}
+
+  async list(principal: Principal, organizationId: string, workspaceId: string, query: WorkspaceMemberQueryDto): Promise<Page<WorkspaceMemberResponseDto>> {
+    await this.access.requireIn(principal.userId, organizationId, workspaceId, 'read');
+    const where = `WHERE m.workspace_id = $1 AND ($2::text IS NULL OR m.role = $2) AND ($3::text IS NULL OR m.status = $3)`;
+    const params = [workspaceId, query.role ?? null, query.status ?? null];
+    const rows = await this.tx.manager.query<WorkspaceMemberRow[]>(`${SELECT} ${where} ORDER BY m.joined_at, m.id LIMIT $4 OFFSET $5`, [
+      ...params,
+      query.pageSize,
+      offsetOf(query),
+    ]);
+    const [count] = await this.tx.manager.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM workspace_members m ${where}`, params);
+    return pageOf(rows.map(workspaceMemberOf), count.n, query);
+  }
+
+  async get(principal: Principal, organizationId: string, workspaceId: string, memberId: string): Promise<WorkspaceMemberResponseDto> {
+    await this.access.requireIn(principal.userId, organizationId, workspaceId, 'read');
+    return workspaceMemberOf(await this.find(workspaceId, memberId));
+  }
+
+  async add(principal: Principal, organizationId: string, workspaceId: string, dto: AddWorkspaceMemberDto): Promise<WorkspaceMemberResponseDto> {
+    return this.tx.run(async () => {
+      const access = await this.access.requireIn(principal.userId, organizationId, workspaceId, 'manage');
+      const orgMember = await this.tx.manager.findOne(OrganizationMemberEntity, { where: { organizationId: access.organizationId, userId: dto.userId } });
+      if (!orgMember) {
+        throw AppException.validation([{ field: 'userId', reason: 'the user must be a member of the organization first' }]);
+      }
+      const existing = await this.tx.manager.findOne(WorkspaceMemberEntity, { where: { workspaceId, userId: dto.userId } });
+      if (existing) {
+        throw new AppException(ErrorCode.ALREADY_MEMBER, {
+          details: [{ field: 'userId', reason: 'already a member of this workspace' }],
+          payload: { memberId: existing.id },
+        });
+      }
+      const member = this.tx.manager.create(WorkspaceMemberEntity, {
+        organizationId: access.organizationId,
+        workspaceId,
+        userId: dto.userId,
+        role: dto.role ?? 'editor',
+        status: 'active',
+      });
+      await this.tx.manager.save(member);
+      return workspaceMemberOf(await this.find(workspaceId, member.id));
+    });
+  }
+
+  async update(
+    principal: Principal,
+    organizationId: string,
+    workspaceId: string,
+    memberId: string,
+    dto: UpdateWorkspaceMemberDto,
+  ): Promise<WorkspaceMemberResponseDto> {
+    return this.tx.run(async () => {
+      await this.access.requireIn(principal.userId, organizationId, workspaceId, 'manage');
+      const member = await this.find(workspaceId, memberId, true);
+      const changes: Partial<Pick<WorkspaceMemberEntity, 'role' | 'status'>> = {};
+      if (dto.role !== undefined && dto.role !== member.role) {
+        changes.role = dto.role;
+      }
+      if (dto.status !== undefined && dto.status !== member.status) {
+        changes.status = dto.status;
+      }
+      if (Object.keys(changes).length > 0) {
+        await this.tx.manager.update(WorkspaceMemberEntity, { id: member.id }, changes);
+      }
+      return workspaceMemberOf(await this.find(workspaceId, memberId));
+    });
+  }
+
+  async remove(principal: Principal, organizationId: string, workspaceId: string, memberId: string): Promise<null> {
+    return this.tx.run(async () => {
+      await this.access.requireIn(principal.userId, organizationId, workspaceId, 'manage');
+      const member = await this.find(workspaceId, memberId, true);
+      await this.tx.manager.delete(WorkspaceMemberEntity, { id: member.id });
+      await this.defaults.clearWorkspace(workspaceId, member.user_id);
+      return null;
+    });
+  }
+
+  private async find(workspaceId: string, memberId: string, lock = false): Promise<WorkspaceMemberRow> {
+    if (!isUuid(memberId)) {
+      throw AppException.notFound('workspace member');
+    }
+    const rows = await this.tx.manager.query<WorkspaceMemberRow[]>(
+      `${SELECT} WHERE m.workspace_id = $1 AND m.id = $2${lock ? ' FOR UPDATE OF m' : ''}`,
+      [workspaceId, memberId],
+    );
+    if (!rows[0]) {
+      throw AppException.notFound('workspace member');
+    }
+    return rows[0];
+  }
+}
+
+function workspaceMemberOf(row: WorkspaceMemberRow): WorkspaceMemberResponseDto {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    workspaceId: row.workspace_id,
+    userId: row.user_id,
+    user: { id: row.user_id, email: row.email, displayName: row.display_name, avatarUrl: row.avatar_url },
+    role: row.role,
+    status: row.status,
+    joinedAt: isoRequired(row.joined_at),
+    updatedAt: isoRequired(row.updated_at),
+  };
+}

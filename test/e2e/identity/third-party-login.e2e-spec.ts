@@ -1,0 +1,272 @@
+import request from 'supertest';
+import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { startTestIdp, type TestIdp } from './test-idp.js';
+
+describe('third-party login through a real OpenID provider', () => {
+  let t: TestApp;
+  let idp: TestIdp;
+  let admin: TestUser;
+
+  beforeAll(async () => {
+    idp = await startTestIdp();
+    t = await createTestApp({
+      ADMIN_EMAILS: 'Platform-Admin@example.test, other-admin@example.test',
+      ENCRYPTION_KEY: 'test-encryption-key',
+    });
+    admin = await registerUser(t.http, { email: 'platform-admin@example.test' });
+    idp.accounts.set('alice', { email: 'alice@idp.test', email_verified: true, name: 'Alice Idp' });
+    idp.accounts.set('bob', { email: 'bob@idp.test', email_verified: true, name: 'Bob Idp' });
+    idp.accounts.set('carol', { email: 'carol@idp.test', email_verified: true, name: 'Carol Idp' });
+    await request(t.http)
+      .post('/api/v1/admin/oidc/providers')
+      .set(bearer(admin))
+      .send({
+        provider: 'google',
+        issuer: idp.issuer,
+        clientId: idp.clientId,
+        clientSecret: idp.clientSecret,
+        scopes: ['openid', 'email', 'profile'],
+      })
+      .expect(201);
+  });
+  afterAll(async () => {
+    await t.close();
+    await idp.close();
+  });
+
+  async function startLogin(user?: TestUser): Promise<{ authorizationUrl: string; state: string }> {
+    const req = request(t.http)
+      .get('/api/v1/auth/oauth/google/authorize')
+      .query({ redirectUri: idp.redirectUri });
+    if (user) {
+      req.set(bearer(user));
+    }
+    return (await req.expect(200)).body.payload;
+  }
+
+  async function loginAs(account: string): Promise<request.Response> {
+    const { authorizationUrl, state } = await startLogin();
+    const back = await idp.signIn(authorizationUrl, account);
+    expect(back.searchParams.get('state')).toBe(state);
+    return request(t.http)
+      .post('/api/v1/auth/oauth/google/callback')
+      .send({ code: back.searchParams.get('code'), state, iss: back.searchParams.get('iss') ?? undefined });
+  }
+
+  describe('provider administration', () => {
+    it('is for platform administrators only', async () => {
+      const user = await registerUser(t.http);
+      for (const [method, path] of [
+        ['get', '/api/v1/admin/oidc/providers'],
+        ['post', '/api/v1/admin/oidc/providers'],
+      ] as const) {
+        const body = { provider: 'github', issuer: 'https://github.com', clientId: 'x' };
+        const res = await request(t.http)[method](path).set(bearer(user)).send(body);
+        expect({ path, status: res.status, code: res.body.code }).toEqual({
+          path,
+          status: 403,
+          code: 'FORBIDDEN',
+        });
+      }
+      await request(t.http).get('/api/v1/admin/oidc/providers').expect(401);
+    });
+
+    it('adds, lists, changes and removes providers; the secret is stored encrypted and never shown', async () => {
+      const created = await request(t.http)
+        .post('/api/v1/admin/oidc/providers')
+        .set(bearer(admin))
+        .send({
+          provider: 'feishu',
+          issuer: 'https://open.feishu.example',
+          clientId: 'cli_1',
+          clientSecret: 'super-secret-value',
+        })
+        .expect(201);
+      const provider = created.body.payload;
+      expect(provider).toMatchObject({
+        provider: 'feishu',
+        displayName: 'Feishu',
+        hasClientSecret: true,
+        enabled: true,
+        scopes: ['openid', 'email', 'profile'],
+      });
+      expect(JSON.stringify(created.body)).not.toContain('super-secret-value');
+      const [row] = await t.dataSource.query<Array<{ client_secret_encrypted: string }>>(
+        'SELECT client_secret_encrypted FROM oidc_providers WHERE id = $1',
+        [provider.id],
+      );
+      expect(row.client_secret_encrypted).toMatch(/^v1\./);
+      expect(row.client_secret_encrypted).not.toContain('super-secret-value');
+
+      const publicList = await request(t.http).get('/api/v1/oidc/providers').expect(200);
+      expect(publicList.body.payload.items.map((p: { provider: string }) => p.provider)).toEqual([
+        'feishu',
+        'google',
+      ]);
+      expect(publicList.body.payload.items[0]).toEqual({
+        provider: 'feishu',
+        displayName: 'Feishu',
+        authorizeUrl: '/api/v1/auth/oauth/feishu/authorize',
+      });
+
+      const updated = await request(t.http)
+        .patch(`/api/v1/admin/oidc/providers/${provider.id}`)
+        .set(bearer(admin))
+        .send({ displayName: '飞书', enabled: false })
+        .expect(200);
+      expect(updated.body.payload).toMatchObject({ displayName: '飞书', enabled: false });
+      expect(
+        (await request(t.http).get('/api/v1/oidc/providers')).body.payload.items.map(
+          (p: { provider: string }) => p.provider,
+        ),
+      ).toEqual(['google']);
+      const disabled = await request(t.http)
+        .get('/api/v1/auth/oauth/feishu/authorize')
+        .query({ redirectUri: 'https://app.example/cb' })
+        .expect(404);
+      expect(disabled.body.code).toBe('NOT_FOUND');
+
+      const admins = await request(t.http).get('/api/v1/admin/oidc/providers').set(bearer(admin)).expect(200);
+      expect(admins.body.payload.total).toBe(2);
+      await request(t.http)
+        .delete(`/api/v1/admin/oidc/providers/${provider.id}`)
+        .set(bearer(admin))
+        .expect(200);
+      await request(t.http)
+        .delete(`/api/v1/admin/oidc/providers/${provider.id}`)
+        .set(bearer(admin))
+        .expect(404);
+    });
+
+    it('validates providers: enum values exactly, one configuration per provider', async () => {
+      const facebook = await request(t.http)
+        .post('/api/v1/admin/oidc/providers')
+        .set(bearer(admin))
+        .send({ provider: 'facebook', issuer: 'https://fb.example', clientId: 'x' })
+        .expect(400);
+      expect(facebook.body).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: [expect.objectContaining({ field: 'provider' })],
+      });
+      const duplicate = await request(t.http)
+        .post('/api/v1/admin/oidc/providers')
+        .set(bearer(admin))
+        .send({ provider: 'google', issuer: 'https://accounts.google.com', clientId: 'x' })
+        .expect(409);
+      expect(duplicate.body.code).toBe('ALREADY_EXISTS');
+      expect(
+        (await request(t.http).get('/api/v1/admin/oidc/providers').set(bearer(admin))).body.payload.total,
+      ).toBe(1);
+      await request(t.http)
+        .get('/api/v1/auth/oauth/myspace/authorize')
+        .query({ redirectUri: idp.redirectUri })
+        .expect(400);
+      await request(t.http)
+        .get('/api/v1/auth/oauth/github/authorize')
+        .query({ redirectUri: idp.redirectUri })
+        .expect(404);
+    });
+  });
+
+  it('creates an account on the first sign-in and finds it through the binding later', async () => {
+    const first = await loginAs('alice');
+    expect(first.status).toBe(200);
+    expect(first.body.payload).toMatchObject({
+      isNewUser: true,
+      accessToken: expect.any(String),
+      user: { email: 'alice@idp.test', displayName: 'Alice Idp' },
+    });
+    const token = { token: first.body.payload.accessToken };
+    const bindings = await request(t.http).get('/api/v1/users/me/oauth').set(bearer(token)).expect(200);
+    expect(bindings.body.payload).toEqual([
+      expect.objectContaining({ provider: 'google', subject: 'alice', email: 'alice@idp.test' }),
+    ]);
+    const orgs = await request(t.http).get('/api/v1/users/me/organizations').set(bearer(token)).expect(200);
+    expect(orgs.body.payload.items).toEqual([expect.objectContaining({ type: 'personal', role: 'owner' })]);
+
+    const second = await loginAs('alice');
+    expect(second.status).toBe(200);
+    expect(second.body.payload).toMatchObject({ isNewUser: false, user: { id: first.body.payload.user.id } });
+    const sessions = await request(t.http).get('/api/v1/auth/sessions').set(bearer(token)).expect(200);
+    expect(
+      sessions.body.payload.items.every((s: { authMethod: string }) => s.authMethod === 'oauth:google'),
+    ).toBe(true);
+  });
+
+  it('refuses a used or unknown state', async () => {
+    const { authorizationUrl, state } = await startLogin();
+    const back = await idp.signIn(authorizationUrl, 'alice');
+    const body = {
+      code: back.searchParams.get('code'),
+      state,
+      iss: back.searchParams.get('iss') ?? undefined,
+    };
+    await request(t.http).post('/api/v1/auth/oauth/google/callback').send(body).expect(200);
+    const again = await request(t.http).post('/api/v1/auth/oauth/google/callback').send(body).expect(401);
+    expect(again.body).toMatchObject({
+      code: 'INVALID_TOKEN',
+      details: [expect.objectContaining({ field: 'state' })],
+    });
+    const missing = await request(t.http)
+      .post('/api/v1/auth/oauth/google/callback')
+      .send({ state })
+      .expect(400);
+    expect(missing.body.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('does not take over an existing account with the same e-mail; the owner binds it, then signs in with it', async () => {
+    const bob = await registerUser(t.http, { email: 'bob@idp.test' });
+    const refused = await loginAs('bob');
+    expect(refused.status).toBe(409);
+    expect(refused.body.code).toBe('ALREADY_EXISTS');
+    expect(
+      (
+        await t.dataSource.query(`SELECT count(*)::int AS n FROM users WHERE lower(email) = 'bob@idp.test'`)
+      )[0].n,
+    ).toBe(1);
+
+    const { authorizationUrl, state } = await startLogin(bob);
+    const back = await idp.signIn(authorizationUrl, 'bob');
+    const bound = await request(t.http)
+      .post('/api/v1/users/me/oauth/google')
+      .set(bearer(bob))
+      .send({ authorizationCode: back.searchParams.get('code'), state })
+      .expect(201);
+    expect(bound.body.payload).toMatchObject({ provider: 'google', subject: 'bob', email: 'bob@idp.test' });
+
+    const login = await loginAs('bob');
+    expect(login.status).toBe(200);
+    expect(login.body.payload).toMatchObject({ isNewUser: false, user: { id: bob.id } });
+
+    // The same identity cannot be bound to a second account.
+    const carolAccount = await registerUser(t.http);
+    const start = await startLogin(carolAccount);
+    const code = (await idp.signIn(start.authorizationUrl, 'bob')).searchParams.get('code');
+    const taken = await request(t.http)
+      .post('/api/v1/users/me/oauth/google')
+      .set(bearer(carolAccount))
+      .send({ authorizationCode: code })
+      .expect(409);
+    expect(taken.body.code).toBe('ALREADY_EXISTS');
+    expect(
+      (await request(t.http).get('/api/v1/users/me/oauth').set(bearer(carolAccount))).body.payload,
+    ).toEqual([]);
+
+    // Unbinding: allowed while a password remains.
+    await request(t.http).delete('/api/v1/users/me/oauth/google').set(bearer(bob)).expect(200);
+    expect((await request(t.http).get('/api/v1/users/me/oauth').set(bearer(bob))).body.payload).toEqual([]);
+    await request(t.http).delete('/api/v1/users/me/oauth/google').set(bearer(bob)).expect(404);
+  });
+
+  it('keeps the last way to sign in: an account made by the provider cannot unbind it', async () => {
+    const carol = await loginAs('carol');
+    const token = { token: carol.body.payload.accessToken };
+    const res = await request(t.http).delete('/api/v1/users/me/oauth/google').set(bearer(token)).expect(409);
+    expect(res.body.code).toBe('INVALID_STATE');
+    expect(
+      (await request(t.http).get('/api/v1/users/me/oauth').set(bearer(token))).body.payload,
+    ).toHaveLength(1);
+    await request(t.http).delete('/api/v1/users/me/oauth/wechat').set(bearer(token)).expect(404);
+  });
+});

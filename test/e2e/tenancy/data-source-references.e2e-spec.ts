@@ -1,0 +1,193 @@
+import request from 'supertest';
+import { DocumentSourceService } from '../../../src/modules/tenancy/services/document-source.service.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { API, bearer, organizationWithRoles, type TestUser } from './tenancy-helpers.js';
+
+describe('tenancy: data-source references', () => {
+  let t: TestApp;
+  let sources: DocumentSourceService;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    sources = t.app.get(DocumentSourceService);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function createWorkspace(by: TestUser, organizationId: string, body: Record<string, unknown> = {}): Promise<string> {
+    const slug = `ws-${Math.random().toString(36).slice(2, 8)}`;
+    const res = await request(t.http).post(`${API}/organizations/${organizationId}/workspaces`).set(bearer(by)).send({ name: slug, slug, ...body });
+    if (res.status !== 201) {
+      throw new Error(`create workspace failed: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+    return res.body.payload.id;
+  }
+
+  /** An organization with a source and a target workspace; `member` owns the target and can read the source. */
+  async function setup(): Promise<Awaited<ReturnType<typeof organizationWithRoles>> & { source: string; target: string; base: string }> {
+    const roles = await organizationWithRoles(t.http);
+    const source = await createWorkspace(roles.owner, roles.org.id);
+    const target = await createWorkspace(roles.owner, roles.org.id);
+    await request(t.http).post(`${API}/organizations/${roles.org.id}/workspaces/${source}/members`).set(bearer(roles.owner)).send({ userId: roles.member.id, role: 'viewer' }).expect(201);
+    await request(t.http).post(`${API}/organizations/${roles.org.id}/workspaces/${target}/members`).set(bearer(roles.owner)).send({ userId: roles.member.id, role: 'owner' }).expect(201);
+    return { ...roles, source, target, base: `${API}/organizations/${roles.org.id}/workspaces/${target}/data-source-references` };
+  }
+
+  it('adds a reference; while active the source serves the document type read-only; pause, enable and delete restore local data', async () => {
+    const { member, source, target, base } = await setup();
+    expect(await sources.resolve(target, 'catalog')).toEqual({ workspaceId: target, readOnly: false, referenceId: null });
+
+    const created = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: source, docType: 'catalog' }).expect(201);
+    const ref = created.body.payload;
+    expect(ref).toMatchObject({ workspaceId: target, sourceWorkspaceId: source, docType: 'catalog', status: 'active', createdBy: member.id });
+    expect(await sources.resolve(target, 'catalog')).toEqual({ workspaceId: source, readOnly: true, referenceId: ref.id });
+    // Other document types and the source itself are untouched.
+    expect(await sources.resolve(target, 'orders')).toEqual({ workspaceId: target, readOnly: false, referenceId: null });
+    expect(await sources.resolve(source, 'catalog')).toEqual({ workspaceId: source, readOnly: false, referenceId: null });
+
+    const paused = await request(t.http).patch(`${base}/${ref.id}`).set(bearer(member)).send({ status: 'inactive' }).expect(200);
+    expect(paused.body.payload).toMatchObject({ status: 'inactive', updatedBy: member.id });
+    expect(await sources.resolve(target, 'catalog')).toEqual({ workspaceId: target, readOnly: false, referenceId: null });
+
+    await request(t.http).patch(`${base}/${ref.id}`).set(bearer(member)).send({ status: 'active' }).expect(200);
+    expect((await sources.resolve(target, 'catalog')).readOnly).toBe(true);
+
+    const got = await request(t.http).get(`${base}/${ref.id}`).set(bearer(member)).expect(200);
+    expect(got.body.payload.status).toBe('active');
+    const list = await request(t.http).get(base).set(bearer(member)).expect(200);
+    expect(list.body.payload).toMatchObject({ total: 1, items: [expect.objectContaining({ id: ref.id })] });
+
+    await request(t.http).delete(`${base}/${ref.id}`).set(bearer(member)).expect(200);
+    await request(t.http).get(`${base}/${ref.id}`).set(bearer(member)).expect(404);
+    expect(await sources.resolve(target, 'catalog')).toEqual({ workspaceId: target, readOnly: false, referenceId: null });
+  });
+
+  it('needs read permission on the source workspace (FORBIDDEN) and workspace ownership of the target', async () => {
+    const { org, owner, member, guest, target, base } = await setup();
+    const secret = await createWorkspace(owner, org.id);
+    const denied = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: secret, docType: 'catalog' }).expect(403);
+    expect(denied.body).toMatchObject({ code: 'FORBIDDEN', details: [{ reason: expect.stringContaining('source') }] });
+
+    // An editor of the target cannot add, pause or delete.
+    await request(t.http).post(`${API}/organizations/${org.id}/workspaces/${target}/members`).set(bearer(owner)).send({ userId: guest.id, role: 'editor' }).expect(201);
+    await request(t.http).post(base).set(bearer(guest)).send({ sourceWorkspaceId: org.defaultWorkspaceId, docType: 'catalog' }).expect(403);
+    const ok = await request(t.http).post(base).set(bearer(owner)).send({ sourceWorkspaceId: secret, docType: 'catalog' }).expect(201);
+    await request(t.http).patch(`${base}/${ok.body.payload.id}`).set(bearer(guest)).send({ status: 'inactive' }).expect(403);
+    await request(t.http).delete(`${base}/${ok.body.payload.id}`).set(bearer(guest)).expect(403);
+    // Readers see the references (they are part of the workspace record).
+    await request(t.http).get(`${base}/${ok.body.payload.id}`).set(bearer(guest)).expect(200);
+    const [n] = await t.dataSource.query(`SELECT count(*)::int AS n, min(status) AS status FROM data_source_references WHERE workspace_id = $1`, [target]);
+    expect(n).toEqual({ n: 1, status: 'active' });
+  });
+
+  it('allows one active reference per document type; organization owner/admin may force a replacement', async () => {
+    const { org, owner, admin, member, source, target, base } = await setup();
+    const other = await createWorkspace(owner, org.id, { visibility: 'public' });
+    const first = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: source, docType: 'catalog' }).expect(201);
+    const clash = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: other, docType: 'catalog' }).expect(409);
+    expect(clash.body).toMatchObject({ code: 'ALREADY_EXISTS', payload: { referenceId: first.body.payload.id } });
+    const sameAgain = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: source, docType: 'catalog', status: 'inactive' }).expect(409);
+    expect(sameAgain.body.code).toBe('ALREADY_EXISTS');
+    expect((await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: other, docType: 'catalog', force: true }).expect(403)).body.code).toBe('FORBIDDEN');
+    // A paused second reference is allowed, but cannot be enabled while the first is active.
+    const paused = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: other, docType: 'catalog', status: 'inactive' }).expect(201);
+    expect((await request(t.http).patch(`${base}/${paused.body.payload.id}`).set(bearer(member)).send({ status: 'active' }).expect(409)).body.code).toBe('ALREADY_EXISTS');
+    await request(t.http).delete(`${base}/${paused.body.payload.id}`).set(bearer(member)).expect(200);
+
+    const forced = await request(t.http).post(base).set(bearer(admin)).send({ sourceWorkspaceId: other, docType: 'catalog', force: true }).expect(201);
+    expect(await sources.resolve(target, 'catalog')).toEqual({ workspaceId: other, readOnly: true, referenceId: forced.body.payload.id });
+    const old = await request(t.http).get(`${base}/${first.body.payload.id}`).set(bearer(owner)).expect(200);
+    expect(old.body.payload.status).toBe('inactive');
+  });
+
+  it('validates the body: self reference, unknown or foreign source, bad docType and status', async () => {
+    const { member, target, base } = await setup();
+    const other = await organizationWithRoles(t.http);
+    const self = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: target, docType: 'catalog' }).expect(400);
+    expect(self.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'sourceWorkspaceId' }] });
+    const foreign = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: other.org.defaultWorkspaceId, docType: 'catalog' }).expect(404);
+    expect(foreign.body.code).toBe('NOT_FOUND');
+    await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: '00000000-0000-4000-8000-000000000000', docType: 'catalog' }).expect(404);
+    const bad = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: 'x', docType: '../etc', status: 'on' }).expect(400);
+    expect(bad.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['sourceWorkspaceId', 'docType', 'status']));
+    await request(t.http).patch(`${base}/00000000-0000-4000-8000-000000000000`).set(bearer(member)).send({ status: 'inactive' }).expect(404);
+    const [n] = await t.dataSource.query(`SELECT count(*)::int AS n FROM data_source_references WHERE workspace_id = $1`, [target]);
+    expect(n.n).toBe(0);
+  });
+
+  it('writes the whole set through the workspace PATCH (dataSourceReferences) and shows it on the workspace', async () => {
+    const { org, owner, member, source, target } = await setup();
+    const other = await createWorkspace(owner, org.id, { visibility: 'public' });
+    const wsPath = `${API}/organizations/${org.id}/workspaces/${target}`;
+    const res = await request(t.http)
+      .patch(wsPath)
+      .set(bearer(member))
+      .send({ dataSourceReferences: [{ sourceWorkspaceId: source, docType: 'catalog' }, { sourceWorkspaceId: other, docType: 'orders', status: 'inactive' }] })
+      .expect(200);
+    expect(res.body.payload.dataSourceReferences).toEqual([
+      expect.objectContaining({ sourceWorkspaceId: source, docType: 'catalog', status: 'active' }),
+      expect.objectContaining({ sourceWorkspaceId: other, docType: 'orders', status: 'inactive' }),
+    ]);
+    expect((await sources.resolve(target, 'catalog')).workspaceId).toBe(source);
+    expect((await sources.resolve(target, 'orders')).workspaceId).toBe(target);
+
+    // Swap: catalog paused, orders enabled; then an empty list removes everything.
+    const swapped = await request(t.http)
+      .patch(wsPath)
+      .set(bearer(member))
+      .send({ dataSourceReferences: [{ sourceWorkspaceId: source, docType: 'catalog', status: 'inactive' }, { sourceWorkspaceId: other, docType: 'orders' }] })
+      .expect(200);
+    expect(swapped.body.payload.dataSourceReferences.map((r: { status: string }) => r.status)).toEqual(['inactive', 'active']);
+    expect((await sources.resolve(target, 'orders')).workspaceId).toBe(other);
+
+    const twoActive = await request(t.http)
+      .patch(wsPath)
+      .set(bearer(member))
+      .send({ name: 'Changed', dataSourceReferences: [{ sourceWorkspaceId: source, docType: 'orders' }, { sourceWorkspaceId: other, docType: 'orders' }] })
+      .expect(400);
+    expect(twoActive.body.code).toBe('VALIDATION_ERROR');
+    const secret = await createWorkspace(owner, org.id);
+    await request(t.http).patch(wsPath).set(bearer(member)).send({ name: 'Changed', dataSourceReferences: [{ sourceWorkspaceId: secret, docType: 'catalog' }] }).expect(403);
+    // Nothing half-applied: the name and the references are unchanged after the failed PATCHes.
+    const unchanged = await request(t.http).get(wsPath).set(bearer(member)).expect(200);
+    expect(unchanged.body.payload.name).not.toBe('Changed');
+    expect(unchanged.body.payload.dataSourceReferences).toHaveLength(2);
+
+    const cleared = await request(t.http).patch(wsPath).set(bearer(member)).send({ dataSourceReferences: [] }).expect(200);
+    expect(cleared.body.payload.dataSourceReferences).toEqual([]);
+    expect(await sources.resolve(target, 'orders')).toEqual({ workspaceId: target, readOnly: false, referenceId: null });
+
+    // Also accepted on create.
+    const created = await request(t.http)
+      .post(`${API}/organizations/${org.id}/workspaces`)
+      .set(bearer(owner))
+      .send({ name: 'Mirror', slug: 'mirror', dataSourceReferences: [{ sourceWorkspaceId: source, docType: 'catalog' }] })
+      .expect(201);
+    expect(created.body.payload.dataSourceReferences).toEqual([expect.objectContaining({ sourceWorkspaceId: source, status: 'active' })]);
+  });
+
+  it('ignores a reference whose source workspace was deleted, and refuses changes on an archived target', async () => {
+    const { org, owner, member, source, target, base } = await setup();
+    const ref = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: source, docType: 'catalog' }).expect(201);
+    await request(t.http).post(`${API}/organizations/${org.id}/workspaces/${target}/archive`).set(bearer(owner)).expect(200);
+    expect((await request(t.http).patch(`${base}/${ref.body.payload.id}`).set(bearer(member)).send({ status: 'inactive' }).expect(403)).body.code).toBe('FORBIDDEN');
+    await request(t.http).get(base).set(bearer(member)).expect(200);
+    await request(t.http).post(`${API}/organizations/${org.id}/workspaces/${target}/restore`).set(bearer(owner)).expect(200);
+
+    await request(t.http).delete(`${API}/organizations/${org.id}/workspaces/${source}`).set(bearer(owner)).expect(200);
+    expect(await sources.resolve(target, 'catalog')).toEqual({ workspaceId: target, readOnly: false, referenceId: null });
+  });
+
+  it('answers a reference of another workspace or organization with NOT_FOUND', async () => {
+    const a = await setup();
+    const b = await setup();
+    const ref = await request(t.http).post(b.base).set(bearer(b.member)).send({ sourceWorkspaceId: b.source, docType: 'catalog' }).expect(201);
+    await request(t.http).get(`${a.base}/${ref.body.payload.id}`).set(bearer(a.owner)).expect(404);
+    await request(t.http).delete(`${a.base}/${ref.body.payload.id}`).set(bearer(a.owner)).expect(404);
+    await request(t.http).get(`${b.base}/${ref.body.payload.id}`).set(bearer(a.owner)).expect(404);
+    const sameOrgOtherWs = `${API}/organizations/${b.org.id}/workspaces/${b.source}/data-source-references/${ref.body.payload.id}`;
+    await request(t.http).get(sameOrgOtherWs).set(bearer(b.owner)).expect(404);
+    await request(t.http).get(`${b.base}/${ref.body.payload.id}`).set(bearer(b.owner)).expect(200);
+  });
+});

@@ -1,0 +1,216 @@
+import request from 'supertest';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { addMember, API, bearer, createOrganization, organizationWithRoles, registerUser, uniqueSlug } from './tenancy-helpers.js';
+
+describe('tenancy: organizations', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('registration creates a personal organization with a default workspace, set as the user defaults', async () => {
+    const user = await registerUser(t.http);
+    expect(user.defaultOrganizationId).toEqual(expect.any(String));
+    const res = await request(t.http).get(`${API}/organizations/${user.defaultOrganizationId}`).set(bearer(user)).expect(200);
+    expect(res.body.payload).toMatchObject({
+      type: 'personal',
+      role: 'owner',
+      ownerId: user.id,
+      defaultWorkspaceId: user.defaultWorkspaceId,
+      statistics: { memberCount: 1, workspaceCount: 1, documentCount: 0 },
+    });
+  });
+
+  it('creates an organization: creator is owner, one default workspace, detail with statistics', async () => {
+    const owner = await registerUser(t.http);
+    const slug = uniqueSlug();
+    const res = await request(t.http)
+      .post(`${API}/organizations`)
+      .set(bearer(owner))
+      .send({ name: 'Acme', slug, displayName: 'Acme Inc.', description: 'We make things', type: 'enterprise', settings: { allowJoinRequests: true, theme: 'dark' } })
+      .expect(201);
+    const org = res.body.payload;
+    expect(org).toMatchObject({
+      name: 'Acme',
+      slug,
+      displayName: 'Acme Inc.',
+      type: 'enterprise',
+      role: 'owner',
+      ownerId: owner.id,
+      createdBy: owner.id,
+      logoUrl: null,
+      settings: { allowJoinRequests: true, defaultJoinRole: 'member', theme: 'dark' },
+      statistics: { memberCount: 1, activeMemberCount: 1, workspaceCount: 1, documentCount: 0 },
+    });
+    const ws = await request(t.http).get(`${API}/organizations/${org.id}/workspaces`).set(bearer(owner)).expect(200);
+    expect(ws.body.payload.items).toHaveLength(1);
+    expect(ws.body.payload.items[0]).toMatchObject({ id: org.defaultWorkspaceId, isDefault: true, role: 'owner' });
+  });
+
+  it('refuses a duplicate slug (any case) with ALREADY_EXISTS on field slug, creating nothing', async () => {
+    const [a, b] = await Promise.all([registerUser(t.http), registerUser(t.http)]);
+    const org = await createOrganization(t.http, a);
+    const before = await t.dataSource.query(`SELECT count(*)::int AS n FROM organizations`);
+    const res = await request(t.http).post(`${API}/organizations`).set(bearer(b)).send({ name: 'Copy', slug: org.slug, type: 'team' }).expect(409);
+    expect(res.body).toMatchObject({ success: false, code: 'ALREADY_EXISTS', details: [{ field: 'slug' }] });
+    const after = await t.dataSource.query(`SELECT count(*)::int AS n FROM organizations`);
+    expect(after[0].n).toBe(before[0].n);
+  });
+
+  it('validates the create body with VALIDATION_ERROR naming each field', async () => {
+    const user = await registerUser(t.http);
+    const res = await request(t.http)
+      .post(`${API}/organizations`)
+      .set(bearer(user))
+      .send({ name: '', slug: 'Bad Slug!', type: 'club', settings: { defaultJoinRole: 'owner' } })
+      .expect(400);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+    const fields = res.body.details.map((d: { field: string }) => d.field);
+    expect(fields).toEqual(expect.arrayContaining(['name', 'slug', 'type', 'settings']));
+  });
+
+  it('lets owner and admin PATCH, merging settings; member and guest get FORBIDDEN', async () => {
+    const { org, owner, admin, member, guest } = await organizationWithRoles(t.http);
+    await request(t.http)
+      .patch(`${API}/organizations/${org.id}`)
+      .set(bearer(owner))
+      .send({ settings: { allowJoinRequests: true, color: 'blue' } })
+      .expect(200);
+    const res = await request(t.http)
+      .patch(`${API}/organizations/${org.id}`)
+      .set(bearer(admin))
+      .send({ name: 'Renamed', displayName: 'Renamed Inc', logoUrl: 'https://cdn.example.com/logo.png', settings: { color: null, defaultJoinRole: 'guest' } })
+      .expect(200);
+    expect(res.body.payload).toMatchObject({
+      name: 'Renamed',
+      displayName: 'Renamed Inc',
+      logoUrl: 'https://cdn.example.com/logo.png',
+      role: 'admin',
+      settings: { allowJoinRequests: true, defaultJoinRole: 'guest' },
+    });
+    expect(res.body.payload.settings).not.toHaveProperty('color');
+    for (const user of [member, guest]) {
+      const denied = await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(user)).send({ name: 'Hijack' }).expect(403);
+      expect(denied.body.code).toBe('FORBIDDEN');
+    }
+    const bad = await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ name: null, slug: 'x' }).expect(400);
+    expect(bad.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['name', 'slug']));
+    const detail = await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(guest)).expect(200);
+    expect(detail.body.payload).toMatchObject({ name: 'Renamed', role: 'guest', statistics: { memberCount: 4 } });
+  });
+
+  it('hides an organization from non-members and unknown ids with NOT_FOUND, and never leaks its data', async () => {
+    const { org, outsider } = await organizationWithRoles(t.http);
+    for (const path of ['', '/members', '/workspaces', '/invitations', '/join-requests']) {
+      const res = await request(t.http).get(`${API}/organizations/${org.id}${path}`).set(bearer(outsider)).expect(404);
+      expect(res.body).toMatchObject({ success: false, code: 'NOT_FOUND', payload: null });
+      expect(JSON.stringify(res.body)).not.toContain('Acme');
+    }
+    await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(outsider)).send({ name: 'x' }).expect(404);
+    await request(t.http).delete(`${API}/organizations/${org.id}`).set(bearer(outsider)).expect(404);
+    await request(t.http).get(`${API}/organizations/00000000-0000-4000-8000-000000000000`).set(bearer(outsider)).expect(404);
+    await request(t.http).get(`${API}/organizations/not-a-uuid`).set(bearer(outsider)).expect(404);
+  });
+
+  it('refuses everything to a suspended member with FORBIDDEN', async () => {
+    const { org, owner, admin, memberIds } = await organizationWithRoles(t.http);
+    await request(t.http).patch(`${API}/organizations/${org.id}/members/${memberIds.admin}`).set(bearer(owner)).send({ status: 'suspended' }).expect(200);
+    for (const [method, path] of [
+      ['get', ''],
+      ['patch', ''],
+      ['get', '/members'],
+      ['get', '/workspaces'],
+      ['post', '/leave'],
+      ['post', '/invitations'],
+    ] as const) {
+      const res = await request(t.http)[method](`${API}/organizations/${org.id}${path}`).set(bearer(admin)).send({ email: 'x@example.test', name: 'x' });
+      expect([path, res.status, res.body.code]).toEqual([path, 403, 'FORBIDDEN']);
+    }
+    await request(t.http).get(`${API}/organizations/${org.id}/workspaces/${org.defaultWorkspaceId}`).set(bearer(admin)).expect(403);
+    await request(t.http).patch(`${API}/organizations/${org.id}/members/${memberIds.admin}`).set(bearer(owner)).send({ status: 'active' }).expect(200);
+    await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(admin)).expect(200);
+  });
+
+  it('archives on DELETE by the owner only; afterwards it is hidden and refused to everyone', async () => {
+    const { org, owner, admin, member } = await organizationWithRoles(t.http);
+    expect((await request(t.http).delete(`${API}/organizations/${org.id}`).set(bearer(admin)).expect(403)).body.code).toBe('FORBIDDEN');
+    await request(t.http).delete(`${API}/organizations/${org.id}`).set(bearer(member)).expect(403);
+    await request(t.http).patch(`${API}/users/me`).set(bearer(owner)).send({ defaultOrganizationId: org.id, defaultWorkspaceId: org.defaultWorkspaceId }).expect(200);
+    const res = await request(t.http).delete(`${API}/organizations/${org.id}`).set(bearer(owner)).expect(200);
+    expect(res.body).toMatchObject({ success: true, payload: null });
+    const [row] = await t.dataSource.query(`SELECT archived_at FROM organizations WHERE id = $1`, [org.id]);
+    expect(row.archived_at).not.toBeNull();
+    for (const user of [owner, admin, member]) {
+      await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(user)).expect(404);
+      await request(t.http).get(`${API}/organizations/${org.id}/workspaces/${org.defaultWorkspaceId}`).set(bearer(user)).expect(404);
+    }
+    await request(t.http).delete(`${API}/organizations/${org.id}`).set(bearer(owner)).expect(404);
+    const me = await request(t.http).get(`${API}/users/me`).set(bearer(owner)).expect(200);
+    expect(me.body.payload).toMatchObject({ defaultOrganizationId: null, defaultWorkspaceId: null });
+  });
+
+  it('lets a member leave (memberships gone), refuses the owner until ownership is transferred', async () => {
+    const { org, owner, admin, member } = await organizationWithRoles(t.http);
+    await request(t.http)
+      .post(`${API}/organizations/${org.id}/workspaces/${org.defaultWorkspaceId}/members`)
+      .set(bearer(owner))
+      .send({ userId: member.id, role: 'viewer' })
+      .expect(201);
+    await request(t.http).post(`${API}/organizations/${org.id}/leave`).set(bearer(member)).expect(200);
+    await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(member)).expect(404);
+    const ws = await t.dataSource.query(`SELECT count(*)::int AS n FROM workspace_members WHERE user_id = $1 AND organization_id = $2`, [member.id, org.id]);
+    expect(ws[0].n).toBe(0);
+
+    const refused = await request(t.http).post(`${API}/organizations/${org.id}/leave`).set(bearer(owner)).expect(403);
+    expect(refused.body.code).toBe('FORBIDDEN');
+
+    // Only the owner transfers, only to an active member.
+    await request(t.http).post(`${API}/organizations/${org.id}/transfer-ownership`).set(bearer(admin)).send({ userId: admin.id }).expect(403);
+    const notMember = await request(t.http).post(`${API}/organizations/${org.id}/transfer-ownership`).set(bearer(owner)).send({ userId: member.id }).expect(400);
+    expect(notMember.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'userId' }] });
+    const moved = await request(t.http).post(`${API}/organizations/${org.id}/transfer-ownership`).set(bearer(owner)).send({ userId: admin.id }).expect(200);
+    expect(moved.body.payload).toMatchObject({ ownerId: admin.id, role: 'admin' });
+    const asNewOwner = await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(admin)).expect(200);
+    expect(asNewOwner.body.payload.role).toBe('owner');
+
+    await request(t.http).post(`${API}/organizations/${org.id}/leave`).set(bearer(owner)).expect(200);
+    await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(owner)).expect(404);
+  });
+
+  it('checks membership when PATCH /users/me sets default organization and workspace', async () => {
+    const { org, owner, member, outsider } = await organizationWithRoles(t.http);
+    const other = await createOrganization(t.http, outsider);
+    const ok = await request(t.http).patch(`${API}/users/me`).set(bearer(owner)).send({ defaultOrganizationId: org.id, defaultWorkspaceId: org.defaultWorkspaceId }).expect(200);
+    expect(ok.body.payload).toMatchObject({ defaultOrganizationId: org.id, defaultWorkspaceId: org.defaultWorkspaceId });
+
+    const foreign = await request(t.http).patch(`${API}/users/me`).set(bearer(member)).send({ defaultOrganizationId: other.id }).expect(400);
+    expect(foreign.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'defaultOrganizationId' }] });
+    // A private workspace the member is not in.
+    const privateWs = await request(t.http).patch(`${API}/users/me`).set(bearer(member)).send({ defaultOrganizationId: org.id, defaultWorkspaceId: org.defaultWorkspaceId }).expect(400);
+    expect(privateWs.body.details[0].field).toBe('defaultWorkspaceId');
+    // Workspace of another organization than the default one.
+    const mismatch = await request(t.http)
+      .patch(`${API}/users/me`)
+      .set(bearer(owner))
+      .send({ defaultOrganizationId: owner.defaultOrganizationId, defaultWorkspaceId: org.defaultWorkspaceId })
+      .expect(400);
+    expect(mismatch.body.details[0].field).toBe('defaultWorkspaceId');
+    const me = await request(t.http).get(`${API}/users/me`).set(bearer(member)).expect(200);
+    expect(me.body.payload.defaultOrganizationId).toBe(member.defaultOrganizationId);
+  });
+
+  it('counts documents through the registered counter hook', async () => {
+    const { OrganizationStatisticsService } = await import('../../../src/modules/tenancy/services/organization-statistics.service.js');
+    const owner = await registerUser(t.http);
+    const org = await createOrganization(t.http, owner);
+    const stats = t.app.get(OrganizationStatisticsService);
+    stats.useDocumentCounter(async (organizationId) => (organizationId === org.id ? 42 : 0));
+    const res = await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(owner)).expect(200);
+    expect(res.body.payload.statistics.documentCount).toBe(42);
+    expect(await addMember(t.http, owner, org.id, await registerUser(t.http))).toEqual(expect.any(String));
+  });
+});
