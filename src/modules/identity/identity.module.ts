@@ -22,7 +22,7 @@ import { OidcProviderEntity } from './entities/oidc-provider.entity.js';
 import { SessionEntity } from './entities/session.entity.js';
 import { SigningKeyEntity } from './entities/signing-key.entity.js';
 import { UserEntity } from './entities/user.entity.js';
-import { FirstPartySessionGuard } from './guards/first-party-session.guard.js';
+import { FirstPartySessionGuard } from '../../common/auth/first-party-session.guard.js';
 import { PlatformAdminGuard } from './guards/platform-admin.guard.js';
 import { AccountSessionsService } from './services/account-sessions.service.js';
 import { AccountService } from './services/account.service.js';

@@ -20,7 +20,7 @@ import {
   ApiKeyWithSecretDto,
   CreateApiKeyDto,
 } from '../dtos/api-key.dto.js';
-import { FirstPartySessionGuard } from '../guards/first-party-session.guard.js';
+import { FirstPartySessionGuard } from '../../../common/auth/first-party-session.guard.js';
 import { ApiKeyService } from '../services/api-keys/api-key.service.js';
 
 @ApiTags('api-keys')

@@ -4,7 +4,7 @@ import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decor
 import type { Principal } from '../../../common/auth/principal.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
 import { BindOAuthDto, OAuthBindingDto, ProviderParamDto } from '../dtos/oidc-provider.dto.js';
-import { FirstPartySessionGuard } from '../guards/first-party-session.guard.js';
+import { FirstPartySessionGuard } from '../../../common/auth/first-party-session.guard.js';
 import { OAuthBindingService } from '../services/third-party/oauth-binding.service.js';
 
 @ApiTags('users')

@@ -9,7 +9,7 @@ import {
   OAuthClientResponseDto,
   OAuthClientWithSecretDto,
 } from '../dtos/oauth-client.dto.js';
-import { FirstPartySessionGuard } from '../guards/first-party-session.guard.js';
+import { FirstPartySessionGuard } from '../../../common/auth/first-party-session.guard.js';
 import { OAuthClientService } from '../services/issuer/oauth-client.service.js';
 
 @ApiTags('oauth')

@@ -15,7 +15,7 @@ import type { Principal } from '../../../common/auth/principal.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
 import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import { EndedSessionsDto, SessionResponseDto } from '../dtos/auth.dto.js';
-import { FirstPartySessionGuard } from '../guards/first-party-session.guard.js';
+import { FirstPartySessionGuard } from '../../../common/auth/first-party-session.guard.js';
 import { AccountSessionsService } from '../services/account-sessions.service.js';
 
 @ApiTags('auth')

@@ -12,7 +12,7 @@ import {
   TwoFactorStatusDto,
   VerifyTwoFactorDto,
 } from '../dtos/two-factor.dto.js';
-import { FirstPartySessionGuard } from '../guards/first-party-session.guard.js';
+import { FirstPartySessionGuard } from '../../../common/auth/first-party-session.guard.js';
 import { SignInService } from '../services/sign-in.service.js';
 import { TwoFactorService } from '../services/two-factor/two-factor.service.js';
 import { metaOf } from './request-meta.js';

@@ -1,3 +1,4 @@
+import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
@@ -28,6 +29,7 @@ export class DataSourceReferencesController {
   }
 
   @Post()
+  @FirstPartyOnly()
   @RequireWorkspaceRole('owner')
   @ApiOperation({ summary: 'Add a reference (workspace owner with read permission on the source; organization owner/admin may force)' })
   @ApiEnvelope(DataSourceReferenceResponseDto, { status: 201 })
@@ -54,6 +56,7 @@ export class DataSourceReferencesController {
   }
 
   @Patch(':refId')
+  @FirstPartyOnly()
   @RequireWorkspaceRole('owner')
   @ApiOperation({ summary: 'Pause (`inactive`) or enable (`active`) a reference' })
   @ApiEnvelope(DataSourceReferenceResponseDto)
@@ -68,6 +71,7 @@ export class DataSourceReferencesController {
   }
 
   @Delete(':refId')
+  @FirstPartyOnly()
   @RequireWorkspaceRole('owner')
   @ApiOperation({ summary: 'Remove a reference: local documents of that type are shown and editable again' })
   @ApiEnvelope(null)

@@ -1,3 +1,4 @@
+import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiConflictResponse, ApiGoneResponse, ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
@@ -21,6 +22,7 @@ export class InvitationTokensController {
   }
 
   @Post('accept')
+  @FirstPartyOnly()
   @ApiConflictResponse({ description: 'INVITATION_ALREADY_ACCEPTED, INVITATION_DECLINED, ALREADY_MEMBER', schema: ERROR_ENVELOPE_SCHEMA })
   @ApiGoneResponse({ description: 'INVITATION_EXPIRED, INVITATION_REVOKED', schema: ERROR_ENVELOPE_SCHEMA })
   @HttpCode(200)
@@ -31,6 +33,7 @@ export class InvitationTokensController {
   }
 
   @Post('decline')
+  @FirstPartyOnly()
   @ApiConflictResponse({ description: 'INVITATION_ALREADY_ACCEPTED, INVITATION_DECLINED', schema: ERROR_ENVELOPE_SCHEMA })
   @ApiGoneResponse({ description: 'INVITATION_EXPIRED, INVITATION_REVOKED', schema: ERROR_ENVELOPE_SCHEMA })
   @HttpCode(200)

@@ -1,3 +1,4 @@
+import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
@@ -15,6 +16,7 @@ export class InvitationsController {
   constructor(private readonly invitations: InvitationsService) {}
 
   @Post()
+  @FirstPartyOnly()
   @RequireOrgRole('admin')
   @ApiOperation({ summary: 'Invite someone by e-mail (owner or admin); the token is e-mailed to the invitee' })
   @ApiEnvelope(InvitationResponseDto, { status: 201 })
@@ -51,6 +53,7 @@ export class InvitationsController {
   }
 
   @Delete(':invitationId')
+  @FirstPartyOnly()
   @RequireOrgRole('guest')
   @ApiOperation({ summary: 'Revoke an invitation that was not accepted (owner, admin or the inviter)' })
   @ApiEnvelope(InvitationResponseDto)

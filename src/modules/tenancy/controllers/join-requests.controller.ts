@@ -1,3 +1,4 @@
+import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
@@ -21,6 +22,7 @@ export class JoinRequestsController {
   constructor(private readonly requests: JoinRequestsService) {}
 
   @Post()
+  @FirstPartyOnly()
   @ApiOperation({ summary: 'Ask to join (non-members, when settings.allowJoinRequests is true)' })
   @ApiEnvelope(JoinRequestResponseDto, { status: 201 })
   create(
@@ -55,6 +57,7 @@ export class JoinRequestsController {
   }
 
   @Delete(':requestId')
+  @FirstPartyOnly()
   @ApiOperation({ summary: 'Cancel a pending join request (the applicant only)' })
   @ApiEnvelope(JoinRequestResponseDto)
   cancel(
@@ -66,6 +69,7 @@ export class JoinRequestsController {
   }
 
   @Post(':requestId/approve')
+  @FirstPartyOnly()
   @HttpCode(200)
   @RequireOrgRole('admin')
   @ApiOperation({ summary: 'Approve: creates the member and notifies the applicant (owner or admin)' })
@@ -80,6 +84,7 @@ export class JoinRequestsController {
   }
 
   @Post(':requestId/reject')
+  @FirstPartyOnly()
   @HttpCode(200)
   @RequireOrgRole('admin')
   @ApiOperation({ summary: 'Reject with a review note; the applicant is notified (owner or admin)' })

@@ -1,3 +1,4 @@
+import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
@@ -23,6 +24,7 @@ export class OrganizationMembersController {
   }
 
   @Post()
+  @FirstPartyOnly()
   @RequireOrgRole('admin')
   @ApiOperation({ summary: 'Add a user as member (owner or admin)' })
   @ApiEnvelope(MemberResponseDto, { status: 201 })
@@ -43,6 +45,7 @@ export class OrganizationMembersController {
   }
 
   @Patch(':memberId')
+  @FirstPartyOnly()
   @RequireOrgRole('admin')
   @ApiOperation({ summary: "Change a member's role or status (owner or admin; the owner only by transfer)" })
   @ApiEnvelope(MemberResponseDto)
@@ -56,6 +59,7 @@ export class OrganizationMembersController {
   }
 
   @Delete(':memberId')
+  @FirstPartyOnly()
   @RequireOrgRole('admin')
   @ApiOperation({ summary: 'Remove a member (owner or admin; the owner cannot be removed)' })
   @ApiEnvelope(null)

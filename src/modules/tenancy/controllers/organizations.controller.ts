@@ -1,3 +1,4 @@
+import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
@@ -14,6 +15,7 @@ export class OrganizationsController {
   constructor(private readonly organizations: OrganizationsService) {}
 
   @Post()
+  @FirstPartyOnly()
   @ApiOperation({ summary: 'Create an organization; the caller becomes owner and a default workspace is created' })
   @ApiEnvelope(OrganizationDetailDto, { status: 201 })
   create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateOrganizationDto): Promise<OrganizationDetailDto> {
@@ -29,6 +31,7 @@ export class OrganizationsController {
   }
 
   @Patch(':organizationId')
+  @FirstPartyOnly()
   @RequireOrgRole('admin')
   @ApiOperation({ summary: 'Update the organization (owner or admin)' })
   @ApiEnvelope(OrganizationDetailDto)
@@ -41,6 +44,7 @@ export class OrganizationsController {
   }
 
   @Delete(':organizationId')
+  @FirstPartyOnly()
   @RequireOrgRole('owner')
   @ApiOperation({ summary: 'Archive (soft delete) the organization (owner only)' })
   @ApiEnvelope(null)
@@ -49,6 +53,7 @@ export class OrganizationsController {
   }
 
   @Post(':organizationId/leave')
+  @FirstPartyOnly()
   @HttpCode(200)
   @RequireOrgRole('guest')
   @ApiOperation({ summary: 'Leave the organization (the owner must transfer ownership first)' })
@@ -58,6 +63,7 @@ export class OrganizationsController {
   }
 
   @Post(':organizationId/transfer-ownership')
+  @FirstPartyOnly()
   @HttpCode(200)
   @RequireOrgRole('owner')
   @ApiOperation({ summary: 'Make another active member the owner; the previous owner becomes admin' })

@@ -1,3 +1,4 @@
+import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
@@ -28,6 +29,7 @@ export class WorkspaceMembersController {
   }
 
   @Post()
+  @FirstPartyOnly()
   @RequireWorkspaceRole('owner')
   @ApiOperation({ summary: 'Add an organization member to the workspace (workspace owner, organization owner/admin)' })
   @ApiEnvelope(WorkspaceMemberResponseDto, { status: 201 })
@@ -54,6 +56,7 @@ export class WorkspaceMembersController {
   }
 
   @Patch(':memberId')
+  @FirstPartyOnly()
   @RequireWorkspaceRole('owner')
   @ApiOperation({ summary: "Change a workspace member's role or status" })
   @ApiEnvelope(WorkspaceMemberResponseDto)
@@ -68,6 +71,7 @@ export class WorkspaceMembersController {
   }
 
   @Delete(':memberId')
+  @FirstPartyOnly()
   @RequireWorkspaceRole('owner')
   @ApiOperation({ summary: 'Remove a workspace member' })
   @ApiEnvelope(null)

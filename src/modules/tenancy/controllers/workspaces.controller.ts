@@ -1,3 +1,4 @@
+import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
@@ -15,6 +16,7 @@ export class WorkspacesController {
   constructor(private readonly workspaces: WorkspacesService) {}
 
   @Post()
+  @FirstPartyOnly()
   @RequireOrgRole('admin')
   @ApiOperation({ summary: 'Create a workspace (organization owner or admin); the creator becomes its owner' })
   @ApiEnvelope(WorkspaceResponseDto, { status: 201 })
@@ -51,6 +53,7 @@ export class WorkspacesController {
   }
 
   @Patch(':workspaceId')
+  @FirstPartyOnly()
   @RequireWorkspaceRole('owner')
   @ApiOperation({ summary: 'Update a workspace (workspace owner, or organization owner/admin)' })
   @ApiEnvelope(WorkspaceResponseDto)
@@ -64,6 +67,7 @@ export class WorkspacesController {
   }
 
   @Delete(':workspaceId')
+  @FirstPartyOnly()
   @RequireWorkspacePermission('delete')
   @ApiOperation({ summary: 'Soft-delete a workspace (workspace owner or organization owner)' })
   @ApiEnvelope(null)
@@ -76,6 +80,7 @@ export class WorkspacesController {
   }
 
   @Post(':workspaceId/archive')
+  @FirstPartyOnly()
   @HttpCode(200)
   @RequireWorkspacePermission('archive')
   @ApiOperation({ summary: 'Archive: the workspace becomes read-only (workspace owner, organization owner/admin)' })
@@ -89,6 +94,7 @@ export class WorkspacesController {
   }
 
   @Post(':workspaceId/restore')
+  @FirstPartyOnly()
   @HttpCode(200)
   @RequireWorkspacePermission('archive')
   @ApiOperation({ summary: 'Restore an archived workspace (workspace owner, organization owner/admin)' })

@@ -1,6 +1,6 @@
-import { type CanActivate, type ExecutionContext, Injectable } from '@nestjs/common';
-import type { AuthenticatedRequest } from '../../../common/auth/auth.decorators.js';
-import { AppException } from '../../../common/errors/app.exception.js';
+import { applyDecorators, type CanActivate, type ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
+import type { AuthenticatedRequest } from './auth.decorators.js';
+import { AppException } from '../errors/app.exception.js';
 
 /**
  * Account-security operations (sessions, two-step verification, API keys, OAuth clients and bindings,
@@ -19,3 +19,9 @@ export class FirstPartySessionGuard implements CanActivate {
     return true;
   }
 }
+
+/**
+ * The operation needs a first-party signed-in session (spec is silent; see docs/decisions/auth-*.md):
+ * account security and tenancy changes cannot be made with an API key or a third-party client's token.
+ */
+export const FirstPartyOnly = (): MethodDecorator & ClassDecorator => applyDecorators(UseGuards(FirstPartySessionGuard));
