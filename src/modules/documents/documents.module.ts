@@ -1,5 +1,69 @@
 import { Module } from '@nestjs/common';
 import { TenancyModule } from '../tenancy/tenancy.module.js';
+import { DataController } from './controllers/data.controller.js';
+import { DocumentAccessGuard } from './controllers/document-access.guard.js';
+import { DocumentsController } from './controllers/documents.controller.js';
+import { MetadataController } from './controllers/metadata.controller.js';
+import { PropertiesController } from './controllers/properties.controller.js';
+import { RequestsController } from './controllers/requests.controller.js';
+import { RevisionsController } from './controllers/revisions.controller.js';
+import { DocumentRepository } from './repositories/document.repository.js';
+import { FieldIndexRepository } from './repositories/field-index.repository.js';
+import { FieldValuesRepository } from './repositories/field-values.repository.js';
+import { PropertiesRepository } from './repositories/properties.repository.js';
+import { RequestRepository } from './repositories/request.repository.js';
+import { RevisionRepository } from './repositories/revision.repository.js';
+import { RowQueryRepository } from './repositories/row-query.repository.js';
+import { RowRepository } from './repositories/row.repository.js';
+import { ChangeEngineService } from './services/change-engine.service.js';
+import { DocumentAccessService } from './services/document-access.service.js';
+import { DocumentEventsService } from './services/document-events.service.js';
+import { DocumentIndexService } from './services/document-index.service.js';
+import { DocumentsService } from './services/documents.service.js';
+import { DraftReadService } from './services/draft-read.service.js';
+import { MergeService } from './services/merge/merge.service.js';
+import { MetadataMergeService } from './services/merge/metadata-merge.service.js';
+import { RowMergeService } from './services/merge/row-merge.service.js';
+import { MetadataService } from './services/metadata.service.js';
+import { PropertiesService } from './services/properties.service.js';
+import { RequestsService } from './services/requests.service.js';
+import { RevisionsService } from './services/revisions.service.js';
+import { RowQueryService } from './services/row-query.service.js';
+import { RowsService } from './services/rows.service.js';
 
-@Module({ imports: [TenancyModule] })
+/**
+ * Documents: metadata, rows, properties, the query engine, and the change-request → merge → revision workflow.
+ * Every write goes through ChangeEngineService; every applied change through MergeService (docs/documents.md).
+ */
+@Module({
+  imports: [TenancyModule],
+  controllers: [DocumentsController, MetadataController, DataController, PropertiesController, RequestsController, RevisionsController],
+  providers: [
+    DocumentRepository,
+    RowRepository,
+    RowQueryRepository,
+    FieldValuesRepository,
+    FieldIndexRepository,
+    PropertiesRepository,
+    RequestRepository,
+    RevisionRepository,
+    DocumentAccessService,
+    DocumentAccessGuard,
+    DocumentEventsService,
+    DocumentIndexService,
+    ChangeEngineService,
+    MergeService,
+    RowMergeService,
+    MetadataMergeService,
+    DraftReadService,
+    DocumentsService,
+    MetadataService,
+    RowsService,
+    RowQueryService,
+    PropertiesService,
+    RequestsService,
+    RevisionsService,
+  ],
+  exports: [DocumentAccessService, ChangeEngineService, MergeService, RowQueryService],
+})
 export class DocumentsModule {}

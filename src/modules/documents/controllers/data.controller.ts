@@ -1,0 +1,127 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RequireScopes } from '../../../common/auth/auth.decorators.js';
+import type { CursorPage, Page } from '../../../common/http/pagination.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { DataListQueryDto, DraftReadQueryDto, RowDeleteQueryDto, WriteQueryDto } from '../dtos/document-query.dto.js';
+import {
+  BulkResultDto,
+  CreateRowDto,
+  GroupedQueryResultDto,
+  RowDeleteResponseDto,
+  RowResponseDto,
+  RowWriteResponseDto,
+  UpdateRowDto,
+} from '../dtos/row.dto.js';
+import type { DocumentContext } from '../services/document-access.service.js';
+import { RowQueryService } from '../services/row-query.service.js';
+import { RowsService } from '../services/rows.service.js';
+import { ApplyDeprecationInterceptor } from './apply-deprecation.interceptor.js';
+import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
+
+const QUERY_BODY_SCHEMA = {
+  type: 'object',
+  description: 'Structured form (filters, sorts, groupBy, page, pageSize) or short form (filter, sort); cursor + limit for keyset paging',
+  example: {
+    filters: { logic: 'and', conditions: [{ field: 'price', operator: 'range', rangeStart: 10, rangeEnd: 20 }], groups: [] },
+    sorts: [{ field: 'price', direction: 'desc' }],
+    page: 1,
+    pageSize: 20,
+  },
+  additionalProperties: true,
+};
+
+const BULK_BODY_SCHEMA = {
+  type: 'array',
+  description: 'Targets: {row, field}, {row}, {rows[], field}, {property}, {properties: true}; at most 1000 rows; all or nothing',
+  items: { type: 'object', properties: { target: { type: 'object' }, value: {} } },
+  example: [{ target: { row: 'r1', field: 'price' }, value: { number: 12 } }, { target: { rows: ['r2', 'r3'], field: 'status' }, value: { selectOption: 'done' } }],
+};
+
+/** Rows: `/data` and the equivalent `/rows` forms (spec 4.4). */
+@ApiTags('documents: data')
+@ApiExtraModels(RowResponseDto, GroupedQueryResultDto)
+@Controller('doc/:docType/:docId')
+@UseInterceptors(ApplyDeprecationInterceptor)
+export class DataController {
+  constructor(
+    private readonly rows: RowsService,
+    private readonly queries: RowQueryService,
+  ) {}
+
+  @Get(['data', 'rows'])
+  @RequireScopes('data:read')
+  @DocumentAccess('read')
+  @ApiOperation({ summary: 'Rows: page + pageSize, or cursor + limit (keyset); sort=field:asc|desc' })
+  @ApiEnvelope(RowResponseDto, { shape: 'page', description: 'A page; with cursor/limit: {items, limit, nextCursor}' })
+  list(@CurrentDocument() doc: DocumentContext, @Query() query: DataListQueryDto): Promise<Page<RowResponseDto> | CursorPage<RowResponseDto>> {
+    return this.queries.list(doc, query);
+  }
+
+  @Post(['data/query', 'rows/query'])
+  @HttpCode(200)
+  @RequireScopes('data:read')
+  @DocumentAccess('read')
+  @ApiOperation({ summary: 'Query rows: filters, sorts, groupBy with aggregations, paging — executed in PostgreSQL' })
+  @ApiBody({ schema: QUERY_BODY_SCHEMA })
+  @ApiEnvelope(RowResponseDto, { shape: 'page', description: 'A page of rows; with cursor/limit a cursor page; with groupBy: GroupedQueryResultDto' })
+  query(
+    @CurrentDocument() doc: DocumentContext,
+    @Query() query: DraftReadQueryDto,
+    @Body() body: unknown,
+  ): Promise<Page<RowResponseDto> | CursorPage<RowResponseDto> | GroupedQueryResultDto> {
+    return this.queries.query(doc, body, query.requestId);
+  }
+
+  @Post(['data/bulk', 'rows/batch-update'])
+  @HttpCode(200)
+  @RequireScopes('data:write')
+  @DocumentAccess('write')
+  @ApiOperation({ summary: 'Bulk update (all or nothing, at most 1000 rows)' })
+  @ApiBody({ schema: BULK_BODY_SCHEMA })
+  @ApiEnvelope(BulkResultDto)
+  bulk(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: unknown): Promise<BulkResultDto> {
+    return this.rows.bulk(doc, body, query);
+  }
+
+  @Post(['data', 'rows'])
+  @RequireScopes('data:write')
+  @DocumentAccess('write')
+  @ApiOperation({ summary: 'Create a row' })
+  @ApiEnvelope(RowWriteResponseDto, { status: 201 })
+  create(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: CreateRowDto): Promise<RowWriteResponseDto> {
+    return this.rows.create(doc, body, query);
+  }
+
+  @Get(['data/:rowId', 'rows/:rowId'])
+  @RequireScopes('data:read')
+  @DocumentAccess('read')
+  @ApiOperation({ summary: 'One row' })
+  @ApiEnvelope(RowResponseDto)
+  get(@CurrentDocument() doc: DocumentContext, @Param('rowId') rowId: string, @Query() query: DraftReadQueryDto): Promise<RowResponseDto> {
+    return this.queries.get(doc, rowId, query.requestId);
+  }
+
+  @Put(['data/:rowId', 'rows/:rowId'])
+  @RequireScopes('data:write')
+  @DocumentAccess('write')
+  @ApiOperation({ summary: 'Update a row: the given values change (null clears); version for optimistic locking' })
+  @ApiEnvelope(RowWriteResponseDto)
+  update(
+    @CurrentDocument() doc: DocumentContext,
+    @Param('rowId') rowId: string,
+    @Query() query: WriteQueryDto,
+    @Body() body: UpdateRowDto,
+  ): Promise<RowWriteResponseDto> {
+    return this.rows.update(doc, rowId, body, query);
+  }
+
+  @Delete(['data/:rowId', 'rows/:rowId'])
+  @RequireScopes('data:write')
+  @DocumentAccess('write')
+  @ApiOperation({ summary: 'Delete a row (its last values stay in the revision)' })
+  @ApiEnvelope(RowDeleteResponseDto)
+  remove(@CurrentDocument() doc: DocumentContext, @Param('rowId') rowId: string, @Query() query: RowDeleteQueryDto): Promise<RowDeleteResponseDto> {
+    return this.rows.remove(doc, rowId, query);
+  }
+}

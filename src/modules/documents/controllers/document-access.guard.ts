@@ -1,0 +1,67 @@
+import {
+  applyDecorators,
+  type CanActivate,
+  createParamDecorator,
+  type ExecutionContext,
+  Injectable,
+  SetMetadata,
+  UseGuards,
+} from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { ApiNotFoundResponse, ApiParam } from '@nestjs/swagger';
+import type { Request } from 'express';
+import type { AuthenticatedRequest } from '../../../common/auth/auth.decorators.js';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
+import { DocumentAccessService, type DocumentContext, type DocumentNeed } from '../services/document-access.service.js';
+
+const DOCUMENT_NEED = 'quire:document-need';
+
+interface DocumentRequest extends Request, AuthenticatedRequest {
+  documentContext?: DocumentContext;
+}
+
+/**
+ * Opens `/doc/{docType}/{docId}` for the caller before the handler runs (after authentication and scopes):
+ * DOC_NOT_FOUND for unknown or other-tenant documents, FORBIDDEN when the role does not allow the operation or a
+ * data-source reference makes the document read-only. The handler receives it with @CurrentDocument().
+ */
+@Injectable()
+export class DocumentAccessGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly access: DocumentAccessService,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const need = this.reflector.getAllAndOverride<DocumentNeed | undefined>(DOCUMENT_NEED, [context.getHandler(), context.getClass()]) ?? 'read';
+    const request = context.switchToHttp().getRequest<DocumentRequest>();
+    if (!request.principal) {
+      throw new AppException(ErrorCode.UNAUTHORIZED);
+    }
+    const docType = String(request.params.docType ?? '');
+    const docId = String(request.params.docId ?? '');
+    const via = typeof request.query.workspaceId === 'string' ? request.query.workspaceId : undefined;
+    request.documentContext = await this.access.open(request.principal, docType, docId, need, via);
+    return true;
+  }
+}
+
+/** The document operation needs `need` on the document's workspace ('read' | 'write' | 'manage'). */
+export const DocumentAccess = (need: DocumentNeed): MethodDecorator & ClassDecorator =>
+  applyDecorators(
+    SetMetadata(DOCUMENT_NEED, need),
+    UseGuards(DocumentAccessGuard),
+    ApiParam({ name: 'docType', type: String }),
+    ApiParam({ name: 'docId', type: String }),
+    ApiNotFoundResponse({ description: 'DOC_NOT_FOUND', schema: ERROR_ENVELOPE_SCHEMA }),
+  );
+
+export const CurrentDocument = createParamDecorator((_data: unknown, context: ExecutionContext): DocumentContext => {
+  const request = context.switchToHttp().getRequest<DocumentRequest>();
+  if (!request.documentContext) {
+    throw new Error('@CurrentDocument() needs @DocumentAccess() on the route');
+  }
+  return request.documentContext;
+});

@@ -1,0 +1,85 @@
+import { Body, Controller, Delete, Get, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
+import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decorators.js';
+import type { Principal } from '../../../common/auth/principal.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import type { Page } from '../../../common/http/pagination.js';
+import { BundleQueryDto, DocumentListQueryDto, DocumentScopeQueryDto, WriteQueryDto } from '../dtos/document-query.dto.js';
+import {
+  CreateDocumentDto,
+  DocumentBundleDto,
+  DocumentResponseDto,
+  SettingsDto,
+  SettingsResponseDto,
+  SettingsWriteResponseDto,
+} from '../dtos/document.dto.js';
+import type { DocumentContext } from '../services/document-access.service.js';
+import { DocumentsService } from '../services/documents.service.js';
+import { MetadataService } from '../services/metadata.service.js';
+import { ApplyDeprecationInterceptor } from './apply-deprecation.interceptor.js';
+import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
+
+/** Documents: create, list per type and workspace, the bundle, soft delete, settings. */
+@ApiTags('documents')
+@Controller('doc/:docType')
+@UseInterceptors(ApplyDeprecationInterceptor)
+export class DocumentsController {
+  constructor(
+    private readonly documents: DocumentsService,
+    private readonly metadata: MetadataService,
+  ) {}
+
+  @Post()
+  @RequireScopes('doc:write')
+  @ApiParam({ name: 'docType', type: String })
+  @ApiOperation({ summary: 'Create a document (body id optional, organizationId, workspaceId, title, metadata, settings)' })
+  @ApiEnvelope(DocumentResponseDto, { status: 201 })
+  create(@CurrentPrincipal() principal: Principal, @Param('docType') docType: string, @Body() dto: CreateDocumentDto): Promise<DocumentResponseDto> {
+    return this.documents.create(principal, docType, dto);
+  }
+
+  @Get()
+  @RequireScopes('doc:read')
+  @ApiParam({ name: 'docType', type: String })
+  @ApiOperation({ summary: 'Documents of a type in a workspace (source workspace documents, read-only, when a data-source reference replaces the type)' })
+  @ApiEnvelope(DocumentResponseDto, { shape: 'page' })
+  list(@CurrentPrincipal() principal: Principal, @Param('docType') docType: string, @Query() query: DocumentListQueryDto): Promise<Page<DocumentResponseDto>> {
+    return this.documents.list(principal, docType, query);
+  }
+
+  @Get(':docId')
+  @RequireScopes('doc:read')
+  @DocumentAccess('read')
+  @ApiOperation({ summary: 'The document bundle with the sections named in include' })
+  @ApiEnvelope(DocumentBundleDto)
+  bundle(@CurrentDocument() doc: DocumentContext, @Query() query: BundleQueryDto): Promise<DocumentBundleDto> {
+    return this.documents.bundle(doc, query);
+  }
+
+  @Delete(':docId')
+  @RequireScopes('doc:write')
+  @DocumentAccess('write')
+  @ApiOperation({ summary: 'Delete a document (soft delete; the id can be reused)' })
+  @ApiEnvelope(DocumentResponseDto)
+  remove(@CurrentDocument() doc: DocumentContext, @Query() _query: DocumentScopeQueryDto): Promise<DocumentResponseDto> {
+    return this.documents.remove(doc);
+  }
+
+  @Get(':docId/settings')
+  @RequireScopes('doc:read')
+  @DocumentAccess('read')
+  @ApiOperation({ summary: 'Document settings' })
+  @ApiEnvelope(SettingsResponseDto)
+  settings(@CurrentDocument() doc: DocumentContext, @Query() _query: DocumentScopeQueryDto): SettingsResponseDto {
+    return this.metadata.getSettings(doc);
+  }
+
+  @Put(':docId/settings')
+  @RequireScopes('doc:write')
+  @DocumentAccess('manage')
+  @ApiOperation({ summary: 'Replace document settings (permissions, notifications, workflow)' })
+  @ApiEnvelope(SettingsWriteResponseDto)
+  putSettings(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: SettingsDto): Promise<SettingsWriteResponseDto> {
+    return this.metadata.putSettings(doc, body, query);
+  }
+}

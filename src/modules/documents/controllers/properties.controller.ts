@@ -1,0 +1,74 @@
+import { Body, Controller, Delete, Get, Patch, Post, Put, Query, UseInterceptors } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RequireScopes } from '../../../common/auth/auth.decorators.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import type { Page } from '../../../common/http/pagination.js';
+import { DraftReadQueryDto, PagedScopeQueryDto, PropertiesPatchQueryDto, WriteQueryDto } from '../dtos/document-query.dto.js';
+import { DocumentPropertiesDto, PropertiesBodyDto, PropertiesWriteResponseDto } from '../dtos/properties.dto.js';
+import { PropertyHistoryEntryDto } from '../dtos/revision.dto.js';
+import type { DocumentContext } from '../services/document-access.service.js';
+import { PropertiesService } from '../services/properties.service.js';
+import { ApplyDeprecationInterceptor } from './apply-deprecation.interceptor.js';
+import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
+
+/** Document properties (values of Metadata.properties). */
+@ApiTags('documents: properties')
+@Controller('doc/:docType/:docId/properties')
+@UseInterceptors(ApplyDeprecationInterceptor)
+export class PropertiesController {
+  constructor(private readonly properties: PropertiesService) {}
+
+  @Get()
+  @RequireScopes('doc:read')
+  @DocumentAccess('read')
+  @ApiOperation({ summary: 'Document properties' })
+  @ApiEnvelope(DocumentPropertiesDto)
+  get(@CurrentDocument() doc: DocumentContext, @Query() query: DraftReadQueryDto): Promise<DocumentPropertiesDto> {
+    return this.properties.get(doc, query.requestId);
+  }
+
+  @Get('history')
+  @RequireScopes('doc:read')
+  @DocumentAccess('read')
+  @ApiOperation({ summary: 'Change history of the properties (merged operations, newest first)' })
+  @ApiEnvelope(PropertyHistoryEntryDto, { shape: 'page' })
+  history(@CurrentDocument() doc: DocumentContext, @Query() query: PagedScopeQueryDto): Promise<Page<PropertyHistoryEntryDto>> {
+    return this.properties.history(doc, query);
+  }
+
+  @Post()
+  @RequireScopes('doc:write')
+  @DocumentAccess('write')
+  @ApiOperation({ summary: 'Set the properties (complete set; defaults applied, required enforced)' })
+  @ApiEnvelope(PropertiesWriteResponseDto, { status: 201 })
+  create(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: PropertiesBodyDto): Promise<PropertiesWriteResponseDto> {
+    return this.properties.write(doc, body, 'create', query);
+  }
+
+  @Put()
+  @RequireScopes('doc:write')
+  @DocumentAccess('write')
+  @ApiOperation({ summary: 'Replace the properties (properties not given are cleared)' })
+  @ApiEnvelope(PropertiesWriteResponseDto)
+  replace(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: PropertiesBodyDto): Promise<PropertiesWriteResponseDto> {
+    return this.properties.write(doc, body, 'replace', query);
+  }
+
+  @Patch()
+  @RequireScopes('doc:write')
+  @DocumentAccess('write')
+  @ApiOperation({ summary: 'Partial update (merge=true, default) or replace (merge=false); version for optimistic locking' })
+  @ApiEnvelope(PropertiesWriteResponseDto)
+  patch(@CurrentDocument() doc: DocumentContext, @Query() query: PropertiesPatchQueryDto, @Body() body: PropertiesBodyDto): Promise<PropertiesWriteResponseDto> {
+    return this.properties.write(doc, body, query.merge === false ? 'replace' : 'patch', query);
+  }
+
+  @Delete()
+  @RequireScopes('doc:write')
+  @DocumentAccess('write')
+  @ApiOperation({ summary: 'Clear every property value' })
+  @ApiEnvelope(PropertiesWriteResponseDto)
+  remove(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto): Promise<PropertiesWriteResponseDto> {
+    return this.properties.remove(doc, query);
+  }
+}

@@ -1,0 +1,151 @@
+import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import { isPlainObject } from '../fields/field-value.utils.js';
+
+/** Spec 8: rows in one bulk operation. */
+export const MAX_BULK_ROWS = 1000;
+const MAX_BULK_ITEMS = 10_000;
+
+/** Raw (unparsed) values a bulk call writes to one row or to the properties, with where each came from. */
+export interface BulkTargetValues {
+  values: Record<string, unknown>;
+  /** Field id → path of the item that set it, for error details. */
+  paths: Record<string, string>;
+  /** Path of the first item naming this target. */
+  path: string;
+}
+
+export interface BulkRequest {
+  rows: Map<string, BulkTargetValues>;
+  properties: BulkTargetValues | null;
+}
+
+/** `[{fieldId, value}]` or `{fieldId: value}` → an object. */
+function valuesObject(raw: unknown, path: string, errors: ErrorDetail[]): Record<string, unknown> | null {
+  if (Array.isArray(raw)) {
+    const result: Record<string, unknown> = {};
+    raw.forEach((entry: unknown, index) => {
+      if (!isPlainObject(entry) || typeof entry.fieldId !== 'string') {
+        errors.push({ field: `${path}[${index}]`, reason: 'each entry needs a fieldId and a value' });
+        return;
+      }
+      result[entry.fieldId] = entry.value;
+    });
+    return result;
+  }
+  if (isPlainObject(raw)) {
+    return raw;
+  }
+  errors.push({ field: path, reason: 'must be an object of field id to value, or an array of {fieldId, value}' });
+  return null;
+}
+
+function isId(value: unknown): value is string {
+  return typeof value === 'string' && value !== '' && value.length <= 128;
+}
+
+function assign(target: BulkTargetValues, values: Record<string, unknown>, path: string): void {
+  for (const [fieldId, value] of Object.entries(values)) {
+    target.values[fieldId] = value;
+    target.paths[fieldId] = path;
+  }
+}
+
+/**
+ * Reads a bulk body (spec 4.4): an array of `{target, value}` — or `{updates: [...]}`, or the order-book form
+ * `{rows: [{target: {row}, values: [...]}]}` — where the target is `{row, field}`, `{row}`, `{rows[], field}`,
+ * `{property}` or `{properties: true}`. Later items override earlier ones for the same cell. Collects every
+ * structural error; more than 1000 distinct rows is a VALIDATION_ERROR.
+ */
+export function parseBulkRequest(body: unknown): BulkRequest {
+  const errors: ErrorDetail[] = [];
+  let items: unknown[];
+  let prefix = '';
+  if (Array.isArray(body)) {
+    items = body;
+  } else if (isPlainObject(body) && Array.isArray(body.updates)) {
+    items = body.updates;
+    prefix = 'updates';
+  } else if (isPlainObject(body) && Array.isArray(body.rows)) {
+    items = body.rows.map((row: unknown) => (isPlainObject(row) ? { target: row.target, value: row.values ?? row.value } : row));
+    prefix = 'rows';
+  } else {
+    throw AppException.validation([{ field: 'body', reason: 'body must be an array of {target, value}' }]);
+  }
+  if (items.length === 0) {
+    throw AppException.validation([{ field: 'body', reason: 'at least one update is required' }]);
+  }
+  if (items.length > MAX_BULK_ITEMS) {
+    throw AppException.validation([{ field: 'body', reason: `at most ${MAX_BULK_ITEMS} updates per call` }]);
+  }
+  const result: BulkRequest = { rows: new Map(), properties: null };
+  const rowTarget = (rowId: string, path: string): BulkTargetValues => {
+    let target = result.rows.get(rowId);
+    if (!target) {
+      target = { values: {}, paths: {}, path };
+      result.rows.set(rowId, target);
+    }
+    return target;
+  };
+
+  items.forEach((item: unknown, index) => {
+    const at = `${prefix}[${index}]`;
+    if (!isPlainObject(item) || !isPlainObject(item.target)) {
+      errors.push({ field: `${at}.target`, reason: 'each update needs a target' });
+      return;
+    }
+    const target = item.target;
+    const valuePath = `${at}.value`;
+    if (target.properties === true) {
+      const values = valuesObject(item.value, valuePath, errors);
+      if (values) {
+        result.properties ??= { values: {}, paths: {}, path: at };
+        assign(result.properties, values, valuePath);
+      }
+    } else if (target.property !== undefined) {
+      if (!isId(target.property)) {
+        errors.push({ field: `${at}.target.property`, reason: 'must be a property field id' });
+        return;
+      }
+      result.properties ??= { values: {}, paths: {}, path: at };
+      assign(result.properties, { [target.property]: item.value }, valuePath);
+    } else if (target.rows !== undefined) {
+      if (!Array.isArray(target.rows) || target.rows.length === 0 || !target.rows.every(isId)) {
+        errors.push({ field: `${at}.target.rows`, reason: 'must be a non-empty array of row ids' });
+        return;
+      }
+      if (!isId(target.field)) {
+        errors.push({ field: `${at}.target.field`, reason: 'must be a field id' });
+        return;
+      }
+      for (const rowId of target.rows as string[]) {
+        assign(rowTarget(rowId, at), { [target.field]: item.value }, valuePath);
+      }
+    } else if (target.row !== undefined) {
+      if (!isId(target.row)) {
+        errors.push({ field: `${at}.target.row`, reason: 'must be a row id' });
+        return;
+      }
+      if (target.field !== undefined) {
+        if (!isId(target.field)) {
+          errors.push({ field: `${at}.target.field`, reason: 'must be a field id' });
+          return;
+        }
+        assign(rowTarget(target.row, at), { [target.field]: item.value }, valuePath);
+      } else {
+        const values = valuesObject(item.value, valuePath, errors);
+        if (values) {
+          assign(rowTarget(target.row, at), values, valuePath);
+        }
+      }
+    } else {
+      errors.push({ field: `${at}.target`, reason: 'target must be {row, field}, {row}, {rows, field}, {property} or {properties: true}' });
+    }
+  });
+  if (result.rows.size > MAX_BULK_ROWS) {
+    errors.push({ field: 'body', reason: `at most ${MAX_BULK_ROWS} rows per bulk operation, got ${result.rows.size}` });
+  }
+  if (errors.length > 0) {
+    throw AppException.validation(errors);
+  }
+  return result;
+}

@@ -1,0 +1,65 @@
+import { applyPropertiesEffect, foldChanges } from './change-fold.js';
+import type { ChangeDraft } from './document.records.js';
+
+const create = (rowId: string, values: Record<string, string | number | null>, bulkId?: string): ChangeDraft => ({
+  type: 'row-create',
+  operation: 'create',
+  targetId: rowId,
+  data: bulkId ? { values, origin: { bulkId } } : { values },
+});
+const update = (rowId: string, values: Record<string, string | number | null>, baseVersion: number | null = 1): ChangeDraft => ({
+  type: 'row-update',
+  operation: 'update',
+  targetId: rowId,
+  data: { values, baseVersion },
+});
+const remove = (rowId: string, baseVersion: number | null = 1): ChangeDraft => ({ type: 'row-delete', operation: 'delete', targetId: rowId, data: { baseVersion } });
+
+describe('foldChanges', () => {
+  it('folds create + update into one create without cleared values', () => {
+    const folded = foldChanges([create('a', { x: 1, y: 2 }), update('a', { y: null, z: 3 }, null)]);
+    expect(folded.rows.get('a')).toEqual({ kind: 'create', rowId: 'a', values: { x: 1, z: 3 }, baseVersion: null, origins: ['single'] });
+  });
+
+  it('drops a row created and deleted in the same request', () => {
+    expect(foldChanges([create('a', { x: 1 }), remove('a', null)]).rows.size).toBe(0);
+  });
+
+  it('keeps the first base version across updates and a final delete', () => {
+    const folded = foldChanges([update('a', { x: 1 }, 4), update('a', { y: 2 }, 5), remove('a', 5)]);
+    expect(folded.rows.get('a')).toMatchObject({ kind: 'delete', baseVersion: 4 });
+  });
+
+  it('merges updates, later values winning, null meaning clear', () => {
+    const folded = foldChanges([update('a', { x: 1, y: 1 }), update('a', { x: 2, y: null })]);
+    expect(folded.rows.get('a')).toMatchObject({ kind: 'update', set: { x: 2, y: null }, baseVersion: 1 });
+  });
+
+  it('turns delete + create into a replace of the existing row', () => {
+    const folded = foldChanges([remove('a', 3), create('a', { x: 9 })]);
+    expect(folded.rows.get('a')).toMatchObject({ kind: 'replace', values: { x: 9 }, baseVersion: 3 });
+  });
+
+  it('remembers bulk origins', () => {
+    expect(foldChanges([create('a', { x: 1 }, 'bulk-1')]).rows.get('a')?.origins).toEqual(['bulk-1']);
+  });
+
+  it('folds properties: patches merge, replace resets, delete clears', () => {
+    const folded = foldChanges([
+      { type: 'property-update', operation: 'update', targetId: 'properties', data: { values: { a: 1 }, replace: false, baseVersion: 2 } },
+      { type: 'property-update', operation: 'update', targetId: 'properties', data: { values: { b: 2 }, replace: false, baseVersion: 3 } },
+    ]);
+    expect(folded.properties).toMatchObject({ set: { a: 1, b: 2 }, replace: false, baseVersion: 2 });
+    expect(applyPropertiesEffect({ a: 0, c: 3 }, folded.properties!)).toEqual({ a: 1, b: 2, c: 3 });
+    const cleared = foldChanges([{ type: 'property-delete', operation: 'delete', targetId: 'properties', data: { baseVersion: 1 } }]);
+    expect(applyPropertiesEffect({ a: 1 }, cleared.properties!)).toEqual({});
+  });
+
+  it('keeps the last metadata and the first base metadata version', () => {
+    const folded = foldChanges([
+      { type: 'metadata-update', operation: 'update', targetId: 'metadata', data: { fields: [], properties: [], baseMetadataVersion: 1 } },
+      { type: 'metadata-update', operation: 'update', targetId: 'metadata', data: { fields: [{ id: 'x', name: 'X', type: 'text' }], properties: [], baseMetadataVersion: 1 } },
+    ]);
+    expect(folded.metadata).toEqual({ fields: [{ id: 'x', name: 'X', type: 'text' }], properties: [], baseMetadataVersion: 1 });
+  });
+});

@@ -1,0 +1,243 @@
+import type { FieldDefinition, StoredRowValues, StoredValue } from '../fields/field.types.js';
+
+/** Metadata as stored in `documents.metadata`. */
+export interface DocumentMetadata {
+  fields: FieldDefinition[];
+  properties: FieldDefinition[];
+}
+
+/** Document settings (spec 2.11); unknown keys are kept as given. */
+export interface DocumentSettings {
+  permissions?: Record<string, unknown>;
+  notifications?: Record<string, unknown>;
+  workflow?: { requiresApproval?: boolean; approvers?: string[]; autoMerge?: boolean; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+/** One `documents` row. */
+export interface DocumentRecord {
+  uuid: string;
+  organizationId: string;
+  workspaceId: string;
+  docType: string;
+  docId: string;
+  title: string | null;
+  metadata: DocumentMetadata;
+  metadataVersion: number;
+  settings: DocumentSettings;
+  version: number;
+  rowSeq: number;
+  rowCount: number;
+  createdAt: Date;
+  createdBy: string;
+  updatedAt: Date;
+  updatedBy: string | null;
+}
+
+/** One `document_rows` row. */
+export interface RowRecord {
+  id: string;
+  seq: string;
+  values: StoredRowValues;
+  version: number;
+  createdAt: Date;
+  createdBy: string | null;
+  updatedAt: Date;
+  updatedBy: string | null;
+}
+
+export interface PropertiesRecord {
+  id: string;
+  documentUuid: string;
+  organizationId: string;
+  workspaceId: string;
+  properties: StoredRowValues;
+  version: number;
+  createdAt: Date;
+  updatedAt: Date;
+  updatedBy: string | null;
+}
+
+export const REQUEST_STATUSES = ['open', 'merged', 'closed'] as const;
+export type RequestStatus = (typeof REQUEST_STATUSES)[number];
+
+export interface RequestRecord {
+  id: string;
+  documentUuid: string;
+  organizationId: string;
+  workspaceId: string;
+  title: string;
+  description: string | null;
+  status: RequestStatus;
+  author: string;
+  reviewers: string[];
+  contributors: string[];
+  /** Created by a write without `requestId` (merged at once unless approval is required). */
+  implicit: boolean;
+  changeCount: number;
+  generatedRevisionId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  mergedAt: Date | null;
+  mergedBy: string | null;
+  closedAt: Date | null;
+  closedBy: string | null;
+}
+
+export const CHANGE_TYPES = [
+  'row-create',
+  'row-update',
+  'row-delete',
+  'property-update',
+  'property-delete',
+  'metadata-update',
+  'settings-update',
+] as const;
+export type ChangeType = (typeof CHANGE_TYPES)[number];
+export const CHANGE_OPERATIONS = ['create', 'update', 'delete'] as const;
+export type ChangeOperationKind = (typeof CHANGE_OPERATIONS)[number];
+
+/** Which write produced a change; bulk writes share one id so their merge raises one `data_bulk_operation`. */
+export interface ChangeOrigin {
+  bulkId?: string;
+}
+
+/** `row-create`: the validated stored values of the new row. */
+export interface RowCreateData {
+  values: StoredRowValues;
+  origin?: ChangeOrigin;
+}
+
+/**
+ * `row-update`: the fields to set (stored values; `null` clears) and the row version the document had when the
+ * change was recorded (`null` when the row was created by the same request) — the merge's conflict check.
+ */
+export interface RowUpdateData {
+  values: StoredRowValues;
+  baseVersion: number | null;
+  origin?: ChangeOrigin;
+}
+
+export interface RowDeleteData {
+  baseVersion: number | null;
+  origin?: ChangeOrigin;
+}
+
+/** `property-update`: property values to set (`null` clears); `replace` clears the properties not named. */
+export interface PropertyUpdateData {
+  values: StoredRowValues;
+  replace: boolean;
+  baseVersion: number;
+  origin?: ChangeOrigin;
+}
+
+export interface PropertyDeleteData {
+  baseVersion: number;
+}
+
+/** `metadata-update`: the complete new metadata and the metadata version it was written against. */
+export interface MetadataUpdateData {
+  fields: FieldDefinition[];
+  properties: FieldDefinition[];
+  baseMetadataVersion: number;
+}
+
+export interface SettingsUpdateData {
+  settings: DocumentSettings;
+}
+
+export type ChangeData =
+  | RowCreateData
+  | RowUpdateData
+  | RowDeleteData
+  | PropertyUpdateData
+  | PropertyDeleteData
+  | MetadataUpdateData
+  | SettingsUpdateData;
+
+/** A change before it is stored. */
+export type ChangeDraft =
+  | { type: 'row-create'; operation: 'create'; targetId: string; data: RowCreateData }
+  | { type: 'row-update'; operation: 'update'; targetId: string; data: RowUpdateData }
+  | { type: 'row-delete'; operation: 'delete'; targetId: string; data: RowDeleteData }
+  | { type: 'property-update'; operation: 'update'; targetId: string; data: PropertyUpdateData }
+  | { type: 'property-delete'; operation: 'delete'; targetId: string; data: PropertyDeleteData }
+  | { type: 'metadata-update'; operation: 'update'; targetId: string; data: MetadataUpdateData }
+  | { type: 'settings-update'; operation: 'update'; targetId: string; data: SettingsUpdateData };
+
+/** A stored change (`request_changes` row). */
+export type ChangeRecord = ChangeDraft & {
+  id: string;
+  seq: string;
+  changedAt: Date;
+  changedBy: string;
+};
+
+export const PROPERTIES_TARGET = 'properties';
+export const METADATA_TARGET = 'metadata';
+export const SETTINGS_TARGET = 'settings';
+
+export const REVISION_OPERATION_TYPES = [
+  'row-create',
+  'row-update',
+  'row-delete',
+  'field-create',
+  'field-update',
+  'field-delete',
+  'metadata-update',
+  'settings-update',
+  'property-update',
+  'property-delete',
+] as const;
+export type RevisionOperationType = (typeof REVISION_OPERATION_TYPES)[number];
+export const TARGET_KINDS = ['row', 'field', 'metadata', 'settings', 'property'] as const;
+export type TargetKind = (typeof TARGET_KINDS)[number];
+
+export interface OperationTarget {
+  kind: TargetKind;
+  rowId?: string;
+  fieldId?: string;
+}
+
+export interface RevisionStats {
+  rowsCreated: number;
+  rowsUpdated: number;
+  rowsDeleted: number;
+  fieldsCreated: number;
+  fieldsUpdated: number;
+  fieldsDeleted: number;
+}
+
+export interface RevisionRecord {
+  id: string;
+  documentUuid: string;
+  version: number;
+  requestId: string | null;
+  title: string | null;
+  description: string | null;
+  contributors: string[];
+  mergedBy: string | null;
+  stats: RevisionStats;
+  operationCount: number;
+  previousRevisionId: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/**
+ * One ChangeOperation. `oldValue`/`newValue` hold stored forms: rows `{values, version?, ...}`, fields
+ * `{field, values?}` (the snapshot of a deleted or converted field's values, keyed by row id), properties
+ * `{value}`, settings and metadata their whole JSON.
+ */
+export interface OperationRecord {
+  id: string;
+  revisionId: string;
+  ordinal: number;
+  type: RevisionOperationType;
+  target: OperationTarget;
+  oldValue: StoredValue | null;
+  newValue: StoredValue | null;
+  operator: string | null;
+  timestamp: Date;
+  note: string | null;
+}

@@ -1,0 +1,130 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Allow, IsObject, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { FIELD_TYPES, type FieldType } from '../fields/field.types.js';
+import { RevisionResponseDto } from './revision.dto.js';
+import { RowResponseDto, WriteResultDto } from './row.dto.js';
+
+export class SelectOptionDto {
+  @ApiProperty() id: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: 'Language code to name' })
+  name?: Record<string, string>;
+  @ApiPropertyOptional() label?: string;
+  @ApiPropertyOptional() color?: string;
+}
+
+export class ValidationRuleDto {
+  @ApiProperty({ enum: ['pattern', 'min', 'max', 'minLength', 'maxLength', 'enum', 'custom'] }) ruleType: string;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { pattern: '^[A-Z]+$' } }) config?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) message?: Record<string, string>;
+}
+
+export class LookupDto {
+  @ApiProperty() relationFieldId: string;
+  @ApiProperty() targetFieldId: string;
+}
+
+export class RollupDto extends LookupDto {
+  @ApiProperty({ enum: ['sum', 'avg', 'min', 'max', 'count'] }) agg: string;
+}
+
+/** `Document.Field` (spec 2.5). */
+export class FieldDto {
+  @ApiProperty({ pattern: '^[A-Za-z0-9_-]{1,64}$' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: FIELD_TYPES }) type: FieldType;
+  @ApiPropertyOptional() required?: boolean;
+  @ApiPropertyOptional() unique?: boolean;
+  @ApiPropertyOptional({ description: 'A Value (or lenient form) applied on create' }) defaultValue?: unknown;
+  @ApiPropertyOptional({ type: [SelectOptionDto] }) selectOptions?: SelectOptionDto[];
+  @ApiPropertyOptional({ type: [ValidationRuleDto] }) validations?: ValidationRuleDto[];
+  @ApiPropertyOptional() formula?: string;
+  @ApiPropertyOptional({ type: LookupDto }) lookup?: LookupDto;
+  @ApiPropertyOptional({ type: RollupDto }) rollup?: RollupDto;
+}
+
+export class MetadataResponseDto {
+  @ApiProperty({ type: [FieldDto] }) fields: FieldDto[];
+  @ApiProperty({ type: [FieldDto] }) properties: FieldDto[];
+  @ApiProperty({ type: 'integer', description: 'Incremented by every merged metadata change' }) version: number;
+}
+
+export class ConversionReportDto {
+  @ApiProperty() fieldId: string;
+  @ApiProperty({ enum: ['fields', 'properties'] }) scope: string;
+  @ApiProperty() fromType: string;
+  @ApiProperty() toType: string;
+  @ApiProperty({ type: 'integer' }) converted: number;
+  @ApiProperty({ type: 'integer', description: 'Values that could not be converted; removed and kept in the revision' }) failed: number;
+  @ApiProperty({ type: [String], description: 'Up to 50 rows whose value could not be converted' }) failedRowIds: string[];
+}
+
+export class MetadataWriteResponseDto extends MetadataResponseDto {
+  @ApiProperty({ type: WriteResultDto }) request: WriteResultDto;
+  @ApiProperty({ type: [ConversionReportDto] }) conversions: ConversionReportDto[];
+}
+
+export class UpdateMetadataDto {
+  @ApiProperty({ type: [FieldDto], description: 'Required: the complete list of data fields' }) @Allow() fields: unknown;
+  @ApiPropertyOptional({ type: [FieldDto], description: 'Document-property fields; kept when omitted' }) @IsOptional() @Allow() properties?: unknown;
+}
+
+export class DocumentResponseDto {
+  @ApiProperty({ description: 'The document id (docId)' }) id: string;
+  @ApiProperty() docType: string;
+  @ApiProperty({ format: 'uuid' }) organizationId: string;
+  @ApiProperty({ format: 'uuid' }) workspaceId: string;
+  @ApiProperty({ nullable: true, type: String }) title: string | null;
+  @ApiProperty({ type: 'integer', description: 'Latest revision number' }) version: number;
+  @ApiProperty({ type: 'integer' }) rowCount: number;
+  @ApiProperty({ description: 'Served read-only through a data-source reference' }) readOnly: boolean;
+  @ApiProperty() createdAt: string;
+  @ApiProperty() createdBy: string;
+  @ApiProperty() updatedAt: string;
+  @ApiProperty({ nullable: true, type: String }) updatedBy: string | null;
+}
+
+export class CreateDocumentDto {
+  @ApiPropertyOptional({ pattern: '^[A-Za-z0-9_.:-]{1,128}$', description: 'Generated when absent' }) @IsOptional() @IsString() @MaxLength(128) id?: string;
+  @ApiProperty({ format: 'uuid' }) @IsUUID() organizationId: string;
+  @ApiProperty({ format: 'uuid' }) @IsUUID() workspaceId: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(500) title?: string;
+  @ApiPropertyOptional({ type: UpdateMetadataDto }) @IsOptional() @IsObject() metadata?: { fields?: unknown; properties?: unknown };
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Document settings (spec 2.11)' })
+  @IsOptional()
+  @IsObject()
+  settings?: Record<string, unknown>;
+}
+
+export class SettingsDto {
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @IsOptional() @IsObject() permissions?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true }) @IsOptional() @IsObject() notifications?: Record<string, unknown>;
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { requiresApproval: true, approvers: [], autoMerge: false } })
+  @IsOptional()
+  @IsObject()
+  workflow?: Record<string, unknown>;
+}
+
+export class SettingsResponseDto extends SettingsDto {}
+
+export class SettingsWriteResponseDto extends SettingsDto {
+  @ApiProperty({ type: WriteResultDto }) request: WriteResultDto;
+}
+
+export class RowPageDto {
+  @ApiProperty({ type: [RowResponseDto] }) items: RowResponseDto[];
+  @ApiProperty({ type: 'integer' }) page: number;
+  @ApiProperty({ type: 'integer' }) pageSize: number;
+  @ApiProperty({ type: 'integer' }) total: number;
+  @ApiProperty({ type: 'integer' }) totalPages: number;
+}
+
+/** `GET /doc/{docType}/{docId}`: the sections named in `include`. */
+export class DocumentBundleDto {
+  @ApiProperty({ type: DocumentResponseDto }) document: DocumentResponseDto;
+  @ApiPropertyOptional({ type: MetadataResponseDto }) metadata?: MetadataResponseDto;
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' }, description: 'Views are not available yet: always empty' }) views?: unknown[];
+  @ApiPropertyOptional({ type: RowPageDto }) data?: RowPageDto;
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' }, description: 'Comments are not available yet: always empty' }) comments?: unknown[];
+  @ApiPropertyOptional({ type: [RevisionResponseDto] }) revisions?: RevisionResponseDto[];
+  @ApiPropertyOptional({ type: SettingsResponseDto }) settings?: SettingsResponseDto;
+}

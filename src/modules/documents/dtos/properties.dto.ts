@@ -1,0 +1,33 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Allow, IsInt, IsOptional, Min } from 'class-validator';
+import { ValueEntryDto, WriteResultDto } from './row.dto.js';
+
+/** DocumentProperties (spec 2.6). */
+export class DocumentPropertiesDto {
+  @ApiProperty() id: string;
+  @ApiProperty() docId: string;
+  @ApiProperty() docType: string;
+  @ApiProperty({ format: 'uuid' }) organizationId: string;
+  @ApiProperty({ format: 'uuid' }) workspaceId: string;
+  @ApiProperty({ type: [ValueEntryDto], description: 'Field ids refer to Metadata.properties' }) properties: ValueEntryDto[];
+  @ApiProperty({ type: 'integer' }) version: number;
+  @ApiProperty() createdAt: string;
+  @ApiProperty() updatedAt: string;
+  @ApiProperty({ nullable: true, type: String }) updatedBy: string | null;
+}
+
+export class PropertiesWriteResponseDto extends DocumentPropertiesDto {
+  @ApiProperty({ type: WriteResultDto }) request: WriteResultDto;
+}
+
+export class PropertiesBodyDto {
+  @ApiProperty({ type: [ValueEntryDto], description: 'Array of {fieldId, value} or an object of field id to value' })
+  @Allow()
+  properties: unknown;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'Optimistic lock (also accepted as query parameter on PATCH)' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  version?: number;
+}

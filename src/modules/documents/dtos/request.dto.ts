@@ -1,0 +1,129 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { Allow, ArrayMaxSize, IsArray, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
+import { CHANGE_OPERATIONS, CHANGE_TYPES, REQUEST_STATUSES, type RequestStatus } from '../domain/document.records.js';
+import { CONFLICT_TYPES } from '../domain/merge.types.js';
+import { ConversionReportDto } from './document.dto.js';
+import { RevisionResponseDto } from './revision.dto.js';
+import { RowResponseDto } from './row.dto.js';
+
+export class ChangeDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ enum: CHANGE_TYPES }) type: string;
+  @ApiProperty({ enum: CHANGE_OPERATIONS }) operation: string;
+  @ApiProperty() targetId: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: 'Validated values (as ValueEntry arrays) and the base version' })
+  data: Record<string, unknown>;
+  @ApiProperty() changedAt: string;
+  @ApiProperty() changedBy: string;
+}
+
+export class RequestResponseDto {
+  @ApiProperty() id: string;
+  @ApiProperty() docType: string;
+  @ApiProperty() docId: string;
+  @ApiProperty() title: string;
+  @ApiProperty({ nullable: true, type: String }) description: string | null;
+  @ApiProperty({ enum: REQUEST_STATUSES }) status: RequestStatus;
+  @ApiProperty() author: string;
+  @ApiProperty({ type: [String] }) reviewers: string[];
+  @ApiProperty({ type: [String] }) contributors: string[];
+  @ApiPropertyOptional({ type: [ChangeDto], description: 'On single reads: the first 1000 changes' }) changes?: ChangeDto[];
+  @ApiProperty({ type: 'integer' }) changeCount: number;
+  @ApiProperty({ nullable: true, type: String }) generatedRevisionId: string | null;
+  @ApiProperty() createdAt: string;
+  @ApiProperty() updatedAt: string;
+  @ApiProperty({ nullable: true, type: String }) mergedAt: string | null;
+  @ApiProperty({ nullable: true, type: String }) mergedBy: string | null;
+}
+
+export class MergeResponseDto extends RequestResponseDto {
+  @ApiProperty({ type: RevisionResponseDto }) revision: RevisionResponseDto;
+  @ApiProperty({ type: [ConversionReportDto] }) conversions: ConversionReportDto[];
+}
+
+export class ChangeTargetInputDto {
+  @ApiProperty({ enum: ['row', 'field', 'metadata', 'settings', 'property'] })
+  @IsIn(['row', 'field', 'metadata', 'settings', 'property'])
+  kind: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) rowId?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) fieldId?: string;
+}
+
+export class ChangeInputDto {
+  @ApiProperty({ enum: ['row-create', 'row-update', 'row-delete', 'property-update', 'property-delete', 'metadata-update', 'settings-update'] })
+  @IsIn(['row-create', 'row-update', 'row-delete', 'property-update', 'property-delete', 'metadata-update', 'settings-update'])
+  type: string;
+
+  @ApiProperty({ type: ChangeTargetInputDto }) @ValidateNested() @Type(() => ChangeTargetInputDto) @IsObject() target: ChangeTargetInputDto;
+
+  @ApiPropertyOptional({
+    description:
+      'row-create/row-update: values (array of {fieldId, value} or object); with target.fieldId one Value. property-update: values, or one Value with target.fieldId. metadata-update: {fields, properties}. settings-update: settings.',
+  })
+  @IsOptional()
+  @Allow()
+  newValue?: unknown;
+}
+
+export class CreateRequestDto {
+  @ApiProperty() @IsString() @MinLength(1) @MaxLength(500) title: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(10_000) description?: string;
+  @ApiPropertyOptional({ type: [String], description: 'User ids asked to review' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(100)
+  @IsString({ each: true })
+  reviewers?: string[];
+  @ApiPropertyOptional({ type: [ChangeInputDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => ChangeInputDto)
+  changes?: ChangeInputDto[];
+}
+
+export class UpdatedCellDto {
+  @ApiProperty() rowId: string;
+  @ApiProperty() fieldId: string;
+  @ApiProperty({ nullable: true, description: 'Value before (null when empty)' }) oldValue: unknown;
+  @ApiProperty({ nullable: true, description: 'Value after (null when cleared)' }) newValue: unknown;
+}
+
+export class ChangedPropertyDto {
+  @ApiProperty() fieldId: string;
+  @ApiProperty({ nullable: true }) oldValue: unknown;
+  @ApiProperty({ nullable: true }) newValue: unknown;
+}
+
+export class FieldChangesDto {
+  @ApiProperty({ type: [String] }) created: string[];
+  @ApiProperty({ type: [String] }) updated: string[];
+  @ApiProperty({ type: [String] }) deleted: string[];
+}
+
+export class RequestDiffDto {
+  @ApiProperty({ type: [RowResponseDto] }) addedRows: RowResponseDto[];
+  @ApiProperty({ type: [UpdatedCellDto] }) updatedCells: UpdatedCellDto[];
+  @ApiProperty({ type: [RowResponseDto], description: 'Rows the request deletes, as they are now' }) deletedRows: RowResponseDto[];
+  @ApiProperty({ type: [ChangedPropertyDto] }) changedProperties: ChangedPropertyDto[];
+  @ApiProperty({ type: FieldChangesDto, nullable: true }) fields: FieldChangesDto | null;
+  @ApiProperty() settingsChanged: boolean;
+}
+
+export class ConflictDto {
+  @ApiProperty({ enum: CONFLICT_TYPES }) type: string;
+  @ApiProperty() targetId: string;
+  @ApiPropertyOptional() rowId?: string;
+  @ApiPropertyOptional() fieldId?: string;
+  @ApiPropertyOptional({ type: 'integer', nullable: true }) baseVersion?: number | null;
+  @ApiPropertyOptional({ type: 'integer' }) currentVersion?: number;
+  @ApiPropertyOptional() value?: unknown;
+  @ApiProperty() reason: string;
+}
+
+export class ConflictsResponseDto {
+  @ApiProperty() mergeable: boolean;
+  @ApiProperty({ type: [ConflictDto] }) conflicts: ConflictDto[];
+}

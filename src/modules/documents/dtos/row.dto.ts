@@ -1,0 +1,85 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Allow, IsInt, IsOptional, IsString, Min } from 'class-validator';
+import type { Value } from '../fields/field.types.js';
+import { REQUEST_STATUSES, type RequestStatus } from '../domain/document.records.js';
+
+const VALUE_SCHEMA = {
+  description:
+    'One typed key: text, number, boolean, date, selectOption, multiSelect, user, duration, rating, attachments, collaborators, relation (see docs/values.md)',
+  example: { text: 'hello' },
+};
+
+export class ValueEntryDto {
+  @ApiProperty() fieldId: string;
+  @ApiProperty({ ...VALUE_SCHEMA, type: Object }) value: Value;
+}
+
+export class RowResponseDto {
+  @ApiProperty() id: string;
+  @ApiProperty({ type: [ValueEntryDto] }) values: ValueEntryDto[];
+  @ApiProperty({ type: 'integer', description: 'Optimistic-lock counter; every applied change increments it' }) version: number;
+  @ApiProperty() createdAt: string;
+  @ApiProperty({ nullable: true, type: String }) createdBy: string | null;
+  @ApiProperty() updatedAt: string;
+  @ApiProperty({ nullable: true, type: String }) updatedBy: string | null;
+}
+
+/** What a write did: the request it went to and, when merged at once, the revision it produced. */
+export class WriteResultDto {
+  @ApiProperty({ nullable: true, type: String, description: 'The request the change was recorded on' }) requestId: string | null;
+  @ApiProperty({ enum: REQUEST_STATUSES, nullable: true }) requestStatus: RequestStatus | null;
+  @ApiProperty({ nullable: true, type: String, description: 'Set when the change was merged' }) revisionId: string | null;
+  @ApiProperty({ description: 'True when the change was applied to the document' }) merged: boolean;
+  @ApiProperty({ description: 'True when the write waits in an open request because the workflow requires approval' }) pendingApproval: boolean;
+}
+
+export class RowWriteResponseDto extends RowResponseDto {
+  @ApiProperty({ type: WriteResultDto }) request: WriteResultDto;
+}
+
+export class RowDeleteResponseDto {
+  @ApiProperty() id: string;
+  @ApiProperty() deleted: boolean;
+  @ApiProperty({ type: WriteResultDto }) request: WriteResultDto;
+}
+
+const VALUES_DESCRIPTION = 'Array of {fieldId, value}, or an object of field id to value; lenient inputs accepted (docs/values.md)';
+
+export class CreateRowDto {
+  @ApiPropertyOptional({ description: 'Row id; generated when absent' }) @IsOptional() @IsString() id?: string;
+  @ApiPropertyOptional({ type: [ValueEntryDto], description: VALUES_DESCRIPTION }) @IsOptional() @Allow() values?: unknown;
+}
+
+export class UpdateRowDto {
+  @ApiProperty({ type: [ValueEntryDto], description: `${VALUES_DESCRIPTION}; only the given fields change, null clears one` })
+  @Allow()
+  values: unknown;
+
+  @ApiPropertyOptional({ type: 'integer', description: 'Optimistic lock: 409 VERSION_CONFLICT when it is not the current version' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  version?: number;
+}
+
+export class BulkResultDto extends WriteResultDto {
+  @ApiProperty({ type: 'integer' }) rowsUpdated: number;
+  @ApiProperty({ type: [String] }) rowIds: string[];
+  @ApiProperty() propertiesUpdated: boolean;
+}
+
+export class GroupAggregateDto {
+  @ApiProperty({ enum: ['count', 'sum', 'avg', 'min', 'max'] }) kind: string;
+  @ApiPropertyOptional() field?: string;
+  @ApiProperty({ nullable: true, description: 'Number, or the value as stored for min/max of text and dates' }) value: unknown;
+}
+
+export class GroupResultDto {
+  @ApiProperty({ type: [ValueEntryDto], description: 'The group key: one entry per groupBy field (empty values are left out)' })
+  keys: ValueEntryDto[];
+  @ApiProperty({ type: [GroupAggregateDto] }) aggregations: GroupAggregateDto[];
+}
+
+export class GroupedQueryResultDto {
+  @ApiProperty({ type: [GroupResultDto] }) groups: GroupResultDto[];
+}

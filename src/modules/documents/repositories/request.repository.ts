@@ -1,0 +1,127 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { ChangeDraft, ChangeRecord, RequestRecord, RequestStatus } from '../domain/document.records.js';
+
+interface RequestRow extends Omit<RequestRecord, 'changeCount'> {
+  changeCount: number | string;
+}
+
+const COLUMNS = `q.id, q.document_id AS "documentUuid", q.organization_id AS "organizationId", q.workspace_id AS "workspaceId",
+  q.title, q.description, q.status, q.author, q.reviewers, q.contributors, q.implicit, q.change_count AS "changeCount",
+  q.generated_revision_id AS "generatedRevisionId", q.created_at AS "createdAt", q.updated_at AS "updatedAt",
+  q.merged_at AS "mergedAt", q.merged_by AS "mergedBy", q.closed_at AS "closedAt", q.closed_by AS "closedBy"`;
+
+function toRecord(row: RequestRow): RequestRecord {
+  return { ...row, changeCount: Number(row.changeCount), reviewers: row.reviewers ?? [], contributors: row.contributors ?? [] };
+}
+
+const CHANGE_COLUMNS = `c.id, c.seq::text AS seq, c.type, c.operation, c.target_id AS "targetId", c.data,
+  c.changed_at AS "changedAt", c.changed_by AS "changedBy"`;
+
+/** SQL for `requests` and their `request_changes`. Lookups name the document the request belongs to. */
+@Injectable()
+export class RequestRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async create(input: {
+    documentUuid: string;
+    organizationId: string;
+    workspaceId: string;
+    title: string;
+    description: string | null;
+    author: string;
+    reviewers: string[];
+    implicit: boolean;
+  }): Promise<RequestRecord> {
+    const rows = await this.tx.manager.query<RequestRow[]>(
+      `INSERT INTO requests AS q (document_id, organization_id, workspace_id, title, description, author, reviewers, contributors, implicit)
+       VALUES ($1, $2, $3, $4, $5, $6, $7::text[], ARRAY[$6]::text[], $8)
+       RETURNING ${COLUMNS}`,
+      [input.documentUuid, input.organizationId, input.workspaceId, input.title, input.description, input.author, input.reviewers, input.implicit],
+    );
+    return toRecord(rows[0] as RequestRow);
+  }
+
+  async find(documentUuid: string, requestId: string, lock = false): Promise<RequestRecord | null> {
+    const rows = await this.tx.manager.query<RequestRow[]>(
+      `SELECT ${COLUMNS} FROM requests q WHERE q.id = $1 AND q.document_id = $2 ${lock ? 'FOR UPDATE' : ''}`,
+      [requestId, documentUuid],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async list(
+    documentUuid: string,
+    status: RequestStatus | undefined,
+    paging: { limit: number; offset: number },
+  ): Promise<{ items: RequestRecord[]; total: number }> {
+    const [items, count] = await Promise.all([
+      this.tx.manager.query<RequestRow[]>(
+        `SELECT ${COLUMNS} FROM requests q WHERE q.document_id = $1 AND ($2::text IS NULL OR q.status = $2)
+          ORDER BY q.created_at DESC, q.id DESC LIMIT $3 OFFSET $4`,
+        [documentUuid, status ?? null, paging.limit, paging.offset],
+      ),
+      this.tx.manager.query<{ total: string }[]>(
+        `SELECT count(*) AS total FROM requests WHERE document_id = $1 AND ($2::text IS NULL OR status = $2)`,
+        [documentUuid, status ?? null],
+      ),
+    ]);
+    return { items: items.map(toRecord), total: Number(count[0]?.total ?? 0) };
+  }
+
+  /** Appends changes in order and records the writer as a contributor. */
+  async appendChanges(requestId: string, changes: readonly ChangeDraft[], userId: string): Promise<ChangeRecord[]> {
+    if (changes.length === 0) {
+      return [];
+    }
+    const rows = await this.tx.manager.query<ChangeRecord[]>(
+      `INSERT INTO request_changes AS c (request_id, type, operation, target_id, data, changed_by)
+       SELECT $1, d.type, d.operation, d.target_id, d.data, $3
+         FROM jsonb_to_recordset($2::jsonb) AS d(type text, operation text, target_id text, data jsonb, ord integer)
+        ORDER BY d.ord
+       RETURNING ${CHANGE_COLUMNS}`,
+      [
+        requestId,
+        JSON.stringify(changes.map((change, ord) => ({ type: change.type, operation: change.operation, target_id: change.targetId, data: change.data, ord }))),
+        userId,
+      ],
+    );
+    await this.tx.manager.query(
+      `UPDATE requests SET change_count = change_count + $2, updated_at = now(),
+              contributors = CASE WHEN $3 = ANY(contributors) THEN contributors ELSE array_append(contributors, $3) END
+        WHERE id = $1`,
+      [requestId, changes.length, userId],
+    );
+    return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+  }
+
+  /** The request's changes in recording order; `targetIds` narrows to some targets. */
+  async changes(requestId: string, opts: { targetIds?: readonly string[]; limit?: number } = {}): Promise<ChangeRecord[]> {
+    return this.tx.manager.query<ChangeRecord[]>(
+      `SELECT ${CHANGE_COLUMNS} FROM request_changes c
+        WHERE c.request_id = $1 AND ($2::text[] IS NULL OR c.target_id = ANY($2::text[]))
+        ORDER BY c.seq LIMIT $3`,
+      [requestId, opts.targetIds ? [...opts.targetIds] : null, opts.limit ?? null],
+    );
+  }
+
+  async markMerged(requestId: string, revisionId: string, userId: string): Promise<RequestRecord> {
+    const [rows] = await this.tx.manager.query<[RequestRow[], number]>(
+      `UPDATE requests AS q SET status = 'merged', generated_revision_id = $2, merged_at = now(), merged_by = $3, updated_at = now()
+        WHERE q.id = $1 RETURNING ${COLUMNS}`,
+      [requestId, revisionId, userId],
+    );
+    return toRecord(rows[0] as RequestRow);
+  }
+
+  async setStatus(requestId: string, status: 'open' | 'closed', userId: string): Promise<RequestRecord> {
+    const [rows] = await this.tx.manager.query<[RequestRow[], number]>(
+      `UPDATE requests AS q SET status = $2, updated_at = now(),
+              closed_at = CASE WHEN $2 = 'closed' THEN now() ELSE NULL END,
+              closed_by = CASE WHEN $2 = 'closed' THEN $3 ELSE NULL END
+        WHERE q.id = $1 RETURNING ${COLUMNS}`,
+      [requestId, status, userId],
+    );
+    return toRecord(rows[0] as RequestRow);
+  }
+}

@@ -1,0 +1,187 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { StoredValue } from '../fields/field.types.js';
+import type { OperationRecord, OperationTarget, RevisionOperationType, RevisionRecord, RevisionStats } from '../domain/document.records.js';
+
+interface RevisionRow extends Omit<RevisionRecord, 'version' | 'operationCount'> {
+  version: string;
+  operationCount: number | string;
+}
+
+const COLUMNS = `v.id, v.document_id AS "documentUuid", v.version, v.request_id AS "requestId", v.title, v.description,
+  v.contributors, v.merged_by AS "mergedBy", v.stats, v.operation_count AS "operationCount",
+  v.previous_revision_id AS "previousRevisionId", v.created_at AS "createdAt", v.updated_at AS "updatedAt"`;
+
+const OPERATION_COLUMNS = `o.id, o.revision_id AS "revisionId", o.ordinal, o.type, o.target, o.old_value AS "oldValue",
+  o.new_value AS "newValue", o.operator, o."timestamp", o.note`;
+
+function toRecord(row: RevisionRow): RevisionRecord {
+  return { ...row, version: Number(row.version), operationCount: Number(row.operationCount), contributors: row.contributors ?? [] };
+}
+
+/** An operation about to be written. */
+export interface NewOperation {
+  type: RevisionOperationType;
+  target: OperationTarget;
+  oldValue: StoredValue | null;
+  newValue: StoredValue | null;
+  note?: string | null;
+}
+
+/** SQL for the append-only `revisions` and `revision_operations`. */
+@Injectable()
+export class RevisionRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async latest(documentUuid: string): Promise<{ id: string; version: number } | null> {
+    const rows = await this.tx.manager.query<{ id: string; version: string }[]>(
+      `SELECT id, version FROM revisions WHERE document_id = $1 ORDER BY version DESC LIMIT 1`,
+      [documentUuid],
+    );
+    return rows[0] ? { id: rows[0].id, version: Number(rows[0].version) } : null;
+  }
+
+  async insert(input: {
+    id: string;
+    documentUuid: string;
+    organizationId: string;
+    workspaceId: string;
+    version: number;
+    requestId: string | null;
+    title: string | null;
+    description: string | null;
+    contributors: string[];
+    mergedBy: string;
+    stats: RevisionStats;
+    operationCount: number;
+    previousRevisionId: string | null;
+  }): Promise<RevisionRecord> {
+    const rows = await this.tx.manager.query<RevisionRow[]>(
+      `INSERT INTO revisions AS v (id, document_id, organization_id, workspace_id, version, request_id, title, description,
+                                  contributors, merged_by, stats, operation_count, previous_revision_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10, $11::jsonb, $12, $13)
+       RETURNING ${COLUMNS}`,
+      [
+        input.id,
+        input.documentUuid,
+        input.organizationId,
+        input.workspaceId,
+        input.version,
+        input.requestId,
+        input.title,
+        input.description,
+        input.contributors,
+        input.mergedBy,
+        JSON.stringify(input.stats),
+        input.operationCount,
+        input.previousRevisionId,
+      ],
+    );
+    return toRecord(rows[0] as RevisionRow);
+  }
+
+  /** Appends operations with ordinals `firstOrdinal…`. */
+  async insertOperations(revisionId: string, documentUuid: string, operator: string, firstOrdinal: number, ops: readonly NewOperation[]): Promise<void> {
+    if (ops.length === 0) {
+      return;
+    }
+    const items = ops.map((op, index) => ({
+      ordinal: firstOrdinal + index,
+      type: op.type,
+      target: op.target,
+      kind: op.target.kind,
+      row_id: op.target.rowId ?? null,
+      field_id: op.target.fieldId ?? null,
+      old_value: op.oldValue,
+      new_value: op.newValue,
+      note: op.note ?? null,
+    }));
+    await this.tx.manager.query(
+      `INSERT INTO revision_operations (revision_id, document_id, ordinal, type, target, target_kind, target_row_id, target_field_id,
+                                        old_value, new_value, operator, note)
+       SELECT $1, $2, d.ordinal, d.type, d.target, d.kind, d.row_id, d.field_id, d.old_value, d.new_value, $3, d.note
+         FROM jsonb_to_recordset($4::jsonb) AS d(ordinal integer, type text, target jsonb, kind text, row_id text, field_id text,
+                                                 old_value jsonb, new_value jsonb, note text)`,
+      [revisionId, documentUuid, operator, JSON.stringify(items)],
+    );
+  }
+
+  /**
+   * Appends an operation whose old value is `{field, values}`: the definition given plus the values snapshot taken
+   * by FieldValuesRepository.snapshot() in this transaction (never passing the values through Node).
+   */
+  async insertSnapshotOperation(
+    revisionId: string,
+    documentUuid: string,
+    operator: string,
+    ordinal: number,
+    op: NewOperation & { snapshotFieldId: string },
+  ): Promise<void> {
+    await this.tx.manager.query(
+      `INSERT INTO revision_operations (revision_id, document_id, ordinal, type, target, target_kind, target_row_id, target_field_id,
+                                        old_value, new_value, operator, note)
+       SELECT $1, $2, $3, $4, $5::jsonb, $6, NULL, $7,
+              jsonb_build_object('field', $8::jsonb, 'values', COALESCE((SELECT s.v FROM quire_field_snapshots s WHERE s.k = $7), '{}'::jsonb)),
+              $9::jsonb, $10, $11`,
+      [
+        revisionId,
+        documentUuid,
+        ordinal,
+        op.type,
+        JSON.stringify(op.target),
+        op.target.kind,
+        op.snapshotFieldId,
+        JSON.stringify(op.oldValue),
+        JSON.stringify(op.newValue),
+        operator,
+        op.note ?? null,
+      ],
+    );
+  }
+
+  async list(documentUuid: string, paging: { limit: number; offset: number }): Promise<{ items: RevisionRecord[]; total: number }> {
+    const [items, count] = await Promise.all([
+      this.tx.manager.query<RevisionRow[]>(`SELECT ${COLUMNS} FROM revisions v WHERE v.document_id = $1 ORDER BY v.version DESC LIMIT $2 OFFSET $3`, [
+        documentUuid,
+        paging.limit,
+        paging.offset,
+      ]),
+      this.tx.manager.query<{ total: string }[]>(`SELECT count(*) AS total FROM revisions WHERE document_id = $1`, [documentUuid]),
+    ]);
+    return { items: items.map(toRecord), total: Number(count[0]?.total ?? 0) };
+  }
+
+  async find(documentUuid: string, revisionId: string): Promise<RevisionRecord | null> {
+    const rows = await this.tx.manager.query<RevisionRow[]>(`SELECT ${COLUMNS} FROM revisions v WHERE v.id = $1 AND v.document_id = $2`, [
+      revisionId,
+      documentUuid,
+    ]);
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async operations(revisionId: string, paging: { limit: number; offset: number }): Promise<OperationRecord[]> {
+    return this.tx.manager.query<OperationRecord[]>(
+      `SELECT ${OPERATION_COLUMNS} FROM revision_operations o WHERE o.revision_id = $1 ORDER BY o.ordinal LIMIT $2 OFFSET $3`,
+      [revisionId, paging.limit, paging.offset],
+    );
+  }
+
+  /** Operations on one kind of target of a document (newest first), e.g. the history of the properties. */
+  async history(
+    documentUuid: string,
+    filter: { kind: string; rowId?: string },
+    paging: { limit: number; offset: number },
+  ): Promise<{ items: (OperationRecord & { revisionVersion: number })[]; total: number }> {
+    const where = `o.document_id = $1 AND o.target_kind = $2 AND ($3::text IS NULL OR o.target_row_id = $3)`;
+    const params = [documentUuid, filter.kind, filter.rowId ?? null];
+    const [items, count] = await Promise.all([
+      this.tx.manager.query<(OperationRecord & { revisionVersion: string })[]>(
+        `SELECT ${OPERATION_COLUMNS}, v.version AS "revisionVersion" FROM revision_operations o JOIN revisions v ON v.id = o.revision_id
+          WHERE ${where} ORDER BY v.version DESC, o.ordinal LIMIT $4 OFFSET $5`,
+        [...params, paging.limit, paging.offset],
+      ),
+      this.tx.manager.query<{ total: string }[]>(`SELECT count(*) AS total FROM revision_operations o WHERE ${where}`, params),
+    ]);
+    return { items: items.map((item) => ({ ...item, revisionVersion: Number(item.revisionVersion) })), total: Number(count[0]?.total ?? 0) };
+  }
+}

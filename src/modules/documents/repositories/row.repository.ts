@@ -1,0 +1,132 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { StoredRowValues, StoredValue } from '../fields/field.types.js';
+import type { RowRecord } from '../domain/document.records.js';
+
+interface RowRow {
+  id: string;
+  seq: string;
+  values: StoredRowValues;
+  version: string;
+  createdAt: Date;
+  createdBy: string | null;
+  updatedAt: Date;
+  updatedBy: string | null;
+}
+
+export const ROW_COLUMNS = `r.id, r.seq, r."values", r.version, r.created_at AS "createdAt", r.created_by AS "createdBy",
+  r.updated_at AS "updatedAt", r.updated_by AS "updatedBy"`;
+
+export function toRowRecord(row: RowRow): RowRecord {
+  return { ...row, seq: String(row.seq), version: Number(row.version), values: row.values ?? {} };
+}
+
+export interface UniqueCandidate {
+  fieldId: string;
+  value: StoredValue;
+}
+
+export interface UniqueClash {
+  rowId: string;
+  fieldId: string;
+  value: StoredValue;
+}
+
+/** SQL for single rows of `document_rows`, addressed by document uuid and row id (writes and merges). */
+@Injectable()
+export class RowRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async find(documentUuid: string, rowId: string): Promise<RowRecord | null> {
+    const rows = await this.tx.manager.query<RowRow[]>(`SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = $2`, [
+      documentUuid,
+      rowId,
+    ]);
+    return rows[0] ? toRowRecord(rows[0]) : null;
+  }
+
+  /** The rows with these ids (those that exist), optionally locked for the merge. */
+  async findMany(documentUuid: string, rowIds: readonly string[], lock = false): Promise<Map<string, RowRecord>> {
+    if (rowIds.length === 0) {
+      return new Map();
+    }
+    const rows = await this.tx.manager.query<RowRow[]>(
+      `SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.id ${lock ? 'FOR UPDATE' : ''}`,
+      [documentUuid, [...rowIds]],
+    );
+    return new Map(rows.map((row) => [row.id, toRowRecord(row)]));
+  }
+
+  /** Inserts rows in the given order (their `seq` follows it). */
+  async insertMany(documentUuid: string, rows: readonly { id: string; values: StoredRowValues }[], userId: string): Promise<RowRecord[]> {
+    if (rows.length === 0) {
+      return [];
+    }
+    const inserted = await this.tx.manager.query<RowRow[]>(
+      `INSERT INTO document_rows AS r (document_id, id, "values", version, created_by, updated_by)
+       SELECT $1, d.id, d."values", 1, $3, $3
+         FROM jsonb_to_recordset($2::jsonb) AS d(id text, "values" jsonb, ord integer)
+        ORDER BY d.ord
+       RETURNING ${ROW_COLUMNS}`,
+      [documentUuid, JSON.stringify(rows.map((row, ord) => ({ id: row.id, values: row.values, ord }))), userId],
+    );
+    return inserted.map(toRowRecord);
+  }
+
+  /** Sets the complete values of existing rows and increments their versions. */
+  async updateMany(documentUuid: string, rows: readonly { id: string; values: StoredRowValues }[], userId: string): Promise<RowRecord[]> {
+    if (rows.length === 0) {
+      return [];
+    }
+    const [updated] = await this.tx.manager.query<[RowRow[], number]>(
+      `UPDATE document_rows AS r SET "values" = d."values", version = r.version + 1, updated_at = now(), updated_by = $3
+         FROM jsonb_to_recordset($2::jsonb) AS d(id text, "values" jsonb)
+        WHERE r.document_id = $1 AND r.id = d.id
+       RETURNING ${ROW_COLUMNS}`,
+      [documentUuid, JSON.stringify(rows.map((row) => ({ id: row.id, values: row.values }))), userId],
+    );
+    return updated.map(toRowRecord);
+  }
+
+  async deleteMany(documentUuid: string, rowIds: readonly string[]): Promise<number> {
+    if (rowIds.length === 0) {
+      return 0;
+    }
+    const result = await this.tx.manager.query<[unknown[], number]>(
+      `DELETE FROM document_rows WHERE document_id = $1 AND id = ANY($2::text[])`,
+      [documentUuid, [...rowIds]],
+    );
+    return result[1];
+  }
+
+  /**
+   * Rows outside `excludeRowIds` already holding one of the candidate values. Containment (`@>`) lets the GIN
+   * index find candidates; the equality test keeps arrays exact.
+   */
+  async findUniqueClashes(documentUuid: string, candidates: readonly UniqueCandidate[], excludeRowIds: readonly string[]): Promise<UniqueClash[]> {
+    if (candidates.length === 0) {
+      return [];
+    }
+    const probe = candidates.map((candidate) => ({ k: candidate.fieldId, v: candidate.value, o: { [candidate.fieldId]: candidate.value } }));
+    const rows = await this.tx.manager.query<{ rowId: string; fieldId: string; value: StoredValue }[]>(
+      `SELECT r.id AS "rowId", c.k AS "fieldId", c.v AS value
+         FROM jsonb_to_recordset($2::jsonb) AS c(k text, v jsonb, o jsonb)
+         JOIN document_rows r ON r.document_id = $1 AND r."values" @> c.o AND r."values" -> c.k = c.v
+        WHERE NOT (r.id = ANY($3::text[]))
+        LIMIT 100`,
+      [documentUuid, JSON.stringify(probe), [...excludeRowIds]],
+    );
+    return rows;
+  }
+
+  /** A field's values occurring more than once (for switching `unique` on). */
+  async duplicateValues(documentUuid: string, fieldId: string): Promise<StoredValue[]> {
+    const rows = await this.tx.manager.query<{ value: StoredValue }[]>(
+      `SELECT r."values" -> $2::text AS value FROM document_rows r
+        WHERE r.document_id = $1 AND r."values" ? $2::text
+        GROUP BY 1 HAVING count(*) > 1 LIMIT 10`,
+      [documentUuid, fieldId],
+    );
+    return rows.map((row) => row.value);
+  }
+}

@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import type { RowValuesInput } from '../fields/field-type.registry.js';
+import { parseRowValues } from '../fields/field-type.registry.js';
+import { validateFieldDefinitions } from '../fields/field-definition.validator.js';
+import { isPlainObject } from '../fields/field-value.utils.js';
+import {
+  type ChangeDraft,
+  type ChangeOrigin,
+  type DocumentSettings,
+  METADATA_TARGET,
+  PROPERTIES_TARGET,
+  SETTINGS_TARGET,
+} from '../domain/document.records.js';
+import { canonicalJson, diffFields } from '../domain/metadata-diff.js';
+import type { DraftScope } from './draft-scope.js';
+
+export const ROW_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+export function versionConflict(currentVersion: number, yourVersion: number): AppException {
+  return new AppException(ErrorCode.VERSION_CONFLICT, {
+    payload: { currentVersion, yourVersion },
+    details: [{ field: 'version', reason: `the current version is ${currentVersion}, not ${yourVersion}` }],
+  });
+}
+
+export function rowNotFound(rowId: string): AppException {
+  return new AppException(ErrorCode.NOT_FOUND, { details: [{ field: 'rowId', reason: `row ${rowId} not found` }] });
+}
+
+/** Validates one row creation against the draft and records it on the scope. */
+export async function buildRowCreate(scope: DraftScope, input: { id?: string; values?: RowValuesInput }, origin?: ChangeOrigin): Promise<ChangeDraft> {
+  const rowId = input.id ?? randomUUID();
+  if (!ROW_ID_PATTERN.test(rowId)) {
+    throw AppException.validation([{ field: 'id', reason: 'row id must match ^[A-Za-z0-9_.:-]{1,128}$' }]);
+  }
+  const metadata = await scope.metadata();
+  const values = parseRowValues(input.values ?? [], metadata.fields, { partial: false });
+  const state = (await scope.rows([rowId])).get(rowId);
+  if (state?.exists) {
+    throw new AppException(ErrorCode.ALREADY_EXISTS, { details: [{ field: 'id', reason: `row ${rowId} already exists` }] });
+  }
+  await scope.checkUnique(metadata.fields, [{ rowId, values }]);
+  const change: ChangeDraft = { type: 'row-create', operation: 'create', targetId: rowId, data: origin ? { values, origin } : { values } };
+  scope.push(change);
+  return change;
+}
+
+/** Validates a partial row update (`null` clears a field) and the optimistic-lock `version`. */
+export async function buildRowUpdate(
+  scope: DraftScope,
+  rowId: string,
+  input: { values: RowValuesInput; version?: number },
+  origin?: ChangeOrigin,
+): Promise<ChangeDraft> {
+  const state = (await scope.rows([rowId])).get(rowId);
+  if (!state?.exists) {
+    throw rowNotFound(rowId);
+  }
+  if (input.version !== undefined && input.version !== state.version) {
+    throw versionConflict(state.version, input.version);
+  }
+  const metadata = await scope.metadata();
+  const values = parseRowValues(input.values, metadata.fields, { partial: true });
+  await scope.checkUnique(metadata.fields, [{ rowId, values }]);
+  const change: ChangeDraft = {
+    type: 'row-update',
+    operation: 'update',
+    targetId: rowId,
+    data: origin ? { values, baseVersion: state.baseVersion, origin } : { values, baseVersion: state.baseVersion },
+  };
+  scope.push(change);
+  return change;
+}
+
+export async function buildRowDelete(scope: DraftScope, rowId: string, version?: number): Promise<ChangeDraft> {
+  const state = (await scope.rows([rowId])).get(rowId);
+  if (!state?.exists) {
+    throw rowNotFound(rowId);
+  }
+  if (version !== undefined && version !== state.version) {
+    throw versionConflict(state.version, version);
+  }
+  const change: ChangeDraft = { type: 'row-delete', operation: 'delete', targetId: rowId, data: { baseVersion: state.baseVersion } };
+  scope.push(change);
+  return change;
+}
+
+export type PropertiesWriteMode = 'create' | 'replace' | 'patch';
+
+/**
+ * Document property values: `create` and `replace` give the complete set (required properties enforced,
+ * defaults applied on create), `patch` changes only the named ones (`null` clears). `version` is checked
+ * against the properties' current version (VERSION_CONFLICT).
+ */
+export async function buildPropertiesWrite(
+  scope: DraftScope,
+  input: RowValuesInput,
+  mode: PropertiesWriteMode,
+  version?: number,
+  origin?: ChangeOrigin,
+): Promise<ChangeDraft> {
+  const current = await scope.properties();
+  if (version !== undefined && version !== current.version) {
+    throw versionConflict(current.version, version);
+  }
+  const metadata = await scope.metadata();
+  const partial = mode === 'patch';
+  const values = parseRowValues(input, metadata.properties, { partial, applyDefaults: mode === 'create' });
+  const change: ChangeDraft = {
+    type: 'property-update',
+    operation: mode === 'create' ? 'create' : 'update',
+    targetId: PROPERTIES_TARGET,
+    data: { values, replace: !partial, baseVersion: current.baseVersion, ...(origin ? { origin } : {}) },
+  } as ChangeDraft;
+  scope.push(change);
+  return change;
+}
+
+export async function buildPropertiesDelete(scope: DraftScope): Promise<ChangeDraft> {
+  const current = await scope.properties();
+  const change: ChangeDraft = { type: 'property-delete', operation: 'delete', targetId: PROPERTIES_TARGET, data: { baseVersion: current.baseVersion } };
+  scope.push(change);
+  return change;
+}
+
+/**
+ * A complete new metadata (`fields` required, `properties` optional — kept when omitted). Returns null when it
+ * equals the metadata in force. Refuses making a field unique while existing rows share a value.
+ */
+export async function buildMetadataUpdate(
+  scope: DraftScope,
+  input: { fields?: unknown; properties?: unknown },
+  uniqueDuplicates: (fieldId: string) => Promise<boolean>,
+): Promise<ChangeDraft | null> {
+  if (input.fields === undefined || input.fields === null) {
+    throw AppException.validation([{ field: 'fields', reason: 'fields is required' }]);
+  }
+  const current = await scope.metadata();
+  const fields = validateFieldDefinitions(input.fields, 'fields');
+  const properties = input.properties === undefined || input.properties === null ? current.properties : validateFieldDefinitions(input.properties, 'properties');
+  if (canonicalJson({ fields, properties }) === canonicalJson({ fields: current.fields, properties: current.properties })) {
+    return null;
+  }
+  for (const update of diffFields(current.fields, fields).updated) {
+    if (update.becameUnique && !update.convert && (await uniqueDuplicates(update.after.id))) {
+      throw AppException.validation([{ fieldId: update.after.id, field: 'fields', reason: 'existing rows share values of this field; it cannot be made unique' }]);
+    }
+  }
+  const change: ChangeDraft = {
+    type: 'metadata-update',
+    operation: 'update',
+    targetId: METADATA_TARGET,
+    data: { fields, properties, baseMetadataVersion: scope.document.metadataVersion },
+  };
+  scope.push(change);
+  return change;
+}
+
+const SETTINGS_SECTIONS = ['permissions', 'notifications', 'workflow'] as const;
+
+/** Document settings (spec 2.11): objects `permissions`, `notifications`, `workflow`; other keys kept as given. */
+export function parseSettings(input: unknown): DocumentSettings {
+  if (!isPlainObject(input)) {
+    throw AppException.validation([{ field: 'settings', reason: 'settings must be an object' }]);
+  }
+  for (const section of SETTINGS_SECTIONS) {
+    const value = input[section];
+    if (value !== undefined && value !== null && !isPlainObject(value)) {
+      throw AppException.validation([{ field: section, reason: `${section} must be an object` }]);
+    }
+  }
+  const workflow = input.workflow;
+  if (isPlainObject(workflow)) {
+    if (workflow.requiresApproval !== undefined && typeof workflow.requiresApproval !== 'boolean') {
+      throw AppException.validation([{ field: 'workflow.requiresApproval', reason: 'must be a boolean' }]);
+    }
+    if (workflow.approvers !== undefined && !(Array.isArray(workflow.approvers) && workflow.approvers.every((item) => typeof item === 'string'))) {
+      throw AppException.validation([{ field: 'workflow.approvers', reason: 'must be an array of user ids' }]);
+    }
+  }
+  return JSON.parse(JSON.stringify(input)) as DocumentSettings;
+}
+
+export function buildSettingsUpdate(scope: DraftScope, settings: DocumentSettings): ChangeDraft | null {
+  if (canonicalJson(settings) === canonicalJson(scope.document.settings)) {
+    return null;
+  }
+  const change: ChangeDraft = { type: 'settings-update', operation: 'update', targetId: SETTINGS_TARGET, data: { settings } };
+  scope.push(change);
+  return change;
+}

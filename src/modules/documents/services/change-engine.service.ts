@@ -1,0 +1,137 @@
+import { Injectable } from '@nestjs/common';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { ChangeDraft, ChangeRecord, DocumentRecord, RequestRecord } from '../domain/document.records.js';
+import { DocumentRepository } from '../repositories/document.repository.js';
+import { PropertiesRepository } from '../repositories/properties.repository.js';
+import { RequestRepository } from '../repositories/request.repository.js';
+import { RowRepository } from '../repositories/row.repository.js';
+import { type DocumentContext, docNotFound } from './document-access.service.js';
+import { DocumentEventsService } from './document-events.service.js';
+import { DraftScope } from './draft-scope.js';
+import { type MergeResult, MergeService } from './merge/merge.service.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface WriteOptions {
+  /** Append to this open request instead of merging at once. */
+  requestId?: string;
+  /** Deprecated direct write: merge at once even when the workflow requires approval. */
+  apply?: boolean;
+  /** Open a new (explicit) request for the changes; never merged at once. */
+  newRequest?: { title: string; description: string | null; reviewers: string[] };
+  /** Title of the request a write without `requestId` is wrapped in. */
+  title: string;
+}
+
+export interface WriteOutcome {
+  document: DocumentRecord;
+  request: RequestRecord | null;
+  changes: ChangeRecord[];
+  merge: MergeResult | null;
+  /** The write was wrapped in a request of its own that waits for approval. */
+  pendingApproval: boolean;
+}
+
+/** Whether a request can still take changes or be merged. */
+export function assertOpen(request: RequestRecord): void {
+  if (request.status !== 'open') {
+    throw new AppException(ErrorCode.INVALID_STATE, {
+      details: [{ field: 'requestId', reason: `request is ${request.status}` }],
+      payload: { requestId: request.id, status: request.status },
+    });
+  }
+}
+
+export function requestNotFound(): AppException {
+  return new AppException(ErrorCode.NOT_FOUND, { details: [{ field: 'requestId', reason: 'request not found' }] });
+}
+
+/**
+ * The change engine: every write to a document (rows, bulk, properties, metadata, settings, explicit requests)
+ * goes through `write()`. It locks the document, lets the caller validate against the draft the write will join
+ * and build its Changes, records them on the target request (the writer becomes a contributor), and — for a write
+ * without `requestId` — wraps them in a request of its own that is merged at once, unless the document's workflow
+ * requires approval. Merging is MergeService's, in the same transaction.
+ */
+@Injectable()
+export class ChangeEngineService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly documents: DocumentRepository,
+    private readonly requests: RequestRepository,
+    private readonly rows: RowRepository,
+    private readonly properties: PropertiesRepository,
+    private readonly merger: MergeService,
+    private readonly events: DocumentEventsService,
+  ) {}
+
+  /** A scope to validate against without writing (read-only preview of a draft). */
+  scope(document: DocumentRecord, request: RequestRecord | null): DraftScope {
+    return new DraftScope(document, request, { rows: this.rows, requests: this.requests, properties: this.properties });
+  }
+
+  async findRequest(document: DocumentRecord, requestId: string, lock = false): Promise<RequestRecord> {
+    if (!UUID.test(requestId)) {
+      throw requestNotFound();
+    }
+    const request = await this.requests.find(document.uuid, requestId, lock);
+    if (!request) {
+      throw requestNotFound();
+    }
+    return request;
+  }
+
+  async write(ctx: DocumentContext, opts: WriteOptions, build: (scope: DraftScope) => Promise<ChangeDraft[]>): Promise<WriteOutcome> {
+    const userId = ctx.principal.userId;
+    if (opts.apply && opts.requestId) {
+      throw AppException.validation([{ field: 'apply', reason: 'apply cannot be combined with requestId' }]);
+    }
+    return this.tx.run(async () => {
+      const document = await this.documents.lock(ctx.document.uuid);
+      if (!document) {
+        throw docNotFound();
+      }
+      let request: RequestRecord | null = null;
+      if (opts.requestId) {
+        request = await this.findRequest(document, opts.requestId, true);
+        assertOpen(request);
+      }
+      const scope = this.scope(document, request);
+      const drafts = await build(scope);
+      if (drafts.length === 0 && !opts.newRequest) {
+        return { document, request, changes: [], merge: null, pendingApproval: false };
+      }
+
+      let created = false;
+      if (!request) {
+        const explicit = opts.newRequest;
+        request = await this.requests.create({
+          documentUuid: document.uuid,
+          organizationId: document.organizationId,
+          workspaceId: document.workspaceId,
+          title: explicit?.title ?? opts.title,
+          description: explicit?.description ?? null,
+          author: userId,
+          reviewers: explicit?.reviewers ?? [],
+          implicit: !explicit,
+        });
+        created = true;
+        await this.events.request(document, 'request_created', request, userId);
+      }
+      const changes = await this.requests.appendChanges(request.id, drafts, userId);
+      request = { ...request, changeCount: request.changeCount + changes.length };
+      if (!request.contributors.includes(userId)) {
+        request.contributors = [...request.contributors, userId];
+      }
+
+      const requiresApproval = document.settings.workflow?.requiresApproval === true;
+      if (created && !opts.newRequest && (opts.apply === true || !requiresApproval)) {
+        const merge = await this.merger.merge(document, request, changes, userId);
+        return { document, request: merge.request, changes, merge, pendingApproval: false };
+      }
+      return { document, request, changes, merge: null, pendingApproval: created && !opts.newRequest };
+    });
+  }
+}

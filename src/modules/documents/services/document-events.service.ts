@@ -1,0 +1,134 @@
+import { Injectable } from '@nestjs/common';
+import type { NewDomainEvent } from '../../events/domain-event.js';
+import { OutboxService } from '../../events/outbox.service.js';
+import type { FieldDefinition } from '../fields/field.types.js';
+import { rowToValueEntries } from '../fields/field-type.registry.js';
+import type { FoldedChanges } from '../domain/change-fold.js';
+import type { DocumentRecord, RequestRecord, RowRecord } from '../domain/document.records.js';
+import type { MetadataPlan } from './merge/metadata-merge.service.js';
+import { fieldSummary } from './merge/metadata-merge.service.js';
+import type { MergeResult } from './merge/merge.service.js';
+
+const MAX_BULK_ROW_IDS = 1000;
+
+/**
+ * Builds the document events of spec 6.2 and records them in the outbox, inside the transaction of the change.
+ * Payloads: request events `{requestId, title, author}` (+ `mergedBy, mergedAt, revisionId, changesApplied` on
+ * merge); metadata events `{field{id,name,type,required,defaultValue}, updatedBy, updatedAt}`; data events
+ * `{rowId, values, version, requestId, revisionId}`; `data_bulk_operation` `{bulkId, requestId, revisionId,
+ * rowsCreated, rowsUpdated, rowsDeleted, rowIds}`; `revision_created` `{revisionId, version, requestId, title,
+ * mergedBy, stats, createdAt}`.
+ */
+@Injectable()
+export class DocumentEventsService {
+  constructor(private readonly outbox: OutboxService) {}
+
+  private event(document: DocumentRecord, event: string, triggeredBy: string, payload: Record<string, unknown>): NewDomainEvent {
+    return {
+      event,
+      organizationId: document.organizationId,
+      workspaceId: document.workspaceId,
+      docType: document.docType,
+      docId: document.docId,
+      triggeredBy,
+      payload,
+    };
+  }
+
+  async request(document: DocumentRecord, event: 'request_created' | 'request_closed' | 'request_reopened', request: RequestRecord, by: string): Promise<void> {
+    await this.outbox.record(
+      this.event(document, event, by, { requestId: request.id, title: request.title, author: request.author, status: request.status }),
+    );
+  }
+
+  async merged(
+    document: DocumentRecord,
+    result: MergeResult,
+    metadata: MetadataPlan | null,
+    fields: readonly FieldDefinition[],
+    folded: FoldedChanges,
+  ): Promise<void> {
+    const { request, revision } = result;
+    const by = request.mergedBy ?? request.author;
+    const at = (request.mergedAt ?? new Date()).toISOString();
+    const events: NewDomainEvent[] = [];
+    events.push(
+      this.event(document, 'request_merged', by, {
+        requestId: request.id,
+        title: request.title,
+        author: request.author,
+        mergedBy: by,
+        mergedAt: at,
+        revisionId: revision.id,
+        changesApplied: result.changesApplied,
+      }),
+    );
+    if (metadata) {
+      events.push(
+        this.event(document, 'metadata_updated', by, {
+          fields: metadata.metadata.fields.map(fieldSummary),
+          properties: metadata.metadata.properties.map(fieldSummary),
+          conversions: result.conversions,
+          revisionId: revision.id,
+          updatedBy: by,
+          updatedAt: at,
+        }),
+      );
+      const fieldEvent = (name: string, field: FieldDefinition): NewDomainEvent =>
+        this.event(document, name, by, { field: fieldSummary(field), revisionId: revision.id, updatedBy: by, updatedAt: at });
+      for (const diff of [metadata.fields, metadata.properties]) {
+        events.push(...diff.created.map((field) => fieldEvent('metadata_field_added', field)));
+        events.push(...diff.updated.map((update) => fieldEvent('metadata_field_updated', update.after)));
+        events.push(...diff.deleted.map((field) => fieldEvent('metadata_field_deleted', field)));
+      }
+    }
+    events.push(...this.dataEvents(document, result, fields, folded, by));
+    events.push(
+      this.event(document, 'revision_created', by, {
+        revisionId: revision.id,
+        version: revision.version,
+        requestId: request.id,
+        title: revision.title,
+        mergedBy: by,
+        stats: revision.stats,
+        createdAt: revision.createdAt.toISOString(),
+      }),
+    );
+    await this.outbox.record(...events);
+  }
+
+  /** One event per row written by single-row writes; one `data_bulk_operation` per bulk write. */
+  private dataEvents(document: DocumentRecord, result: MergeResult, fields: readonly FieldDefinition[], folded: FoldedChanges, by: string): NewDomainEvent[] {
+    const events: NewDomainEvent[] = [];
+    const bulks = new Map<string, { rowsCreated: number; rowsUpdated: number; rowsDeleted: number; rowIds: string[] }>();
+    const base = { requestId: result.request.id, revisionId: result.revision.id };
+    const handle = (row: RowRecord, kind: 'created' | 'updated' | 'deleted'): void => {
+      const origin = folded.rows.get(row.id)?.origins[0] ?? 'single';
+      if (origin !== 'single') {
+        const bulk = bulks.get(origin) ?? { rowsCreated: 0, rowsUpdated: 0, rowsDeleted: 0, rowIds: [] };
+        bulk[kind === 'created' ? 'rowsCreated' : kind === 'updated' ? 'rowsUpdated' : 'rowsDeleted'] += 1;
+        if (bulk.rowIds.length < MAX_BULK_ROW_IDS) {
+          bulk.rowIds.push(row.id);
+        }
+        bulks.set(origin, bulk);
+        return;
+      }
+      const payload =
+        kind === 'deleted'
+          ? { ...base, rowId: row.id, version: row.version }
+          : { ...base, rowId: row.id, version: row.version, values: rowToValueEntries(row.values, [...fields], row) };
+      events.push(this.event(document, `data_row_${kind}`, by, payload));
+    };
+    result.rows.created.forEach((row) => handle(row, 'created'));
+    result.rows.updated.forEach((row) => handle(row, 'updated'));
+    result.rows.deleted.forEach((row) => handle(row, 'deleted'));
+    const propertiesBulk = folded.properties?.bulkId;
+    if (propertiesBulk && !bulks.has(propertiesBulk)) {
+      bulks.set(propertiesBulk, { rowsCreated: 0, rowsUpdated: 0, rowsDeleted: 0, rowIds: [] });
+    }
+    for (const [bulkId, counts] of bulks) {
+      events.push(this.event(document, 'data_bulk_operation', by, { ...base, bulkId, ...counts, propertiesUpdated: propertiesBulk === bulkId }));
+    }
+    return events;
+  }
+}

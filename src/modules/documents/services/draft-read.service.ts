@@ -1,0 +1,68 @@
+import { Injectable } from '@nestjs/common';
+import type { StoredRowValues } from '../fields/field.types.js';
+import { type FoldedChanges, foldChanges, withoutNulls } from '../domain/change-fold.js';
+import type { ChangeRecord, DocumentMetadata, DocumentRecord, RequestRecord } from '../domain/document.records.js';
+import type { DraftOverlayRow } from '../repositories/row-query.repository.js';
+import { RequestRepository } from '../repositories/request.repository.js';
+import { ChangeEngineService } from './change-engine.service.js';
+
+/** What a reader of `?requestId=` sees: the request's folded changes over the document. */
+export interface DraftView {
+  request: RequestRecord | null;
+  metadata: DocumentMetadata;
+  /** Row changes to lay over the document's rows in SQL; null when there are none. */
+  overlay: DraftOverlayRow[] | null;
+  folded: FoldedChanges | null;
+  changes: ChangeRecord[];
+}
+
+/**
+ * Reading a draft: the request's changes are folded in Node (a request is small next to its document) and the
+ * resulting row changes are passed to SQL as one JSON parameter, so filtering, sorting, counting and paging of the
+ * draft still happen in PostgreSQL over the whole document. Merged and closed requests show the document as it is.
+ */
+@Injectable()
+export class DraftReadService {
+  constructor(
+    private readonly engine: ChangeEngineService,
+    private readonly requests: RequestRepository,
+  ) {}
+
+  async load(document: DocumentRecord, requestId: string | undefined): Promise<DraftView> {
+    if (!requestId) {
+      return { request: null, metadata: document.metadata, overlay: null, folded: null, changes: [] };
+    }
+    const request = await this.engine.findRequest(document, requestId);
+    if (request.status !== 'open') {
+      return { request, metadata: document.metadata, overlay: null, folded: null, changes: [] };
+    }
+    const changes = await this.requests.changes(request.id);
+    const folded = foldChanges(changes);
+    const metadata = folded.metadata ? { fields: folded.metadata.fields, properties: folded.metadata.properties } : document.metadata;
+    const changedAt = new Map<string, ChangeRecord>();
+    for (const change of changes) {
+      changedAt.set(change.targetId, change);
+    }
+    const overlay: DraftOverlayRow[] = [];
+    let ord = 0;
+    for (const effect of folded.rows.values()) {
+      const last = changedAt.get(effect.rowId);
+      const base = { id: effect.rowId, ord: (ord += 1), by: last?.changedBy ?? request.author, at: new Date(last?.changedAt ?? request.updatedAt).toISOString() };
+      switch (effect.kind) {
+        case 'create':
+        case 'replace':
+          overlay.push({ ...base, kind: effect.kind, set: {}, unset: [], values: effect.values });
+          break;
+        case 'update': {
+          const unset = Object.keys(effect.set).filter((key) => effect.set[key] === null);
+          overlay.push({ ...base, kind: 'update', set: withoutNulls(effect.set), unset, values: {} as StoredRowValues });
+          break;
+        }
+        case 'delete':
+          overlay.push({ ...base, kind: 'delete', set: {}, unset: [], values: {} });
+          break;
+      }
+    }
+    return { request, metadata, overlay: overlay.length > 0 ? overlay : null, folded, changes };
+  }
+}

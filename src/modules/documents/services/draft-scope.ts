@@ -1,0 +1,157 @@
+import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import type { FieldDefinition, StoredRowValues, StoredValue } from '../fields/field.types.js';
+import { handlerFor } from '../fields/field-type.registry.js';
+import { applyPropertiesEffect, applySet, foldChanges } from '../domain/change-fold.js';
+import {
+  type ChangeDraft,
+  type DocumentMetadata,
+  type DocumentRecord,
+  METADATA_TARGET,
+  PROPERTIES_TARGET,
+  type RequestRecord,
+} from '../domain/document.records.js';
+import type { PropertiesRepository } from '../repositories/properties.repository.js';
+import type { RequestRepository } from '../repositories/request.repository.js';
+import type { RowRepository } from '../repositories/row.repository.js';
+
+/** A row as the request being written to sees it. */
+export interface DraftRowState {
+  exists: boolean;
+  values: StoredRowValues;
+  /** The version a reader of the draft sees (what the row will have after the merge). */
+  version: number;
+  /** The row's version in the document (null when it does not exist there): recorded for conflict detection. */
+  baseVersion: number | null;
+}
+
+export interface DraftProperties {
+  values: StoredRowValues;
+  version: number;
+  baseVersion: number;
+}
+
+export interface UniqueCheckRow {
+  rowId: string;
+  values: StoredRowValues;
+  /** Where the values came from in the request, for error details. */
+  path?: string;
+}
+
+/**
+ * The document as one write sees it: the locked document, plus the changes already recorded on the target request
+ * and the changes this write has built so far. Loads only the rows a write names.
+ */
+export class DraftScope {
+  private readonly pending: ChangeDraft[] = [];
+
+  constructor(
+    readonly document: DocumentRecord,
+    readonly request: RequestRecord | null,
+    private readonly repos: { rows: RowRepository; requests: RequestRepository; properties: PropertiesRepository },
+  ) {}
+
+  /** Makes later reads of this scope see `changes` (a write that builds several changes). */
+  push(...changes: ChangeDraft[]): void {
+    this.pending.push(...changes);
+  }
+
+  get changes(): readonly ChangeDraft[] {
+    return this.pending;
+  }
+
+  private async recorded(targetIds: readonly string[]): Promise<ChangeDraft[]> {
+    const stored = this.request ? await this.repos.requests.changes(this.request.id, { targetIds }) : [];
+    return [...stored, ...this.pending.filter((change) => targetIds.includes(change.targetId))];
+  }
+
+  async metadata(): Promise<DocumentMetadata> {
+    const changes = (await this.recorded([METADATA_TARGET])).filter((change) => change.type === 'metadata-update');
+    const folded = foldChanges(changes).metadata;
+    return folded ? { fields: folded.fields, properties: folded.properties } : this.document.metadata;
+  }
+
+  async rows(rowIds: readonly string[]): Promise<Map<string, DraftRowState>> {
+    const ids = [...new Set(rowIds)];
+    const base = await this.repos.rows.findMany(this.document.uuid, ids);
+    const changes = (await this.recorded(ids)).filter((change) => change.type.startsWith('row-'));
+    const effects = foldChanges(changes).rows;
+    const states = new Map<string, DraftRowState>();
+    for (const id of ids) {
+      const row = base.get(id);
+      const baseVersion = row ? row.version : null;
+      const effect = effects.get(id);
+      if (!effect) {
+        states.set(id, { exists: row !== undefined, values: row?.values ?? {}, version: row?.version ?? 0, baseVersion });
+        continue;
+      }
+      switch (effect.kind) {
+        case 'create':
+          states.set(id, { exists: true, values: effect.values, version: 1, baseVersion });
+          break;
+        case 'replace':
+          states.set(id, { exists: true, values: effect.values, version: (row?.version ?? 0) + 1, baseVersion });
+          break;
+        case 'update':
+          states.set(id, { exists: row !== undefined, values: applySet(row?.values ?? {}, effect.set), version: (row?.version ?? 0) + 1, baseVersion });
+          break;
+        case 'delete':
+          states.set(id, { exists: false, values: {}, version: 0, baseVersion });
+          break;
+      }
+    }
+    return states;
+  }
+
+  async properties(): Promise<DraftProperties> {
+    const record = await this.repos.properties.find(this.document.uuid);
+    const current = record?.properties ?? {};
+    const baseVersion = record?.version ?? 0;
+    const changes = (await this.recorded([PROPERTIES_TARGET])).filter((change) => change.type.startsWith('property-'));
+    const effect = foldChanges(changes).properties;
+    return effect
+      ? { values: applyPropertiesEffect(current, effect), version: baseVersion + 1, baseVersion }
+      : { values: current, version: baseVersion, baseVersion };
+  }
+
+  /**
+   * Refuses values of `unique` fields that another row of the document already holds, or that two of the given
+   * rows share (VALIDATION_ERROR). The merge repeats the check under the document lock (then CONFLICT).
+   */
+  async checkUnique(fields: readonly FieldDefinition[], rows: readonly UniqueCheckRow[]): Promise<void> {
+    const unique = fields.filter((field) => field.unique === true && !handlerFor(field.type).computed);
+    if (unique.length === 0 || rows.length === 0) {
+      return;
+    }
+    const errors: ErrorDetail[] = [];
+    const candidates: { fieldId: string; value: StoredValue }[] = [];
+    for (const field of unique) {
+      const seen = new Map<string, string>();
+      for (const row of rows) {
+        const value = row.values[field.id];
+        if (value === undefined || value === null) {
+          continue;
+        }
+        const key = JSON.stringify(value);
+        const other = seen.get(key);
+        if (other !== undefined) {
+          errors.push({ fieldId: field.id, field: row.path, rowId: row.rowId, reason: `value must be unique (also given for row ${other})` });
+          continue;
+        }
+        seen.set(key, row.rowId);
+        candidates.push({ fieldId: field.id, value });
+      }
+    }
+    const clashes = await this.repos.rows.findUniqueClashes(
+      this.document.uuid,
+      candidates,
+      rows.map((row) => row.rowId),
+    );
+    for (const clash of clashes) {
+      const row = rows.find((item) => JSON.stringify(item.values[clash.fieldId]) === JSON.stringify(clash.value));
+      errors.push({ fieldId: clash.fieldId, field: row?.path, rowId: row?.rowId, reason: `value must be unique (row ${clash.rowId} has it)` });
+    }
+    if (errors.length > 0) {
+      throw AppException.validation(errors);
+    }
+  }
+}

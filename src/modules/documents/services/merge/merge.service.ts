@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AppException } from '../../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../../common/errors/error-code.js';
+import { TransactionHost } from '../../../../database/transaction-host.js';
+import type { FieldDefinition, StoredRowValues } from '../../fields/field.types.js';
+import { parseRowValues } from '../../fields/field-type.registry.js';
+import { validationDetailsOf } from '../../fields/field-value.utils.js';
+import { applyPropertiesEffect, type FoldedChanges, foldChanges, type PropertiesEffect } from '../../domain/change-fold.js';
+import type { ChangeRecord, DocumentMetadata, DocumentRecord, RequestRecord, RevisionRecord, RevisionStats } from '../../domain/document.records.js';
+import type { ConversionReport, MergeConflict } from '../../domain/merge.types.js';
+import { DocumentRepository } from '../../repositories/document.repository.js';
+import { PropertiesRepository } from '../../repositories/properties.repository.js';
+import { RequestRepository } from '../../repositories/request.repository.js';
+import { type NewOperation, RevisionRepository } from '../../repositories/revision.repository.js';
+import { DocumentEventsService } from '../document-events.service.js';
+import { DocumentIndexService } from '../document-index.service.js';
+import { MetadataMergeService, type MetadataPlan } from './metadata-merge.service.js';
+import { OperationWriter } from './operation-writer.js';
+import { RowMergeService, type RowMergePlan, type RowMergeResult } from './row-merge.service.js';
+
+export interface MergeResult {
+  request: RequestRecord;
+  revision: RevisionRecord;
+  rows: RowMergeResult;
+  conversions: ConversionReport[];
+  changesApplied: number;
+}
+
+interface PropertiesPlan {
+  effect: PropertiesEffect;
+  values: StoredRowValues;
+  current: StoredRowValues;
+}
+
+interface MergePlan {
+  folded: FoldedChanges;
+  metadata: MetadataPlan | null;
+  fields: FieldDefinition[];
+  rows: RowMergePlan;
+  properties: PropertiesPlan | null;
+  conflicts: MergeConflict[];
+}
+
+/**
+ * Applies a request to its document: the one path through which any document content changes. Runs inside the
+ * caller's transaction after the document row has been locked (`DocumentRepository.lock`), so merges of one
+ * document serialize. Folds the changes, detects conflicts (refusing with CONFLICT and the list), re-validates,
+ * enforces `unique`, writes the immutable revision with its ChangeOperations, applies the changes, marks the
+ * request merged and records the domain events — all in that one transaction.
+ */
+@Injectable()
+export class MergeService {
+  constructor(
+    private readonly documents: DocumentRepository,
+    private readonly requests: RequestRepository,
+    private readonly revisions: RevisionRepository,
+    private readonly properties: PropertiesRepository,
+    private readonly rowMerge: RowMergeService,
+    private readonly metadataMerge: MetadataMergeService,
+    private readonly events: DocumentEventsService,
+    private readonly indexes: DocumentIndexService,
+    private readonly tx: TransactionHost,
+  ) {}
+
+  /** The conflicts a merge would meet now, without applying anything. */
+  async conflicts(document: DocumentRecord, changes: readonly ChangeRecord[]): Promise<MergeConflict[]> {
+    return (await this.plan(document, changes, false)).conflicts;
+  }
+
+  async merge(document: DocumentRecord, request: RequestRecord, changes: readonly ChangeRecord[], mergedBy: string): Promise<MergeResult> {
+    const plan = await this.plan(document, changes, true);
+    if (plan.conflicts.length > 0) {
+      throw new AppException(ErrorCode.CONFLICT, {
+        payload: { requestId: request.id, conflicts: plan.conflicts },
+        details: plan.conflicts.map((conflict) => ({ field: conflict.targetId, fieldId: conflict.fieldId, reason: `${conflict.type}: ${conflict.reason}` })),
+      });
+    }
+
+    const previous = await this.revisions.latest(document.uuid);
+    const revisionId = randomUUID();
+    const version = document.version + 1;
+    // Operations are written while the changes are applied; the revision row itself last (the foreign key from
+    // revision_operations is deferred), so its operation count is exact.
+    const ops = new OperationWriter(this.revisions, revisionId, document.uuid, mergedBy);
+
+    let rowSeq = document.rowSeq;
+    let conversions: ConversionReport[] = [];
+    const storedProperties = plan.properties?.current ?? (await this.properties.find(document.uuid))?.properties ?? {};
+    let properties = storedProperties;
+    if (plan.metadata) {
+      const applied = await this.metadataMerge.apply(document, plan.metadata, storedProperties, ops);
+      conversions = applied.conversions;
+      rowSeq = applied.rowSeq;
+      properties = applied.properties ?? properties;
+      const retired = [...plan.metadata.fields.deleted.map((field) => field.id), ...plan.metadata.fields.updated.filter((update) => update.convert).map((update) => update.after.id)];
+      this.tx.afterCommit(() => this.indexes.forget(document.uuid, retired));
+    }
+    if (plan.folded.settings) {
+      await ops.write([{ type: 'settings-update', target: { kind: 'settings' }, oldValue: document.settings as never, newValue: plan.folded.settings as never }]);
+    }
+    if (plan.properties) {
+      const after = applyPropertiesEffect(properties, { ...plan.properties.effect, set: plan.properties.values });
+      await ops.write(propertyOperations(properties, after));
+      properties = after;
+    }
+    if (JSON.stringify(properties) !== JSON.stringify(storedProperties)) {
+      await this.properties.update(document.uuid, properties, mergedBy);
+    }
+    const rows = await this.rowMerge.apply({ ...document, rowSeq }, plan.rows, plan.fields, mergedBy);
+    await ops.write(rows.operations);
+
+    const revision = await this.revisions.insert({
+      id: revisionId,
+      documentUuid: document.uuid,
+      organizationId: document.organizationId,
+      workspaceId: document.workspaceId,
+      version,
+      requestId: request.id,
+      title: request.title,
+      description: request.description,
+      contributors: request.contributors,
+      mergedBy,
+      stats: statsOf(plan),
+      operationCount: ops.count,
+      previousRevisionId: previous?.id ?? null,
+    });
+    await this.documents.applyMerge(document.uuid, {
+      version,
+      updatedBy: mergedBy,
+      rowSeq: rows.rowSeq,
+      rowCountDelta: rows.created.length - rows.deleted.length,
+      metadata: plan.metadata?.metadata,
+      settings: plan.folded.settings ?? undefined,
+    });
+    const merged = await this.requests.markMerged(request.id, revisionId, mergedBy);
+    const result: MergeResult = { request: merged, revision, rows, conversions, changesApplied: changes.length };
+    await this.events.merged(document, result, plan.metadata, plan.fields, plan.folded);
+    return result;
+  }
+
+  private async plan(document: DocumentRecord, changes: readonly ChangeRecord[], lock: boolean): Promise<MergePlan> {
+    const folded = foldChanges(changes);
+    const conflicts: MergeConflict[] = [];
+    const metadata = folded.metadata ? await this.metadataMerge.plan(document, folded.metadata, conflicts) : null;
+    const effective: DocumentMetadata = metadata?.metadata ?? document.metadata;
+    const rows = await this.rowMerge.plan(document, [...folded.rows.values()], effective.fields, lock, conflicts);
+    let properties: PropertiesPlan | null = null;
+    if (folded.properties) {
+      const record = await this.properties.find(document.uuid);
+      const current = record?.properties ?? {};
+      if ((record?.version ?? 0) !== folded.properties.baseVersion) {
+        conflicts.push({
+          type: 'properties-changed',
+          targetId: 'properties',
+          baseVersion: folded.properties.baseVersion,
+          currentVersion: record?.version ?? 0,
+          reason: 'the properties were changed since the change was recorded',
+        });
+      }
+      try {
+        const partial = !folded.properties.replace || folded.properties.cleared === true;
+        const values = parseRowValues(folded.properties.set, effective.properties, { partial, applyDefaults: false });
+        properties = { effect: folded.properties, values, current };
+      } catch (error) {
+        const details = validationDetailsOf(error);
+        if (!details) {
+          throw error;
+        }
+        conflicts.push({ type: 'invalid-value', targetId: 'properties', reason: 'the property values no longer fit the metadata', details });
+      }
+    }
+    return { folded, metadata, fields: effective.fields, rows, properties, conflicts };
+  }
+}
+
+function statsOf(plan: MergePlan): RevisionStats {
+  const fieldsCreated = (plan.metadata?.fields.created.length ?? 0) + (plan.metadata?.properties.created.length ?? 0);
+  const fieldsUpdated = (plan.metadata?.fields.updated.length ?? 0) + (plan.metadata?.properties.updated.length ?? 0);
+  const fieldsDeleted = (plan.metadata?.fields.deleted.length ?? 0) + (plan.metadata?.properties.deleted.length ?? 0);
+  return {
+    rowsCreated: plan.rows.creates.length,
+    rowsUpdated: plan.rows.updates.length,
+    rowsDeleted: plan.rows.deletes.length,
+    fieldsCreated,
+    fieldsUpdated,
+    fieldsDeleted,
+  };
+}
+
+/** One `property-update` per property whose value changed (`property-delete` when all are cleared). */
+function propertyOperations(before: StoredRowValues, after: StoredRowValues): NewOperation[] {
+  const ops: NewOperation[] = [];
+  const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+  if (Object.keys(after).length === 0 && Object.keys(before).length > 1) {
+    return [{ type: 'property-delete', target: { kind: 'property' }, oldValue: { values: before }, newValue: null }];
+  }
+  for (const key of keys) {
+    const oldValue = before[key] ?? null;
+    const newValue = after[key] ?? null;
+    if (JSON.stringify(oldValue) !== JSON.stringify(newValue)) {
+      ops.push({ type: 'property-update', target: { kind: 'property', fieldId: key }, oldValue: { value: oldValue }, newValue: { value: newValue } });
+    }
+  }
+  return ops;
+}

@@ -1,0 +1,222 @@
+import { Injectable } from '@nestjs/common';
+import type { FieldDefinition, StoredRowValues, StoredValue } from '../../fields/field.types.js';
+import { handlerFor, parseRowValues } from '../../fields/field-type.registry.js';
+import { validationDetailsOf } from '../../fields/field-value.utils.js';
+import { applySet, type RowEffect } from '../../domain/change-fold.js';
+import type { DocumentRecord, RowRecord } from '../../domain/document.records.js';
+import type { MergeConflict } from '../../domain/merge.types.js';
+import { RowRepository } from '../../repositories/row.repository.js';
+import type { NewOperation } from '../../repositories/revision.repository.js';
+
+export interface RowMergePlan {
+  creates: { id: string; values: StoredRowValues; effect: RowEffect }[];
+  /** Updates and replaces: the complete new values. */
+  updates: { id: string; values: StoredRowValues; old: RowRecord; effect: RowEffect }[];
+  deletes: { id: string; old: RowRecord; effect: RowEffect }[];
+}
+
+export interface RowMergeResult {
+  created: RowRecord[];
+  updated: RowRecord[];
+  deleted: RowRecord[];
+  operations: NewOperation[];
+  rowSeq: number;
+}
+
+function revalidate(values: StoredRowValues, fields: readonly FieldDefinition[], partial: boolean): StoredRowValues {
+  return parseRowValues(values, [...fields], { partial, applyDefaults: false });
+}
+
+/** Changed keys of an update: old and new stored values (null = absent). */
+function changedCells(before: StoredRowValues, after: StoredRowValues): { oldValues: StoredRowValues; newValues: StoredRowValues } {
+  const oldValues: StoredRowValues = {};
+  const newValues: StoredRowValues = {};
+  for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const a = before[key] ?? null;
+    const b = after[key] ?? null;
+    if (JSON.stringify(a) !== JSON.stringify(b)) {
+      oldValues[key] = a;
+      newValues[key] = b;
+    }
+  }
+  return { oldValues, newValues };
+}
+
+/**
+ * The row part of a merge: conflict detection (row changed or deleted since recorded, created id taken),
+ * re-validation against the metadata in force, `unique` under the document lock, then the SQL writes and the
+ * ChangeOperations with old and new values.
+ */
+@Injectable()
+export class RowMergeService {
+  constructor(private readonly rows: RowRepository) {}
+
+  async plan(
+    document: DocumentRecord,
+    effects: readonly RowEffect[],
+    fields: readonly FieldDefinition[],
+    lock: boolean,
+    conflicts: MergeConflict[],
+  ): Promise<RowMergePlan> {
+    const plan: RowMergePlan = { creates: [], updates: [], deletes: [] };
+    if (effects.length === 0) {
+      return plan;
+    }
+    const current = await this.rows.findMany(
+      document.uuid,
+      effects.map((effect) => effect.rowId),
+      lock,
+    );
+    for (const effect of effects) {
+      const row = current.get(effect.rowId);
+      if (effect.kind === 'create') {
+        if (row) {
+          conflicts.push({ type: 'row-exists', targetId: effect.rowId, rowId: effect.rowId, reason: 'a row with this id was created meanwhile' });
+          continue;
+        }
+      } else if (!row) {
+        conflicts.push({ type: 'row-deleted', targetId: effect.rowId, rowId: effect.rowId, reason: 'the row was deleted meanwhile' });
+        continue;
+      } else if (effect.baseVersion !== null && row.version !== effect.baseVersion) {
+        conflicts.push({
+          type: 'row-changed',
+          targetId: effect.rowId,
+          rowId: effect.rowId,
+          baseVersion: effect.baseVersion,
+          currentVersion: row.version,
+          reason: 'the row was changed since the change was recorded',
+        });
+        continue;
+      }
+      try {
+        switch (effect.kind) {
+          case 'create':
+            plan.creates.push({ id: effect.rowId, values: revalidate(effect.values, fields, false), effect });
+            break;
+          case 'replace': {
+            const old = row as RowRecord;
+            plan.updates.push({ id: effect.rowId, values: { ...computedValues(old.values, fields), ...revalidate(effect.values, fields, false) }, old, effect });
+            break;
+          }
+          case 'update': {
+            const old = row as RowRecord;
+            plan.updates.push({ id: effect.rowId, values: applySet(old.values, revalidate(effect.set, fields, true)), old, effect });
+            break;
+          }
+          case 'delete':
+            plan.deletes.push({ id: effect.rowId, old: row as RowRecord, effect });
+            break;
+        }
+      } catch (error) {
+        const details = validationDetailsOf(error);
+        if (!details) {
+          throw error;
+        }
+        conflicts.push({ type: 'invalid-value', targetId: effect.rowId, rowId: effect.rowId, reason: 'the values no longer fit the metadata', details });
+      }
+    }
+    await this.checkUnique(document, plan, fields, conflicts);
+    return plan;
+  }
+
+  private async checkUnique(document: DocumentRecord, plan: RowMergePlan, fields: readonly FieldDefinition[], conflicts: MergeConflict[]): Promise<void> {
+    const unique = fields.filter((field) => field.unique === true && !handlerFor(field.type).computed);
+    for (const field of unique) {
+      // Rows whose value of this field goes away (deleted or changed) no longer hold it; new values are candidates.
+      const exclude = new Set<string>(plan.deletes.map((item) => item.id));
+      const candidates: { fieldId: string; value: StoredValue; rowId: string }[] = [];
+      const seen = new Map<string, string>();
+      const written: { id: string; values: StoredRowValues; old?: RowRecord }[] = [...plan.creates, ...plan.updates];
+      for (const item of written) {
+        const value = item.values[field.id] ?? null;
+        const old = item.old ? (item.old.values[field.id] ?? null) : null;
+        if (JSON.stringify(value) === JSON.stringify(old)) {
+          continue;
+        }
+        exclude.add(item.id);
+        if (value === null) {
+          continue;
+        }
+        const key = JSON.stringify(value);
+        const other = seen.get(key);
+        if (other !== undefined) {
+          conflicts.push({ type: 'unique-duplicate', targetId: item.id, rowId: item.id, fieldId: field.id, value, reason: `rows ${other} and ${item.id} would share a unique value` });
+          continue;
+        }
+        seen.set(key, item.id);
+        candidates.push({ fieldId: field.id, value, rowId: item.id });
+      }
+      const clashes = await this.rows.findUniqueClashes(document.uuid, candidates, [...exclude]);
+      for (const clash of clashes) {
+        const owner = candidates.find((item) => JSON.stringify(item.value) === JSON.stringify(clash.value));
+        conflicts.push({
+          type: 'unique-taken',
+          targetId: owner?.rowId ?? clash.rowId,
+          rowId: owner?.rowId,
+          fieldId: clash.fieldId,
+          value: clash.value,
+          reason: `the unique value is taken by row ${clash.rowId}`,
+        });
+      }
+    }
+  }
+
+  async apply(document: DocumentRecord, plan: RowMergePlan, fields: readonly FieldDefinition[], userId: string): Promise<RowMergeResult> {
+    let rowSeq = document.rowSeq;
+    const autoNumbers = fields.filter((field) => field.type === 'auto_number');
+    const creates = plan.creates.map((item) => {
+      rowSeq += 1;
+      const values = { ...item.values };
+      for (const field of autoNumbers) {
+        values[field.id] = rowSeq;
+      }
+      return { id: item.id, values };
+    });
+    const created = await this.rows.insertMany(document.uuid, creates, userId);
+    const updated = await this.rows.updateMany(document.uuid, plan.updates, userId);
+    await this.rows.deleteMany(
+      document.uuid,
+      plan.deletes.map((item) => item.id),
+    );
+
+    const operations: NewOperation[] = [];
+    for (const row of created) {
+      operations.push({ type: 'row-create', target: { kind: 'row', rowId: row.id }, oldValue: null, newValue: { values: row.values, version: row.version } });
+    }
+    for (const item of plan.updates) {
+      const { oldValues, newValues } = changedCells(item.old.values, item.values);
+      operations.push({
+        type: 'row-update',
+        target: { kind: 'row', rowId: item.id },
+        oldValue: { values: oldValues, version: item.old.version },
+        newValue: { values: newValues, version: item.old.version + 1 },
+      });
+    }
+    for (const item of plan.deletes) {
+      operations.push({
+        type: 'row-delete',
+        target: { kind: 'row', rowId: item.id },
+        oldValue: {
+          values: item.old.values,
+          version: item.old.version,
+          createdAt: item.old.createdAt.toISOString(),
+          createdBy: item.old.createdBy,
+        },
+        newValue: null,
+      });
+    }
+    return { created, updated, deleted: plan.deletes.map((item) => item.old), operations, rowSeq };
+  }
+}
+
+/** Values of computed fields (auto numbers) a replaced row keeps. */
+function computedValues(values: StoredRowValues, fields: readonly FieldDefinition[]): StoredRowValues {
+  const kept: StoredRowValues = {};
+  for (const field of fields) {
+    const value = values[field.id];
+    if (handlerFor(field.type).computed && value !== undefined) {
+      kept[field.id] = value;
+    }
+  }
+  return kept;
+}

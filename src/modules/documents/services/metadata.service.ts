@@ -1,0 +1,54 @@
+import { Injectable } from '@nestjs/common';
+import type { MetadataResponseDto, MetadataWriteResponseDto, SettingsResponseDto, SettingsWriteResponseDto } from '../dtos/document.dto.js';
+import { toMetadataDto, toSettingsDto, toWriteResult } from '../mappers/document.mapper.js';
+import { DocumentRepository } from '../repositories/document.repository.js';
+import { RowRepository } from '../repositories/row.repository.js';
+import { buildMetadataUpdate, buildSettingsUpdate, parseSettings } from './change-builders.js';
+import { ChangeEngineService } from './change-engine.service.js';
+import type { DocumentContext } from './document-access.service.js';
+import { DraftReadService } from './draft-read.service.js';
+import type { WriteParams } from './rows.service.js';
+
+/** Metadata (field definitions) and settings: read, and changed through the change engine. */
+@Injectable()
+export class MetadataService {
+  constructor(
+    private readonly engine: ChangeEngineService,
+    private readonly drafts: DraftReadService,
+    private readonly documents: DocumentRepository,
+    private readonly rows: RowRepository,
+  ) {}
+
+  async get(ctx: DocumentContext, requestId?: string): Promise<MetadataResponseDto> {
+    const draft = await this.drafts.load(ctx.document, requestId);
+    return toMetadataDto(draft.metadata, ctx.document.metadataVersion + (draft.folded?.metadata ? 1 : 0));
+  }
+
+  /**
+   * PUT /metadata: the complete new definitions, diffed on merge into field-create/-update/-delete operations;
+   * type changes convert stored values and report what could not be converted.
+   */
+  async put(ctx: DocumentContext, body: { fields?: unknown; properties?: unknown }, params: WriteParams): Promise<MetadataWriteResponseDto> {
+    const outcome = await this.engine.write(ctx, { ...params, title: 'Update metadata' }, async (scope) => {
+      const change = await buildMetadataUpdate(scope, body, async (fieldId) => (await this.rows.duplicateValues(scope.document.uuid, fieldId)).length > 0);
+      return change ? [change] : [];
+    });
+    const document = (await this.documents.find(ctx.document.docType, ctx.document.docId)) ?? ctx.document;
+    const view = await this.get({ ...ctx, document }, outcome.merge ? undefined : (outcome.request?.id ?? params.requestId));
+    return { ...view, request: toWriteResult(outcome), conversions: outcome.merge?.conversions ?? [] };
+  }
+
+  getSettings(ctx: DocumentContext): SettingsResponseDto {
+    return toSettingsDto(ctx.document.settings);
+  }
+
+  async putSettings(ctx: DocumentContext, body: unknown, params: WriteParams): Promise<SettingsWriteResponseDto> {
+    const settings = parseSettings(body);
+    const outcome = await this.engine.write(ctx, { ...params, title: 'Update settings' }, async (scope) => {
+      const change = buildSettingsUpdate(scope, settings);
+      return change ? [change] : [];
+    });
+    const document = (await this.documents.find(ctx.document.docType, ctx.document.docId)) ?? ctx.document;
+    return { ...toSettingsDto(document.settings), request: toWriteResult(outcome) };
+  }
+}

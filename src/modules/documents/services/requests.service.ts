@@ -1,0 +1,246 @@
+import { Injectable } from '@nestjs/common';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { type Page, pageOf } from '../../../common/http/pagination.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { RowValuesInput } from '../fields/field-type.registry.js';
+import { validationDetailsOf } from '../fields/field-value.utils.js';
+import { applyPropertiesEffect, applySet, foldChanges } from '../domain/change-fold.js';
+import type { ChangeDraft, RequestStatus } from '../domain/document.records.js';
+import { diffFields } from '../domain/metadata-diff.js';
+import type { ChangeInputDto, ConflictsResponseDto, CreateRequestDto, MergeResponseDto, RequestDiffDto, RequestResponseDto } from '../dtos/request.dto.js';
+import { renderValue, toRequestDto, toRevisionDto, toRowDto } from '../mappers/document.mapper.js';
+import { DocumentRepository } from '../repositories/document.repository.js';
+import { PropertiesRepository } from '../repositories/properties.repository.js';
+import { RequestRepository } from '../repositories/request.repository.js';
+import { RowRepository } from '../repositories/row.repository.js';
+import {
+  buildMetadataUpdate,
+  buildPropertiesDelete,
+  buildPropertiesWrite,
+  buildRowCreate,
+  buildRowDelete,
+  buildRowUpdate,
+  buildSettingsUpdate,
+  parseSettings,
+} from './change-builders.js';
+import { assertOpen, ChangeEngineService } from './change-engine.service.js';
+import { docNotFound, type DocumentContext } from './document-access.service.js';
+import { DocumentEventsService } from './document-events.service.js';
+import type { DraftScope } from './draft-scope.js';
+import { MergeService } from './merge/merge.service.js';
+
+/** Changes a request returns inline on single reads. */
+const MAX_INLINE_CHANGES = 1000;
+
+/** Change requests: create with changes, list, read, diff, conflicts, merge, close, reopen (spec section 3). */
+@Injectable()
+export class RequestsService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly engine: ChangeEngineService,
+    private readonly merger: MergeService,
+    private readonly documents: DocumentRepository,
+    private readonly requests: RequestRepository,
+    private readonly rows: RowRepository,
+    private readonly properties: PropertiesRepository,
+    private readonly events: DocumentEventsService,
+  ) {}
+
+  async list(ctx: DocumentContext, query: { status?: RequestStatus; page: number; pageSize: number }): Promise<Page<RequestResponseDto>> {
+    const { items, total } = await this.requests.list(ctx.document.uuid, query.status, {
+      limit: query.pageSize,
+      offset: (query.page - 1) * query.pageSize,
+    });
+    return pageOf(
+      items.map((request) => toRequestDto(request, ctx.document)),
+      total,
+      query,
+    );
+  }
+
+  async create(ctx: DocumentContext, dto: CreateRequestDto): Promise<RequestResponseDto> {
+    const outcome = await this.engine.write(
+      ctx,
+      { title: dto.title, newRequest: { title: dto.title, description: dto.description ?? null, reviewers: dto.reviewers ?? [] } },
+      async (scope) => {
+        const drafts: ChangeDraft[] = [];
+        for (const [index, change] of (dto.changes ?? []).entries()) {
+          try {
+            const built = await this.buildChange(scope, change);
+            if (built) {
+              drafts.push(built);
+            }
+          } catch (error) {
+            const details = validationDetailsOf(error);
+            if (!details) {
+              throw error;
+            }
+            throw AppException.validation(details.map((detail) => ({ ...detail, field: `changes[${index}]${detail.field ? `.${detail.field}` : ''}` })));
+          }
+        }
+        return drafts;
+      },
+    );
+    if (!outcome.request) {
+      throw new Error('request was not created');
+    }
+    return toRequestDto(outcome.request, outcome.document, outcome.changes);
+  }
+
+  private async buildChange(scope: DraftScope, change: ChangeInputDto): Promise<ChangeDraft | null> {
+    const { rowId, fieldId } = change.target;
+    const values = (fieldId ? { [fieldId]: change.newValue } : (change.newValue ?? [])) as RowValuesInput;
+    const needRow = (): string => {
+      if (!rowId) {
+        throw AppException.validation([{ field: 'target.rowId', reason: 'rowId is required' }]);
+      }
+      return rowId;
+    };
+    switch (change.type) {
+      case 'row-create':
+        return buildRowCreate(scope, { id: rowId, values });
+      case 'row-update':
+        return buildRowUpdate(scope, needRow(), { values });
+      case 'row-delete':
+        return buildRowDelete(scope, needRow());
+      case 'property-update':
+        return buildPropertiesWrite(scope, values, 'patch');
+      case 'property-delete':
+        return buildPropertiesDelete(scope);
+      case 'metadata-update':
+        return buildMetadataUpdate(scope, (change.newValue ?? {}) as { fields?: unknown; properties?: unknown }, async (id) => (await this.rows.duplicateValues(scope.document.uuid, id)).length > 0);
+      case 'settings-update':
+        return buildSettingsUpdate(scope, parseSettings(change.newValue));
+      default:
+        throw AppException.validation([{ field: 'type', reason: `unknown change type ${change.type}` }]);
+    }
+  }
+
+  async get(ctx: DocumentContext, requestId: string): Promise<RequestResponseDto> {
+    const request = await this.engine.findRequest(ctx.document, requestId);
+    const changes = await this.requests.changes(request.id, { limit: MAX_INLINE_CHANGES });
+    return toRequestDto(request, ctx.document, changes);
+  }
+
+  /** What merging would change: added rows, updated cells (old and new value), deleted rows, properties, fields. */
+  async diff(ctx: DocumentContext, requestId: string): Promise<RequestDiffDto> {
+    const request = await this.engine.findRequest(ctx.document, requestId);
+    const folded = foldChanges(await this.requests.changes(request.id));
+    const before = ctx.document.metadata;
+    const after = folded.metadata ? { fields: folded.metadata.fields, properties: folded.metadata.properties } : before;
+    const current = await this.rows.findMany(ctx.document.uuid, [...folded.rows.keys()]);
+    const diff: RequestDiffDto = { addedRows: [], updatedCells: [], deletedRows: [], changedProperties: [], fields: null, settingsChanged: folded.settings !== null };
+    const field = (list: typeof before.fields, id: string) => list.find((item) => item.id === id);
+    for (const effect of folded.rows.values()) {
+      const row = current.get(effect.rowId);
+      if (effect.kind === 'create' || (effect.kind === 'replace' && !row)) {
+        const at = request.updatedAt;
+        diff.addedRows.push(toRowDto({ id: effect.rowId, seq: '0', values: effect.values, version: 1, createdAt: at, createdBy: request.author, updatedAt: at, updatedBy: request.author }, after.fields));
+        continue;
+      }
+      if (!row) {
+        continue;
+      }
+      if (effect.kind === 'delete') {
+        diff.deletedRows.push(toRowDto(row, before.fields));
+        continue;
+      }
+      const next = effect.kind === 'update' ? applySet(row.values, effect.set) : effect.values;
+      for (const key of new Set([...Object.keys(row.values), ...Object.keys(next)])) {
+        if (JSON.stringify(row.values[key] ?? null) !== JSON.stringify(next[key] ?? null)) {
+          diff.updatedCells.push({
+            rowId: row.id,
+            fieldId: key,
+            oldValue: renderValue(row.values[key], field(before.fields, key)),
+            newValue: renderValue(next[key], field(after.fields, key)),
+          });
+        }
+      }
+    }
+    if (folded.properties) {
+      const currentProperties = (await this.properties.find(ctx.document.uuid))?.properties ?? {};
+      const next = applyPropertiesEffect(currentProperties, folded.properties);
+      for (const key of new Set([...Object.keys(currentProperties), ...Object.keys(next)])) {
+        if (JSON.stringify(currentProperties[key] ?? null) !== JSON.stringify(next[key] ?? null)) {
+          diff.changedProperties.push({
+            fieldId: key,
+            oldValue: renderValue(currentProperties[key], field(before.properties, key)),
+            newValue: renderValue(next[key], field(after.properties, key)),
+          });
+        }
+      }
+    }
+    if (folded.metadata) {
+      const fields = diffFields(before.fields, after.fields);
+      const props = diffFields(before.properties, after.properties);
+      diff.fields = {
+        created: [...fields.created, ...props.created].map((item) => item.id),
+        updated: [...fields.updated, ...props.updated].map((item) => item.after.id),
+        deleted: [...fields.deleted, ...props.deleted].map((item) => item.id),
+      };
+    }
+    return diff;
+  }
+
+  async conflicts(ctx: DocumentContext, requestId: string): Promise<ConflictsResponseDto> {
+    const request = await this.engine.findRequest(ctx.document, requestId);
+    if (request.status !== 'open') {
+      return { mergeable: false, conflicts: [] };
+    }
+    const conflicts = await this.merger.conflicts(ctx.document, await this.requests.changes(request.id));
+    return { mergeable: conflicts.length === 0, conflicts };
+  }
+
+  /**
+   * Merges in one transaction after locking the document row (`SELECT … FOR UPDATE`): concurrent merges of one
+   * document run one after the other, and the second sees the first's changes when it checks for conflicts.
+   * When the workflow requires approval, only workspace managers and the listed approvers may merge.
+   */
+  async merge(ctx: DocumentContext, requestId: string): Promise<MergeResponseDto> {
+    const userId = ctx.principal.userId;
+    return this.tx.run(async () => {
+      const document = await this.documents.lock(ctx.document.uuid);
+      if (!document) {
+        throw docNotFound();
+      }
+      const request = await this.engine.findRequest(document, requestId, true);
+      assertOpen(request);
+      const workflow = document.settings.workflow;
+      if (workflow?.requiresApproval === true && !ctx.access.canManage && !(workflow.approvers ?? []).includes(userId)) {
+        throw AppException.forbidden('the workflow requires approval: only approvers and workspace managers may merge');
+      }
+      const changes = await this.requests.changes(request.id);
+      const result = await this.merger.merge(document, request, changes, userId);
+      const merged = (await this.documents.lock(document.uuid)) ?? document;
+      return {
+        ...toRequestDto(result.request, merged),
+        revision: toRevisionDto(result.revision, merged.metadata),
+        conversions: result.conversions,
+      };
+    });
+  }
+
+  async close(ctx: DocumentContext, requestId: string): Promise<RequestResponseDto> {
+    return this.transition(ctx, requestId, 'open', 'closed');
+  }
+
+  async reopen(ctx: DocumentContext, requestId: string): Promise<RequestResponseDto> {
+    return this.transition(ctx, requestId, 'closed', 'open');
+  }
+
+  private async transition(ctx: DocumentContext, requestId: string, from: RequestStatus, to: 'open' | 'closed'): Promise<RequestResponseDto> {
+    return this.tx.run(async () => {
+      const request = await this.engine.findRequest(ctx.document, requestId, true);
+      if (request.status !== from) {
+        throw new AppException(ErrorCode.INVALID_STATE, {
+          details: [{ field: 'status', reason: `request is ${request.status}; only ${from} requests can be ${to === 'closed' ? 'closed' : 'reopened'}` }],
+          payload: { requestId: request.id, status: request.status },
+        });
+      }
+      const updated = await this.requests.setStatus(request.id, to, ctx.principal.userId);
+      await this.events.request(ctx.document, to === 'closed' ? 'request_closed' : 'request_reopened', updated, ctx.principal.userId);
+      return toRequestDto(updated, ctx.document);
+    });
+  }
+}

@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { type Page, pageOf } from '../../../common/http/pagination.js';
+import type { RevisionRecord } from '../domain/document.records.js';
+import type { RequestResponseDto } from '../dtos/request.dto.js';
+import type { ChangeOperationDto, RevisionResponseDto } from '../dtos/revision.dto.js';
+import { toOperationDto, toRequestDto, toRevisionDto } from '../mappers/document.mapper.js';
+import { RequestRepository } from '../repositories/request.repository.js';
+import { RevisionRepository } from '../repositories/revision.repository.js';
+import type { DocumentContext } from './document-access.service.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Operations a single revision read returns inline; all of them are paged under /operations. */
+const MAX_INLINE_OPERATIONS = 1000;
+
+/** The immutable history: revisions, their ChangeOperations, and the request each came from. */
+@Injectable()
+export class RevisionsService {
+  constructor(
+    private readonly revisions: RevisionRepository,
+    private readonly requests: RequestRepository,
+  ) {}
+
+  async list(ctx: DocumentContext, paging: { page: number; pageSize: number }): Promise<Page<RevisionResponseDto>> {
+    const { items, total } = await this.revisions.list(ctx.document.uuid, { limit: paging.pageSize, offset: (paging.page - 1) * paging.pageSize });
+    return pageOf(
+      items.map((revision) => toRevisionDto(revision, ctx.document.metadata)),
+      total,
+      paging,
+    );
+  }
+
+  async get(ctx: DocumentContext, revisionId: string): Promise<RevisionResponseDto> {
+    const revision = await this.find(ctx, revisionId);
+    const operations = await this.revisions.operations(revision.id, { limit: MAX_INLINE_OPERATIONS, offset: 0 });
+    return toRevisionDto(revision, ctx.document.metadata, operations);
+  }
+
+  async operations(ctx: DocumentContext, revisionId: string, paging: { page: number; pageSize: number }): Promise<Page<ChangeOperationDto>> {
+    const revision = await this.find(ctx, revisionId);
+    const operations = await this.revisions.operations(revision.id, { limit: paging.pageSize, offset: (paging.page - 1) * paging.pageSize });
+    return pageOf(
+      operations.map((op) => toOperationDto(op, ctx.document.metadata)),
+      revision.operationCount,
+      paging,
+    );
+  }
+
+  async request(ctx: DocumentContext, revisionId: string): Promise<RequestResponseDto> {
+    const revision = await this.find(ctx, revisionId);
+    const request = revision.requestId ? await this.requests.find(ctx.document.uuid, revision.requestId) : null;
+    if (!request) {
+      throw AppException.notFound('request');
+    }
+    return toRequestDto(request, ctx.document, await this.requests.changes(request.id, { limit: 1000 }));
+  }
+
+  private async find(ctx: DocumentContext, revisionId: string): Promise<RevisionRecord> {
+    const revision = UUID.test(revisionId) ? await this.revisions.find(ctx.document.uuid, revisionId) : null;
+    if (!revision) {
+      throw AppException.notFound('revision');
+    }
+    return revision;
+  }
+}

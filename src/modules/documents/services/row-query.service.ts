@@ -1,0 +1,209 @@
+import { Injectable } from '@nestjs/common';
+import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import {
+  type CursorPage,
+  DEFAULT_CURSOR_LIMIT,
+  DEFAULT_PAGE_SIZE,
+  decodeCursor,
+  encodeCursor,
+  MAX_CURSOR_LIMIT,
+  MAX_PAGE_SIZE,
+  type Page,
+  pageOf,
+} from '../../../common/http/pagination.js';
+import type { FieldDefinition, StoredValue } from '../fields/field.types.js';
+import { storedToValue } from '../fields/field-type.registry.js';
+import { isPlainObject } from '../fields/field-value.utils.js';
+import { SYSTEM_QUERY_FIELDS } from '../query/field-resolver.js';
+import { cursorPositionFromRow } from '../query/keyset-sort.js';
+import { compileAst } from '../query/query.compiler.js';
+import { normalizeQuery, parseSortParam } from '../query/query-normalizer.js';
+import type { CompiledQuery, QueryAst } from '../query/query.types.js';
+import type { RowRecord } from '../domain/document.records.js';
+import type { GroupedQueryResultDto, RowResponseDto } from '../dtos/row.dto.js';
+import { toRowDto } from '../mappers/document.mapper.js';
+import { RowQueryRepository } from '../repositories/row-query.repository.js';
+import { RowRepository } from '../repositories/row.repository.js';
+import { rowNotFound } from './change-builders.js';
+import type { DocumentContext } from './document-access.service.js';
+import { DocumentIndexService } from './document-index.service.js';
+import { DraftReadService, type DraftView } from './draft-read.service.js';
+
+const CURSOR_KIND = 'rows';
+/** Most groups one grouped query returns. */
+export const MAX_GROUPS = 1000;
+
+export interface Paging {
+  page: number;
+  pageSize: number;
+  cursor?: string;
+  limit?: number;
+}
+
+function intIn(raw: unknown, field: string, min: number, max: number, errors: ErrorDetail[]): number | undefined {
+  if (raw === undefined || raw === null) {
+    return undefined;
+  }
+  const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    errors.push({ field, reason: `must be an integer from ${min} to ${max}` });
+    return undefined;
+  }
+  return value;
+}
+
+/** Paging keys of a query body. */
+export function pagingOfBody(body: Record<string, unknown>): Paging {
+  const errors: ErrorDetail[] = [];
+  const page = intIn(body.page, 'page', 1, 1_000_000, errors) ?? 1;
+  const pageSize = intIn(body.pageSize, 'pageSize', 1, MAX_PAGE_SIZE, errors) ?? DEFAULT_PAGE_SIZE;
+  const limit = intIn(body.limit, 'limit', 1, MAX_CURSOR_LIMIT, errors);
+  if (body.cursor !== undefined && body.cursor !== null && typeof body.cursor !== 'string') {
+    errors.push({ field: 'cursor', reason: 'must be a string' });
+  }
+  if (errors.length > 0) {
+    throw AppException.validation(errors);
+  }
+  return { page, pageSize, limit, cursor: typeof body.cursor === 'string' ? body.cursor : undefined };
+}
+
+/**
+ * Lists, queries and single rows, all executed by PostgreSQL through the query compiler (filters, sorts, groups,
+ * aggregates, offset pages and keyset cursors), optionally over a request's draft.
+ */
+@Injectable()
+export class RowQueryService {
+  constructor(
+    private readonly queries: RowQueryRepository,
+    private readonly rows: RowRepository,
+    private readonly drafts: DraftReadService,
+    private readonly indexes: DocumentIndexService,
+  ) {}
+
+  /** `GET /data`. */
+  async list(ctx: DocumentContext, query: Paging & { sort?: string; requestId?: string }): Promise<Page<RowResponseDto> | CursorPage<RowResponseDto>> {
+    const draft = await this.drafts.load(ctx.document, query.requestId);
+    const ast: QueryAst = { filter: null, sorts: parseSortParam(query.sort), groupBy: null };
+    return this.run(ctx, draft, ast, query);
+  }
+
+  /** `POST /data/query`: the structured or the short query form (spec 2.12). */
+  async query(ctx: DocumentContext, body: unknown, requestId: string | undefined): Promise<Page<RowResponseDto> | CursorPage<RowResponseDto> | GroupedQueryResultDto> {
+    if (!isPlainObject(body)) {
+      throw AppException.validation([{ field: 'body', reason: 'query must be an object' }]);
+    }
+    const paging = pagingOfBody(body);
+    const ast = normalizeQuery(body);
+    const draft = await this.drafts.load(ctx.document, requestId);
+    if (ast.groupBy) {
+      return this.groups(ctx, draft, ast);
+    }
+    return this.run(ctx, draft, ast, paging);
+  }
+
+  /** One row, as the document or the draft has it. */
+  async get(ctx: DocumentContext, rowId: string, requestId: string | undefined): Promise<RowResponseDto> {
+    const draft = await this.drafts.load(ctx.document, requestId);
+    const row = await this.findRow(ctx, draft, rowId);
+    if (!row) {
+      throw rowNotFound(rowId);
+    }
+    return toRowDto(row, draft.metadata.fields);
+  }
+
+  async findRow(ctx: DocumentContext, draft: DraftView, rowId: string): Promise<RowRecord | null> {
+    if (!draft.overlay) {
+      return this.rows.find(ctx.document.uuid, rowId);
+    }
+    const ast: QueryAst = {
+      filter: { kind: 'condition', field: 'id', operator: 'eq', value: rowId, path: 'rowId', operatorKey: 'operator' },
+      sorts: [],
+      groupBy: null,
+    };
+    const compiled = this.compile(ast, draft);
+    const rows = await this.queries.page(ctx.document.uuid, compiled, { limit: 1, offset: 0 }, draft.overlay);
+    return rows[0] ?? null;
+  }
+
+  /** A page of rows for the document bundle. */
+  async page(ctx: DocumentContext, draft: DraftView, paging: { page: number; pageSize: number }): Promise<Page<RowResponseDto>> {
+    return this.run(ctx, draft, { filter: null, sorts: [], groupBy: null }, paging) as Promise<Page<RowResponseDto>>;
+  }
+
+  private compile(ast: QueryAst, draft: DraftView, after?: unknown): CompiledQuery {
+    return compileAst(ast, draft.metadata.fields, { paramOffset: RowQueryRepository.paramOffset(draft.overlay), after });
+  }
+
+  private async run(ctx: DocumentContext, draft: DraftView, ast: QueryAst, paging: Paging): Promise<Page<RowResponseDto> | CursorPage<RowResponseDto>> {
+    const fields = draft.metadata.fields;
+    const uuid = ctx.document.uuid;
+    this.indexes.noteQuery(ctx.document, fields, ast);
+    if (paging.cursor !== undefined || paging.limit !== undefined) {
+      const limit = paging.limit ?? DEFAULT_CURSOR_LIMIT;
+      const probe = this.compile(ast, draft);
+      let after: unknown;
+      if (paging.cursor) {
+        const [signature, ...position] = decodeCursor(CURSOR_KIND, paging.cursor);
+        if (signature !== `${ctx.document.docId}:${probe.sortSignature}`) {
+          throw AppException.validation([{ field: 'cursor', reason: 'cursor belongs to another document or sort' }]);
+        }
+        after = position;
+      }
+      const compiled = after === undefined ? probe : this.compile(ast, draft, after);
+      const rows = await this.queries.cursorPage(uuid, compiled, limit + 1, draft.overlay);
+      const items = rows.slice(0, limit);
+      const last = items[items.length - 1];
+      const nextCursor =
+        rows.length > limit && last?.cursor
+          ? encodeCursor(CURSOR_KIND, [`${ctx.document.docId}:${compiled.sortSignature}`, ...cursorPositionFromRow(last.cursor, compiled.sortKeys)])
+          : null;
+      return { items: items.map((row) => toRowDto(row, fields)), limit, nextCursor };
+    }
+    const compiled = this.compile(ast, draft);
+    const offset = (paging.page - 1) * paging.pageSize;
+    const unfiltered = compiled.where === 'TRUE' && !draft.overlay;
+    const [rows, total] = await Promise.all([
+      this.queries.page(uuid, compiled, { limit: paging.pageSize, offset }, draft.overlay),
+      unfiltered ? Promise.resolve(ctx.document.rowCount) : this.queries.count(uuid, compiled, draft.overlay),
+    ]);
+    return pageOf(
+      rows.map((row) => toRowDto(row, fields)),
+      total,
+      paging,
+    );
+  }
+
+  private async groups(ctx: DocumentContext, draft: DraftView, ast: QueryAst): Promise<GroupedQueryResultDto> {
+    const compiled = this.compile(ast, draft);
+    const group = compiled.groupBy;
+    if (!group) {
+      return { groups: [] };
+    }
+    const rows = await this.queries.groups(ctx.document.uuid, compiled, MAX_GROUPS, draft.overlay);
+    const byId = new Map<string, FieldDefinition>(draft.metadata.fields.map((field) => [field.id, field]));
+    const definitionOf = (fieldId: string): FieldDefinition | undefined => byId.get(fieldId) ?? SYSTEM_QUERY_FIELDS[fieldId]?.definition;
+    return {
+      groups: rows.map((row) => ({
+        keys: group.keys.flatMap((key) => {
+          const definition = definitionOf(key.field);
+          const stored = row[key.alias] as StoredValue | undefined;
+          const value = definition && stored !== null && stored !== undefined ? safeValue(stored, definition) : null;
+          return value === null ? [] : [{ fieldId: key.field, value }];
+        }),
+        aggregations: group.aggregates.map((aggregate) => ({
+          kind: aggregate.kind,
+          ...(aggregate.field === undefined ? {} : { field: aggregate.field }),
+          value: row[aggregate.alias] ?? null,
+        })),
+      })),
+    };
+  }
+}
+
+function safeValue(stored: StoredValue, definition: FieldDefinition): ReturnType<typeof storedToValue> {
+  try {
+    return storedToValue(stored, definition);
+  } catch {
+    return null;
+  }
+}

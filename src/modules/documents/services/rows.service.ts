@@ -1,0 +1,114 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import type { RowValuesInput } from '../fields/field-type.registry.js';
+import { parseRowValues } from '../fields/field-type.registry.js';
+import { validationDetailsOf } from '../fields/field-value.utils.js';
+import { parseBulkRequest } from '../domain/bulk-request.js';
+import type { ChangeDraft } from '../domain/document.records.js';
+import type { BulkResultDto, RowDeleteResponseDto, RowWriteResponseDto } from '../dtos/row.dto.js';
+import { toWriteResult } from '../mappers/document.mapper.js';
+import { buildPropertiesWrite, buildRowCreate, buildRowDelete, buildRowUpdate } from './change-builders.js';
+import { ChangeEngineService, type WriteOutcome } from './change-engine.service.js';
+import type { DocumentContext } from './document-access.service.js';
+import type { UniqueCheckRow } from './draft-scope.js';
+import { RowQueryService } from './row-query.service.js';
+
+export interface WriteParams {
+  requestId?: string;
+  apply?: boolean;
+}
+
+/** Row writes: each validates at once against the draft it joins and goes through the change engine. */
+@Injectable()
+export class RowsService {
+  constructor(
+    private readonly engine: ChangeEngineService,
+    private readonly rowQueries: RowQueryService,
+  ) {}
+
+  async create(ctx: DocumentContext, body: { id?: string; values?: unknown }, params: WriteParams): Promise<RowWriteResponseDto> {
+    let rowId = body.id;
+    const outcome = await this.engine.write(ctx, { ...params, title: 'Create row' }, async (scope) => {
+      const change = await buildRowCreate(scope, { id: body.id, values: (body.values ?? []) as RowValuesInput });
+      rowId = change.targetId;
+      return [change];
+    });
+    return this.rowResult(ctx, rowId as string, outcome);
+  }
+
+  async update(ctx: DocumentContext, rowId: string, body: { values: unknown; version?: number }, params: WriteParams): Promise<RowWriteResponseDto> {
+    if (body.values === undefined || body.values === null) {
+      throw AppException.validation([{ field: 'values', reason: 'values is required' }]);
+    }
+    const outcome = await this.engine.write(ctx, { ...params, title: `Update row ${rowId}` }, async (scope) => [
+      await buildRowUpdate(scope, rowId, { values: body.values as RowValuesInput, version: body.version }),
+    ]);
+    return this.rowResult(ctx, rowId, outcome);
+  }
+
+  async remove(ctx: DocumentContext, rowId: string, params: WriteParams & { version?: number }): Promise<RowDeleteResponseDto> {
+    const outcome = await this.engine.write(ctx, { ...params, title: `Delete row ${rowId}` }, async (scope) => [await buildRowDelete(scope, rowId, params.version)]);
+    return { id: rowId, deleted: outcome.merge !== null, request: toWriteResult(outcome) };
+  }
+
+  /**
+   * `POST /data/bulk` and `/rows/batch-update`: every target form, at most 1000 rows, all or nothing. Every cell is
+   * validated before anything is recorded; one Change per row (sharing a bulk id) plus one for the properties.
+   */
+  async bulk(ctx: DocumentContext, body: unknown, params: WriteParams): Promise<BulkResultDto> {
+    const parsed = parseBulkRequest(body);
+    const bulkId = randomUUID();
+    const rowIds = [...parsed.rows.keys()];
+    const outcome = await this.engine.write(ctx, { ...params, title: `Bulk update of ${rowIds.length} rows` }, async (scope) => {
+      const metadata = await scope.metadata();
+      const states = await scope.rows(rowIds);
+      const errors: ErrorDetail[] = [];
+      const changes: ChangeDraft[] = [];
+      const unique: UniqueCheckRow[] = [];
+      for (const [rowId, target] of parsed.rows) {
+        const state = states.get(rowId);
+        if (!state?.exists) {
+          errors.push({ field: `${target.path}.target`, rowId, reason: `row ${rowId} not found` });
+          continue;
+        }
+        try {
+          const values = parseRowValues(target.values, metadata.fields, { partial: true });
+          unique.push({ rowId, values, path: target.path });
+          changes.push({ type: 'row-update', operation: 'update', targetId: rowId, data: { values, baseVersion: state.baseVersion, origin: { bulkId } } });
+        } catch (error) {
+          const details = validationDetailsOf(error);
+          if (!details) {
+            throw error;
+          }
+          errors.push(...details.map((detail) => ({ ...detail, rowId, field: detail.fieldId ? (target.paths[detail.fieldId] ?? target.path) : target.path })));
+        }
+      }
+      if (errors.length > 0) {
+        throw AppException.validation(errors);
+      }
+      await scope.checkUnique(metadata.fields, unique);
+      scope.push(...changes);
+      if (parsed.properties) {
+        try {
+          changes.push(await buildPropertiesWrite(scope, parsed.properties.values, 'patch', undefined, { bulkId }));
+        } catch (error) {
+          const details = validationDetailsOf(error);
+          if (!details) {
+            throw error;
+          }
+          const paths = parsed.properties.paths;
+          throw AppException.validation(details.map((detail) => ({ ...detail, field: detail.fieldId ? (paths[detail.fieldId] ?? parsed.properties?.path) : parsed.properties?.path })));
+        }
+      }
+      return changes;
+    });
+    return { ...toWriteResult(outcome), rowsUpdated: rowIds.length, rowIds, propertiesUpdated: parsed.properties !== null };
+  }
+
+  /** The row as the write left it: the document's row when merged, else the draft's. */
+  private async rowResult(ctx: DocumentContext, rowId: string, outcome: WriteOutcome): Promise<RowWriteResponseDto> {
+    const row = await this.rowQueries.get(ctx, rowId, outcome.merge ? undefined : outcome.request?.id);
+    return { ...row, request: toWriteResult(outcome) };
+  }
+}

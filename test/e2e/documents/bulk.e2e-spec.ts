@@ -1,0 +1,148 @@
+import request from 'supertest';
+import type { TestUser } from '../../factories/users.factory.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { addToWorkspace, bearer, createDocument, type DocHandle, newUser, seedRows, valueOf } from './documents.fixtures.js';
+
+describe('documents: bulk writes', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let doc: DocHandle;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    owner = await newUser(t.http);
+    doc = await createDocument(t.http, owner, {
+      properties: [
+        { id: 'supplier', name: 'Supplier', type: 'text' },
+        { id: 'budget', name: 'Budget', type: 'currency' },
+      ],
+    });
+    await seedRows(
+      t.dataSource,
+      doc,
+      Array.from({ length: 1000 }, (_, i) => ({ id: `b${i}`, values: { name: `Row ${i}`, qty: i } })),
+    );
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function rowsWhere(field: string, value: unknown): Promise<number> {
+    const res = await request(t.http)
+      .post(`${doc.path}/data/query`)
+      .set(bearer(owner))
+      .send({ filters: { logic: 'and', conditions: [{ field, operator: 'eq', value }], groups: [] } })
+      .expect(200);
+    return res.body.payload.total;
+  }
+
+  it('applies every target form in one revision', async () => {
+    const res = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([
+        { target: { row: 'b1', field: 'price' }, value: { number: 1.5 } },
+        { target: { row: 'b2' }, value: { price: 2, status: 'done' } },
+        { target: { row: 'b3' }, value: [{ fieldId: 'price', value: { number: 3 } }] },
+        { target: { rows: ['b4', 'b5'], field: 'status' }, value: { selectOption: { id: 'doing' } } },
+        { target: { property: 'supplier' }, value: { text: 'ACME' } },
+        { target: { properties: true }, value: { budget: 1000 } },
+      ])
+      .expect(200);
+    expect(res.body.payload).toMatchObject({ merged: true, requestStatus: 'merged', rowsUpdated: 5, propertiesUpdated: true });
+    const revision = await request(t.http).get(`${doc.path}/revisions/${res.body.payload.revisionId}`).set(bearer(owner)).expect(200);
+    expect(revision.body.payload.stats).toMatchObject({ rowsUpdated: 5, rowsCreated: 0 });
+    const b2 = await request(t.http).get(`${doc.path}/data/b2`).set(bearer(owner)).expect(200);
+    expect(valueOf(b2.body.payload, 'price')).toEqual({ number: 2 });
+    expect(valueOf(b2.body.payload, 'name')).toEqual({ text: 'Row 2' });
+    expect(b2.body.payload.version).toBe(2);
+    expect(await rowsWhere('status', 'doing')).toBe(2);
+    const props = await request(t.http).get(`${doc.path}/properties`).set(bearer(owner)).expect(200);
+    expect(props.body.payload.properties).toEqual([
+      { fieldId: 'supplier', value: { text: 'ACME' } },
+      { fieldId: 'budget', value: { number: 1000 } },
+    ]);
+    const batch = await request(t.http).post(`${doc.path}/rows/batch-update`).set(bearer(owner)).send([{ target: { row: 'b6', field: 'qty' }, value: 66 }]).expect(200);
+    expect(batch.body.payload.rowsUpdated).toBe(1);
+  });
+
+  it('writes 1000 rows in one call, all merged', async () => {
+    const body = Array.from({ length: 1000 }, (_, i) => ({ target: { row: `b${i}`, field: 'sku' }, value: { text: `SKU-${i}` } }));
+    const res = await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send(body).expect(200);
+    expect(res.body.payload.rowsUpdated).toBe(1000);
+    expect(await rowsWhere('sku', 'SKU-999')).toBe(1);
+  });
+
+  it('is all or nothing: a bad cell in row 999 leaves nothing applied', async () => {
+    const body = Array.from({ length: 1000 }, (_, i) => ({ target: { row: `b${i}`, field: 'qty' }, value: i === 999 ? { number: 'many' } : { number: 7 } }));
+    const res = await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send(body).expect(400);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+    expect(res.body.details).toEqual([expect.objectContaining({ fieldId: 'qty', rowId: 'b999', field: '[999].value' })]);
+    expect(await rowsWhere('qty', 7)).toBe(1);
+  });
+
+  it('is all or nothing for unknown rows, unique clashes inside the batch and bad properties', async () => {
+    const unknownRow = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([{ target: { row: 'b10', field: 'qty' }, value: 12345 }, { target: { row: 'missing', field: 'qty' }, value: 12345 }])
+      .expect(400);
+    expect(unknownRow.body.details[0]).toMatchObject({ rowId: 'missing' });
+    const clash = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([{ target: { rows: ['b11', 'b12'], field: 'sku' }, value: 'SAME' }, { target: { row: 'b10', field: 'qty' }, value: 12345 }])
+      .expect(400);
+    expect(clash.body.details[0]).toMatchObject({ fieldId: 'sku' });
+    const badProperty = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([{ target: { row: 'b10', field: 'qty' }, value: 12345 }, { target: { property: 'budget' }, value: 'lots' }])
+      .expect(400);
+    expect(badProperty.body.details[0]).toMatchObject({ fieldId: 'budget', field: '[1].value' });
+    expect(await rowsWhere('qty', 12345)).toBe(0);
+  });
+
+  it('refuses more than 1000 rows, malformed targets and empty bodies with VALIDATION_ERROR', async () => {
+    const tooMany = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([{ target: { rows: Array.from({ length: 1001 }, (_, i) => `x${i}`), field: 'qty' }, value: 1 }])
+      .expect(400);
+    expect(tooMany.body.details[0].reason).toContain('1000');
+    await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send([{ target: { cell: 'x' }, value: 1 }]).expect(400);
+    await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send([]).expect(400);
+    await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send({ nothing: true }).expect(400);
+  });
+
+  it('records a bulk write on an open request and raises one data_bulk_operation on merge', async () => {
+    const open = await request(t.http).post(`${doc.path}/requests`).set(bearer(owner)).send({ title: 'bulk draft' }).expect(201);
+    const reqId = open.body.payload.id;
+    const res = await request(t.http)
+      .post(`${doc.path}/data/bulk?requestId=${reqId}`)
+      .set(bearer(owner))
+      .send([{ target: { rows: ['b20', 'b21', 'b22'], field: 'qty' }, value: 99999 }])
+      .expect(200);
+    expect(res.body.payload).toMatchObject({ requestId: reqId, merged: false });
+    expect(await rowsWhere('qty', 99999)).toBe(0);
+    await request(t.http).post(`${doc.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(200);
+    expect(await rowsWhere('qty', 99999)).toBe(3);
+    const events = await t.dataSource.query<{ event_type: string; payload: { rowsUpdated: number; requestId: string } }[]>(
+      `SELECT event_type, payload FROM outbox WHERE doc_id = $1 AND payload->>'requestId' = $2 ORDER BY seq`,
+      [doc.docId, reqId],
+    );
+    const types = events.map((event) => event.event_type);
+    expect(types).toEqual(expect.arrayContaining(['request_created', 'request_merged', 'data_bulk_operation', 'revision_created']));
+    expect(types).not.toContain('data_row_updated');
+    expect(events.find((event) => event.event_type === 'data_bulk_operation')?.payload.rowsUpdated).toBe(3);
+  });
+
+  it('refuses a viewer and other tenants', async () => {
+    const viewer = await newUser(t.http);
+    await addToWorkspace(t.dataSource, owner, viewer, 'viewer');
+    await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(viewer)).send([{ target: { row: 'b1', field: 'qty' }, value: 5 }]).expect(403);
+    const stranger = await newUser(t.http);
+    await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(stranger)).send([{ target: { row: 'b1', field: 'qty' }, value: 5 }]).expect(404);
+    expect(await rowsWhere('qty', 5)).toBe(1);
+  });
+});

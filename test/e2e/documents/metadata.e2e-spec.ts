@@ -1,0 +1,134 @@
+import request from 'supertest';
+import type { TestUser } from '../../factories/users.factory.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { addToWorkspace, bearer, createDocument, createRow, type DocHandle, newUser, valueOf } from './documents.fixtures.js';
+
+const FIELDS = [
+  { id: 'name', name: 'Name', type: 'text' },
+  { id: 'amount', name: 'Amount', type: 'text' },
+  { id: 'note', name: 'Note', type: 'long_text' },
+  { id: 'color', name: 'Color', type: 'single_select', selectOptions: [{ id: 'r', label: 'Red' }, { id: 'g', label: 'Green' }] },
+];
+
+describe('documents: metadata', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let editor: TestUser;
+  let doc: DocHandle;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    owner = await newUser(t.http);
+    editor = await newUser(t.http);
+    await addToWorkspace(t.dataSource, owner, editor, 'editor');
+    doc = await createDocument(t.http, owner, { fields: FIELDS, properties: [{ id: 'region', name: 'Region', type: 'text' }] });
+    await createRow(t.http, owner, doc, { id: 'a', values: { name: 'A', amount: '12.5', note: 'keep me', color: 'r' } });
+    await createRow(t.http, owner, doc, { id: 'b', values: { name: 'B', amount: 'lots', note: 'me too', color: 'g' } });
+    await createRow(t.http, owner, doc, { id: 'c', values: { name: 'C', amount: '7' } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('returns fields and properties with every attribute', async () => {
+    const res = await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200);
+    expect(res.body.payload.fields).toEqual(FIELDS);
+    expect(res.body.payload.properties).toEqual([{ id: 'region', name: 'Region', type: 'text' }]);
+    expect(res.body.payload.version).toBe(1);
+  });
+
+  it('diffs a PUT into field operations, converts a type change and reports what could not convert', async () => {
+    const next = [
+      { id: 'name', name: 'Title', type: 'text', required: true },
+      { id: 'amount', name: 'Amount', type: 'number' },
+      { id: 'color', name: 'Color', type: 'single_select', selectOptions: [{ id: 'r', label: 'Red' }] },
+      { id: 'done', name: 'Done', type: 'boolean', defaultValue: { boolean: false } },
+      { id: 'n', name: 'No.', type: 'auto_number' },
+    ];
+    const res = await request(t.http).put(`${doc.path}/metadata`).set(bearer(owner)).send({ fields: next }).expect(200);
+    expect(res.body.payload.fields).toEqual(next);
+    expect(res.body.payload.request).toMatchObject({ merged: true });
+    const conversions = Object.fromEntries(res.body.payload.conversions.map((c: { fieldId: string }) => [c.fieldId, c]));
+    expect(conversions.amount).toMatchObject({ fromType: 'text', toType: 'number', converted: 2, failed: 1, failedRowIds: ['b'] });
+    expect(conversions.color).toMatchObject({ converted: 1, failed: 1, failedRowIds: ['b'] });
+
+    const a = await request(t.http).get(`${doc.path}/data/a`).set(bearer(owner)).expect(200);
+    expect(valueOf(a.body.payload, 'amount')).toEqual({ number: 12.5 });
+    expect(valueOf(a.body.payload, 'note')).toBeUndefined();
+    expect(valueOf(a.body.payload, 'n')).toEqual({ number: 1 });
+    const b = await request(t.http).get(`${doc.path}/data/b`).set(bearer(owner)).expect(200);
+    expect(valueOf(b.body.payload, 'amount')).toBeUndefined();
+    expect(valueOf(b.body.payload, 'n')).toEqual({ number: 2 });
+
+    const revision = await request(t.http).get(`${doc.path}/revisions/${res.body.payload.request.revisionId}`).set(bearer(owner)).expect(200);
+    expect(revision.body.payload.stats).toMatchObject({ fieldsCreated: 2, fieldsUpdated: 3, fieldsDeleted: 1 });
+    const ops = revision.body.payload.changes;
+    const deleted = ops.find((op: { type: string }) => op.type === 'field-delete');
+    expect(deleted).toMatchObject({ target: { kind: 'field', fieldId: 'note' }, newValue: null });
+    expect(deleted.oldValue.field).toMatchObject({ id: 'note', type: 'long_text' });
+    expect(deleted.oldValue.values).toEqual({ a: 'keep me', b: 'me too' });
+    const converted = ops.find((op: { type: string; target: { fieldId: string } }) => op.type === 'field-update' && op.target.fieldId === 'amount');
+    expect(converted.oldValue.values).toEqual({ a: '12.5', b: 'lots', c: '7' });
+    expect(JSON.parse(converted.note).conversion).toMatchObject({ failed: 1 });
+
+    const created = await createRow(t.http, owner, doc, { id: 'd', values: { name: 'D' } });
+    expect(valueOf(created as never, 'n')).toEqual({ number: 4 });
+    expect(valueOf(created as never, 'done')).toEqual({ boolean: false });
+
+    const events = await t.dataSource.query<{ event_type: string; payload: { field?: { id: string } } }[]>(
+      `SELECT event_type, payload FROM outbox WHERE doc_id = $1 AND event_type LIKE 'metadata%' ORDER BY seq`,
+      [doc.docId],
+    );
+    const summary = events.map((event) => `${event.event_type}:${event.payload.field?.id ?? ''}`);
+    expect(summary).toEqual(expect.arrayContaining(['metadata_updated:', 'metadata_field_added:done', 'metadata_field_updated:amount', 'metadata_field_deleted:note']));
+    const added = events.find((event) => event.event_type === 'metadata_field_added');
+    expect(added?.payload).toMatchObject({ field: { id: expect.any(String), name: expect.any(String), type: expect.any(String), required: false }, updatedBy: owner.id, updatedAt: expect.any(String) });
+  });
+
+  it('refuses invalid definitions with VALIDATION_ERROR and changes nothing', async () => {
+    const cases = [
+      { fields: [{ id: 'x', name: 'X', type: 'spreadsheet' }] },
+      { fields: [{ id: 'x', name: 'X', type: 'text' }, { id: 'x', name: 'Y', type: 'text' }] },
+      { fields: [{ id: 'bad id!', name: 'X', type: 'text' }] },
+      { fields: [{ id: 'r', name: 'R', type: 'number', validations: [{ ruleType: 'pattern', config: { pattern: '(' } }] }] },
+      { properties: [] },
+    ];
+    for (const body of cases) {
+      const res = await request(t.http).put(`${doc.path}/metadata`).set(bearer(owner)).send(body);
+      expect({ body, status: res.status, code: res.body.code }).toEqual({ body, status: 400, code: 'VALIDATION_ERROR' });
+    }
+    const current = await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200);
+    expect(current.body.payload.fields.map((f: { id: string }) => f.id)).toEqual(['name', 'amount', 'color', 'done', 'n']);
+  });
+
+  it('refuses making a field unique while rows share a value', async () => {
+    await createRow(t.http, owner, doc, { id: 'e', values: { name: 'D' } });
+    const current = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload.fields;
+    const fields = current.map((field: { id: string }) => (field.id === 'name' ? { ...field, unique: true } : field));
+    const res = await request(t.http).put(`${doc.path}/metadata`).set(bearer(owner)).send({ fields }).expect(400);
+    expect(res.body.details[0]).toMatchObject({ fieldId: 'name' });
+  });
+
+  it('needs manage permission: an editor may write rows but not change metadata', async () => {
+    const current = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(editor)).expect(200)).body.payload.fields;
+    const res = await request(t.http).put(`${doc.path}/metadata`).set(bearer(editor)).send({ fields: current }).expect(403);
+    expect(res.body.code).toBe('FORBIDDEN');
+  });
+
+  it('records a metadata change on a request; the draft shows it and the merge applies it', async () => {
+    const current = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
+    const open = await request(t.http).post(`${doc.path}/requests`).set(bearer(owner)).send({ title: 'add field' }).expect(201);
+    const reqId = open.body.payload.id;
+    const fields = [...current.fields, { id: 'extra', name: 'Extra', type: 'percent' }];
+    const put = await request(t.http).put(`${doc.path}/metadata?requestId=${reqId}`).set(bearer(owner)).send({ fields }).expect(200);
+    expect(put.body.payload.request).toMatchObject({ merged: false, requestId: reqId });
+    expect(put.body.payload.fields.map((f: { id: string }) => f.id)).toContain('extra');
+    const live = await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200);
+    expect(live.body.payload.fields.map((f: { id: string }) => f.id)).not.toContain('extra');
+    await request(t.http).post(`${doc.path}/data?requestId=${reqId}`).set(bearer(owner)).send({ id: 'x1', values: { name: 'X', extra: 50 } }).expect(201);
+    const merged = await request(t.http).post(`${doc.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(200);
+    expect(merged.body.payload.revision.stats).toMatchObject({ fieldsCreated: 1, rowsCreated: 1 });
+    const row = await request(t.http).get(`${doc.path}/data/x1`).set(bearer(owner)).expect(200);
+    expect(valueOf(row.body.payload, 'extra')).toEqual({ number: 50 });
+  });
+});

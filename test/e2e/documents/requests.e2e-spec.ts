@@ -1,0 +1,236 @@
+import request from 'supertest';
+import type { TestUser } from '../../factories/users.factory.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { addToWorkspace, bearer, createDocument, createRow, type DocHandle, newUser, valueOf } from './documents.fixtures.js';
+
+describe('documents: requests, merge and revisions', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let editor: TestUser;
+  let doc: DocHandle;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    owner = await newUser(t.http);
+    editor = await newUser(t.http);
+    await addToWorkspace(t.dataSource, owner, editor, 'editor');
+    doc = await createDocument(t.http, owner);
+    await createRow(t.http, owner, doc, { id: 'base', values: { name: 'Base', qty: 1 } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function openRequest(user: TestUser, title = 'Draft'): Promise<string> {
+    const res = await request(t.http).post(`${doc.path}/requests`).set(bearer(user)).send({ title, description: 'desc' }).expect(201);
+    expect(res.body.payload).toMatchObject({ status: 'open', author: user.id, title, docId: doc.docId, docType: doc.docType });
+    return res.body.payload.id;
+  }
+
+  it('records writes with requestId as changes; the document changes only on merge; readers of the draft see it', async () => {
+    const reqId = await openRequest(owner);
+    const created = await request(t.http).post(`${doc.path}/data?requestId=${reqId}`).set(bearer(editor)).send({ id: 'n1', values: { name: 'New' } }).expect(201);
+    expect(created.body.payload).toMatchObject({ id: 'n1', request: { requestId: reqId, requestStatus: 'open', merged: false, revisionId: null } });
+    await request(t.http).put(`${doc.path}/data/base?requestId=${reqId}`).set(bearer(editor)).send({ values: { qty: 7 }, version: 1 }).expect(200);
+
+    // The document itself is unchanged.
+    await request(t.http).get(`${doc.path}/data/n1`).set(bearer(owner)).expect(404);
+    const base = await request(t.http).get(`${doc.path}/data/base`).set(bearer(owner)).expect(200);
+    expect(valueOf(base.body.payload, 'qty')).toEqual({ number: 1 });
+
+    // The draft shows the request applied: in lists, queries and single reads.
+    const draftList = await request(t.http).get(`${doc.path}/data?requestId=${reqId}&sort=name:asc`).set(bearer(owner)).expect(200);
+    expect(draftList.body.payload.items.map((row: { id: string }) => row.id)).toEqual(['base', 'n1']);
+    expect(draftList.body.payload.total).toBe(2);
+    const draftBase = draftList.body.payload.items[0];
+    expect(valueOf(draftBase, 'qty')).toEqual({ number: 7 });
+    expect(draftBase.version).toBe(2);
+    const draftQuery = await request(t.http)
+      .post(`${doc.path}/data/query?requestId=${reqId}`)
+      .set(bearer(owner))
+      .send({ filter: { and: [{ field: 'qty', op: 'gt', value: 5 }] } })
+      .expect(200);
+    expect(draftQuery.body.payload.items.map((row: { id: string }) => row.id)).toEqual(['base']);
+    await request(t.http).get(`${doc.path}/data/n1?requestId=${reqId}`).set(bearer(owner)).expect(200);
+
+    const detail = await request(t.http).get(`${doc.path}/requests/${reqId}`).set(bearer(owner)).expect(200);
+    expect(detail.body.payload.contributors).toEqual(expect.arrayContaining([owner.id, editor.id]));
+    expect(detail.body.payload.changes.map((c: { type: string }) => c.type)).toEqual(['row-create', 'row-update']);
+    expect(detail.body.payload.changes[1]).toMatchObject({ operation: 'update', targetId: 'base', changedBy: editor.id, data: { baseVersion: 1 } });
+
+    const diff = await request(t.http).get(`${doc.path}/requests/${reqId}/diff`).set(bearer(owner)).expect(200);
+    expect(diff.body.payload.addedRows.map((row: { id: string }) => row.id)).toEqual(['n1']);
+    expect(diff.body.payload.updatedCells).toEqual([{ rowId: 'base', fieldId: 'qty', oldValue: { number: 1 }, newValue: { number: 7 } }]);
+
+    const merged = await request(t.http).post(`${doc.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(200);
+    expect(merged.body.payload).toMatchObject({ status: 'merged', mergedBy: owner.id, generatedRevisionId: expect.any(String) });
+    expect(merged.body.payload.mergedAt).toEqual(expect.any(String));
+    const revision = merged.body.payload.revision;
+    expect(revision).toMatchObject({ requestId: reqId, mergedBy: owner.id, stats: { rowsCreated: 1, rowsUpdated: 1, rowsDeleted: 0 } });
+    expect(revision.contributors).toEqual(expect.arrayContaining([owner.id, editor.id]));
+
+    const after = await request(t.http).get(`${doc.path}/data/base`).set(bearer(owner)).expect(200);
+    expect(after.body.payload).toMatchObject({ version: 2 });
+    expect(valueOf(after.body.payload, 'qty')).toEqual({ number: 7 });
+
+    const rev = await request(t.http).get(`${doc.path}/revisions/${revision.id}`).set(bearer(owner)).expect(200);
+    const update = rev.body.payload.changes.find((op: { type: string }) => op.type === 'row-update');
+    expect(update).toMatchObject({ target: { kind: 'row', rowId: 'base' }, operator: owner.id });
+    expect(update.oldValue.values).toEqual([{ fieldId: 'qty', value: { number: 1 } }]);
+    expect(update.newValue.values).toEqual([{ fieldId: 'qty', value: { number: 7 } }]);
+    const ofRevision = await request(t.http).get(`${doc.path}/revisions/${revision.id}/request`).set(bearer(owner)).expect(200);
+    expect(ofRevision.body.payload.id).toBe(reqId);
+
+    // Merged requests take no more writes and cannot be merged again.
+    const late = await request(t.http).post(`${doc.path}/data?requestId=${reqId}`).set(bearer(owner)).send({ values: { name: 'late' } }).expect(409);
+    expect(late.body.code).toBe('INVALID_STATE');
+    await request(t.http).post(`${doc.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(409);
+  });
+
+  it('numbers revisions per document and links each to the previous one', async () => {
+    const list = await request(t.http).get(`${doc.path}/revisions`).set(bearer(owner)).expect(200);
+    const versions = list.body.payload.items.map((rev: { version: number }) => rev.version);
+    expect(versions).toEqual([...versions].sort((a, b) => b - a));
+    expect(new Set(versions).size).toBe(versions.length);
+    const [latest, previous] = list.body.payload.items;
+    expect(latest.previousRevisionId).toBe(previous.id);
+    expect(latest.version).toBe(previous.version + 1);
+  });
+
+  it('refuses a merge whose row changed meanwhile with CONFLICT listing it, and reports it under /conflicts', async () => {
+    const row = await createRow(t.http, owner, doc, { id: 'k1', values: { name: 'K', qty: 1 } });
+    const reqId = await openRequest(owner);
+    await request(t.http).put(`${doc.path}/data/k1?requestId=${reqId}`).set(bearer(owner)).send({ values: { qty: 2 }, version: row.version }).expect(200);
+    await request(t.http).put(`${doc.path}/data/k1`).set(bearer(editor)).send({ values: { qty: 3 } }).expect(200);
+
+    const conflicts = await request(t.http).get(`${doc.path}/requests/${reqId}/conflicts`).set(bearer(owner)).expect(200);
+    expect(conflicts.body.payload).toMatchObject({ mergeable: false, conflicts: [{ type: 'row-changed', rowId: 'k1', baseVersion: 1, currentVersion: 2 }] });
+    const res = await request(t.http).post(`${doc.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(409);
+    expect(res.body.code).toBe('CONFLICT');
+    expect(res.body.payload.conflicts).toEqual([expect.objectContaining({ type: 'row-changed', rowId: 'k1' })]);
+    const still = await request(t.http).get(`${doc.path}/requests/${reqId}`).set(bearer(owner)).expect(200);
+    expect(still.body.payload.status).toBe('open');
+    const current = await request(t.http).get(`${doc.path}/data/k1`).set(bearer(owner)).expect(200);
+    expect(valueOf(current.body.payload, 'qty')).toEqual({ number: 3 });
+  });
+
+  it('detects deleted rows and unique values taken meanwhile', async () => {
+    await createRow(t.http, owner, doc, { id: 'g1', values: { name: 'G' } });
+    const reqId = await openRequest(owner);
+    await request(t.http).put(`${doc.path}/data/g1?requestId=${reqId}`).set(bearer(owner)).send({ values: { qty: 1 } }).expect(200);
+    await request(t.http).post(`${doc.path}/data?requestId=${reqId}`).set(bearer(owner)).send({ id: 'g2', values: { name: 'G2', sku: 'TAKEN' } }).expect(201);
+    await request(t.http).delete(`${doc.path}/data/g1`).set(bearer(owner)).expect(200);
+    await createRow(t.http, owner, doc, { id: 'g3', values: { name: 'G3', sku: 'TAKEN' } });
+    const res = await request(t.http).post(`${doc.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(409);
+    const types = res.body.payload.conflicts.map((c: { type: string }) => c.type).sort();
+    expect(types).toEqual(['row-deleted', 'unique-taken']);
+    await request(t.http).get(`${doc.path}/data/g2`).set(bearer(owner)).expect(404);
+  });
+
+  it('serializes concurrent merges: both merge when they touch different rows, one conflicts on the same row', async () => {
+    await createRow(t.http, owner, doc, { id: 'm1', values: { name: 'M1', qty: 0 } });
+    await createRow(t.http, owner, doc, { id: 'm2', values: { name: 'M2', qty: 0 } });
+    const a = await openRequest(owner, 'A');
+    const b = await openRequest(owner, 'B');
+    await request(t.http).put(`${doc.path}/data/m1?requestId=${a}`).set(bearer(owner)).send({ values: { qty: 1 } }).expect(200);
+    await request(t.http).put(`${doc.path}/data/m2?requestId=${b}`).set(bearer(owner)).send({ values: { qty: 2 } }).expect(200);
+    const results = await Promise.all([
+      request(t.http).post(`${doc.path}/requests/${a}/merge`).set(bearer(owner)),
+      request(t.http).post(`${doc.path}/requests/${b}/merge`).set(bearer(owner)),
+    ]);
+    expect(results.map((r) => r.status)).toEqual([200, 200]);
+    const versions = results.map((r) => r.body.payload.revision.version).sort((x, y) => x - y);
+    expect(versions[1]).toBe(versions[0] + 1);
+
+    const c = await openRequest(owner, 'C');
+    const d = await openRequest(owner, 'D');
+    await request(t.http).put(`${doc.path}/data/m1?requestId=${c}`).set(bearer(owner)).send({ values: { qty: 10 } }).expect(200);
+    await request(t.http).put(`${doc.path}/data/m1?requestId=${d}`).set(bearer(owner)).send({ values: { qty: 20 } }).expect(200);
+    const race = await Promise.all([
+      request(t.http).post(`${doc.path}/requests/${c}/merge`).set(bearer(owner)),
+      request(t.http).post(`${doc.path}/requests/${d}/merge`).set(bearer(owner)),
+    ]);
+    expect(race.map((r) => r.status).sort()).toEqual([200, 409]);
+    const loser = race.find((r) => r.status === 409);
+    expect(loser?.body.payload.conflicts[0]).toMatchObject({ type: 'row-changed', rowId: 'm1' });
+    const row = await request(t.http).get(`${doc.path}/data/m1`).set(bearer(owner)).expect(200);
+    expect(row.body.payload.version).toBe(3);
+  });
+
+  it('closes and reopens; a closed request takes no writes; wrong transitions are INVALID_STATE', async () => {
+    const reqId = await openRequest(owner);
+    const closed = await request(t.http).post(`${doc.path}/requests/${reqId}/close`).set(bearer(owner)).expect(200);
+    expect(closed.body.payload.status).toBe('closed');
+    const write = await request(t.http).post(`${doc.path}/data?requestId=${reqId}`).set(bearer(owner)).send({ values: { name: 'x' } }).expect(409);
+    expect(write.body.code).toBe('INVALID_STATE');
+    await request(t.http).post(`${doc.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(409);
+    await request(t.http).post(`${doc.path}/requests/${reqId}/close`).set(bearer(owner)).expect(409);
+    const reopened = await request(t.http).post(`${doc.path}/requests/${reqId}/reopen`).set(bearer(owner)).expect(200);
+    expect(reopened.body.payload.status).toBe('open');
+    await request(t.http).post(`${doc.path}/requests/${reqId}/reopen`).set(bearer(owner)).expect(409);
+    const list = await request(t.http).get(`${doc.path}/requests?status=open`).set(bearer(owner)).expect(200);
+    expect(list.body.payload.items.map((r: { id: string }) => r.id)).toContain(reqId);
+  });
+
+  it('validates writes to a request at once and refuses unknown requests', async () => {
+    const reqId = await openRequest(owner);
+    const bad = await request(t.http).post(`${doc.path}/data?requestId=${reqId}`).set(bearer(owner)).send({ values: { name: 'x', price: 'abc' } }).expect(400);
+    expect(bad.body.code).toBe('VALIDATION_ERROR');
+    const detail = await request(t.http).get(`${doc.path}/requests/${reqId}`).set(bearer(owner)).expect(200);
+    expect(detail.body.payload.changes).toEqual([]);
+    const unknown = await request(t.http).post(`${doc.path}/data?requestId=00000000-0000-0000-0000-000000000000`).set(bearer(owner)).send({ values: { name: 'x' } }).expect(404);
+    expect(unknown.body.code).toBe('NOT_FOUND');
+    await request(t.http).post(`${doc.path}/data?requestId=not-a-uuid`).set(bearer(owner)).send({ values: { name: 'x' } }).expect(404);
+  });
+
+  it('creates a request with changes in the body', async () => {
+    const res = await request(t.http)
+      .post(`${doc.path}/requests`)
+      .set(bearer(owner))
+      .send({
+        title: 'Batch',
+        changes: [
+          { type: 'row-create', target: { kind: 'row', rowId: 'b1' }, newValue: [{ fieldId: 'name', value: { text: 'B1' } }] },
+          { type: 'row-update', target: { kind: 'row', rowId: 'b1', fieldId: 'qty' }, newValue: { number: 4 } },
+        ],
+      })
+      .expect(201);
+    expect(res.body.payload.changes).toHaveLength(2);
+    const bad = await request(t.http)
+      .post(`${doc.path}/requests`)
+      .set(bearer(owner))
+      .send({ title: 'Bad', changes: [{ type: 'row-update', target: { kind: 'row', rowId: 'base', fieldId: 'qty' }, newValue: 'abc' }] })
+      .expect(400);
+    expect(bad.body.details[0].field).toMatch(/^changes\[0\]/);
+    const merged = await request(t.http).post(`${doc.path}/requests/${res.body.payload.id}/merge`).set(bearer(owner)).expect(200);
+    expect(merged.body.payload.revision.stats.rowsCreated).toBe(1);
+    const row = await request(t.http).get(`${doc.path}/data/b1`).set(bearer(owner)).expect(200);
+    expect(valueOf(row.body.payload, 'qty')).toEqual({ number: 4 });
+  });
+
+  it('keeps writes open when the workflow requires approval, and only managers merge them', async () => {
+    const gated = await createDocument(t.http, owner, { settings: { workflow: { requiresApproval: true } } });
+    const res = await request(t.http).post(`${gated.path}/data`).set(bearer(editor)).send({ id: 'p1', values: { name: 'Pending' } }).expect(201);
+    expect(res.body.payload.request).toMatchObject({ merged: false, pendingApproval: true, requestStatus: 'open' });
+    await request(t.http).get(`${gated.path}/data/p1`).set(bearer(owner)).expect(404);
+    const reqId = res.body.payload.request.requestId;
+    await request(t.http).post(`${gated.path}/requests/${reqId}/merge`).set(bearer(editor)).expect(403);
+    await request(t.http).post(`${gated.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(200);
+    await request(t.http).get(`${gated.path}/data/p1`).set(bearer(owner)).expect(200);
+    const direct = await request(t.http).post(`${gated.path}/data?apply=true`).set(bearer(editor)).send({ id: 'p2', values: { name: 'Direct' } }).expect(201);
+    expect(direct.body.payload.request.merged).toBe(true);
+    expect(direct.headers['x-api-deprecated']).toBe('true');
+  });
+
+  it('refuses a viewer creating or merging requests and hides requests from other tenants', async () => {
+    const viewer = await newUser(t.http);
+    await addToWorkspace(t.dataSource, owner, viewer, 'viewer');
+    await request(t.http).post(`${doc.path}/requests`).set(bearer(viewer)).send({ title: 'x' }).expect(403);
+    const reqId = await openRequest(owner);
+    await request(t.http).post(`${doc.path}/requests/${reqId}/merge`).set(bearer(viewer)).expect(403);
+    const stranger = await newUser(t.http);
+    const res = await request(t.http).get(`${doc.path}/requests/${reqId}`).set(bearer(stranger)).expect(404);
+    expect(res.body.code).toBe('DOC_NOT_FOUND');
+    await request(t.http).get(`${doc.path}/revisions`).set(bearer(stranger)).expect(404);
+  });
+});

@@ -1,0 +1,144 @@
+import request from 'supertest';
+import type { TestUser } from '../../factories/users.factory.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { addToWorkspace, bearer, createDocument, createRow, type DocHandle, newUser, valueOf } from './documents.fixtures.js';
+
+describe('documents: rows', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let doc: DocHandle;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    owner = await newUser(t.http);
+    doc = await createDocument(t.http, owner);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('creates a row with lenient values and returns canonical Values, merged in its own revision', async () => {
+    const res = await request(t.http)
+      .post(`${doc.path}/data`)
+      .set(bearer(owner))
+      .send({ id: 'r1', values: [
+        { fieldId: 'name', value: { text: 'Widget' } },
+        { fieldId: 'price', value: '12.5' },
+        { fieldId: 'status', value: { selectOption: 'todo' } },
+        { fieldId: 'tags', value: ['red', { id: 'blue' }] },
+        { fieldId: 'due', value: { date: '2024-05-01' } },
+      ] })
+      .expect(201);
+    const row = res.body.payload;
+    expect(row).toMatchObject({ id: 'r1', version: 1, createdBy: owner.id, request: { merged: true, requestStatus: 'merged', pendingApproval: false } });
+    expect(row.request.revisionId).toEqual(expect.any(String));
+    expect(valueOf(row, 'name')).toEqual({ text: 'Widget' });
+    expect(valueOf(row, 'price')).toEqual({ number: 12.5 });
+    expect(valueOf(row, 'status')).toMatchObject({ selectOption: { id: 'todo' } });
+    expect(valueOf(row, 'tags')).toMatchObject({ multiSelect: [{ id: 'red' }, { id: 'blue' }] });
+    expect(valueOf(row, 'due')).toEqual({ date: '2024-05-01' });
+
+    const read = await request(t.http).get(`${doc.path}/data/r1`).set(bearer(owner)).expect(200);
+    expect(read.body.payload).toMatchObject({ id: 'r1', version: 1 });
+    const viaRows = await request(t.http).get(`${doc.path}/rows/r1`).set(bearer(owner)).expect(200);
+    expect(viaRows.body.payload.id).toBe('r1');
+  });
+
+  it('rejects invalid values with VALIDATION_ERROR details {fieldId, reason} and the rule message', async () => {
+    const res = await request(t.http)
+      .post(`${doc.path}/data`)
+      .set(bearer(owner))
+      .send({ values: { name: 'x', price: -3, code: 'abc', status: 'nope', rating: 9, due: 'not a date', unknownField: 1 } })
+      .expect(400);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+    const byField = Object.fromEntries(res.body.details.map((d: { fieldId: string }) => [d.fieldId, d]));
+    expect(Object.keys(byField)).toEqual(expect.arrayContaining(['price', 'code', 'status', 'rating', 'due', 'unknownField']));
+    expect(byField.price.message).toMatchObject({ en: 'Price must not be negative', de: 'Preis darf nicht negativ sein' });
+    expect(byField.code.message).toMatchObject({ en: 'Three capitals' });
+  });
+
+  it('requires required fields on create and refuses a duplicate row id', async () => {
+    const missing = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ values: { price: 1 } }).expect(400);
+    expect(missing.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ fieldId: 'name', reason: 'field is required' })]));
+    const dup = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ id: 'r1', values: { name: 'again' } }).expect(409);
+    expect(dup.body.code).toBe('ALREADY_EXISTS');
+  });
+
+  it('enforces unique values', async () => {
+    await createRow(t.http, owner, doc, { id: 'u1', values: { name: 'A', sku: 'SKU-1' } });
+    const res = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ id: 'u2', values: { name: 'B', sku: 'SKU-1' } }).expect(400);
+    expect(res.body.details[0]).toMatchObject({ fieldId: 'sku', reason: expect.stringContaining('unique') });
+    await request(t.http).get(`${doc.path}/data/u2`).set(bearer(owner)).expect(404);
+  });
+
+  it('updates with optimistic locking: the version increments and a stale version is 409 VERSION_CONFLICT', async () => {
+    const created = await createRow(t.http, owner, doc, { id: 'v1', values: { name: 'V', qty: 1 } });
+    expect(created.version).toBe(1);
+    const updated = await request(t.http).put(`${doc.path}/data/v1`).set(bearer(owner)).send({ values: { qty: 2 }, version: 1 }).expect(200);
+    expect(updated.body.payload).toMatchObject({ version: 2 });
+    expect(valueOf(updated.body.payload, 'qty')).toEqual({ number: 2 });
+    expect(valueOf(updated.body.payload, 'name')).toEqual({ text: 'V' });
+    const stale = await request(t.http).put(`${doc.path}/data/v1`).set(bearer(owner)).send({ values: { qty: 3 }, version: 1 }).expect(409);
+    expect(stale.body).toMatchObject({ success: false, code: 'VERSION_CONFLICT', payload: { currentVersion: 2, yourVersion: 1 } });
+    const after = await request(t.http).get(`${doc.path}/data/v1`).set(bearer(owner)).expect(200);
+    expect(valueOf(after.body.payload, 'qty')).toEqual({ number: 2 });
+  });
+
+  it('lets exactly one of two concurrent writers of the same version win', async () => {
+    await createRow(t.http, owner, doc, { id: 'c1', values: { name: 'C', qty: 0 } });
+    const [a, b] = await Promise.all([
+      request(t.http).put(`${doc.path}/data/c1`).set(bearer(owner)).send({ values: { qty: 10 }, version: 1 }),
+      request(t.http).put(`${doc.path}/data/c1`).set(bearer(owner)).send({ values: { qty: 20 }, version: 1 }),
+    ]);
+    const statuses = [a.status, b.status].sort();
+    expect(statuses).toEqual([200, 409]);
+    const loser = a.status === 409 ? a : b;
+    const winner = a.status === 200 ? a : b;
+    expect(loser.body).toMatchObject({ code: 'VERSION_CONFLICT', payload: { currentVersion: 2, yourVersion: 1 } });
+    const after = await request(t.http).get(`${doc.path}/data/c1`).set(bearer(owner)).expect(200);
+    expect(after.body.payload.version).toBe(2);
+    expect(valueOf(after.body.payload, 'qty')).toEqual(valueOf(winner.body.payload, 'qty'));
+  });
+
+  it('clears a field with null and deletes a row (404 afterwards, values kept in the revision)', async () => {
+    await createRow(t.http, owner, doc, { id: 'd1', values: { name: 'D', qty: 5 } });
+    const cleared = await request(t.http).put(`${doc.path}/data/d1`).set(bearer(owner)).send({ values: [{ fieldId: 'qty', value: null }] }).expect(200);
+    expect(valueOf(cleared.body.payload, 'qty')).toBeUndefined();
+    const del = await request(t.http).delete(`${doc.path}/data/d1`).set(bearer(owner)).expect(200);
+    expect(del.body.payload).toMatchObject({ id: 'd1', deleted: true, request: { merged: true } });
+    await request(t.http).get(`${doc.path}/data/d1`).set(bearer(owner)).expect(404);
+    const ops = await request(t.http).get(`${doc.path}/revisions/${del.body.payload.request.revisionId}/operations`).set(bearer(owner)).expect(200);
+    expect(ops.body.payload.items[0]).toMatchObject({ type: 'row-delete', target: { kind: 'row', rowId: 'd1' }, newValue: null });
+    expect(ops.body.payload.items[0].oldValue.values).toEqual([{ fieldId: 'name', value: { text: 'D' } }]);
+    await request(t.http).delete(`${doc.path}/data/d1`).set(bearer(owner)).expect(404);
+  });
+
+  it('answers the deprecated apply parameter with X-API-Deprecated: true', async () => {
+    const res = await request(t.http).post(`${doc.path}/data?apply=true`).set(bearer(owner)).send({ id: 'ap1', values: { name: 'Direct' } }).expect(201);
+    expect(res.headers['x-api-deprecated']).toBe('true');
+    expect(res.body.payload.request.merged).toBe(true);
+    const plain = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ id: 'ap2', values: { name: 'Plain' } }).expect(201);
+    expect(plain.headers['x-api-deprecated']).toBeUndefined();
+  });
+
+  it('lets a viewer read but not write, and hides the document from another tenant', async () => {
+    const viewer = await newUser(t.http);
+    await addToWorkspace(t.dataSource, owner, viewer, 'viewer');
+    await request(t.http).get(`${doc.path}/data/r1`).set(bearer(viewer)).expect(200);
+    const write = await request(t.http).put(`${doc.path}/data/r1`).set(bearer(viewer)).send({ values: { qty: 1 } }).expect(403);
+    expect(write.body.code).toBe('FORBIDDEN');
+    await request(t.http).post(`${doc.path}/data`).set(bearer(viewer)).send({ values: { name: 'no' } }).expect(403);
+
+    const stranger = await newUser(t.http);
+    const hidden = await request(t.http).get(`${doc.path}/data/r1`).set(bearer(stranger)).expect(404);
+    expect(hidden.body).toMatchObject({ code: 'DOC_NOT_FOUND', payload: null });
+    expect(JSON.stringify(hidden.body)).not.toContain('Widget');
+    await request(t.http).put(`${doc.path}/data/r1`).set(bearer(stranger)).send({ values: { qty: 1 } }).expect(404);
+    await request(t.http).get(`${doc.path}/data`).set(bearer(stranger)).expect(404);
+  });
+
+  it('answers DOC_NOT_FOUND for an unknown document', async () => {
+    const res = await request(t.http).get(`/api/v1/doc/products/nope/data`).set(bearer(owner)).expect(404);
+    expect(res.body.code).toBe('DOC_NOT_FOUND');
+  });
+});
