@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { OrganizationStatisticsService } from '../tenancy/services/organization-statistics.service.js';
 import { TenancyModule } from '../tenancy/tenancy.module.js';
 import { DataController } from './controllers/data.controller.js';
 import { DocumentAccessGuard } from './controllers/document-access.guard.js';
@@ -66,4 +67,14 @@ import { RowsService } from './services/rows.service.js';
   ],
   exports: [DocumentAccessService, ChangeEngineService, MergeService, RowQueryService],
 })
-export class DocumentsModule {}
+export class DocumentsModule implements OnModuleInit {
+  constructor(
+    private readonly statistics: OrganizationStatisticsService,
+    private readonly documents: DocumentRepository,
+  ) {}
+
+  /** The organization detail's document count comes from here, so tenancy never reads the documents table. */
+  onModuleInit(): void {
+    this.statistics.useDocumentCounter((organizationId) => this.documents.countByOrganization(organizationId));
+  }
+}

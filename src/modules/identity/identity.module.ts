@@ -52,7 +52,6 @@ import { OneTimeCodeService } from './services/two-factor/one-time-code.service.
 import { TotpService } from './services/two-factor/totp.service.js';
 import { TwoFactorService } from './services/two-factor/two-factor.service.js';
 import { UserLifecycleService } from './services/user-lifecycle.service.js';
-import { UserOrganizationsService } from './services/user-organizations.service.js';
 import { UsersService } from './services/users.service.js';
 
 /**
@@ -118,7 +117,6 @@ import { UsersService } from './services/users.service.js';
     TotpService,
     TwoFactorService,
     UserLifecycleService,
-    UserOrganizationsService,
     UsersService,
     JwtCredentialVerifier,
     { provide: CredentialVerifier, useExisting: JwtCredentialVerifier },

@@ -28,6 +28,8 @@ import { JoinRequestsService } from './services/join-requests.service.js';
 import { OrganizationAccessService } from './services/organization-access.service.js';
 import { OrganizationMembersService } from './services/organization-members.service.js';
 import { OrganizationProvisioningService } from './services/organization-provisioning.service.js';
+import { UserOrganizationsController } from './controllers/user-organizations.controller.js';
+import { UserOrganizationsService } from './services/user-organizations.service.js';
 import { OrganizationStatisticsService } from './services/organization-statistics.service.js';
 import { OrganizationsService } from './services/organizations.service.js';
 import { UserDefaultsService } from './services/user-defaults.service.js';
@@ -53,6 +55,7 @@ import { WorkspacesService } from './services/workspaces.service.js';
     ]),
   ],
   controllers: [
+    UserOrganizationsController,
     OrganizationsController,
     OrganizationMembersController,
     InvitationsController,
@@ -63,6 +66,7 @@ import { WorkspacesService } from './services/workspaces.service.js';
     DataSourceReferencesController,
   ],
   providers: [
+    UserOrganizationsService,
     OrganizationProvisioningService,
     WorkspaceAccessService,
     OrganizationAccessService,

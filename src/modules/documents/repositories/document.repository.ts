@@ -61,6 +61,15 @@ export class DocumentRepository {
     return toRecord(rows[0] as DocumentRow);
   }
 
+  /** Live (not deleted) documents of an organization, for the organization's statistics. */
+  async countByOrganization(organizationId: string): Promise<number> {
+    const rows = await this.tx.manager.query<Array<{ n: number }>>(
+      'SELECT count(*)::int AS n FROM documents WHERE organization_id = $1 AND deleted_at IS NULL',
+      [organizationId],
+    );
+    return rows[0]?.n ?? 0;
+  }
+
   async existsDocId(docType: string, docId: string): Promise<boolean> {
     const rows = await this.tx.manager.query<unknown[]>(
       `SELECT 1 FROM documents WHERE doc_type = $1 AND doc_id = $2 AND deleted_at IS NULL`,

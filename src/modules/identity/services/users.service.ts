@@ -50,4 +50,22 @@ export class UsersService {
   async setDefaults(userId: string, organizationId: string | null, workspaceId: string | null): Promise<void> {
     await this.tx.manager.update(UserEntity, { id: userId }, { defaultOrganizationId: organizationId, defaultWorkspaceId: workspaceId });
   }
+
+  /** Clears the defaults of everyone (or one user) whose default organization is `organizationId`: one UPDATE. */
+  async clearDefaultOrganization(organizationId: string, userId?: string): Promise<void> {
+    await this.tx.manager.query(
+      `UPDATE users SET default_organization_id = NULL, default_workspace_id = NULL, updated_at = now()
+        WHERE default_organization_id = $1 AND ($2::uuid IS NULL OR id = $2)`,
+      [organizationId, userId ?? null],
+    );
+  }
+
+  /** Clears the default workspace of everyone (or one user) whose default it is: one UPDATE. */
+  async clearDefaultWorkspace(workspaceId: string, userId?: string): Promise<void> {
+    await this.tx.manager.query(
+      `UPDATE users SET default_workspace_id = NULL, updated_at = now()
+        WHERE default_workspace_id = $1 AND ($2::uuid IS NULL OR id = $2)`,
+      [workspaceId, userId ?? null],
+    );
+  }
 }

@@ -11,16 +11,10 @@ interface CountsRow {
   workspace_count: number;
 }
 
-interface DocumentsProbe {
-  present: boolean;
-  scoped: boolean;
-  soft: boolean;
-}
 
 /**
- * The statistics of an organization's detail. Documents live in the documents module's `documents` table;
- * until that module registers a counter, the table is counted directly when it exists (guarded by
- * `to_regclass`, so this works before the documents migration has run).
+ * The statistics of an organization's detail. Documents belong to the documents module, which registers
+ * the counter at start-up (tenancy cannot depend on documents: documents depends on tenancy).
  */
 @Injectable()
 export class OrganizationStatisticsService {
@@ -43,25 +37,7 @@ export class OrganizationStatisticsService {
       memberCount: counts.member_count,
       activeMemberCount: counts.active_member_count,
       workspaceCount: counts.workspace_count,
-      documentCount: this.documentCounter ? await this.documentCounter(organizationId) : await this.countDocuments(organizationId),
+      documentCount: this.documentCounter ? await this.documentCounter(organizationId) : 0,
     };
-  }
-
-  private async countDocuments(organizationId: string): Promise<number> {
-    const [probe] = await this.tx.manager.query<DocumentsProbe[]>(
-      `SELECT to_regclass('public.documents') IS NOT NULL AS present,
-              EXISTS (SELECT 1 FROM information_schema.columns
-                       WHERE table_schema = 'public' AND table_name = 'documents' AND column_name = 'organization_id') AS scoped,
-              EXISTS (SELECT 1 FROM information_schema.columns
-                       WHERE table_schema = 'public' AND table_name = 'documents' AND column_name = 'deleted_at') AS soft`,
-    );
-    if (!probe.present || !probe.scoped) {
-      return 0;
-    }
-    const [row] = await this.tx.manager.query<Array<{ n: number }>>(
-      `SELECT count(*)::int AS n FROM documents WHERE organization_id = $1${probe.soft ? ' AND deleted_at IS NULL' : ''}`,
-      [organizationId],
-    );
-    return row.n;
   }
 }

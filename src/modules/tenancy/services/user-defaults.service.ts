@@ -5,12 +5,6 @@ import { UsersService } from '../../identity/services/users.service.js';
 import { isUuid } from '../policies/organization-roles.js';
 import { WorkspaceAccessService } from './workspace-access.service.js';
 
-interface DefaultsRow {
-  id: string;
-  default_organization_id: string | null;
-  default_workspace_id: string | null;
-}
-
 /**
  * Keeps users' default organization and workspace (spec 2.1) pointing at places they may use:
  * validates PATCH /users/me, and clears defaults when a membership ends or a tenant is archived/deleted.
@@ -45,26 +39,12 @@ export class UserDefaultsService {
 
   /** Clears defaults that point into `organizationId` (for one user, or for everyone when archived). */
   async clearOrganization(organizationId: string, userId?: string): Promise<void> {
-    const rows = await this.tx.manager.query<DefaultsRow[]>(
-      `SELECT id, default_organization_id, default_workspace_id FROM users
-        WHERE default_organization_id = $1 AND ($2::uuid IS NULL OR id = $2)`,
-      [organizationId, userId ?? null],
-    );
-    for (const row of rows) {
-      await this.users.setDefaults(row.id, null, null);
-    }
+    await this.users.clearDefaultOrganization(organizationId, userId);
   }
 
   /** Clears the default workspace of everyone (or one user) whose default it is. */
   async clearWorkspace(workspaceId: string, userId?: string): Promise<void> {
-    const rows = await this.tx.manager.query<DefaultsRow[]>(
-      `SELECT id, default_organization_id, default_workspace_id FROM users
-        WHERE default_workspace_id = $1 AND ($2::uuid IS NULL OR id = $2)`,
-      [workspaceId, userId ?? null],
-    );
-    for (const row of rows) {
-      await this.users.setDefaults(row.id, row.default_organization_id, null);
-    }
+    await this.users.clearDefaultWorkspace(workspaceId, userId);
   }
 
   private async isActiveMember(userId: string, organizationId: string): Promise<boolean> {

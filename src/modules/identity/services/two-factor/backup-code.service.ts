@@ -15,12 +15,10 @@ export class BackupCodeService {
     const codes = Array.from({ length: BACKUP_CODE_COUNT }, () => randomBackupCode());
     await this.tx.run(async () => {
       await this.tx.manager.query(`DELETE FROM backup_codes WHERE user_id = $1`, [userId]);
-      for (const code of codes) {
-        await this.tx.manager.query(`INSERT INTO backup_codes (user_id, code_hash) VALUES ($1, $2)`, [
-          userId,
-          this.hash(userId, code),
-        ]);
-      }
+      await this.tx.manager.query(`INSERT INTO backup_codes (user_id, code_hash) SELECT $1, unnest($2::text[])`, [
+        userId,
+        codes.map((code) => this.hash(userId, code)),
+      ]);
     });
     return codes;
   }

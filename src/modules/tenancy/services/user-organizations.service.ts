@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../common/auth/principal.js';
 import { type Page, offsetOf, pageOf } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
+import { UsersService } from '../../identity/services/users.service.js';
 import type { UserOrganizationDto } from '../dtos/user-organization.dto.js';
 
 interface Row {
@@ -14,7 +15,6 @@ interface Row {
   logo_url: string | null;
   role: string;
   joined_at: Date;
-  is_default: boolean;
 }
 
 /**
@@ -23,7 +23,10 @@ interface Row {
  */
 @Injectable()
 export class UserOrganizationsService {
-  constructor(private readonly tx: TransactionHost) {}
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly users: UsersService,
+  ) {}
 
   async list(
     principal: Principal,
@@ -33,8 +36,7 @@ export class UserOrganizationsService {
                   JOIN organizations o ON o.id = m.organization_id
                  WHERE m.user_id = $1 AND m.status = 'active' AND o.archived_at IS NULL`;
     const rows = await this.tx.manager.query<Row[]>(
-      `SELECT o.id, o.name, o.slug, o.display_name, o.description, o.type, o.logo_url, m.role, m.joined_at,
-              (o.id = (SELECT default_organization_id FROM users WHERE id = $1)) IS TRUE AS is_default
+      `SELECT o.id, o.name, o.slug, o.display_name, o.description, o.type, o.logo_url, m.role, m.joined_at
          ${from}
         ORDER BY m.joined_at ASC, o.id ASC
         LIMIT $2 OFFSET $3`,
@@ -44,6 +46,7 @@ export class UserOrganizationsService {
       `SELECT count(*)::int AS total ${from}`,
       [principal.userId],
     );
+    const defaultOrganizationId = (await this.users.findById(principal.userId))?.defaultOrganizationId ?? null;
     const items = rows.map((row) => ({
       id: row.id,
       name: row.name,
@@ -54,7 +57,7 @@ export class UserOrganizationsService {
       logoUrl: row.logo_url,
       role: row.role,
       joinedAt: new Date(row.joined_at).toISOString(),
-      isDefault: row.is_default,
+      isDefault: row.id === defaultOrganizationId,
     }));
     return pageOf(items, total, query);
   }
