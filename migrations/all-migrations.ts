@@ -3,6 +3,15 @@ import { Notifications1732240050000 } from './1732240050000-notifications.js';
 import { Identity1732240100000 } from './1732240100000-identity.js';
 import { Tenancy1732240200000 } from './1732240200000-tenancy.js';
 import { Documents1732240300000 } from './1732240300000-documents.js';
+import { TenantDocumentIdentity1732240400000 } from './1732240400000-tenant-document-identity.js';
+import { AccessChangeNotify1732240450000 } from './1732240450000-access-change-notify.js';
+import { NotificationDelivery1732240460000 } from './1732240460000-notification-delivery.js';
+import { WritePathIndexes1732240470000 } from './1732240470000-write-path-indexes.js';
+import { Views1732240500000 } from './1732240500000-views.js';
+import { Comments1732240510000 } from './1732240510000-comments.js';
+import { Relations1732240520000 } from './1732240520000-relations.js';
+import { Webhooks1732240600000 } from './1732240600000-webhooks.js';
+import { Realtime1732240700000 } from './1732240700000-realtime.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -14,4 +23,13 @@ export const ALL_MIGRATIONS = [
   Identity1732240100000,
   Tenancy1732240200000,
   Documents1732240300000,
+  TenantDocumentIdentity1732240400000,
+  AccessChangeNotify1732240450000,
+  NotificationDelivery1732240460000,
+  WritePathIndexes1732240470000,
+  Views1732240500000,
+  Comments1732240510000,
+  Relations1732240520000,
+  Webhooks1732240600000,
+  Realtime1732240700000,
 ];

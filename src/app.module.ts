@@ -9,6 +9,7 @@ import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
 import type { AppConfig } from './config/app.config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { CommentsModule } from './modules/comments/comments.module.js';
 import { DocumentsModule } from './modules/documents/documents.module.js';
 import { EventsModule } from './modules/events/events.module.js';
 import { HealthModule } from './modules/health/health.module.js';
@@ -16,6 +17,9 @@ import { IdentityModule } from './modules/identity/identity.module.js';
 import { MetricsModule } from './modules/metrics/metrics.module.js';
 import { NotificationsModule } from './modules/notifications/notifications.module.js';
 import { TenancyModule } from './modules/tenancy/tenancy.module.js';
+import { RealtimeModule } from './modules/realtime/realtime.module.js';
+import { ViewsModule } from './modules/views/views.module.js';
+import { WebhooksModule } from './modules/webhooks/webhooks.module.js';
 import { loggerOptions } from './common/logging/logger.options.js';
 
 @Module({})
@@ -37,6 +41,10 @@ export class AppModule {
         IdentityModule,
         TenancyModule,
         DocumentsModule,
+        ViewsModule,
+        WebhooksModule,
+        CommentsModule,
+        RealtimeModule,
       ],
       // Order matters: authenticate first, so the rate limit can count per user rather than per address.
       providers: [

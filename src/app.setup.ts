@@ -1,5 +1,6 @@
 import { type INestApplication, ValidationPipe } from '@nestjs/common';
 import { type NestExpressApplication } from '@nestjs/platform-express';
+import { declareDocumentScope } from './modules/documents/controllers/document-scope.openapi.js';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
 import type { ValidationError } from 'class-validator';
 import helmet from 'helmet';
@@ -11,6 +12,7 @@ import { clearRoutes, registerRoute } from './common/http/route-table.js';
 import type { AppConfig } from './config/app.config.js';
 import { MetricsService } from './modules/metrics/metrics.service.js';
 import { Reflector } from '@nestjs/core';
+import { WsAdapter } from '@nestjs/platform-ws';
 
 export const API_PREFIX = 'api/v1';
 
@@ -56,9 +58,11 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT or API key' })
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'api-key')
     .build();
-  return SwaggerModule.createDocument(app, builder, {
+  const document = SwaggerModule.createDocument(app, builder, {
     operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,
   });
+  declareDocumentScope(document, [`/${API_PREFIX}/doc/`, '/realtime/doc/']);
+  return document;
 }
 
 /** The one place that sets up the HTTP edge; main.ts and the tests both call it. */
@@ -84,6 +88,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
   }
   app.use(app.get(MetricsService).middleware);
   app.setGlobalPrefix(API_PREFIX, { exclude: HOST_ROOT_ROUTES });
+  // Realtime sockets (docs/realtime.md) share the HTTP server's port.
+  app.useWebSocketAdapter(new WsAdapter(app));
   app.useGlobalPipes(
     new ValidationPipe({
       whitelist: true,

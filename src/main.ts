@@ -6,7 +6,11 @@ import { AppModule } from './app.module.js';
 import { configureApp } from './app.setup.js';
 import { type AppConfig, loadConfig } from './config/app.config.js';
 import { ConfigError } from './config/env.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './database/embedded-postgres.js';
+import {
+  EmbeddedPostgresError,
+  startEmbeddedPostgres,
+  type EmbeddedDatabase,
+} from './database/embedded-postgres.js';
 
 /** How long in-flight requests may take to finish after SIGTERM before their connections are cut. */
 const DRAIN_TIMEOUT_MS = 10_000;
@@ -57,7 +61,9 @@ async function bootstrap(): Promise<void> {
   // With PORT=0 (tests, benchmarks) the default base URL names port 0; show the one the kernel chose.
   const base = config.port === 0 ? config.publicBaseUrl.replace(/:0$/, `:${port}`) : config.publicBaseUrl;
   const database = embedded
-    ? `embedded PostgreSQL (data in ${config.database.dataDir}/pg)`
+    ? `embedded PostgreSQL (data in ${embedded.dataDir}${
+        embedded.relocated ? `: the postgres user it runs as cannot reach ${config.database.dataDir}/pg` : ''
+      })`
     : `DATABASE_URL ${describeUrl(config.database.url)}`;
   process.stdout.write(
     `Quire listening on port ${port}\n  API:        ${base}/api/v1\n  Swagger UI: ${base}/api/docs\n  OpenAPI:    ${base}/api/docs-json\n  Database:   ${database}\n`,
@@ -93,8 +99,9 @@ async function bootstrap(): Promise<void> {
     process.stdout.write('stopped\n');
     process.exit(code);
   };
-  // embedded-postgres installs its own SIGTERM/SIGINT hooks (async-exit-hook) that stop the database at once
-  // and exit 143, racing the drain below. This process owns shutdown: drop them and stop the database last.
+  // This process owns shutdown: any other SIGTERM/SIGINT hook (such as the async-exit-hook the embedded-postgres
+  // library used to install, which stopped the database at once and exited 143) would race the drain below.
+  // Drop them and stop the database last.
   process.removeAllListeners('SIGTERM');
   process.removeAllListeners('SIGINT');
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
@@ -102,8 +109,13 @@ async function bootstrap(): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  process.stderr.write(
-    `Start-up failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
+  // An embedded database that cannot start says what to do in one sentence; its stack would bury that.
+  const detail =
+    error instanceof EmbeddedPostgresError
+      ? error.message
+      : error instanceof Error
+        ? (error.stack ?? error.message)
+        : String(error);
+  process.stderr.write(`Start-up failed: ${detail}\n`);
   process.exit(1);
 });

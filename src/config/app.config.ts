@@ -1,4 +1,6 @@
 import { readBool, readEnum, readInt, readList, readString, readUrl } from './env.js';
+import { loadRealtimeConfig, type RealtimeConfig } from './realtime.config.js';
+import { loadWebhooksConfig, type WebhooksConfig } from './webhooks.config.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -24,7 +26,13 @@ export interface AppConfig {
   };
   redisUrl?: string;
   rateLimit: { perMinute: number; windowMs: number };
+  /** Totals of row lists (docs/performance.md, "Count modes"): exact up to this many rows in the document, else estimated. */
+  query: { exactCountMaxRows: number };
+  /** How long verified credentials, sessions and access rights are reused before being read again (docs/auth.md). */
+  authCache: { ttlMs: number; maxEntries: number };
   outbox: { pollIntervalMs: number; batchSize: number; maxAttempts: number };
+  /** Event streams, sockets, presence, locks and Yjs state (realtime.config.ts, docs/realtime.md). */
+  realtime: RealtimeConfig;
   auth: {
     accessTokenTtlSeconds: number;
     refreshTokenTtlSeconds: number;
@@ -34,6 +42,10 @@ export interface AppConfig {
   };
   smtpUrl?: string;
   mailFrom: string;
+  /** E-mail goes out from the `notifications` table, retried with back-off (docs/decisions/mail-delivery.md). */
+  mailDelivery: { pollIntervalMs: number; retryBaseMs: number; maxAttempts: number };
+  /** Outgoing webhooks (src/config/webhooks.config.ts, docs/webhooks.md). */
+  webhooks: WebhooksConfig;
 }
 
 /** `true`/`false`, a hop count, or Express's names and CIDR lists (`loopback, uniquelocal, 10.0.0.0/8`). */
@@ -69,11 +81,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       perMinute: readInt(env, 'RATE_LIMIT_PER_MINUTE', 100, 1, 1_000_000),
       windowMs: readInt(env, 'RATE_LIMIT_WINDOW_MS', 60_000, 1000, 3_600_000),
     },
+    query: {
+      exactCountMaxRows: readInt(env, 'QUERY_EXACT_COUNT_MAX_ROWS', 10_000, 0, 100_000_000),
+    },
+    authCache: {
+      ttlMs: readInt(env, 'AUTH_CACHE_TTL_MS', 5000, 0, 60_000),
+      maxEntries: readInt(env, 'AUTH_CACHE_MAX_ENTRIES', 10_000, 1, 1_000_000),
+    },
     outbox: {
       pollIntervalMs: readInt(env, 'OUTBOX_POLL_INTERVAL_MS', 2000, 50, 600_000),
       batchSize: readInt(env, 'OUTBOX_BATCH_SIZE', 100, 1, 10_000),
       maxAttempts: readInt(env, 'OUTBOX_MAX_ATTEMPTS', 10, 1, 1000),
     },
+    realtime: loadRealtimeConfig(env),
     auth: {
       accessTokenTtlSeconds: readInt(env, 'ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 86_400),
       refreshTokenTtlSeconds: readInt(env, 'REFRESH_TOKEN_TTL_SECONDS', 30 * 86_400, 300, 365 * 86_400),
@@ -82,6 +102,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     smtpUrl: readUrl(env, 'SMTP_URL', ['smtp', 'smtps']),
     mailFrom: readString(env, 'MAIL_FROM', 'Quire <no-reply@quire.local>') ?? 'Quire <no-reply@quire.local>',
+    mailDelivery: {
+      pollIntervalMs: readInt(env, 'MAIL_POLL_INTERVAL_MS', 2000, 50, 600_000),
+      retryBaseMs: readInt(env, 'MAIL_RETRY_BASE_MS', 2000, 10, 3_600_000),
+      maxAttempts: readInt(env, 'MAIL_MAX_ATTEMPTS', 30, 1, 1000),
+    },
+    webhooks: loadWebhooksConfig(env),
   };
 }
 

@@ -2,6 +2,7 @@ import { Global, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../config/app.config.js';
+import { AccessChangeListener } from './access-change.listener.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { runMigrationsLocked } from './migrate.js';
 import { TransactionHost } from './transaction-host.js';
@@ -44,7 +45,7 @@ import { SLOW_QUERY_MS, TypeOrmLogger } from './typeorm-logger.js';
       },
     }),
   ],
-  providers: [TransactionHost],
-  exports: [TransactionHost],
+  providers: [TransactionHost, AccessChangeListener],
+  exports: [TransactionHost, AccessChangeListener],
 })
 export class DatabaseModule {}

@@ -33,7 +33,7 @@ async function withDatabaseUrl<T>(config: AppConfig, work: (url: string) => Prom
   let embedded: EmbeddedDatabase | undefined;
   if (!config.database.url) {
     embedded = await startEmbeddedPostgres(`${config.database.dataDir}/pg`, 'quire');
-    out(`using embedded PostgreSQL (${config.database.dataDir}/pg)`);
+    out(`using embedded PostgreSQL (${embedded.dataDir})`);
   }
   try {
     return await work(config.database.url ?? (embedded as EmbeddedDatabase).url);

@@ -1,11 +1,15 @@
 // Plain ESM on purpose: Jest loads global setup outside its module mapper, so this file uses the
 // compiled service in dist/ (built by `npm test`'s pretest step) rather than the TypeScript sources.
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import pg from 'pg';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../dist/src/config/app.config.js';
 import { dataSourceOptions } from '../../dist/src/database/data-source-options.js';
-import { startEmbeddedPostgres } from '../../dist/src/database/embedded-postgres.js';
+import {
+  EmbeddedPostgresError,
+  embeddedServerRunning,
+  startEmbeddedPostgres,
+} from '../../dist/src/database/embedded-postgres.js';
 
 /** Databases of one run share this prefix, so concurrent runs on one server never touch each other's. */
 export function runPrefix() {
@@ -37,8 +41,15 @@ export default async function globalSetup() {
   let serverUrl = process.env.DATABASE_URL;
   if (!serverUrl) {
     // One embedded server per data directory; a second concurrent run gets a directory of its own.
-    const dir = embeddedDirInUse('.data/test-pg') ? `.data/test-pg-${process.pid}` : '.data/test-pg';
-    const embedded = await startEmbeddedPostgres(dir, 'postgres');
+    const dir = embeddedServerRunning('.data/test-pg') ? `.data/test-pg-${process.pid}` : '.data/test-pg';
+    const embedded = await startEmbeddedPostgres(dir, 'postgres').catch((error) => {
+      // Its message says what to do in one sentence; jest would bury it under a stack.
+      if (error instanceof EmbeddedPostgresError) {
+        process.stderr.write(`Test setup failed: ${error.message}\n`);
+        process.exit(1);
+      }
+      throw error;
+    });
     globalThis.__QUIRE_EMBEDDED__ = embedded;
     serverUrl = embedded.url;
   }
@@ -53,17 +64,4 @@ export default async function globalSetup() {
   process.env.QUIRE_TEST_SERVER_URL = serverUrl;
   process.env.QUIRE_TEST_RUN_PREFIX = prefix;
   process.env.QUIRE_TEST_TEMPLATE = template;
-}
-
-function embeddedDirInUse(dir) {
-  const pidFile = `${dir}/postmaster.pid`;
-  if (!existsSync(pidFile)) {
-    return false;
-  }
-  try {
-    process.kill(Number(readFileSync(pidFile, 'utf8').split('\n')[0]), 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -26,11 +26,13 @@ export const ERROR_HTTP_STATUS = {
   [ErrorCode.ALREADY_EXISTS]: HttpStatus.CONFLICT,
   [ErrorCode.INVALID_STATE]: HttpStatus.CONFLICT,
   [ErrorCode.GONE]: HttpStatus.GONE,
+  [ErrorCode.AMBIGUOUS_DOCUMENT]: HttpStatus.CONFLICT,
   [ErrorCode.ALREADY_MEMBER]: HttpStatus.CONFLICT,
   [ErrorCode.INVITATION_ALREADY_ACCEPTED]: HttpStatus.CONFLICT,
   [ErrorCode.INVITATION_DECLINED]: HttpStatus.CONFLICT,
   [ErrorCode.INVITATION_REVOKED]: HttpStatus.GONE,
   [ErrorCode.INVITATION_EXPIRED]: HttpStatus.GONE,
+  [ErrorCode.RESOURCE_LOCKED]: HttpStatus.CONFLICT,
 } as const satisfies Record<ErrorCode, HttpStatus>;
 
 export function httpStatusOf(code: ErrorCode): number {

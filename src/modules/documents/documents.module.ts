@@ -25,12 +25,26 @@ import { DraftReadService } from './services/draft-read.service.js';
 import { MergeService } from './services/merge/merge.service.js';
 import { MetadataMergeService } from './services/merge/metadata-merge.service.js';
 import { RowMergeService } from './services/merge/row-merge.service.js';
+import { RelationsController } from './controllers/relations.controller.js';
+import { RelationRepository } from './repositories/relation.repository.js';
+import { RelationMergeService } from './services/merge/relation-merge.service.js';
+import { RelationsService } from './services/relations.service.js';
 import { MetadataService } from './services/metadata.service.js';
 import { PropertiesService } from './services/properties.service.js';
 import { RequestsService } from './services/requests.service.js';
 import { RevisionsService } from './services/revisions.service.js';
 import { RowQueryService } from './services/row-query.service.js';
 import { RowsService } from './services/rows.service.js';
+import { TypeSettingsController } from './controllers/type-settings.controller.js';
+import { RequestRetentionJob } from './jobs/request-retention.job.js';
+import { TypeSettingsRepository } from './repositories/type-settings.repository.js';
+import { BundleSections } from './services/bundle-sections.js';
+import { DocumentSettingsPolicy } from './services/document-settings.policy.js';
+import { MetadataChangeListeners } from './services/metadata-change-listeners.js';
+import { TypeSettingsService } from './services/type-settings.service.js';
+import { ViewResolver } from './services/view-resolver.js';
+import { DocumentNotificationsListener } from './listeners/document-notifications.listener.js';
+import { ParticipantsRepository } from './repositories/participants.repository.js';
 
 /**
  * Documents: metadata, rows, properties, the query engine, and the change-request → merge → revision workflow.
@@ -38,7 +52,8 @@ import { RowsService } from './services/rows.service.js';
  */
 @Module({
   imports: [TenancyModule],
-  controllers: [DocumentsController, MetadataController, DataController, PropertiesController, RequestsController, RevisionsController],
+  // TypeSettingsController first: `/doc/{docType}/setting` must not be taken for the bundle of a document "setting".
+  controllers: [TypeSettingsController, DocumentsController, MetadataController, DataController, PropertiesController, RequestsController, RevisionsController, RelationsController],
   providers: [
     DocumentRepository,
     RowRepository,
@@ -55,6 +70,9 @@ import { RowsService } from './services/rows.service.js';
     ChangeEngineService,
     MergeService,
     RowMergeService,
+    RelationRepository,
+    RelationMergeService,
+    RelationsService,
     MetadataMergeService,
     DraftReadService,
     DocumentsService,
@@ -64,8 +82,27 @@ import { RowsService } from './services/rows.service.js';
     PropertiesService,
     RequestsService,
     RevisionsService,
+    TypeSettingsRepository,
+    TypeSettingsService,
+    DocumentSettingsPolicy,
+    BundleSections,
+    MetadataChangeListeners,
+    ViewResolver,
+    RequestRetentionJob,
+    ParticipantsRepository,
+    DocumentNotificationsListener,
   ],
-  exports: [DocumentAccessService, ChangeEngineService, MergeService, RowQueryService],
+  exports: [
+    DocumentAccessService,
+    ChangeEngineService,
+    MergeService,
+    RowQueryService,
+    DocumentSettingsPolicy,
+    BundleSections,
+    MetadataChangeListeners,
+    ViewResolver,
+    TypeSettingsService,
+  ],
 })
 export class DocumentsModule implements OnModuleInit {
   constructor(

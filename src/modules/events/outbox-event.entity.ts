@@ -8,6 +8,8 @@ import { Column, CreateDateColumn, Entity, Index, PrimaryColumn } from 'typeorm'
 @Index('outbox_pending_idx', ['seq'], { where: 'dispatched_at IS NULL' })
 @Index('outbox_doc_idx', ['docType', 'docId', 'seq'])
 @Index('outbox_org_idx', ['organizationId', 'seq'])
+// The realtime stream's catch-up and history (migration 1732240700000-realtime).
+@Index('outbox_realtime_doc_idx', ['organizationId', 'workspaceId', 'docType', 'docId', 'seq'])
 export class OutboxEventEntity {
   @PrimaryColumn('uuid')
   id: string;

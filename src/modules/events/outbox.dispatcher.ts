@@ -27,13 +27,23 @@ export function toDomainEvent(row: OutboxEventEntity): DomainEvent {
 }
 
 /**
- * Hands committed events to in-process subscribers, one event per transaction:
+ * Hands committed events to in-process subscribers, in batches (see drain()):
  * `SELECT … FOR UPDATE SKIP LOCKED` claims a pending event so that several instances on one database never
  * dispatch the same event twice; subscribers run inside that transaction and the event is marked dispatched
  * in it. A subscriber failure rolls back and the event is retried with back-off, up to `maxAttempts`.
  * Runs right after a commit that recorded events (kick), at start-up and every `pollIntervalMs`
  * (recovering events left behind by a crash).
  */
+/** Events one dispatch transaction claims together. */
+const BATCH_SIZE = 50;
+
+const CLAIM_SQL = `SELECT id, seq, event_type AS "eventType", organization_id AS "organizationId",
+        workspace_id AS "workspaceId", doc_type AS "docType", doc_id AS "docId",
+        triggered_by AS "triggeredBy", payload, occurred_at AS "occurredAt", attempts
+   FROM outbox
+  WHERE dispatched_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+  ORDER BY seq`;
+
 @Injectable()
 export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(OutboxDispatcher.name);
@@ -90,53 +100,57 @@ export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicati
       });
   }
 
-  /** Dispatches until nothing is pending (or `limit` events); returns how many were dispatched. */
+  /**
+   * Dispatches until nothing is pending (or `limit` events); returns how many were dispatched. Events go in
+   * batches of up to BATCH_SIZE per transaction (one claim, one mark). When a subscriber fails, the batch rolls
+   * back, the failing event alone is charged the attempt (and backs off), and the others go in the next batch.
+   */
   async drain(limit = this.config.outbox.batchSize): Promise<number> {
     let dispatched = 0;
     while (dispatched < limit && !this.stopped) {
-      const outcome = await this.dispatchOne();
-      if (outcome === 'none') {
+      const batch = await this.dispatchBatch(Math.min(BATCH_SIZE, limit - dispatched));
+      if (batch === 'failed') {
+        continue;
+      }
+      if (batch === 0) {
         break;
       }
-      if (outcome === 'dispatched') {
-        dispatched += 1;
-      }
+      dispatched += batch;
     }
     return dispatched;
   }
 
-  private async dispatchOne(): Promise<'none' | 'dispatched' | 'failed'> {
-    let claimed: OutboxEventEntity | undefined;
+  private async dispatchBatch(size: number): Promise<number | 'failed'> {
+    let current: OutboxEventEntity | undefined;
     try {
       return await this.tx.run(async () => {
-        const rows = await this.tx.manager.query<OutboxEventEntity[]>(
-          `SELECT id, seq, event_type AS "eventType", organization_id AS "organizationId",
-                  workspace_id AS "workspaceId", doc_type AS "docType", doc_id AS "docId",
-                  triggered_by AS "triggeredBy", payload, occurred_at AS "occurredAt", attempts
-             FROM outbox
-            WHERE dispatched_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-            ORDER BY seq
-            LIMIT 1
-            FOR UPDATE SKIP LOCKED`,
-        );
-        claimed = rows[0];
-        if (!claimed) {
-          return 'none';
+        const rows = await this.tx.manager.query<OutboxEventEntity[]>(`${CLAIM_SQL} LIMIT $1 FOR UPDATE SKIP LOCKED`, [size]);
+        for (const row of rows) {
+          current = row;
+          await this.deliver(toDomainEvent(row));
         }
-        const event = toDomainEvent(claimed);
-        await this.emitter.emitAsync(domainEventName(event.event), event);
-        await this.tx.manager.query(
-          'UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1 WHERE id = $1',
-          [event.id],
-        );
-        return 'dispatched';
+        current = undefined;
+        if (rows.length > 0) {
+          await this.tx.manager.query('UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])', [rows.map((row) => row.id)]);
+        }
+        return rows.length;
       });
     } catch (error) {
-      if (!claimed) {
+      if (!current) {
         throw error;
       }
-      await this.recordFailure(claimed, error);
+      await this.recordFailure(current, error);
       return 'failed';
+    }
+  }
+
+  /**
+   * Runs the event's subscribers one after the other: they share the dispatch transaction's one connection,
+   * which takes one statement at a time (emitAsync would start them all at once).
+   */
+  private async deliver(event: DomainEvent): Promise<void> {
+    for (const listener of this.emitter.listeners(domainEventName(event.event))) {
+      await listener.call(this.emitter, event);
     }
   }
 

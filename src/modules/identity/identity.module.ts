@@ -128,6 +128,7 @@ import { UsersService } from './services/users.service.js';
     UserLifecycleService,
     ProfileService,
     TokenService,
+    SecretBoxService,
   ],
 })
 export class IdentityModule {}

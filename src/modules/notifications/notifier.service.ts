@@ -1,8 +1,8 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import nodemailer, { type Transporter } from 'nodemailer';
-import { APP_CONFIG, type AppConfig } from '../../config/app.config.js';
+import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../database/transaction-host.js';
-import { type NotificationChannel, NotificationEntity } from './notification.entity.js';
+import { MailDeliveryJob } from './mail-delivery.job.js';
+import type { NotificationChannel } from './notification.entity.js';
+import { NotificationRepository } from './notification.repository.js';
 
 export interface OutgoingMessage {
   channel: NotificationChannel;
@@ -18,24 +18,23 @@ export interface OutgoingMessage {
 }
 
 /**
- * Sends messages to people. The message is recorded in the current transaction (so a rolled-back action
- * sends nothing); e-mail goes out by SMTP after commit when SMTP_URL is set. SMS has no gateway configured
- * yet: it is recorded only. No network is needed to run or test the service.
+ * Sends messages to people. The message is recorded in the current transaction, so a rolled-back action
+ * sends nothing. With SMTP_URL set, e-mail is queued in the same row and MailDeliveryJob delivers it after
+ * commit, retrying until the SMTP server accepts it: an outage or a restart delays a message but does not
+ * lose it. SMS has no gateway configured yet: it is recorded only. No network is needed to run or test
+ * the service.
  */
 @Injectable()
-export class NotifierService implements OnModuleDestroy {
-  private readonly logger = new Logger(NotifierService.name);
-  private readonly transport?: Transporter;
-
+export class NotifierService {
   constructor(
     private readonly tx: TransactionHost,
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {
-    this.transport = config.smtpUrl ? nodemailer.createTransport(config.smtpUrl) : undefined;
-  }
+    private readonly notifications: NotificationRepository,
+    private readonly delivery: MailDeliveryJob,
+  ) {}
 
   async send(message: OutgoingMessage): Promise<string> {
-    const record = this.tx.manager.create(NotificationEntity, {
+    const deliver = message.channel === 'email' && this.delivery.enabled;
+    const id = await this.notifications.insert({
       channel: message.channel,
       recipient: message.to,
       kind: message.kind,
@@ -43,25 +42,11 @@ export class NotifierService implements OnModuleDestroy {
       body: message.body,
       data: message.data ?? {},
       userId: message.userId ?? null,
+      deliver,
     });
-    await this.tx.manager.save(record);
-    if (message.channel === 'email' && this.transport) {
-      this.tx.afterCommit(() => void this.deliver(record));
+    if (deliver) {
+      this.tx.afterCommit(() => this.delivery.kick());
     }
-    return record.id;
-  }
-
-  onModuleDestroy(): void {
-    this.transport?.close();
-  }
-
-  private async deliver(record: NotificationEntity): Promise<void> {
-    try {
-      await this.transport?.sendMail({ from: this.config.mailFrom, to: record.recipient, subject: record.subject, text: record.body });
-      await this.tx.manager.update(NotificationEntity, { id: record.id }, { sentAt: new Date() });
-    } catch (error) {
-      this.logger.warn({ err: error, notificationId: record.id }, 'e-mail delivery failed');
-      await this.tx.manager.update(NotificationEntity, { id: record.id }, { lastError: String(error).slice(0, 2000) });
-    }
+    return id;
   }
 }

@@ -128,7 +128,9 @@ describe('documents: documents, bundle, scopes and data-source references', () =
     expect(bundle.body.payload.document.readOnly).toBe(true);
     const write = await request(t.http).put(`${sourceDoc.path}/data/s1${via}`).set(bearer(owner)).send({ values: { name: 'changed' } }).expect(403);
     expect(write.body.code).toBe('FORBIDDEN');
-    await request(t.http).post(`${localDoc.path}/data`).set(bearer(owner)).send({ values: { name: 'local' } }).expect(403);
+    // The hidden local document is no candidate without a context, and is shadowed in its own workspace.
+    await request(t.http).post(`${localDoc.path}/data`).set(bearer(owner)).send({ values: { name: 'local' } }).expect(404);
+    await request(t.http).post(`${localDoc.path}/data${via}`).set(bearer(owner)).send({ values: { name: 'local' } }).expect(404);
     await request(t.http).post(`${API}/doc/catalog`).set(bearer(owner)).send({ organizationId: owner.defaultOrganizationId, workspaceId: owner.defaultWorkspaceId }).expect(403);
     // Read through a workspace that does not reference this document's workspace: not visible there.
     await request(t.http).get(`${localDoc.path}/data?workspaceId=${source}`).set(bearer(owner)).expect(404);

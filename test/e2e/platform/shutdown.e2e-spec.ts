@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, rmSync } from 'node:fs';
 import { Socket } from 'node:net';
+import { embeddedDataLocation } from '../../../src/database/embedded-postgres.js';
 import { createTestDatabase } from '../../utils/test-database.js';
 
 /** The built service (`npm test` builds dist/ first), started exactly as in production. */
@@ -129,21 +130,24 @@ describe('graceful shutdown of the built service (node dist/src/main.js)', () =>
 
   it('with the embedded database: stops PostgreSQL too and exits 0', async () => {
     const dataDir = `.data/shutdown-test-${process.pid}-${randomUUID().slice(0, 6)}`;
+    // As root from a checkout the postgres user cannot enter (under /root), the data lives elsewhere.
+    const pgDir = embeddedDataLocation(`${dataDir}/pg`).path;
     const service = await startService({ DATABASE_URL: undefined, DATA_DIR: dataDir });
     try {
-      expect(service.output()).toContain(`embedded PostgreSQL (data in ${dataDir}/pg)`);
+      expect(service.output()).toContain(`embedded PostgreSQL (data in ${pgDir}`);
       expect((await fetch(`http://127.0.0.1:${service.port}/health/ready`)).status).toBe(200);
-      expect(existsSync(`${dataDir}/pg/postmaster.pid`)).toBe(true);
+      expect(existsSync(`${pgDir}/postmaster.pid`)).toBe(true);
       service.child.kill('SIGTERM');
       expect(await service.exited).toBe(0);
       // A clean PostgreSQL shutdown removes its pid file.
-      expect(existsSync(`${dataDir}/pg/postmaster.pid`)).toBe(false);
+      expect(existsSync(`${pgDir}/postmaster.pid`)).toBe(false);
       expect(service.output()).not.toMatch(
         /pool raised an error|shutdown failed|stopping the embedded database failed/,
       );
     } finally {
       service.child.kill('SIGKILL');
       rmSync(dataDir, { recursive: true, force: true });
+      rmSync(pgDir, { recursive: true, force: true });
     }
   });
 });

@@ -1,9 +1,9 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
-import type { CursorPage, Page } from '../../../common/http/pagination.js';
+import type { CursorPage } from '../../../common/http/pagination.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
-import { DataListQueryDto, DraftReadQueryDto, RowDeleteQueryDto, WriteQueryDto } from '../dtos/document-query.dto.js';
+import { DataListQueryDto, DraftReadQueryDto, QueryReadQueryDto, RowDeleteQueryDto, WriteQueryDto } from '../dtos/document-query.dto.js';
 import {
   BulkResultDto,
   CreateRowDto,
@@ -14,10 +14,15 @@ import {
   UpdateRowDto,
 } from '../dtos/row.dto.js';
 import type { DocumentContext } from '../services/document-access.service.js';
-import { RowQueryService } from '../services/row-query.service.js';
+import { RowQueryService, type RowPage } from '../services/row-query.service.js';
 import { RowsService } from '../services/rows.service.js';
 import { ApplyDeprecationInterceptor } from './apply-deprecation.interceptor.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
+
+const COUNT_MODE_DESCRIPTION =
+  'Totals (count parameter or Prefer: count=…): exact = count(*) of the filter; estimated (default) = exact when nothing filters, the document ' +
+  'has at most QUERY_EXACT_COUNT_MAX_ROWS rows or the page is the last, otherwise the planner estimate (totalExact false); none = no total ' +
+  '(total and totalPages null). The page carries totalExact and countMode.';
 
 const QUERY_BODY_SCHEMA = {
   type: 'object',
@@ -52,25 +57,38 @@ export class DataController {
   @Get(['data', 'rows'])
   @RequireScopes('data:read')
   @DocumentAccess('read')
-  @ApiOperation({ summary: 'Rows: page + pageSize, or cursor + limit (keyset); sort=field:asc|desc' })
+  @ApiOperation({
+    summary: 'Rows: page + pageSize, or cursor + limit (keyset); sort=field:asc|desc',
+    description: COUNT_MODE_DESCRIPTION,
+  })
+  @ApiHeader({ name: 'Prefer', required: false, description: 'count=exact|estimated|none (RFC 7240), same as the count parameter' })
   @ApiEnvelope(RowResponseDto, { shape: 'page', description: 'A page; with cursor/limit: {items, limit, nextCursor}' })
-  list(@CurrentDocument() doc: DocumentContext, @Query() query: DataListQueryDto): Promise<Page<RowResponseDto> | CursorPage<RowResponseDto>> {
-    return this.queries.list(doc, query);
+  list(
+    @CurrentDocument() doc: DocumentContext,
+    @Query() query: DataListQueryDto,
+    @Headers('prefer') prefer: string | undefined,
+  ): Promise<RowPage<RowResponseDto> | CursorPage<RowResponseDto>> {
+    return this.queries.list(doc, query, prefer);
   }
 
   @Post(['data/query', 'rows/query'])
   @HttpCode(200)
   @RequireScopes('data:read')
   @DocumentAccess('read')
-  @ApiOperation({ summary: 'Query rows: filters, sorts, groupBy with aggregations, paging — executed in PostgreSQL' })
+  @ApiOperation({
+    summary: 'Query rows: filters, sorts, groupBy with aggregations, paging — executed in PostgreSQL',
+    description: `Body key count (exact|estimated|none) or the Prefer header. ${COUNT_MODE_DESCRIPTION}`,
+  })
+  @ApiHeader({ name: 'Prefer', required: false, description: 'count=exact|estimated|none (RFC 7240), same as the body key count' })
   @ApiBody({ schema: QUERY_BODY_SCHEMA })
   @ApiEnvelope(RowResponseDto, { shape: 'page', description: 'A page of rows; with cursor/limit a cursor page; with groupBy: GroupedQueryResultDto' })
   query(
     @CurrentDocument() doc: DocumentContext,
-    @Query() query: DraftReadQueryDto,
+    @Query() query: QueryReadQueryDto,
     @Body() body: unknown,
-  ): Promise<Page<RowResponseDto> | CursorPage<RowResponseDto> | GroupedQueryResultDto> {
-    return this.queries.query(doc, body, query.requestId);
+    @Headers('prefer') prefer: string | undefined,
+  ): Promise<RowPage<RowResponseDto> | CursorPage<RowResponseDto> | GroupedQueryResultDto> {
+    return this.queries.query(doc, body, query.requestId, prefer, query.viewId);
   }
 
   @Post(['data/bulk', 'rows/batch-update'])

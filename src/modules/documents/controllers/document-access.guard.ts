@@ -15,6 +15,7 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { DocumentAccessService, type DocumentContext, type DocumentNeed } from '../services/document-access.service.js';
+import { readDocumentScope } from './document-scope.js';
 
 const DOCUMENT_NEED = 'quire:document-need';
 
@@ -23,8 +24,9 @@ interface DocumentRequest extends Request, AuthenticatedRequest {
 }
 
 /**
- * Opens `/doc/{docType}/{docId}` for the caller before the handler runs (after authentication and scopes):
- * DOC_NOT_FOUND for unknown or other-tenant documents, FORBIDDEN when the role does not allow the operation or a
+ * Opens `/doc/{docType}/{docId}` for the caller before the handler runs (after authentication and scopes), in
+ * the context the call names (workspaceId / X-Workspace-Id, organizationId / X-Organization-Id, or none):
+ * DOC_NOT_FOUND for unknown or other-tenant documents, AMBIGUOUS_DOCUMENT without a context when several match, FORBIDDEN when the role does not allow the operation or a
  * data-source reference makes the document read-only. The handler receives it with @CurrentDocument().
  */
 @Injectable()
@@ -42,8 +44,10 @@ export class DocumentAccessGuard implements CanActivate {
     }
     const docType = String(request.params.docType ?? '');
     const docId = String(request.params.docId ?? '');
-    const via = typeof request.query.workspaceId === 'string' ? request.query.workspaceId : undefined;
-    request.documentContext = await this.access.open(request.principal, docType, docId, need, via);
+    request.documentContext = await this.access.open(request.principal, docType, docId, need, readDocumentScope(request));
+    if (request.method === 'DELETE' && need !== 'read') {
+      await this.access.narrowBySettings(request.documentContext, 'delete');
+    }
     return true;
   }
 }

@@ -13,11 +13,12 @@ import {
   SettingsResponseDto,
   SettingsWriteResponseDto,
 } from '../dtos/document.dto.js';
-import type { DocumentContext } from '../services/document-access.service.js';
+import type { DocumentContext, DocumentScope } from '../services/document-access.service.js';
 import { DocumentsService } from '../services/documents.service.js';
 import { MetadataService } from '../services/metadata.service.js';
 import { ApplyDeprecationInterceptor } from './apply-deprecation.interceptor.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
+import { CurrentDocumentScope } from './document-scope.js';
 
 /** Documents: create, list per type and workspace, the bundle, soft delete, settings. */
 @ApiTags('documents')
@@ -34,17 +35,33 @@ export class DocumentsController {
   @ApiParam({ name: 'docType', type: String })
   @ApiOperation({ summary: 'Create a document (body id optional, organizationId, workspaceId, title, metadata, settings)' })
   @ApiEnvelope(DocumentResponseDto, { status: 201 })
-  create(@CurrentPrincipal() principal: Principal, @Param('docType') docType: string, @Body() dto: CreateDocumentDto): Promise<DocumentResponseDto> {
-    return this.documents.create(principal, docType, dto);
+  create(
+    @CurrentPrincipal() principal: Principal,
+    @Param('docType') docType: string,
+    @Body() dto: CreateDocumentDto,
+    @Query() _query: DocumentScopeQueryDto,
+    @CurrentDocumentScope() scope: DocumentScope,
+  ): Promise<DocumentResponseDto> {
+    return this.documents.create(principal, docType, dto, scope);
   }
 
   @Get()
   @RequireScopes('doc:read')
   @ApiParam({ name: 'docType', type: String })
-  @ApiOperation({ summary: 'Documents of a type in a workspace (source workspace documents, read-only, when a data-source reference replaces the type)' })
+  @ApiOperation({
+    summary: 'Documents of a type in a context',
+    description:
+      'Workspace context: the workspace\'s documents and its organization\'s organization-level documents; when a data-source reference ' +
+      'replaces the type there, the source workspace\'s documents only, read-only. Organization context: organization-level documents. A context is required.',
+  })
   @ApiEnvelope(DocumentResponseDto, { shape: 'page' })
-  list(@CurrentPrincipal() principal: Principal, @Param('docType') docType: string, @Query() query: DocumentListQueryDto): Promise<Page<DocumentResponseDto>> {
-    return this.documents.list(principal, docType, query);
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Param('docType') docType: string,
+    @Query() query: DocumentListQueryDto,
+    @CurrentDocumentScope() scope: DocumentScope,
+  ): Promise<Page<DocumentResponseDto>> {
+    return this.documents.list(principal, docType, query, scope);
   }
 
   @Get(':docId')

@@ -62,4 +62,20 @@ describe('foldChanges', () => {
     ]);
     expect(folded.metadata).toEqual({ fields: [{ id: 'x', name: 'X', type: 'text' }], properties: [], baseMetadataVersion: 1 });
   });
+
+  it('collects relation-create changes in order, with the change target as the edge id', () => {
+    const target = { documentUuid: 'd2', docType: 'suppliers', docId: 's', workspaceId: null, rowId: 's1' };
+    const relation = (id: string, sourceRowId: string): ChangeDraft => ({
+      type: 'relation-create',
+      operation: 'create',
+      targetId: id,
+      data: { type: 'supplied-by', direction: 'outgoing', sourceRowId, target, metadata: {} },
+    });
+    const folded = foldChanges([relation('e1', 'a'), create('b', { x: 1 }), relation('e2', 'b')]);
+    expect(folded.relations.map((item) => [item.id, item.data.sourceRowId])).toEqual([
+      ['e1', 'a'],
+      ['e2', 'b'],
+    ]);
+    expect(folded.rows.get('b')?.kind).toBe('create');
+  });
 });

@@ -1,5 +1,5 @@
 import type { FieldDefinition, StoredRowValues } from '../fields/field.types.js';
-import type { ChangeDraft, DocumentSettings } from './document.records.js';
+import type { ChangeDraft, DocumentSettings, RelationCreateData } from './document.records.js';
 
 /**
  * What a request does to one row once all its changes are folded together (pure logic, unit-tested):
@@ -39,6 +39,8 @@ export interface FoldedChanges {
   properties: PropertiesEffect | null;
   metadata: MetadataEffect | null;
   settings: DocumentSettings | null;
+  /** Free-standing relation edges to create (`relation-create`), in order; the change id is the edge id. */
+  relations: { id: string; data: RelationCreateData }[];
 }
 
 /** Origin tag of a change: its bulk id, or `single` for a one-row write. */
@@ -104,7 +106,7 @@ function foldRow(previous: RowEffect | undefined, change: RowChange, origin: str
 
 /** Folds a request's changes, in recording order, into one effect per target. */
 export function foldChanges(changes: readonly ChangeDraft[]): FoldedChanges {
-  const folded: FoldedChanges = { rows: new Map(), properties: null, metadata: null, settings: null };
+  const folded: FoldedChanges = { rows: new Map(), properties: null, metadata: null, settings: null, relations: [] };
   for (const change of changes) {
     switch (change.type) {
       case 'row-create':
@@ -139,6 +141,9 @@ export function foldChanges(changes: readonly ChangeDraft[]): FoldedChanges {
         break;
       case 'settings-update':
         folded.settings = change.data.settings;
+        break;
+      case 'relation-create':
+        folded.relations.push({ id: change.targetId, data: change.data });
         break;
       default: {
         const unknown: never = change;

@@ -18,7 +18,7 @@ export interface DocumentSettings {
 export interface DocumentRecord {
   uuid: string;
   organizationId: string;
-  workspaceId: string;
+  workspaceId: string | null;
   docType: string;
   docId: string;
   title: string | null;
@@ -50,7 +50,7 @@ export interface PropertiesRecord {
   id: string;
   documentUuid: string;
   organizationId: string;
-  workspaceId: string;
+  workspaceId: string | null;
   properties: StoredRowValues;
   version: number;
   createdAt: Date;
@@ -65,7 +65,7 @@ export interface RequestRecord {
   id: string;
   documentUuid: string;
   organizationId: string;
-  workspaceId: string;
+  workspaceId: string | null;
   title: string;
   description: string | null;
   status: RequestStatus;
@@ -92,6 +92,7 @@ export const CHANGE_TYPES = [
   'property-delete',
   'metadata-update',
   'settings-update',
+  'relation-create',
 ] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
 export const CHANGE_OPERATIONS = ['create', 'update', 'delete'] as const;
@@ -146,6 +147,27 @@ export interface SettingsUpdateData {
   settings: DocumentSettings;
 }
 
+/** One end of a relation edge: a row of a document (ids as resolved when the change was recorded). */
+export interface RelationEnd {
+  documentUuid: string;
+  docType: string;
+  docId: string;
+  workspaceId: string | null;
+  rowId: string;
+}
+
+/** `relation-create` (docs/documents.md, "Relations"): a free-standing edge from a row of this document. */
+export interface RelationCreateData {
+  type: string;
+  direction: RelationDirection;
+  sourceRowId: string;
+  target: RelationEnd;
+  metadata: Record<string, unknown>;
+}
+
+export const RELATION_DIRECTIONS = ['outgoing', 'bidirectional'] as const;
+export type RelationDirection = (typeof RELATION_DIRECTIONS)[number];
+
 export type ChangeData =
   | RowCreateData
   | RowUpdateData
@@ -153,7 +175,8 @@ export type ChangeData =
   | PropertyUpdateData
   | PropertyDeleteData
   | MetadataUpdateData
-  | SettingsUpdateData;
+  | SettingsUpdateData
+  | RelationCreateData;
 
 /** A change before it is stored. */
 export type ChangeDraft =
@@ -163,7 +186,8 @@ export type ChangeDraft =
   | { type: 'property-update'; operation: 'update'; targetId: string; data: PropertyUpdateData }
   | { type: 'property-delete'; operation: 'delete'; targetId: string; data: PropertyDeleteData }
   | { type: 'metadata-update'; operation: 'update'; targetId: string; data: MetadataUpdateData }
-  | { type: 'settings-update'; operation: 'update'; targetId: string; data: SettingsUpdateData };
+  | { type: 'settings-update'; operation: 'update'; targetId: string; data: SettingsUpdateData }
+  | { type: 'relation-create'; operation: 'create'; targetId: string; data: RelationCreateData };
 
 /** A stored change (`request_changes` row). */
 export type ChangeRecord = ChangeDraft & {
@@ -188,9 +212,11 @@ export const REVISION_OPERATION_TYPES = [
   'settings-update',
   'property-update',
   'property-delete',
+  'relation-create',
+  'relation-delete',
 ] as const;
 export type RevisionOperationType = (typeof REVISION_OPERATION_TYPES)[number];
-export const TARGET_KINDS = ['row', 'field', 'metadata', 'settings', 'property'] as const;
+export const TARGET_KINDS = ['row', 'field', 'metadata', 'settings', 'property', 'relation'] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
 
 export interface OperationTarget {

@@ -3,6 +3,7 @@ import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
 import { DEFAULT_PAGE_SIZE, MAX_CURSOR_LIMIT, MAX_PAGE_SIZE } from '../../../common/http/pagination.js';
 import { REQUEST_STATUSES, type RequestStatus } from '../domain/document.records.js';
+import { COUNT_MODES, type CountMode, DEFAULT_COUNT_MODE } from '../query/count-mode.js';
 
 /** Query-string booleans: `true`/`false` (also `1`/`0`); anything else is left for @IsBoolean to refuse. */
 export const QueryBoolean = (): PropertyDecorator =>
@@ -33,15 +34,18 @@ function apply(target: object, key: string, decorators: PropertyDecorator[]): vo
   }
 }
 
-/** Every per-document operation: the workspace the document is viewed through (data-source references). */
+/**
+ * Every `/doc/...` operation: the document context (docs/documents.md). The OpenAPI document declares these two
+ * parameters and their header forms once, under components.parameters (see document-scope.openapi.ts).
+ */
 export class DocumentScopeQueryDto {
-  @ApiPropertyOptional({
-    format: 'uuid',
-    description: 'Workspace the document is viewed through; a document served by a data-source reference is read-only there',
-  })
   @IsOptional()
   @IsUUID()
   workspaceId?: string;
+
+  @IsOptional()
+  @IsUUID()
+  organizationId?: string;
 }
 
 /** Reads that may show a request's draft. */
@@ -51,6 +55,15 @@ export class DraftReadQueryDto extends DocumentScopeQueryDto {
   @IsString()
   @MaxLength(64)
   requestId?: string;
+}
+
+/** `POST /data/query`: a view to apply, narrowed by the body's filters (docs/views.md). */
+export class QueryReadQueryDto extends DraftReadQueryDto {
+  @ApiPropertyOptional({ description: "Apply this view: the body's filters narrow it, the body's sorts come first, only its columns in values" })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  viewId?: string;
 }
 
 /** Writes: `requestId` appends to an open request; without it the write is its own request, merged at once. */
@@ -103,6 +116,15 @@ export class DataListQueryDto extends DraftReadQueryDto {
   @MaxLength(4096)
   cursor?: string;
 
+  @ApiPropertyOptional({
+    enum: COUNT_MODES,
+    default: DEFAULT_COUNT_MODE,
+    description: 'How the total is counted: exact, estimated (exact for small documents, planner estimate for large filtered ones), none',
+  })
+  @IsOptional()
+  @IsIn(COUNT_MODES)
+  count?: CountMode;
+
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_CURSOR_LIMIT, type: 'integer', description: 'Page size of cursor paging' })
   @IsOptional()
   @Type(() => Number)
@@ -110,6 +132,12 @@ export class DataListQueryDto extends DraftReadQueryDto {
   @Min(1)
   @Max(MAX_CURSOR_LIMIT)
   limit?: number;
+
+  @ApiPropertyOptional({ description: "Apply this view: its filters, then its sorts after any explicit sort, only its columns in values (docs/views.md)" })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  viewId?: string;
 }
 apply(DataListQueryDto.prototype, 'page', PageProps.page());
 apply(DataListQueryDto.prototype, 'pageSize', PageProps.pageSize());
@@ -150,12 +178,8 @@ export class BundleQueryDto extends DraftReadQueryDto {
 apply(BundleQueryDto.prototype, 'page', PageProps.page());
 apply(BundleQueryDto.prototype, 'pageSize', PageProps.pageSize());
 
-/** `GET /doc/{docType}?workspaceId=…`. */
-export class DocumentListQueryDto {
-  @ApiPropertyOptional({ format: 'uuid', description: 'Required: the workspace whose documents of this type are listed' })
-  @IsUUID()
-  workspaceId: string;
-
+/** `GET /doc/{docType}?workspaceId=…` (or `organizationId`, or the header forms: one of them is required). */
+export class DocumentListQueryDto extends DocumentScopeQueryDto {
   page: number = 1;
   pageSize: number = DEFAULT_PAGE_SIZE;
 }

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsObject, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { FIELD_TYPES, type FieldType } from '../fields/field.types.js';
+import { COUNT_MODES, type CountMode } from '../query/count-mode.js';
 import { RevisionResponseDto } from './revision.dto.js';
 import { RowResponseDto, WriteResultDto } from './row.dto.js';
 
@@ -72,7 +73,8 @@ export class DocumentResponseDto {
   @ApiProperty({ description: 'The document id (docId)' }) id: string;
   @ApiProperty() docType: string;
   @ApiProperty({ format: 'uuid' }) organizationId: string;
-  @ApiProperty({ format: 'uuid' }) workspaceId: string;
+  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'Null for organization-level documents (catalogs, order books)' })
+  workspaceId: string | null;
   @ApiProperty({ nullable: true, type: String }) title: string | null;
   @ApiProperty({ type: 'integer', description: 'Latest revision number' }) version: number;
   @ApiProperty({ type: 'integer' }) rowCount: number;
@@ -86,7 +88,17 @@ export class DocumentResponseDto {
 export class CreateDocumentDto {
   @ApiPropertyOptional({ pattern: '^[A-Za-z0-9_.:-]{1,128}$', description: 'Generated when absent' }) @IsOptional() @IsString() @MaxLength(128) id?: string;
   @ApiProperty({ format: 'uuid' }) @IsUUID() organizationId: string;
-  @ApiProperty({ format: 'uuid' }) @IsUUID() workspaceId: string;
+  @ApiPropertyOptional({
+    format: 'uuid',
+    nullable: true,
+    type: String,
+    description:
+      'The workspace the document belongs to. Null creates an organization-level document (workspace-less, like catalogs and order books). ' +
+      'Omitted: the workspace context of the call (workspaceId query parameter or X-Workspace-Id header) if given, otherwise organization-level.',
+  })
+  @IsOptional()
+  @IsUUID()
+  workspaceId?: string | null;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(500) title?: string;
   @ApiPropertyOptional({ type: UpdateMetadataDto }) @IsOptional() @IsObject() metadata?: { fields?: unknown; properties?: unknown };
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Document settings (spec 2.11)' })
@@ -114,17 +126,19 @@ export class RowPageDto {
   @ApiProperty({ type: [RowResponseDto] }) items: RowResponseDto[];
   @ApiProperty({ type: 'integer' }) page: number;
   @ApiProperty({ type: 'integer' }) pageSize: number;
-  @ApiProperty({ type: 'integer' }) total: number;
-  @ApiProperty({ type: 'integer' }) totalPages: number;
+  @ApiProperty({ type: 'integer', nullable: true, description: 'Null with count=none; an estimate when totalExact is false' }) total: number | null;
+  @ApiProperty({ type: 'integer', nullable: true }) totalPages: number | null;
+  @ApiProperty({ description: 'True when total is an exact count' }) totalExact: boolean;
+  @ApiProperty({ enum: COUNT_MODES }) countMode: CountMode;
 }
 
 /** `GET /doc/{docType}/{docId}`: the sections named in `include`. */
 export class DocumentBundleDto {
   @ApiProperty({ type: DocumentResponseDto }) document: DocumentResponseDto;
   @ApiPropertyOptional({ type: MetadataResponseDto }) metadata?: MetadataResponseDto;
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object' }, description: 'Views are not available yet: always empty' }) views?: unknown[];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' }, description: "The document's views (ViewResponseDto of the views module), default first" }) views?: unknown[];
   @ApiPropertyOptional({ type: RowPageDto }) data?: RowPageDto;
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object' }, description: 'Comments are not available yet: always empty' }) comments?: unknown[];
+  @ApiPropertyOptional({ type: 'array', items: { type: 'object' }, description: 'The newest commentsLimit comments (from the comments module; empty while none is registered)' }) comments?: unknown[];
   @ApiPropertyOptional({ type: [RevisionResponseDto] }) revisions?: RevisionResponseDto[];
   @ApiPropertyOptional({ type: SettingsResponseDto }) settings?: SettingsResponseDto;
 }

@@ -8,7 +8,7 @@ export class DocumentPropertiesDto {
   @ApiProperty() docId: string;
   @ApiProperty() docType: string;
   @ApiProperty({ format: 'uuid' }) organizationId: string;
-  @ApiProperty({ format: 'uuid' }) workspaceId: string;
+  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'Null for organization-level documents' }) workspaceId: string | null;
   @ApiProperty({ type: [ValueEntryDto], description: 'Field ids refer to Metadata.properties' }) properties: ValueEntryDto[];
   @ApiProperty({ type: 'integer' }) version: number;
   @ApiProperty() createdAt: string;

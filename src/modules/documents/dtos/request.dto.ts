@@ -59,7 +59,10 @@ export class ChangeInputDto {
 
   @ApiPropertyOptional({
     description:
-      'row-create/row-update: values (array of {fieldId, value} or object); with target.fieldId one Value. property-update: values, or one Value with target.fieldId. metadata-update: {fields, properties}. settings-update: settings.',
+      'row-create/row-update: a Row {id?, values: [{fieldId, value}], version?} (spec 2.6; createdAt, createdBy, updatedAt, updatedBy are read-only and ignored; ' +
+      'id must equal target.rowId when both are given; version is checked on row-update like PUT /data/{rowId}), or the values alone (array of {fieldId, value} or object of field id to Value); ' +
+      'with target.fieldId one Value. property-update: values, or one Value with target.fieldId. metadata-update: {fields, properties}. settings-update: settings.',
+    example: { id: 'row-1', values: [{ fieldId: 'name', value: { text: 'Widget' } }] },
   })
   @IsOptional()
   @Allow()

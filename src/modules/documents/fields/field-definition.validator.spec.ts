@@ -75,6 +75,31 @@ describe('validateFieldDefinitions', () => {
     ]);
   });
 
+  it('names the field of a pattern RE2 cannot evaluate', () => {
+    expect(
+      details([
+        {
+          id: 'ok',
+          name: 'OK',
+          type: 'text',
+          validations: [{ ruleType: 'pattern', config: { pattern: '^(a+)+$' } }],
+        },
+        {
+          id: 'ref',
+          name: 'Ref',
+          type: 'text',
+          validations: [{ ruleType: 'pattern', config: { pattern: '(a)\\1' } }],
+        },
+      ]),
+    ).toEqual([
+      {
+        fieldId: 'ref',
+        field: 'fields[1].validations[0].config.pattern',
+        reason: expect.stringContaining('no backreferences, lookahead or lookbehind'),
+      },
+    ]);
+  });
+
   it('refuses non-arrays', () => {
     expect(details({})[0]?.field).toBe('fields');
   });

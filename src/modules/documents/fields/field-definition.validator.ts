@@ -175,7 +175,11 @@ export function validateFieldDefinitions(input: unknown, path = 'fields'): Field
         errors.push({ field: `${at}.validations`, reason: 'validations must be an array' });
       } else {
         raw.validations.forEach((rule: unknown, ruleIndex) => {
-          errors.push(...checkRuleDefinition(rule, handler.ruleKind, `${at}.validations[${ruleIndex}]`));
+          // The field id names the field in a way that survives reordering; the path alone does not.
+          const failures = checkRuleDefinition(rule, handler.ruleKind, `${at}.validations[${ruleIndex}]`);
+          errors.push(
+            ...failures.map((failure) => (typeof id === 'string' ? { fieldId: id, ...failure } : failure)),
+          );
         });
         field.validations = raw.validations as ValidationRule[];
       }

@@ -85,6 +85,32 @@ describe('validation rules', () => {
     );
   });
 
+  it('pattern rules run in linear time: a nested quantifier fails fast instead of backtracking', () => {
+    const rules: ValidationRule[] = [{ ruleType: 'pattern', config: { pattern: '^(a+)+$' } }];
+    const started = performance.now();
+    expect(check('text', `${'a'.repeat(5000)}!`, rules)).toEqual([
+      { fieldId: 'f1', reason: 'value does not match pattern ^(a+)+$' },
+    ]);
+    expect(check('long_text', 'a'.repeat(5000), rules)).toEqual([]);
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('pattern rules refuse text longer than the work bound instead of checking it', () => {
+    const rules: ValidationRule[] = [{ ruleType: 'pattern', config: { pattern: '^[a-z]{1000}$' } }];
+    expect(check('text', 'a'.repeat(1000), rules)).toEqual([]);
+    expect(check('long_text', 'a'.repeat(100_000), rules)[0]?.reason).toMatch(
+      /^value is too long to be checked against pattern \^\[a-z\]\{1000\}\$ \(at most \d+ characters\)$/,
+    );
+  });
+
+  it('a stored pattern RE2 cannot evaluate refuses values rather than backtracking', () => {
+    const failures = check('text', 'aa', [{ ruleType: 'pattern', config: { pattern: '(a)\\1' } }]);
+    expect(failures).toHaveLength(1);
+    expect(failures[0]?.reason).toMatch(
+      /^value cannot be checked against pattern \(a\)\\1: pattern uses syntax/,
+    );
+  });
+
   it('custom rules are accepted but not evaluated', () => {
     expect(check('text', 'anything', [{ ruleType: 'custom', config: { script: 'return false' } }])).toEqual(
       [],
@@ -103,6 +129,17 @@ describe('validation rules', () => {
     expect(checkRuleDefinition({ ruleType: 'pattern', config: { pattern: '(' } }, 'text', 'v')).toEqual([
       { field: 'v.config.pattern', reason: 'pattern is not a valid regular expression' },
     ]);
+    for (const pattern of ['(a)\\1', '(?<=a)b', 'a(?!b)']) {
+      expect(checkRuleDefinition({ ruleType: 'pattern', config: { pattern } }, 'text', 'v')).toEqual([
+        {
+          field: 'v.config.pattern',
+          reason: expect.stringContaining('no backreferences, lookahead or lookbehind'),
+        },
+      ]);
+    }
+    expect(
+      checkRuleDefinition({ ruleType: 'pattern', config: { pattern: '^(a+)+$', flags: 'iu' } }, 'text', 'v'),
+    ).toEqual([]);
     expect(
       checkRuleDefinition({ ruleType: 'pattern', config: { pattern: 'a', flags: 'g' } }, 'text', 'v')[0]
         ?.field,

@@ -7,26 +7,10 @@ import {
   type ValidationRule,
 } from './field.types.js';
 import { assertNever, isPlainObject, toFiniteNumber } from './field-value.utils.js';
+import { compileRulePattern, MAX_PATTERN_LENGTH, PATTERN_FLAGS } from './rule-pattern.js';
 
 /** How a type's stored values meet `validations`; decides how min/max bounds are read. */
 export type RuleKind = 'text' | 'number' | 'date' | 'datetime' | 'list' | 'scalar' | 'none';
-
-const MAX_PATTERN_LENGTH = 1000;
-const ALLOWED_FLAGS = /^[imsu]*$/;
-const patternCache = new Map<string, RegExp>();
-
-function compilePattern(pattern: string, flags: string): RegExp {
-  const cacheKey = `${flags}/${pattern}`;
-  let regex = patternCache.get(cacheKey);
-  if (!regex) {
-    regex = new RegExp(pattern, flags);
-    if (patternCache.size > 500) {
-      patternCache.clear();
-    }
-    patternCache.set(cacheKey, regex);
-  }
-  return regex;
-}
 
 function configOf(rule: ValidationRule): Record<string, unknown> {
   return isPlainObject(rule.config) ? rule.config : {};
@@ -78,9 +62,16 @@ function checkRule(stored: StoredValue, rule: ValidationRule, kind: RuleKind): s
         return null;
       }
       const flags = typeof config.flags === 'string' ? config.flags : '';
-      return compilePattern(config.pattern, flags).test(stored)
-        ? null
-        : `value does not match pattern ${config.pattern}`;
+      const compiled = compileRulePattern(config.pattern, flags);
+      if (!compiled.ok) {
+        // Only a rule stored before patterns were checked for RE2 gets here: refusing the value keeps the
+        // rule's intent without evaluating it in a backtracking engine; the field's rule has to be rewritten.
+        return `value cannot be checked against pattern ${config.pattern}: ${compiled.reason}`;
+      }
+      if (stored.length > compiled.pattern.maxTextLength) {
+        return `value is too long to be checked against pattern ${config.pattern} (at most ${compiled.pattern.maxTextLength} characters)`;
+      }
+      return compiled.pattern.test(stored) ? null : `value does not match pattern ${config.pattern}`;
     }
     case 'min':
     case 'max': {
@@ -180,18 +171,14 @@ export function checkRuleDefinition(rule: unknown, kind: RuleKind, path: string)
       if (typeof pattern !== 'string' || pattern.length === 0 || pattern.length > MAX_PATTERN_LENGTH) {
         errors.push({
           field: `${path}.config.pattern`,
-          reason: 'pattern must be a non-empty string of at most 1000 characters',
+          reason: `pattern must be a non-empty string of at most ${MAX_PATTERN_LENGTH} characters`,
         });
-      } else if (typeof flags !== 'string' || !ALLOWED_FLAGS.test(flags)) {
+      } else if (typeof flags !== 'string' || !PATTERN_FLAGS.test(flags)) {
         errors.push({ field: `${path}.config.flags`, reason: 'flags may only contain i, m, s, u' });
       } else {
-        try {
-          compilePattern(pattern, flags);
-        } catch {
-          errors.push({
-            field: `${path}.config.pattern`,
-            reason: 'pattern is not a valid regular expression',
-          });
+        const compiled = compileRulePattern(pattern, flags);
+        if (!compiled.ok) {
+          errors.push({ field: `${path}.config.pattern`, reason: compiled.reason });
         }
       }
       break;

@@ -5,7 +5,7 @@ import type { DocumentMetadata, DocumentRecord, DocumentSettings } from '../doma
 interface DocumentRow {
   uuid: string;
   organizationId: string;
-  workspaceId: string;
+  workspaceId: string | null;
   docType: string;
   docId: string;
   title: string | null;
@@ -38,14 +38,18 @@ function toRecord(row: DocumentRow): DocumentRecord {
   };
 }
 
-/** SQL for `documents`. Every lookup names the document type, or the workspace it lists. */
+/**
+ * SQL for `documents`. A document is identified within its tenant (docs/documents.md): `(workspace, type, id)`,
+ * or `(organization, type, id)` for organization-level documents (`workspace_id` NULL). Every lookup names the
+ * workspace or the organizations it searches; none searches across tenants.
+ */
 @Injectable()
 export class DocumentRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   async insert(input: {
     organizationId: string;
-    workspaceId: string;
+    workspaceId: string | null;
     docType: string;
     docId: string;
     title: string | null;
@@ -70,19 +74,51 @@ export class DocumentRepository {
     return rows[0]?.n ?? 0;
   }
 
-  async existsDocId(docType: string, docId: string): Promise<boolean> {
+  /** A live document with this id in the same scope: the workspace, or the organization level when `workspaceId` is null. */
+  async existsInScope(organizationId: string, workspaceId: string | null, docType: string, docId: string): Promise<boolean> {
     const rows = await this.tx.manager.query<unknown[]>(
-      `SELECT 1 FROM documents WHERE doc_type = $1 AND doc_id = $2 AND deleted_at IS NULL`,
-      [docType, docId],
+      workspaceId
+        ? `SELECT 1 FROM documents WHERE workspace_id = $1 AND doc_type = $2 AND doc_id = $3 AND deleted_at IS NULL`
+        : `SELECT 1 FROM documents WHERE organization_id = $1 AND workspace_id IS NULL AND doc_type = $2 AND doc_id = $3 AND deleted_at IS NULL`,
+      [workspaceId ?? organizationId, docType, docId],
     );
     return rows.length > 0;
   }
 
-  async find(docType: string, docId: string): Promise<DocumentRecord | null> {
+  async findInWorkspace(workspaceId: string, docType: string, docId: string): Promise<DocumentRecord | null> {
     const rows = await this.tx.manager.query<DocumentRow[]>(
-      `SELECT ${COLUMNS} FROM documents d WHERE d.doc_type = $1 AND d.doc_id = $2 AND d.deleted_at IS NULL`,
-      [docType, docId],
+      `SELECT ${COLUMNS} FROM documents d WHERE d.workspace_id = $1 AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL`,
+      [workspaceId, docType, docId],
     );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async findOrganizationLevel(organizationId: string, docType: string, docId: string): Promise<DocumentRecord | null> {
+    const rows = await this.tx.manager.query<DocumentRow[]>(
+      `SELECT ${COLUMNS} FROM documents d
+        WHERE d.organization_id = $1 AND d.workspace_id IS NULL AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL`,
+      [organizationId, docType, docId],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /** Documents with this type and id in the given organizations (the caller's), workspace-level and organization-level. */
+  async findInOrganizations(organizationIds: readonly string[], docType: string, docId: string, limit: number): Promise<DocumentRecord[]> {
+    if (organizationIds.length === 0) {
+      return [];
+    }
+    const rows = await this.tx.manager.query<DocumentRow[]>(
+      `SELECT ${COLUMNS} FROM documents d
+        WHERE d.organization_id = ANY($1::uuid[]) AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL
+        ORDER BY d.created_at, d.id LIMIT $4`,
+      [organizationIds, docType, docId, limit],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** A live document by its internal id (re-read inside a unit of work). */
+  async findByUuid(uuid: string): Promise<DocumentRecord | null> {
+    const rows = await this.tx.manager.query<DocumentRow[]>(`SELECT ${COLUMNS} FROM documents d WHERE d.id = $1 AND d.deleted_at IS NULL`, [uuid]);
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
@@ -95,22 +131,25 @@ export class DocumentRepository {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
-  async listByWorkspace(
-    workspaceId: string,
+  /**
+   * Documents of a type served in one scope, oldest first: a workspace's own documents, plus (with
+   * `organizationId`) the organization-level documents of that organization; or, with `workspaceId` null, only
+   * the organization-level documents.
+   */
+  async listInScope(
+    scope: { workspaceId: string | null; organizationId: string | null },
     docType: string,
     paging: { limit: number; offset: number },
   ): Promise<{ items: DocumentRecord[]; total: number }> {
+    const where = `d.doc_type = $1 AND d.deleted_at IS NULL AND (d.workspace_id = $2 OR (d.workspace_id IS NULL AND d.organization_id = $3))`;
+    const params = [docType, scope.workspaceId, scope.organizationId];
     const [items, count] = await Promise.all([
-      this.tx.manager.query<DocumentRow[]>(
-        `SELECT ${COLUMNS} FROM documents d
-          WHERE d.workspace_id = $1 AND d.doc_type = $2 AND d.deleted_at IS NULL
-          ORDER BY d.created_at, d.id LIMIT $3 OFFSET $4`,
-        [workspaceId, docType, paging.limit, paging.offset],
-      ),
-      this.tx.manager.query<{ total: string }[]>(
-        `SELECT count(*) AS total FROM documents WHERE workspace_id = $1 AND doc_type = $2 AND deleted_at IS NULL`,
-        [workspaceId, docType],
-      ),
+      this.tx.manager.query<DocumentRow[]>(`SELECT ${COLUMNS} FROM documents d WHERE ${where} ORDER BY d.created_at, d.id LIMIT $4 OFFSET $5`, [
+        ...params,
+        paging.limit,
+        paging.offset,
+      ]),
+      this.tx.manager.query<{ total: string }[]>(`SELECT count(*) AS total FROM documents d WHERE ${where}`, params),
     ]);
     return { items: items.map(toRecord), total: Number(count[0]?.total ?? 0) };
   }
@@ -122,33 +161,46 @@ export class DocumentRepository {
     ]);
   }
 
-  /** Records a merge: the new revision number and whatever the merge changed on the document itself. */
-  async applyMerge(
+  /**
+   * Records a merge and allocates its revision number: `version + 1`, taken under the document row lock that this
+   * UPDATE acquires and keeps until commit — the one moment a merge serializes with other merges of the document.
+   * Row writes lock only their rows before this (docs/performance.md, "Writers"). `rowSeq` is the auto-number
+   * counter as a merge under the document lock computed it; a merge without the lock passes what it assumed and
+   * the counter still advances by at least `rowsCreated`. Returns null when the metadata changed since
+   * `expectedMetadataVersion` was read (the merge validated against stale fields and must not commit).
+   */
+  async allocateRevision(
     uuid: string,
     change: {
-      version: number;
+      expectedMetadataVersion: number;
       updatedBy: string;
       rowSeq: number;
+      rowsCreated: number;
       rowCountDelta: number;
       metadata?: DocumentMetadata;
       settings?: DocumentSettings;
     },
-  ): Promise<void> {
-    await this.tx.manager.query(
-      `UPDATE documents SET version = $2, updated_at = now(), updated_by = $3, row_seq = $4, row_count = row_count + $5,
+  ): Promise<{ version: number; rowSeq: number } | null> {
+    const [rows] = await this.tx.manager.query<[Array<{ version: string; rowSeq: string }>, number]>(
+      `UPDATE documents SET version = version + 1, updated_at = now(), updated_by = $2,
+              row_seq = GREATEST(row_seq + $3, $4), row_count = row_count + $5,
               metadata = COALESCE($6::jsonb, metadata),
               metadata_version = metadata_version + (CASE WHEN $6::jsonb IS NULL THEN 0 ELSE 1 END),
               settings = COALESCE($7::jsonb, settings)
-        WHERE id = $1`,
+        WHERE id = $1 AND metadata_version = $8 AND deleted_at IS NULL
+        RETURNING version, row_seq AS "rowSeq"`,
       [
         uuid,
-        change.version,
         change.updatedBy,
+        change.rowsCreated,
         change.rowSeq,
         change.rowCountDelta,
         change.metadata ? JSON.stringify(change.metadata) : null,
         change.settings ? JSON.stringify(change.settings) : null,
+        change.expectedMetadataVersion,
       ],
     );
+    const row = rows[0];
+    return row ? { version: Number(row.version), rowSeq: Number(row.rowSeq) } : null;
   }
 }

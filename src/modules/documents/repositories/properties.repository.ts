@@ -7,7 +7,7 @@ interface PropertiesRow {
   id: string;
   documentUuid: string;
   organizationId: string;
-  workspaceId: string;
+  workspaceId: string | null;
   properties: StoredRowValues;
   version: string;
   createdAt: Date;
@@ -27,7 +27,7 @@ function toRecord(row: PropertiesRow): PropertiesRecord {
 export class PropertiesRepository {
   constructor(private readonly tx: TransactionHost) {}
 
-  async create(input: { documentUuid: string; organizationId: string; workspaceId: string; userId: string }): Promise<void> {
+  async create(input: { documentUuid: string; organizationId: string; workspaceId: string | null; userId: string }): Promise<void> {
     await this.tx.manager.query(
       `INSERT INTO document_properties (document_id, organization_id, workspace_id, updated_by) VALUES ($1, $2, $3, $4)`,
       [input.documentUuid, input.organizationId, input.workspaceId, input.userId],

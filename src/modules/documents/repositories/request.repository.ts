@@ -26,7 +26,7 @@ export class RequestRepository {
   async create(input: {
     documentUuid: string;
     organizationId: string;
-    workspaceId: string;
+    workspaceId: string | null;
     title: string;
     description: string | null;
     author: string;
@@ -74,8 +74,14 @@ export class RequestRepository {
     if (changes.length === 0) {
       return [];
     }
+    // One statement: the changes and the request's counters (one round trip per write, whatever the request's size).
     const rows = await this.tx.manager.query<ChangeRecord[]>(
-      `INSERT INTO request_changes AS c (request_id, type, operation, target_id, data, changed_by)
+      `WITH counted AS (
+         UPDATE requests SET change_count = change_count + $4, updated_at = now(),
+                contributors = CASE WHEN $3 = ANY(contributors) THEN contributors ELSE array_append(contributors, $3) END
+          WHERE id = $1
+       )
+       INSERT INTO request_changes AS c (request_id, type, operation, target_id, data, changed_by)
        SELECT $1, d.type, d.operation, d.target_id, d.data, $3
          FROM jsonb_to_recordset($2::jsonb) AS d(type text, operation text, target_id text, data jsonb, ord integer)
         ORDER BY d.ord
@@ -84,13 +90,8 @@ export class RequestRepository {
         requestId,
         JSON.stringify(changes.map((change, ord) => ({ type: change.type, operation: change.operation, target_id: change.targetId, data: change.data, ord }))),
         userId,
+        changes.length,
       ],
-    );
-    await this.tx.manager.query(
-      `UPDATE requests SET change_count = change_count + $2, updated_at = now(),
-              contributors = CASE WHEN $3 = ANY(contributors) THEN contributors ELSE array_append(contributors, $3) END
-        WHERE id = $1`,
-      [requestId, changes.length, userId],
     );
     return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
   }

@@ -41,11 +41,16 @@ export class RevisionRepository {
     return rows[0] ? { id: rows[0].id, version: Number(rows[0].version) } : null;
   }
 
+  /**
+   * Inserts the revision numbered `version`. Its predecessor is found in the same statement: the caller holds the
+   * document row lock taken when the number was allocated (DocumentRepository.allocateRevision), and that lock is
+   * released only when the predecessor's transaction commits, so the predecessor is visible here.
+   */
   async insert(input: {
     id: string;
     documentUuid: string;
     organizationId: string;
-    workspaceId: string;
+    workspaceId: string | null;
     version: number;
     requestId: string | null;
     title: string | null;
@@ -54,12 +59,12 @@ export class RevisionRepository {
     mergedBy: string;
     stats: RevisionStats;
     operationCount: number;
-    previousRevisionId: string | null;
   }): Promise<RevisionRecord> {
     const rows = await this.tx.manager.query<RevisionRow[]>(
       `INSERT INTO revisions AS v (id, document_id, organization_id, workspace_id, version, request_id, title, description,
                                   contributors, merged_by, stats, operation_count, previous_revision_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text[], $10, $11::jsonb, $12, $13)
+       VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9::text[], $10, $11::jsonb, $12,
+               (SELECT p.id FROM revisions p WHERE p.document_id = $2 AND p.version = $5::bigint - 1))
        RETURNING ${COLUMNS}`,
       [
         input.id,
@@ -74,7 +79,6 @@ export class RevisionRepository {
         input.mergedBy,
         JSON.stringify(input.stats),
         input.operationCount,
-        input.previousRevisionId,
       ],
     );
     return toRecord(rows[0] as RevisionRow);

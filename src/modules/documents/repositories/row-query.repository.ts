@@ -45,6 +45,11 @@ export interface RowPageRecord extends RowRecord {
 export class RowQueryRepository {
   constructor(private readonly tx: TransactionHost) {}
 
+  /** Whether reads run inside a unit of work (one connection: statements one at a time). */
+  get inTransaction(): boolean {
+    return this.tx.inTransaction;
+  }
+
   /** Number of leading parameters the query compiler must leave to the source (`paramOffset`). */
   static paramOffset(overlay: readonly DraftOverlayRow[] | null): number {
     return overlay && overlay.length > 0 ? 2 : 1;
@@ -120,6 +125,19 @@ export class RowQueryRepository {
       [...src.params, ...compiled.countParams],
     );
     return Number(rows[0]?.total ?? 0);
+  }
+
+  /**
+   * The planner's estimate of the rows matching the filter (EXPLAIN, nothing executed): costs a plan, not a scan.
+   * Used for the totals of large documents in the `estimated` count mode.
+   */
+  async estimate(documentUuid: string, compiled: CompiledQuery, overlay: readonly DraftOverlayRow[] | null): Promise<number> {
+    const src = this.source(documentUuid, overlay);
+    const rows = await this.tx.manager.query<Array<{ 'QUERY PLAN': Array<{ Plan?: { 'Plan Rows'?: number } }> }>>(
+      `EXPLAIN (FORMAT JSON) ${src.with} SELECT 1 FROM ${src.from} WHERE r.document_id = $1 AND ${compiled.where}`,
+      [...src.params, ...compiled.countParams],
+    );
+    return Math.max(0, Math.round(rows[0]?.['QUERY PLAN'][0]?.Plan?.['Plan Rows'] ?? 0));
   }
 
   /** Grouped aggregation: one result row per group, keys and aggregates as JSON under the compiler's aliases. */

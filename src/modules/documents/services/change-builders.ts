@@ -4,7 +4,6 @@ import { ErrorCode } from '../../../common/errors/error-code.js';
 import type { RowValuesInput } from '../fields/field-type.registry.js';
 import { parseRowValues } from '../fields/field-type.registry.js';
 import { validateFieldDefinitions } from '../fields/field-definition.validator.js';
-import { isPlainObject } from '../fields/field-value.utils.js';
 import {
   type ChangeDraft,
   type ChangeOrigin,
@@ -13,6 +12,7 @@ import {
   PROPERTIES_TARGET,
   SETTINGS_TARGET,
 } from '../domain/document.records.js';
+import { validateDocumentSettings } from '../domain/document-settings.js';
 import { canonicalJson, diffFields } from '../domain/metadata-diff.js';
 import type { DraftScope } from './draft-scope.js';
 
@@ -158,29 +158,9 @@ export async function buildMetadataUpdate(
   return change;
 }
 
-const SETTINGS_SECTIONS = ['permissions', 'notifications', 'workflow'] as const;
-
-/** Document settings (spec 2.11): objects `permissions`, `notifications`, `workflow`; other keys kept as given. */
+/** Document settings (spec 2.11), validated per docs/settings.md (domain/document-settings.ts). */
 export function parseSettings(input: unknown): DocumentSettings {
-  if (!isPlainObject(input)) {
-    throw AppException.validation([{ field: 'settings', reason: 'settings must be an object' }]);
-  }
-  for (const section of SETTINGS_SECTIONS) {
-    const value = input[section];
-    if (value !== undefined && value !== null && !isPlainObject(value)) {
-      throw AppException.validation([{ field: section, reason: `${section} must be an object` }]);
-    }
-  }
-  const workflow = input.workflow;
-  if (isPlainObject(workflow)) {
-    if (workflow.requiresApproval !== undefined && typeof workflow.requiresApproval !== 'boolean') {
-      throw AppException.validation([{ field: 'workflow.requiresApproval', reason: 'must be a boolean' }]);
-    }
-    if (workflow.approvers !== undefined && !(Array.isArray(workflow.approvers) && workflow.approvers.every((item) => typeof item === 'string'))) {
-      throw AppException.validation([{ field: 'workflow.approvers', reason: 'must be an array of user ids' }]);
-    }
-  }
-  return JSON.parse(JSON.stringify(input)) as DocumentSettings;
+  return validateDocumentSettings(input);
 }
 
 export function buildSettingsUpdate(scope: DraftScope, settings: DocumentSettings): ChangeDraft | null {

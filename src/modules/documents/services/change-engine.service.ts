@@ -8,6 +8,7 @@ import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RequestRepository } from '../repositories/request.repository.js';
 import { RowRepository } from '../repositories/row.repository.js';
 import { type DocumentContext, docNotFound } from './document-access.service.js';
+import { OutboxService } from '../../events/outbox.service.js';
 import { DocumentEventsService } from './document-events.service.js';
 import { DraftScope } from './draft-scope.js';
 import { type MergeResult, MergeService } from './merge/merge.service.js';
@@ -23,7 +24,20 @@ export interface WriteOptions {
   newRequest?: { title: string; description: string | null; reviewers: string[] };
   /** Title of the request a write without `requestId` is wrapped in. */
   title: string;
+  /** The write changes rows only (no metadata, settings or properties): it may run without the document lock. */
+  rowsOnly?: boolean;
 }
+
+/**
+ * Whether a rows-only write merged at once must still hold the document lock from its start: `unique` values are
+ * checked across rows and auto numbers are counted per document, so those writes serialize per document.
+ */
+function needsDocumentLock(document: DocumentRecord): boolean {
+  return document.metadata.fields.some((field) => field.unique === true || field.type === 'auto_number');
+}
+
+/** A check another module adds to every write (realtime locks); it throws to refuse the write. */
+export type WriteGuard = (document: DocumentRecord, drafts: ChangeDraft[], userId: string) => Promise<void>;
 
 export interface WriteOutcome {
   document: DocumentRecord;
@@ -65,11 +79,19 @@ export class ChangeEngineService {
     private readonly properties: PropertiesRepository,
     private readonly merger: MergeService,
     private readonly events: DocumentEventsService,
+    private readonly outbox: OutboxService,
   ) {}
 
+  private writeGuard?: WriteGuard;
+
+  /** Registered at start-up by a module that may refuse writes (realtime locks: RESOURCE_LOCKED). */
+  useWriteGuard(guard: WriteGuard): void {
+    this.writeGuard = guard;
+  }
+
   /** A scope to validate against without writing (read-only preview of a draft). */
-  scope(document: DocumentRecord, request: RequestRecord | null): DraftScope {
-    return new DraftScope(document, request, { rows: this.rows, requests: this.requests, properties: this.properties });
+  scope(document: DocumentRecord, request: RequestRecord | null, lockRows = false): DraftScope {
+    return new DraftScope(document, request, { rows: this.rows, requests: this.requests, properties: this.properties }, lockRows);
   }
 
   async findRequest(document: DocumentRecord, requestId: string, lock = false): Promise<RequestRecord> {
@@ -83,13 +105,32 @@ export class ChangeEngineService {
     return request;
   }
 
+  /**
+   * The document as a write starts from (docs/performance.md, "Writers"). Appending to a request or opening one
+   * never changes the document: the request row is locked instead (findRequest). A rows-only write merged at once
+   * locks only its rows, and the document row briefly when the merge allocates the revision number, which also
+   * checks that the metadata it validated against is still current. Everything else locks the document first.
+   */
+  private async openForWrite(document: DocumentRecord, opts: WriteOptions): Promise<DocumentRecord | null> {
+    if (opts.requestId || opts.newRequest) {
+      return this.documents.findByUuid(document.uuid);
+    }
+    if (opts.rowsOnly) {
+      const current = await this.documents.findByUuid(document.uuid);
+      if (!current || !needsDocumentLock(current)) {
+        return current;
+      }
+    }
+    return this.documents.lock(document.uuid);
+  }
+
   async write(ctx: DocumentContext, opts: WriteOptions, build: (scope: DraftScope) => Promise<ChangeDraft[]>): Promise<WriteOutcome> {
     const userId = ctx.principal.userId;
     if (opts.apply && opts.requestId) {
       throw AppException.validation([{ field: 'apply', reason: 'apply cannot be combined with requestId' }]);
     }
     return this.tx.run(async () => {
-      const document = await this.documents.lock(ctx.document.uuid);
+      const document = await this.openForWrite(ctx.document, opts);
       if (!document) {
         throw docNotFound();
       }
@@ -98,8 +139,10 @@ export class ChangeEngineService {
         request = await this.findRequest(document, opts.requestId, true);
         assertOpen(request);
       }
-      const scope = this.scope(document, request);
+      // Without requestId a rows-only write locks the rows it reads (the document itself is not locked yet).
+      const scope = this.scope(document, request, !opts.requestId && !opts.newRequest && opts.rowsOnly === true);
       const drafts = await build(scope);
+      await this.writeGuard?.(document, drafts, userId);
       if (drafts.length === 0 && !opts.newRequest) {
         return { document, request, changes: [], merge: null, pendingApproval: false };
       }
@@ -118,7 +161,6 @@ export class ChangeEngineService {
           implicit: !explicit,
         });
         created = true;
-        await this.events.request(document, 'request_created', request, userId);
       }
       const changes = await this.requests.appendChanges(request.id, drafts, userId);
       request = { ...request, changeCount: request.changeCount + changes.length };
@@ -127,9 +169,13 @@ export class ChangeEngineService {
       }
 
       const requiresApproval = document.settings.workflow?.requiresApproval === true;
+      const createdEvent = created ? this.events.requestEvent(document, 'request_created', request, userId) : null;
       if (created && !opts.newRequest && (opts.apply === true || !requiresApproval)) {
-        const merge = await this.merger.merge(document, request, changes, userId);
+        const merge = await this.merger.merge(document, request, changes, userId, createdEvent ? [createdEvent] : []);
         return { document, request: merge.request, changes, merge, pendingApproval: false };
+      }
+      if (createdEvent) {
+        await this.outbox.record(createdEvent);
       }
       return { document, request, changes, merge: null, pendingApproval: created && !opts.newRequest };
     });

@@ -3,22 +3,48 @@ import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { DocumentSourceService } from '../../tenancy/services/document-source.service.js';
+import { OrganizationAccessService } from '../../tenancy/services/organization-access.service.js';
 import { type WorkspaceAccess, WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
 import type { DocumentRecord } from '../domain/document.records.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
+import { DocumentSettingsPolicy } from './document-settings.policy.js';
 
 export const DOC_TYPE_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 export const DOC_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 export type DocumentNeed = 'read' | 'write' | 'manage';
 
+/**
+ * The tenant a `/doc/...` call names (docs/documents.md, "Workspace context"): a workspace (query `workspaceId`
+ * or header `X-Workspace-Id`), or an organization's organization-level documents (query `organizationId` or header
+ * `X-Organization-Id`), or nothing (the document is looked up among everything the caller can read).
+ */
+export interface DocumentScope {
+  workspaceId?: string;
+  organizationId?: string;
+}
+
+/** What the caller may do with one document: its workspace's rights, or the organization-level rights. */
+export interface DocumentRights {
+  organizationId: string;
+  /** Null for organization-level documents. */
+  workspaceId: string | null;
+  archived: boolean;
+  canRead: boolean;
+  canWrite: boolean;
+  canManage: boolean;
+  isOrganizationAdmin: boolean;
+}
+
 /** A document the caller may act on, with what they may do. */
 export interface DocumentContext {
   document: DocumentRecord;
-  access: WorkspaceAccess;
+  access: DocumentRights;
   /** Served read-only because a data-source reference replaces this document type (see docs/documents.md). */
   readOnly: boolean;
   principal: Principal;
+  /** The workspace the document was addressed through (the context), when there was one. */
+  viaWorkspaceId: string | null;
 }
 
 export function docNotFound(): AppException {
@@ -26,47 +52,86 @@ export function docNotFound(): AppException {
 }
 
 export const READ_ONLY_REASON = 'the document type is served read-only through a data-source reference';
+export const SOURCE_READ_REASON = 'read permission on the source workspace required';
+
+/** Candidates read for a lookup without context; more than this many readable ones are reported as ambiguous anyway. */
+const MAX_CANDIDATES = 25;
+
+export function rightsOfWorkspace(access: WorkspaceAccess): DocumentRights {
+  return {
+    organizationId: access.organizationId,
+    workspaceId: access.workspaceId,
+    archived: access.archived,
+    canRead: access.canRead,
+    canWrite: access.canWrite,
+    canManage: access.canManage,
+    isOrganizationAdmin: access.isOrganizationAdmin,
+  };
+}
 
 /**
- * Opens a document for a caller: DOC_NOT_FOUND for unknown documents and for documents in workspaces the caller
- * cannot see (other tenants leak nothing), FORBIDDEN when the role does not allow `need`, and FORBIDDEN for writes
- * to documents a data-source reference makes read-only.
- *
- * Read-only rule (replacement mode): a document is read-only when it is viewed through another workspace whose
- * reference points at the document's workspace (`viaWorkspaceId`), or when its own workspace's documents of that
- * type are currently replaced by a reference (hidden and locked until the reference is paused or removed).
+ * Opens a document for a caller. Identity is tenant-scoped: `(workspace, docType, docId)`, or `(organization,
+ * docType, docId)` for organization-level documents. Rules (docs/documents.md):
+ * - Workspace context W: W's data-source reference for the type, if active, serves the source workspace's
+ *   document read-only (W's own is hidden); otherwise W's own document; otherwise the organization-level document
+ *   of W's organization. A workspace the caller cannot see answers DOC_NOT_FOUND before any document lookup, so
+ *   nothing about its documents leaks.
+ * - Organization context O: the organization-level document of O.
+ * - No context: every document with that type and id in the caller's organizations that the caller can read and
+ *   that is not hidden by a reference. One → it; none → DOC_NOT_FOUND; several → 409 AMBIGUOUS_DOCUMENT listing
+ *   each candidate's `organizationId` and `workspaceId` (all readable by the caller, so nothing leaks).
+ * Then FORBIDDEN when the role does not allow `need`, or for writes to a document served read-only.
  */
 @Injectable()
 export class DocumentAccessService {
   constructor(
     private readonly documents: DocumentRepository,
     private readonly workspaces: WorkspaceAccessService,
+    private readonly organizations: OrganizationAccessService,
     private readonly sources: DocumentSourceService,
+    private readonly settingsPolicy: DocumentSettingsPolicy,
   ) {}
 
-  async open(principal: Principal, docType: string, docId: string, need: DocumentNeed, viaWorkspaceId?: string): Promise<DocumentContext> {
+  async open(principal: Principal, docType: string, docId: string, need: DocumentNeed, scope: DocumentScope = {}): Promise<DocumentContext> {
     if (!DOC_TYPE_PATTERN.test(docType) || !DOC_ID_PATTERN.test(docId)) {
       throw docNotFound();
     }
-    const document = await this.documents.find(docType, docId);
-    if (!document) {
-      throw docNotFound();
+    const ctx = scope.workspaceId
+      ? await this.openInWorkspace(principal, docType, docId, scope.workspaceId, scope.organizationId)
+      : scope.organizationId
+        ? await this.openInOrganization(principal, docType, docId, scope.organizationId)
+        : await this.openWithoutContext(principal, docType, docId);
+    this.check(ctx.access, need, ctx.readOnly);
+    await this.narrowBySettings(ctx, need);
+    return ctx;
+  }
+
+  /**
+   * The document's and its type's `permissions` settings narrow the role's rights, never widen them
+   * (docs/settings.md): reads need `view`, writes `edit`, DELETE requests also `delete` (the access guard asks).
+   * Managers are never narrowed, so they can always repair the settings.
+   */
+  async narrowBySettings(ctx: DocumentContext, need: DocumentNeed | 'delete'): Promise<void> {
+    if (need !== 'manage') {
+      await this.settingsPolicy.assertMay(ctx, need === 'read' ? 'view' : need === 'write' ? 'edit' : 'delete');
     }
-    const access = await this.accessTo(principal, document.workspaceId);
-    let readOnly = false;
-    if (viaWorkspaceId && viaWorkspaceId !== document.workspaceId) {
-      await this.accessTo(principal, viaWorkspaceId);
-      const source = await this.sources.resolve(viaWorkspaceId, docType);
-      if (source.workspaceId !== document.workspaceId) {
-        throw docNotFound();
-      }
-      readOnly = true;
-    } else {
-      const source = await this.sources.resolve(document.workspaceId, docType);
-      readOnly = source.readOnly || source.workspaceId !== document.workspaceId;
+  }
+
+  /**
+   * Where documents of `docType` are served for a workspace context: the source workspace of an active
+   * reference (read-only; the caller must be able to read it), else the workspace itself.
+   */
+  async servingWorkspace(principal: Principal, access: WorkspaceAccess, docType: string): Promise<{ access: WorkspaceAccess; readOnly: boolean }> {
+    const source = await this.sources.resolve(access.workspaceId, docType);
+    if (source.workspaceId === access.workspaceId) {
+      return { access, readOnly: false };
     }
-    this.check(access, need, readOnly);
-    return { document, access, readOnly, principal };
+    const sourceAccess = await this.workspaces.resolve(principal.userId, source.workspaceId).catch(() => null);
+    if (!sourceAccess?.canRead) {
+      throw AppException.forbidden(SOURCE_READ_REASON);
+    }
+    await this.settingsPolicy.assertReferencesAllowed({ organizationId: sourceAccess.organizationId, workspaceId: sourceAccess.workspaceId }, docType);
+    return { access: sourceAccess, readOnly: true };
   }
 
   /** The caller's access to a workspace; a workspace of another tenant is reported as a missing document. */
@@ -81,7 +146,20 @@ export class DocumentAccessService {
     }
   }
 
-  check(access: WorkspaceAccess, need: DocumentNeed, readOnly: boolean): void {
+  /** The caller's rights on an organization's organization-level documents; a foreign organization is a missing document. */
+  async organizationRights(principal: Principal, organizationId: string): Promise<DocumentRights> {
+    try {
+      const access = await this.workspaces.resolveOrganizationLevel(principal.userId, organizationId);
+      return { ...access, workspaceId: null, archived: false };
+    } catch (error) {
+      if (error instanceof AppException && error.code === ErrorCode.NOT_FOUND) {
+        throw docNotFound();
+      }
+      throw error;
+    }
+  }
+
+  check(access: DocumentRights, need: DocumentNeed, readOnly: boolean): void {
     if (!access.canRead) {
       throw AppException.forbidden('read permission required');
     }
@@ -97,5 +175,81 @@ export class DocumentAccessService {
     if (need === 'manage' && !access.canManage) {
       throw AppException.forbidden(access.archived ? 'workspace is archived' : 'manage permission required');
     }
+  }
+
+  private async openInWorkspace(principal: Principal, docType: string, docId: string, workspaceId: string, organizationId?: string): Promise<DocumentContext> {
+    const access = await this.accessTo(principal, workspaceId);
+    if (organizationId && organizationId !== access.organizationId) {
+      throw docNotFound();
+    }
+    if (!access.canRead) {
+      throw AppException.forbidden('read permission required');
+    }
+    const served = await this.servingWorkspace(principal, access, docType);
+    const document = await this.documents.findInWorkspace(served.access.workspaceId, docType, docId);
+    if (document) {
+      return { document, access: rightsOfWorkspace(served.access), readOnly: served.readOnly, principal, viaWorkspaceId: workspaceId };
+    }
+    if (!served.readOnly) {
+      // Not replaced: the organization's organization-level documents are visible from each of its workspaces.
+      const orgDocument = await this.documents.findOrganizationLevel(access.organizationId, docType, docId);
+      if (orgDocument) {
+        return { document: orgDocument, access: await this.organizationRights(principal, access.organizationId), readOnly: false, principal, viaWorkspaceId: workspaceId };
+      }
+    }
+    throw docNotFound();
+  }
+
+  private async openInOrganization(principal: Principal, docType: string, docId: string, organizationId: string): Promise<DocumentContext> {
+    const rights = await this.organizationRights(principal, organizationId);
+    const document = await this.documents.findOrganizationLevel(organizationId, docType, docId);
+    if (!document) {
+      throw docNotFound();
+    }
+    return { document, access: rights, readOnly: false, principal, viaWorkspaceId: null };
+  }
+
+  private async openWithoutContext(principal: Principal, docType: string, docId: string): Promise<DocumentContext> {
+    const organizationIds = await this.organizations.activeOrganizationIds(principal.userId);
+    const candidates = await this.documents.findInOrganizations(organizationIds, docType, docId, MAX_CANDIDATES);
+    const readable: DocumentContext[] = [];
+    for (const document of candidates) {
+      const ctx = await this.readableWithoutContext(principal, document);
+      if (ctx) {
+        readable.push(ctx);
+      }
+    }
+    if (readable.length === 1) {
+      return readable[0] as DocumentContext;
+    }
+    if (readable.length === 0) {
+      throw docNotFound();
+    }
+    throw new AppException(ErrorCode.AMBIGUOUS_DOCUMENT, {
+      details: [{ reason: 'several documents you can read have this type and id; name the workspace with workspaceId or X-Workspace-Id' }],
+      payload: {
+        docType,
+        docId,
+        candidates: readable.map((ctx) => ({ organizationId: ctx.document.organizationId, workspaceId: ctx.document.workspaceId })),
+      },
+    });
+  }
+
+  /** A candidate of a lookup without context, if the caller can read it directly and no reference hides it. */
+  private async readableWithoutContext(principal: Principal, document: DocumentRecord): Promise<DocumentContext | null> {
+    if (document.workspaceId === null) {
+      const rights = await this.workspaces.resolveOrganizationLevel(principal.userId, document.organizationId).catch(() => null);
+      return rights?.canRead ? { document, access: { ...rights, workspaceId: null, archived: false }, readOnly: false, principal, viaWorkspaceId: null } : null;
+    }
+    const access = await this.workspaces.resolve(principal.userId, document.workspaceId).catch(() => null);
+    if (!access?.canRead) {
+      return null;
+    }
+    const source = await this.sources.resolve(document.workspaceId, document.docType);
+    if (source.workspaceId !== document.workspaceId) {
+      // Hidden while a data-source reference replaces this type in its workspace.
+      return null;
+    }
+    return { document, access: rightsOfWorkspace(access), readOnly: false, principal, viaWorkspaceId: null };
   }
 }

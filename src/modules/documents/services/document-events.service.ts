@@ -36,9 +36,12 @@ export class DocumentEventsService {
   }
 
   async request(document: DocumentRecord, event: 'request_created' | 'request_closed' | 'request_reopened', request: RequestRecord, by: string): Promise<void> {
-    await this.outbox.record(
-      this.event(document, event, by, { requestId: request.id, title: request.title, author: request.author, status: request.status }),
-    );
+    await this.outbox.record(this.requestEvent(document, event, request, by));
+  }
+
+  /** A request event to record later, together with others (a write merged at once records everything in one insert). */
+  requestEvent(document: DocumentRecord, event: 'request_created' | 'request_closed' | 'request_reopened', request: RequestRecord, by: string): NewDomainEvent {
+    return this.event(document, event, by, { requestId: request.id, title: request.title, author: request.author, status: request.status });
   }
 
   async merged(
@@ -47,11 +50,12 @@ export class DocumentEventsService {
     metadata: MetadataPlan | null,
     fields: readonly FieldDefinition[],
     folded: FoldedChanges,
+    prelude: readonly NewDomainEvent[] = [],
   ): Promise<void> {
     const { request, revision } = result;
     const by = request.mergedBy ?? request.author;
     const at = (request.mergedAt ?? new Date()).toISOString();
-    const events: NewDomainEvent[] = [];
+    const events: NewDomainEvent[] = [...prelude];
     events.push(
       this.event(document, 'request_merged', by, {
         requestId: request.id,

@@ -14,9 +14,20 @@ import { toDocumentDto, toMetadataDto, toRevisionDto, toSettingsDto } from '../m
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RevisionRepository } from '../repositories/revision.repository.js';
+import { BundleSections } from './bundle-sections.js';
 import { buildMetadataUpdate, parseSettings } from './change-builders.js';
 import { ChangeEngineService } from './change-engine.service.js';
-import { DOC_ID_PATTERN, DOC_TYPE_PATTERN, DocumentAccessService, type DocumentContext, READ_ONLY_REASON } from './document-access.service.js';
+import {
+  DOC_ID_PATTERN,
+  DOC_TYPE_PATTERN,
+  DocumentAccessService,
+  type DocumentContext,
+  type DocumentRights,
+  type DocumentScope,
+  docNotFound,
+  READ_ONLY_REASON,
+  rightsOfWorkspace,
+} from './document-access.service.js';
 import { DraftReadService } from './draft-read.service.js';
 import { RowQueryService } from './row-query.service.js';
 
@@ -50,9 +61,15 @@ export class DocumentsService {
     private readonly engine: ChangeEngineService,
     private readonly drafts: DraftReadService,
     private readonly rowQueries: RowQueryService,
+    private readonly sections: BundleSections,
   ) {}
 
-  async create(principal: Principal, docType: string, dto: CreateDocumentDto): Promise<DocumentResponseDto> {
+  /**
+   * Creates a document in its tenant scope: a workspace, or the organization level (`workspaceId` null). The id
+   * is unique within that scope only, and is checked only after the caller's write right there is established,
+   * so the answer never depends on documents of scopes the caller cannot write.
+   */
+  async create(principal: Principal, docType: string, dto: CreateDocumentDto, scope: DocumentScope = {}): Promise<DocumentResponseDto> {
     if (!DOC_TYPE_PATTERN.test(docType)) {
       throw AppException.validation([{ field: 'docType', reason: 'docType must match ^[A-Za-z0-9_.-]{1,64}$' }]);
     }
@@ -60,24 +77,26 @@ export class DocumentsService {
     if (!DOC_ID_PATTERN.test(docId)) {
       throw AppException.validation([{ field: 'id', reason: 'id must match ^[A-Za-z0-9_.:-]{1,128}$' }]);
     }
-    const workspace = await this.workspaces.resolve(principal.userId, dto.workspaceId);
-    if (workspace.organizationId !== dto.organizationId) {
-      throw AppException.validation([{ field: 'organizationId', reason: 'the workspace does not belong to this organization' }]);
+    if (dto.workspaceId !== undefined && scope.workspaceId && dto.workspaceId !== scope.workspaceId) {
+      throw AppException.validation([{ field: 'workspaceId', reason: 'the body and the workspace context (workspaceId / X-Workspace-Id) name different workspaces' }]);
     }
-    const source = await this.sources.resolve(dto.workspaceId, docType);
-    this.access.check(workspace, 'write', source.workspaceId !== dto.workspaceId || source.readOnly);
+    if (scope.organizationId && scope.organizationId !== dto.organizationId.toLowerCase()) {
+      throw AppException.validation([{ field: 'organizationId', reason: 'the body and the organization context name different organizations' }]);
+    }
+    const workspaceId = dto.workspaceId === undefined ? (scope.workspaceId ?? null) : dto.workspaceId;
+    const rights = workspaceId ? await this.workspaceRights(principal, docType, workspaceId, dto.organizationId) : await this.organizationRights(principal, dto.organizationId);
     const settings = dto.settings ? parseSettings(dto.settings) : {};
     if (dto.metadata) {
       validateFieldDefinitions(dto.metadata.fields ?? [], 'metadata.fields');
       validateFieldDefinitions(dto.metadata.properties ?? [], 'metadata.properties');
     }
     return this.tx.run(async () => {
-      if (await this.documents.existsDocId(docType, docId)) {
-        throw new AppException(ErrorCode.ALREADY_EXISTS, { details: [{ field: 'id', reason: `document ${docType}/${docId} already exists` }] });
+      if (await this.documents.existsInScope(rights.organizationId, rights.workspaceId, docType, docId)) {
+        throw new AppException(ErrorCode.ALREADY_EXISTS, { details: [{ field: 'id', reason: `document ${docType}/${docId} already exists here` }] });
       }
       const document = await this.documents.insert({
-        organizationId: workspace.organizationId,
-        workspaceId: workspace.workspaceId,
+        organizationId: rights.organizationId,
+        workspaceId: rights.workspaceId,
         docType,
         docId,
         title: dto.title ?? null,
@@ -87,7 +106,7 @@ export class DocumentsService {
       await this.properties.create({ documentUuid: document.uuid, organizationId: document.organizationId, workspaceId: document.workspaceId, userId: principal.userId });
       const metadata = dto.metadata;
       if (metadata && ((Array.isArray(metadata.fields) && metadata.fields.length > 0) || (Array.isArray(metadata.properties) && metadata.properties.length > 0))) {
-        const ctx: DocumentContext = { document, access: workspace, readOnly: false, principal };
+        const ctx: DocumentContext = { document, access: rights, readOnly: false, principal, viaWorkspaceId: rights.workspaceId };
         const outcome = await this.engine.write(ctx, { apply: true, title: 'Create document' }, async (scope) => {
           const change = await buildMetadataUpdate(scope, { fields: metadata.fields ?? [], properties: metadata.properties ?? [] }, async () => false);
           return change ? [change] : [];
@@ -98,39 +117,77 @@ export class DocumentsService {
     });
   }
 
+  /** Write rights in a workspace for a new document; refused while a data-source reference makes the type read-only there. */
+  private async workspaceRights(principal: Principal, docType: string, workspaceId: string, organizationId: string): Promise<DocumentRights> {
+    const workspace = await this.workspaces.resolve(principal.userId, workspaceId);
+    if (workspace.organizationId !== organizationId.toLowerCase()) {
+      throw AppException.validation([{ field: 'organizationId', reason: 'the workspace does not belong to this organization' }]);
+    }
+    const source = await this.sources.resolve(workspaceId, docType);
+    const rights = rightsOfWorkspace(workspace);
+    this.access.check(rights, 'write', source.workspaceId !== workspaceId || source.readOnly);
+    return rights;
+  }
+
+  private async organizationRights(principal: Principal, organizationId: string): Promise<DocumentRights> {
+    const access = await this.workspaces.resolveOrganizationLevel(principal.userId, organizationId);
+    const rights: DocumentRights = { ...access, workspaceId: null, archived: false };
+    this.access.check(rights, 'write', false);
+    return rights;
+  }
+
   /**
-   * Documents of a type in a workspace. When a data-source reference replaces that type there, the source
-   * workspace's documents are listed instead, marked read-only (the caller needs read rights on the source).
+   * Documents of a type in a context. Workspace context: the workspace's own documents and its organization's
+   * organization-level documents; when a data-source reference replaces the type there, the source workspace's
+   * documents only, marked read-only (the caller needs read rights on the source). Organization context: the
+   * organization-level documents. A context is required.
    */
-  async list(principal: Principal, docType: string, query: { workspaceId: string; page: number; pageSize: number }): Promise<Page<DocumentResponseDto>> {
+  async list(principal: Principal, docType: string, query: { page: number; pageSize: number }, scope: DocumentScope): Promise<Page<DocumentResponseDto>> {
     if (!DOC_TYPE_PATTERN.test(docType)) {
       throw AppException.validation([{ field: 'docType', reason: 'docType must match ^[A-Za-z0-9_.-]{1,64}$' }]);
     }
-    const workspace = await this.workspaces.resolve(principal.userId, query.workspaceId);
-    this.access.check(workspace, 'read', false);
-    const source = await this.sources.resolve(query.workspaceId, docType);
-    let readOnly = source.readOnly;
-    if (source.workspaceId !== query.workspaceId) {
-      readOnly = true;
-      const sourceAccess = await this.workspaces.resolve(principal.userId, source.workspaceId).catch(() => null);
-      if (!sourceAccess?.canRead) {
-        throw AppException.forbidden('read permission on the source workspace required');
+    const paging = { limit: query.pageSize, offset: (query.page - 1) * query.pageSize };
+    if (scope.workspaceId) {
+      const workspace = await this.workspaces.resolve(principal.userId, scope.workspaceId);
+      if (scope.organizationId && scope.organizationId !== workspace.organizationId) {
+        throw AppException.notFound('workspace');
       }
+      this.access.check(rightsOfWorkspace(workspace), 'read', false);
+      const served = await this.access.servingWorkspace(principal, workspace, docType);
+      const { items, total } = await this.documents.listInScope(
+        { workspaceId: served.access.workspaceId, organizationId: served.readOnly ? null : workspace.organizationId },
+        docType,
+        paging,
+      );
+      return pageOf(
+        items.map((document) => toDocumentDto(document, served.readOnly)),
+        total,
+        query,
+      );
     }
-    const { items, total } = await this.documents.listByWorkspace(source.workspaceId, docType, {
-      limit: query.pageSize,
-      offset: (query.page - 1) * query.pageSize,
-    });
-    return pageOf(
-      items.map((document) => toDocumentDto(document, readOnly)),
-      total,
-      query,
-    );
+    if (scope.organizationId) {
+      const access = await this.workspaces.resolveOrganizationLevel(principal.userId, scope.organizationId);
+      this.access.check({ ...access, workspaceId: null, archived: false }, 'read', false);
+      const { items, total } = await this.documents.listInScope({ workspaceId: null, organizationId: scope.organizationId }, docType, paging);
+      return pageOf(
+        items.map((document) => toDocumentDto(document, false)),
+        total,
+        query,
+      );
+    }
+    throw AppException.validation([
+      { field: 'workspaceId', reason: 'name the context: workspaceId (or the X-Workspace-Id header), or organizationId for organization-level documents' },
+    ]);
   }
 
+  /**
+   * The bundle. Every section is read in one REPEATABLE READ, read-only transaction, from the document row on: the
+   * sections show one committed state, never a mix of before and after a concurrent merge. Views and comments come
+   * from the modules that own them (BundleSections), inside the same snapshot.
+   */
   async bundle(
     ctx: DocumentContext,
-    query: { include?: string; page: number; pageSize: number; revisionsLimit?: number; requestId?: string },
+    query: { include?: string; page: number; pageSize: number; revisionsLimit?: number; requestId?: string; viewId?: string; commentsLimit?: number },
   ): Promise<DocumentBundleDto> {
     const sections = parseInclude(query.include);
     if (sections.has('data') && !ctx.principal.scopes.includes('data:read')) {
@@ -140,29 +197,37 @@ export class DocumentsService {
       }
       sections.delete('data');
     }
-    const draft = await this.drafts.load(ctx.document, query.requestId);
-    const bundle: DocumentBundleDto = { document: toDocumentDto(ctx.document, ctx.readOnly) };
-    if (sections.has('metadata')) {
-      bundle.metadata = toMetadataDto(draft.metadata, ctx.document.metadataVersion + (draft.folded?.metadata ? 1 : 0));
-    }
-    if (sections.has('views')) {
-      bundle.views = [];
-    }
-    if (sections.has('data')) {
-      bundle.data = await this.rowQueries.page(ctx, draft, query);
-    }
-    if (sections.has('comments')) {
-      bundle.comments = [];
-    }
-    if (sections.has('revisions')) {
-      const limit = query.revisionsLimit ?? DEFAULT_REVISIONS_LIMIT;
-      const { items } = limit > 0 ? await this.revisions.list(ctx.document.uuid, { limit, offset: 0 }) : { items: [] };
-      bundle.revisions = items.map((revision) => toRevisionDto(revision, ctx.document.metadata));
-    }
-    if (sections.has('settings')) {
-      bundle.settings = toSettingsDto(ctx.document.settings);
-    }
-    return bundle;
+    return this.tx.run(async () => {
+      await this.tx.manager.query('SET TRANSACTION READ ONLY');
+      const document = await this.documents.findByUuid(ctx.document.uuid);
+      if (!document) {
+        throw docNotFound();
+      }
+      const snapshot: DocumentContext = { ...ctx, document };
+      const draft = await this.drafts.load(document, query.requestId);
+      const bundle: DocumentBundleDto = { document: toDocumentDto(document, ctx.readOnly) };
+      if (sections.has('metadata')) {
+        bundle.metadata = toMetadataDto(draft.metadata, document.metadataVersion + (draft.folded?.metadata ? 1 : 0));
+      }
+      if (sections.has('views')) {
+        bundle.views = await this.sections.read('views', snapshot, query);
+      }
+      if (sections.has('data')) {
+        bundle.data = await this.rowQueries.page(snapshot, draft, query);
+      }
+      if (sections.has('comments')) {
+        bundle.comments = await this.sections.read('comments', snapshot, query);
+      }
+      if (sections.has('revisions')) {
+        const limit = query.revisionsLimit ?? DEFAULT_REVISIONS_LIMIT;
+        const { items } = limit > 0 ? await this.revisions.list(document.uuid, { limit, offset: 0 }) : { items: [] };
+        bundle.revisions = items.map((revision) => toRevisionDto(revision, document.metadata));
+      }
+      if (sections.has('settings')) {
+        bundle.settings = toSettingsDto(document.settings);
+      }
+      return bundle;
+    }, 'REPEATABLE READ');
   }
 
   async remove(ctx: DocumentContext): Promise<DocumentResponseDto> {

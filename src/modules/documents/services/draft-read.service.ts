@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { StoredRowValues } from '../fields/field.types.js';
 import { type FoldedChanges, foldChanges, withoutNulls } from '../domain/change-fold.js';
-import type { ChangeRecord, DocumentMetadata, DocumentRecord, RequestRecord } from '../domain/document.records.js';
+import { type ChangeRecord, type DocumentMetadata, type DocumentRecord, METADATA_TARGET, type RequestRecord } from '../domain/document.records.js';
 import type { DraftOverlayRow } from '../repositories/row-query.repository.js';
 import { RequestRepository } from '../repositories/request.repository.js';
 import { ChangeEngineService } from './change-engine.service.js';
@@ -28,7 +28,11 @@ export class DraftReadService {
     private readonly requests: RequestRepository,
   ) {}
 
-  async load(document: DocumentRecord, requestId: string | undefined): Promise<DraftView> {
+  /**
+   * `rowIds`: read the draft of these rows only (with the request's metadata changes) — what a write's answer
+   * needs, at a cost that does not grow with the request's other changes.
+   */
+  async load(document: DocumentRecord, requestId: string | undefined, rowIds?: readonly string[]): Promise<DraftView> {
     if (!requestId) {
       return { request: null, metadata: document.metadata, overlay: null, folded: null, changes: [] };
     }
@@ -36,7 +40,7 @@ export class DraftReadService {
     if (request.status !== 'open') {
       return { request, metadata: document.metadata, overlay: null, folded: null, changes: [] };
     }
-    const changes = await this.requests.changes(request.id);
+    const changes = await this.requests.changes(request.id, rowIds ? { targetIds: [...rowIds, METADATA_TARGET] } : {});
     const folded = foldChanges(changes);
     const metadata = folded.metadata ? { fields: folded.metadata.fields, properties: folded.metadata.properties } : document.metadata;
     const changedAt = new Map<string, ChangeRecord>();

@@ -48,6 +48,11 @@ export class DraftScope {
     readonly document: DocumentRecord,
     readonly request: RequestRecord | null,
     private readonly repos: { rows: RowRepository; requests: RequestRepository; properties: PropertiesRepository },
+    /**
+     * Lock the rows a write names when it reads them (a rows-only write merged without the document lock): the
+     * write then validates against the rows as the previous writer committed them, exactly as under the lock.
+     */
+    private readonly lockRows = false,
   ) {}
 
   /** Makes later reads of this scope see `changes` (a write that builds several changes). */
@@ -72,7 +77,7 @@ export class DraftScope {
 
   async rows(rowIds: readonly string[]): Promise<Map<string, DraftRowState>> {
     const ids = [...new Set(rowIds)];
-    const base = await this.repos.rows.findMany(this.document.uuid, ids);
+    const base = await this.repos.rows.findMany(this.document.uuid, ids, this.lockRows);
     const changes = (await this.recorded(ids)).filter((change) => change.type.startsWith('row-'));
     const effects = foldChanges(changes).rows;
     const states = new Map<string, DraftRowState>();

@@ -33,7 +33,7 @@ export class MetadataService {
       const change = await buildMetadataUpdate(scope, body, async (fieldId) => (await this.rows.duplicateValues(scope.document.uuid, fieldId)).length > 0);
       return change ? [change] : [];
     });
-    const document = (await this.documents.find(ctx.document.docType, ctx.document.docId)) ?? ctx.document;
+    const document = (await this.documents.findByUuid(ctx.document.uuid)) ?? ctx.document;
     const view = await this.get({ ...ctx, document }, outcome.merge ? undefined : (outcome.request?.id ?? params.requestId));
     return { ...view, request: toWriteResult(outcome), conversions: outcome.merge?.conversions ?? [] };
   }
@@ -48,7 +48,7 @@ export class MetadataService {
       const change = buildSettingsUpdate(scope, settings);
       return change ? [change] : [];
     });
-    const document = (await this.documents.find(ctx.document.docType, ctx.document.docId)) ?? ctx.document;
+    const document = (await this.documents.findByUuid(ctx.document.uuid)) ?? ctx.document;
     return { ...toSettingsDto(document.settings), request: toWriteResult(outcome) };
   }
 }

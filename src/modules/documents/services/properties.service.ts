@@ -72,7 +72,7 @@ export class PropertiesService {
   }
 
   private async result(ctx: DocumentContext, outcome: WriteOutcome): Promise<PropertiesWriteResponseDto> {
-    const document = (await this.documents.find(ctx.document.docType, ctx.document.docId)) ?? ctx.document;
+    const document = (await this.documents.findByUuid(ctx.document.uuid)) ?? ctx.document;
     const view = await this.get({ ...ctx, document }, outcome.merge ? undefined : outcome.request?.id);
     return { ...view, request: toWriteResult(outcome) };
   }

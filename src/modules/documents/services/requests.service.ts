@@ -8,6 +8,7 @@ import { validationDetailsOf } from '../fields/field-value.utils.js';
 import { applyPropertiesEffect, applySet, foldChanges } from '../domain/change-fold.js';
 import type { ChangeDraft, RequestStatus } from '../domain/document.records.js';
 import { diffFields } from '../domain/metadata-diff.js';
+import { parseRowChangeInput } from '../domain/row-change-input.js';
 import type { ChangeInputDto, ConflictsResponseDto, CreateRequestDto, MergeResponseDto, RequestDiffDto, RequestResponseDto } from '../dtos/request.dto.js';
 import { renderValue, toRequestDto, toRevisionDto, toRowDto } from '../mappers/document.mapper.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
@@ -99,9 +100,8 @@ export class RequestsService {
     };
     switch (change.type) {
       case 'row-create':
-        return buildRowCreate(scope, { id: rowId, values });
       case 'row-update':
-        return buildRowUpdate(scope, needRow(), { values });
+        return this.buildRowChange(scope, change.type, change);
       case 'row-delete':
         return buildRowDelete(scope, needRow());
       case 'property-update':
@@ -114,6 +114,27 @@ export class RequestsService {
         return buildSettingsUpdate(scope, parseSettings(change.newValue));
       default:
         throw AppException.validation([{ field: 'type', reason: `unknown change type ${change.type}` }]);
+    }
+  }
+
+  /** A row-create or row-update in any `newValue` form (docs/documents.md, "The change engine"); details name paths of the change. */
+  private async buildRowChange(scope: DraftScope, type: 'row-create' | 'row-update', change: ChangeInputDto): Promise<ChangeDraft> {
+    const fieldIds = new Set((await scope.metadata()).fields.map((field) => field.id));
+    const input = parseRowChangeInput(type, change.target, change.newValue, fieldIds);
+    try {
+      if (type === 'row-create') {
+        return await buildRowCreate(scope, { id: input.rowId, values: input.values });
+      }
+      if (input.rowId === undefined) {
+        throw AppException.validation([{ field: 'target.rowId', reason: 'rowId is required' }]);
+      }
+      return await buildRowUpdate(scope, input.rowId, { values: input.values, version: input.version });
+    } catch (error) {
+      const details = validationDetailsOf(error);
+      if (!details) {
+        throw error;
+      }
+      throw AppException.validation(details.map(input.pathOf));
     }
   }
 

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
 import {
   type CursorPage,
@@ -9,12 +10,12 @@ import {
   MAX_CURSOR_LIMIT,
   MAX_PAGE_SIZE,
   type Page,
-  pageOf,
 } from '../../../common/http/pagination.js';
 import type { FieldDefinition, StoredValue } from '../fields/field.types.js';
 import { storedToValue } from '../fields/field-type.registry.js';
 import { isPlainObject } from '../fields/field-value.utils.js';
 import { SYSTEM_QUERY_FIELDS } from '../query/field-resolver.js';
+import { COUNT_MODES, type CountMode, DEFAULT_COUNT_MODE, resolveCountMode } from '../query/count-mode.js';
 import { cursorPositionFromRow } from '../query/keyset-sort.js';
 import { compileAst } from '../query/query.compiler.js';
 import { normalizeQuery, parseSortParam } from '../query/query-normalizer.js';
@@ -28,6 +29,7 @@ import { rowNotFound } from './change-builders.js';
 import type { DocumentContext } from './document-access.service.js';
 import { DocumentIndexService } from './document-index.service.js';
 import { DraftReadService, type DraftView } from './draft-read.service.js';
+import { ViewResolver } from './view-resolver.js';
 
 const CURSOR_KIND = 'rows';
 /** Most groups one grouped query returns. */
@@ -38,6 +40,39 @@ export interface Paging {
   pageSize: number;
   cursor?: string;
   limit?: number;
+  /** How the total is reported (count-mode.ts); the default is `estimated`. */
+  count?: CountMode;
+  /** The fields rows show (an applied view's `columns`); all fields when absent. */
+  columns?: readonly FieldDefinition[] | null;
+}
+
+/** A page of rows with its total as the count mode reports it (see count-mode.ts). */
+export interface RowPage<T> extends Omit<Page<T>, 'total' | 'totalPages'> {
+  total: number | null;
+  totalPages: number | null;
+  /** True when `total` is an exact count; false for an estimate or no total. */
+  totalExact: boolean;
+  countMode: CountMode;
+}
+
+/**
+ * Builds the page. A page that is not full tells the exact total by itself (offset + its rows), which also
+ * corrects an estimate on the last page; an estimate is never below what the page shows exists.
+ */
+export function rowPageOf<T>(items: T[], paging: { page: number; pageSize: number }, mode: CountMode, counted: number | null, exact: boolean): RowPage<T> {
+  const offset = (paging.page - 1) * paging.pageSize;
+  if (mode === 'none' || counted === null) {
+    return { items, page: paging.page, pageSize: paging.pageSize, total: null, totalPages: null, totalExact: false, countMode: mode };
+  }
+  let total = counted;
+  let totalExact = exact;
+  if (!exact && items.length < paging.pageSize && (items.length > 0 || offset === 0)) {
+    total = offset + items.length;
+    totalExact = true;
+  } else if (!exact) {
+    total = Math.max(total, offset + items.length + (items.length === paging.pageSize ? 1 : 0));
+  }
+  return { items, page: paging.page, pageSize: paging.pageSize, total, totalPages: Math.ceil(total / paging.pageSize), totalExact, countMode: mode };
 }
 
 function intIn(raw: unknown, field: string, min: number, max: number, errors: ErrorDetail[]): number | undefined {
@@ -58,13 +93,17 @@ export function pagingOfBody(body: Record<string, unknown>): Paging {
   const page = intIn(body.page, 'page', 1, 1_000_000, errors) ?? 1;
   const pageSize = intIn(body.pageSize, 'pageSize', 1, MAX_PAGE_SIZE, errors) ?? DEFAULT_PAGE_SIZE;
   const limit = intIn(body.limit, 'limit', 1, MAX_CURSOR_LIMIT, errors);
+  const count = body.count === undefined || body.count === null || (COUNT_MODES as readonly unknown[]).includes(body.count) ? (body.count as CountMode | undefined | null) : undefined;
+  if (body.count !== undefined && body.count !== null && count === undefined) {
+    errors.push({ field: 'count', reason: `must be one of ${COUNT_MODES.join(', ')}` });
+  }
   if (body.cursor !== undefined && body.cursor !== null && typeof body.cursor !== 'string') {
     errors.push({ field: 'cursor', reason: 'must be a string' });
   }
   if (errors.length > 0) {
     throw AppException.validation(errors);
   }
-  return { page, pageSize, limit, cursor: typeof body.cursor === 'string' ? body.cursor : undefined };
+  return { page, pageSize, limit, cursor: typeof body.cursor === 'string' ? body.cursor : undefined, ...(count ? { count } : {}) };
 }
 
 /**
@@ -78,32 +117,47 @@ export class RowQueryService {
     private readonly rows: RowRepository,
     private readonly drafts: DraftReadService,
     private readonly indexes: DocumentIndexService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly views: ViewResolver,
   ) {}
 
   /** `GET /data`. */
-  async list(ctx: DocumentContext, query: Paging & { sort?: string; requestId?: string }): Promise<Page<RowResponseDto> | CursorPage<RowResponseDto>> {
+  async list(
+    ctx: DocumentContext,
+    query: Omit<Paging, 'count'> & { sort?: string; requestId?: string; count?: string; viewId?: string },
+    prefer?: string,
+  ): Promise<RowPage<RowResponseDto> | CursorPage<RowResponseDto>> {
+    const count = resolveCountMode(query.count, prefer);
     const draft = await this.drafts.load(ctx.document, query.requestId);
     const ast: QueryAst = { filter: null, sorts: parseSortParam(query.sort), groupBy: null };
-    return this.run(ctx, draft, ast, query);
+    const view = await this.views.apply(ctx.document, draft.metadata.fields, ast, query.viewId);
+    return this.run(ctx, draft, view.ast, { ...query, count, columns: view.columns });
   }
 
   /** `POST /data/query`: the structured or the short query form (spec 2.12). */
-  async query(ctx: DocumentContext, body: unknown, requestId: string | undefined): Promise<Page<RowResponseDto> | CursorPage<RowResponseDto> | GroupedQueryResultDto> {
+  async query(
+    ctx: DocumentContext,
+    body: unknown,
+    requestId: string | undefined,
+    prefer?: string,
+    viewId?: string,
+  ): Promise<RowPage<RowResponseDto> | CursorPage<RowResponseDto> | GroupedQueryResultDto> {
     if (!isPlainObject(body)) {
       throw AppException.validation([{ field: 'body', reason: 'query must be an object' }]);
     }
-    const paging = pagingOfBody(body);
+    const paging = { ...pagingOfBody(body), count: resolveCountMode(body.count, prefer) };
     const ast = normalizeQuery(body);
     const draft = await this.drafts.load(ctx.document, requestId);
-    if (ast.groupBy) {
-      return this.groups(ctx, draft, ast);
+    const view = await this.views.apply(ctx.document, draft.metadata.fields, ast, viewId);
+    if (view.ast.groupBy) {
+      return this.groups(ctx, draft, view.ast);
     }
-    return this.run(ctx, draft, ast, paging);
+    return this.run(ctx, draft, view.ast, { ...paging, columns: view.columns });
   }
 
   /** One row, as the document or the draft has it. */
   async get(ctx: DocumentContext, rowId: string, requestId: string | undefined): Promise<RowResponseDto> {
-    const draft = await this.drafts.load(ctx.document, requestId);
+    const draft = await this.drafts.load(ctx.document, requestId, [rowId]);
     const row = await this.findRow(ctx, draft, rowId);
     if (!row) {
       throw rowNotFound(rowId);
@@ -126,16 +180,18 @@ export class RowQueryService {
   }
 
   /** A page of rows for the document bundle. */
-  async page(ctx: DocumentContext, draft: DraftView, paging: { page: number; pageSize: number }): Promise<Page<RowResponseDto>> {
-    return this.run(ctx, draft, { filter: null, sorts: [], groupBy: null }, paging) as Promise<Page<RowResponseDto>>;
+  async page(ctx: DocumentContext, draft: DraftView, paging: { page: number; pageSize: number; count?: CountMode; viewId?: string }): Promise<RowPage<RowResponseDto>> {
+    const view = await this.views.apply(ctx.document, draft.metadata.fields, { filter: null, sorts: [], groupBy: null }, paging.viewId);
+    return this.run(ctx, draft, view.ast, { ...paging, columns: view.columns }) as Promise<RowPage<RowResponseDto>>;
   }
 
   private compile(ast: QueryAst, draft: DraftView, after?: unknown): CompiledQuery {
     return compileAst(ast, draft.metadata.fields, { paramOffset: RowQueryRepository.paramOffset(draft.overlay), after });
   }
 
-  private async run(ctx: DocumentContext, draft: DraftView, ast: QueryAst, paging: Paging): Promise<Page<RowResponseDto> | CursorPage<RowResponseDto>> {
+  private async run(ctx: DocumentContext, draft: DraftView, ast: QueryAst, paging: Paging): Promise<RowPage<RowResponseDto> | CursorPage<RowResponseDto>> {
     const fields = draft.metadata.fields;
+    const shown = paging.columns ?? fields;
     const uuid = ctx.document.uuid;
     this.indexes.noteQuery(ctx.document, fields, ast);
     if (paging.cursor !== undefined || paging.limit !== undefined) {
@@ -157,20 +213,27 @@ export class RowQueryService {
         rows.length > limit && last?.cursor
           ? encodeCursor(CURSOR_KIND, [`${ctx.document.docId}:${compiled.sortSignature}`, ...cursorPositionFromRow(last.cursor, compiled.sortKeys)])
           : null;
-      return { items: items.map((row) => toRowDto(row, fields)), limit, nextCursor };
+      return { items: items.map((row) => toRowDto(row, shown)), limit, nextCursor };
     }
     const compiled = this.compile(ast, draft);
     const offset = (paging.page - 1) * paging.pageSize;
+    const mode = paging.count ?? DEFAULT_COUNT_MODE;
     const unfiltered = compiled.where === 'TRUE' && !draft.overlay;
-    const [rows, total] = await Promise.all([
-      this.queries.page(uuid, compiled, { limit: paging.pageSize, offset }, draft.overlay),
-      unfiltered ? Promise.resolve(ctx.document.rowCount) : this.queries.count(uuid, compiled, draft.overlay),
-    ]);
-    return pageOf(
-      rows.map((row) => toRowDto(row, fields)),
-      total,
-      paging,
-    );
+    const exact = mode === 'exact' || (mode === 'estimated' && (unfiltered || ctx.document.rowCount <= this.config.query.exactCountMaxRows));
+    const total = (): Promise<number | null> =>
+      mode === 'none'
+        ? Promise.resolve(null)
+        : unfiltered && exact
+          ? Promise.resolve(ctx.document.rowCount)
+          : exact
+            ? this.queries.count(uuid, compiled, draft.overlay)
+            : this.queries.estimate(uuid, compiled, draft.overlay);
+    const page = (): Promise<RowRecord[]> => this.queries.page(uuid, compiled, { limit: paging.pageSize, offset }, draft.overlay);
+    // Outside a transaction the page and its total run on two pooled connections at once; inside one (the bundle's
+    // snapshot) they share its connection, which takes one statement at a time.
+    const [rows, counted] = this.queries.inTransaction ? [await page(), await total()] : await Promise.all([page(), total()]);
+    const items = rows.map((row) => toRowDto(row, shown));
+    return rowPageOf(items, paging, mode, counted, exact);
   }
 
   private async groups(ctx: DocumentContext, draft: DraftView, ast: QueryAst): Promise<GroupedQueryResultDto> {

@@ -7,7 +7,7 @@ import { validationDetailsOf } from '../fields/field-value.utils.js';
 import { parseBulkRequest } from '../domain/bulk-request.js';
 import type { ChangeDraft } from '../domain/document.records.js';
 import type { BulkResultDto, RowDeleteResponseDto, RowWriteResponseDto } from '../dtos/row.dto.js';
-import { toWriteResult } from '../mappers/document.mapper.js';
+import { toRowDto, toWriteResult } from '../mappers/document.mapper.js';
 import { buildPropertiesWrite, buildRowCreate, buildRowDelete, buildRowUpdate } from './change-builders.js';
 import { ChangeEngineService, type WriteOutcome } from './change-engine.service.js';
 import type { DocumentContext } from './document-access.service.js';
@@ -29,7 +29,7 @@ export class RowsService {
 
   async create(ctx: DocumentContext, body: { id?: string; values?: unknown }, params: WriteParams): Promise<RowWriteResponseDto> {
     let rowId = body.id;
-    const outcome = await this.engine.write(ctx, { ...params, title: 'Create row' }, async (scope) => {
+    const outcome = await this.engine.write(ctx, { ...params, title: 'Create row', rowsOnly: true }, async (scope) => {
       const change = await buildRowCreate(scope, { id: body.id, values: (body.values ?? []) as RowValuesInput });
       rowId = change.targetId;
       return [change];
@@ -41,14 +41,14 @@ export class RowsService {
     if (body.values === undefined || body.values === null) {
       throw AppException.validation([{ field: 'values', reason: 'values is required' }]);
     }
-    const outcome = await this.engine.write(ctx, { ...params, title: `Update row ${rowId}` }, async (scope) => [
+    const outcome = await this.engine.write(ctx, { ...params, title: `Update row ${rowId}`, rowsOnly: true }, async (scope) => [
       await buildRowUpdate(scope, rowId, { values: body.values as RowValuesInput, version: body.version }),
     ]);
     return this.rowResult(ctx, rowId, outcome);
   }
 
   async remove(ctx: DocumentContext, rowId: string, params: WriteParams & { version?: number }): Promise<RowDeleteResponseDto> {
-    const outcome = await this.engine.write(ctx, { ...params, title: `Delete row ${rowId}` }, async (scope) => [await buildRowDelete(scope, rowId, params.version)]);
+    const outcome = await this.engine.write(ctx, { ...params, title: `Delete row ${rowId}`, rowsOnly: true }, async (scope) => [await buildRowDelete(scope, rowId, params.version)]);
     return { id: rowId, deleted: outcome.merge !== null, request: toWriteResult(outcome) };
   }
 
@@ -60,7 +60,7 @@ export class RowsService {
     const parsed = parseBulkRequest(body);
     const bulkId = randomUUID();
     const rowIds = [...parsed.rows.keys()];
-    const outcome = await this.engine.write(ctx, { ...params, title: `Bulk update of ${rowIds.length} rows` }, async (scope) => {
+    const outcome = await this.engine.write(ctx, { ...params, title: `Bulk update of ${rowIds.length} rows`, rowsOnly: parsed.properties === null }, async (scope) => {
       const metadata = await scope.metadata();
       const states = await scope.rows(rowIds);
       const errors: ErrorDetail[] = [];
@@ -108,6 +108,11 @@ export class RowsService {
 
   /** The row as the write left it: the document's row when merged, else the draft's. */
   private async rowResult(ctx: DocumentContext, rowId: string, outcome: WriteOutcome): Promise<RowWriteResponseDto> {
+    // A merged write already holds the row as it committed; only a draft needs reading back.
+    const merged = outcome.merge ? [...outcome.merge.rows.created, ...outcome.merge.rows.updated].find((row) => row.id === rowId) : undefined;
+    if (merged) {
+      return { ...toRowDto(merged, outcome.document.metadata.fields), request: toWriteResult(outcome) };
+    }
     const row = await this.rowQueries.get(ctx, rowId, outcome.merge ? undefined : outcome.request?.id);
     return { ...row, request: toWriteResult(outcome) };
   }

@@ -4,6 +4,8 @@ import { CredentialVerifier } from '../../../common/auth/credential-verifier.js'
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
+import { TtlCache } from '../../../common/cache/ttl-cache.js';
+import { AccessChangeListener } from '../../../database/access-change.listener.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { SessionService } from './session.service.js';
 import { FIRST_PARTY_CLIENT_ID, TokenService } from './token.service.js';
@@ -19,12 +21,17 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 export class JwtCredentialVerifier extends CredentialVerifier {
   private otherVerifier?: (credential: string, request: Request) => Promise<Principal | undefined>;
 
+  /** Verified access tokens (signature, claims, live session or client), reused for AUTH_CACHE_TTL_MS at most. */
+  private readonly verified: TtlCache<string, { principal: Principal; expiresAt: number }>;
+
   constructor(
     private readonly tx: TransactionHost,
     private readonly tokens: TokenService,
     private readonly sessions: SessionService,
+    private readonly accessChanges: AccessChangeListener,
   ) {
     super();
+    this.verified = accessChanges.createCache();
   }
 
   /** Registers the verifier for credentials that are not JWTs (API keys). */
@@ -40,6 +47,29 @@ export class JwtCredentialVerifier extends CredentialVerifier {
       }
       return principal;
     }
+    const useCache = this.accessChanges.active && !this.tx.inTransaction;
+    const hit = useCache ? this.verified.get(credential) : undefined;
+    if (hit && hit.expiresAt > Date.now()) {
+      return { ...hit.principal, scopes: [...hit.principal.scopes] };
+    }
+    const principal = await this.verifyJwt(credential);
+    if (useCache) {
+      const expiresAt = (this.expiryOf(credential) ?? 0) * 1000;
+      this.verified.set(credential, { principal, expiresAt }, expiresAt - Date.now());
+    }
+    return principal;
+  }
+
+  private expiryOf(token: string): number | undefined {
+    try {
+      const payload = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp?: unknown };
+      return typeof payload.exp === 'number' ? payload.exp : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private async verifyJwt(credential: string): Promise<Principal> {
     const claims = await this.tokens.verifyAccessToken(credential);
     if (claims.sid && !(await this.sessions.isActive(claims.sid))) {
       throw new AppException(ErrorCode.INVALID_TOKEN, { details: [{ reason: 'session ended' }] });

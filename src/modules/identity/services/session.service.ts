@@ -3,6 +3,7 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { offsetOf } from '../../../common/http/pagination.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
+import { AccessChangeListener } from '../../../database/access-change.listener.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { SessionEntity } from '../entities/session.entity.js';
 import { hashToken, newOpaqueToken } from './secret-tokens.js';
@@ -39,6 +40,7 @@ export class SessionService {
   constructor(
     private readonly tx: TransactionHost,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly accessChanges: AccessChangeListener,
   ) {}
 
   async create(input: NewSession): Promise<{ session: SessionEntity; refreshToken?: string }> {
@@ -134,6 +136,8 @@ export class SessionService {
 
   /** Ends one of the user's active sessions; NOT_FOUND for another user's or an ended session. */
   async end(userId: string, sessionId: string): Promise<void> {
+    // Verified tokens of the session are cached (docs/auth.md): drop them here the moment this commits.
+    this.accessChanges.changed();
     const rows = rowsOf<{ id: string }>(
       await this.tx.manager.query(
         `UPDATE sessions SET revoked_at = now(), refresh_token_hash = NULL
@@ -148,6 +152,8 @@ export class SessionService {
 
   /** Ends every active session of the user (first-party and OAuth authorizations); returns how many. */
   async endAll(userId: string): Promise<number> {
+    // Verified tokens of the session are cached (docs/auth.md): drop them here the moment this commits.
+    this.accessChanges.changed();
     const rows = rowsOf<{ id: string }>(
       await this.tx.manager.query(
         `UPDATE sessions SET revoked_at = now(), refresh_token_hash = NULL
@@ -159,6 +165,8 @@ export class SessionService {
   }
 
   async revoke(sessionId: string): Promise<void> {
+    // Verified tokens of the session are cached (docs/auth.md): drop them here the moment this commits.
+    this.accessChanges.changed();
     await this.tx.manager.query(
       `UPDATE sessions SET revoked_at = now(), refresh_token_hash = NULL WHERE id = $1 AND revoked_at IS NULL`,
       [sessionId],
@@ -167,6 +175,8 @@ export class SessionService {
 
   /** Ends every authorization of a deleted OAuth client. */
   async revokeForClient(clientId: string): Promise<void> {
+    // Verified tokens of the session are cached (docs/auth.md): drop them here the moment this commits.
+    this.accessChanges.changed();
     await this.tx.manager.query(
       `UPDATE sessions SET revoked_at = now(), refresh_token_hash = NULL WHERE client_id = $1 AND revoked_at IS NULL`,
       [clientId],

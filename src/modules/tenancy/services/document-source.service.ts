@@ -1,4 +1,6 @@
 import { Injectable } from '@nestjs/common';
+import { TtlCache } from '../../../common/cache/ttl-cache.js';
+import { AccessChangeListener } from '../../../database/access-change.listener.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { isUuid } from '../policies/organization-roles.js';
 
@@ -22,12 +24,27 @@ export interface DocumentSource {
  */
 @Injectable()
 export class DocumentSourceService {
-  constructor(private readonly tx: TransactionHost) {}
+  /** Per `workspace:docType`, for AUTH_CACHE_TTL_MS at most; cleared when a reference or workspace changes (docs/auth.md). */
+  private readonly sources: TtlCache<string, DocumentSource>;
+
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly accessChanges: AccessChangeListener,
+  ) {
+    this.sources = accessChanges.createCache();
+  }
 
   async resolve(workspaceId: string, docType: string): Promise<DocumentSource> {
     if (!isUuid(workspaceId)) {
       return { workspaceId, readOnly: false, referenceId: null };
     }
+    if (this.accessChanges.active && !this.tx.inTransaction) {
+      return this.sources.getOrLoad(`${workspaceId}:${docType}`, () => this.load(workspaceId, docType));
+    }
+    return this.load(workspaceId, docType);
+  }
+
+  private async load(workspaceId: string, docType: string): Promise<DocumentSource> {
     const rows = await this.tx.manager.query<Array<{ id: string; source_workspace_id: string }>>(
       `SELECT r.id, r.source_workspace_id
          FROM data_source_references r

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../../../common/errors/app.exception.js';
+import { TtlCache } from '../../../common/cache/ttl-cache.js';
+import { AccessChangeListener } from '../../../database/access-change.listener.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { MemberStatus, OrganizationRole } from '../entities/organization-member.entity.js';
 import { hasOrgRole, isUuid } from '../policies/organization-roles.js';
@@ -26,7 +28,14 @@ interface MembershipRow {
  */
 @Injectable()
 export class OrganizationAccessService {
-  constructor(private readonly tx: TransactionHost) {}
+  private readonly activeOrganizations: TtlCache<string, string[]>;
+
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly accessChanges: AccessChangeListener,
+  ) {
+    this.activeOrganizations = accessChanges.createCache();
+  }
 
   /** The membership of `userId`, or null when the organization is unknown/archived or the user is no member. */
   async find(userId: string, organizationId: string, lock = false): Promise<OrganizationAccess | null> {
@@ -63,6 +72,26 @@ export class OrganizationAccessService {
       throw AppException.forbidden(`organization role ${minimum} or higher required`);
     }
     return access;
+  }
+
+  /**
+   * The organizations (not archived) in which the user is an active member: the tenants a lookup without an
+   * explicit context may search, so its cost and its answer never depend on other tenants' data.
+   */
+  async activeOrganizationIds(userId: string): Promise<string[]> {
+    if (this.accessChanges.active && !this.tx.inTransaction) {
+      return this.activeOrganizations.getOrLoad(userId, () => this.loadActiveOrganizationIds(userId));
+    }
+    return this.loadActiveOrganizationIds(userId);
+  }
+
+  private async loadActiveOrganizationIds(userId: string): Promise<string[]> {
+    const rows = await this.tx.manager.query<Array<{ id: string }>>(
+      `SELECT o.id FROM organization_members m JOIN organizations o ON o.id = m.organization_id AND o.archived_at IS NULL
+        WHERE m.user_id = $1 AND m.status = 'active'`,
+      [userId],
+    );
+    return rows.map((row) => row.id);
   }
 
   /** The organization exists and is not archived (no membership needed: join requests). */

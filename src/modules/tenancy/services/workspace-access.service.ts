@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../../../common/errors/app.exception.js';
+import { TtlCache } from '../../../common/cache/ttl-cache.js';
+import { AccessChangeListener } from '../../../database/access-change.listener.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { MemberStatus, OrganizationRole } from '../entities/organization-member.entity.js';
 import type { WorkspaceRole } from '../entities/workspace-member.entity.js';
@@ -28,6 +30,20 @@ export interface WorkspaceAccess {
 }
 
 /**
+ * What a user may do with an organization's organization-level documents (catalogs, order books: documents
+ * with no workspace, spec 2.14). Every active member reads them (guests included, as they read public
+ * workspaces); owners, admins and members write rows; owners and admins manage (metadata, settings).
+ */
+export interface OrganizationLevelAccess {
+  organizationId: string;
+  organizationRole: OrganizationRole;
+  canRead: boolean;
+  canWrite: boolean;
+  canManage: boolean;
+  isOrganizationAdmin: boolean;
+}
+
+/**
  * What a route needs in a workspace. `read`/`write`/`manage` are the viewer/editor/owner levels
  * (write and manage are refused on archived workspaces); `archive` and `delete` are the spec 3 rules.
  */
@@ -53,9 +69,32 @@ export interface AccessRow {
  */
 @Injectable()
 export class WorkspaceAccessService {
-  constructor(private readonly tx: TransactionHost) {}
+  /** Access rows per `user:workspace` (null: none) and organization-level roles, for AUTH_CACHE_TTL_MS at most (docs/auth.md). */
+  private readonly workspaceRows: TtlCache<string, AccessRow | null>;
+  private readonly organizationRows: TtlCache<string, { role: OrganizationRole; status: MemberStatus } | null>;
+
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly accessChanges: AccessChangeListener,
+  ) {
+    this.workspaceRows = accessChanges.createCache();
+    this.organizationRows = accessChanges.createCache();
+  }
+
+  /** Cached reads only outside transactions: a write path always sees the rows as they are. */
+  private cached<V>(cache: TtlCache<string, V>, key: string, load: () => Promise<V>): Promise<V> {
+    return this.accessChanges.active && !this.tx.inTransaction ? cache.getOrLoad(key, load) : load();
+  }
 
   async resolve(userId: string, workspaceId: string): Promise<WorkspaceAccess> {
+    const row = isUuid(workspaceId) ? await this.cached(this.workspaceRows, `${userId}:${workspaceId}`, () => this.loadAccessRow(userId, workspaceId)) : null;
+    if (!row || !row.org_role) {
+      throw AppException.notFound('workspace');
+    }
+    return accessOf(row);
+  }
+
+  private async loadAccessRow(userId: string, workspaceId: string): Promise<AccessRow | null> {
     const rows = await this.tx.manager.query<AccessRow[]>(
       `SELECT w.organization_id, w.id AS workspace_id, w.visibility, (w.archived_at IS NOT NULL) AS archived,
               om.role AS org_role, om.status AS org_status, wm.role AS ws_role, wm.status AS ws_status
@@ -66,11 +105,40 @@ export class WorkspaceAccessService {
         WHERE w.id = $1 AND w.deleted_at IS NULL`,
       [workspaceId, userId],
     );
-    const row = rows[0];
-    if (!row || !row.org_role) {
-      throw AppException.notFound('workspace');
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Access to the organization-level documents of an organization. Unknown or archived organizations and
+   * organizations the user is no member of are NOT_FOUND, like unknown workspaces.
+   */
+  async resolveOrganizationLevel(userId: string, organizationId: string): Promise<OrganizationLevelAccess> {
+    if (!isUuid(organizationId)) {
+      throw AppException.notFound('organization');
     }
-    return accessOf(row);
+    const row = await this.cached(this.organizationRows, `${userId}:${organizationId}`, async () => {
+      const rows = await this.tx.manager.query<Array<{ role: OrganizationRole; status: MemberStatus }>>(
+        `SELECT om.role, om.status
+           FROM organization_members om
+           JOIN organizations o ON o.id = om.organization_id AND o.archived_at IS NULL
+          WHERE om.organization_id = $1 AND om.user_id = $2`,
+        [organizationId, userId],
+      );
+      return rows[0] ?? null;
+    });
+    if (!row) {
+      throw AppException.notFound('organization');
+    }
+    const active = row.status === 'active';
+    const admin = active && (row.role === 'owner' || row.role === 'admin');
+    return {
+      organizationId,
+      organizationRole: row.role,
+      canRead: active,
+      canWrite: admin || (active && row.role === 'member'),
+      canManage: admin,
+      isOrganizationAdmin: admin,
+    };
   }
 
   /** Like resolve(), but refuses with FORBIDDEN unless the caller may do `need`. */

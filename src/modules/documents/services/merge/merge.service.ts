@@ -13,10 +13,13 @@ import { DocumentRepository } from '../../repositories/document.repository.js';
 import { PropertiesRepository } from '../../repositories/properties.repository.js';
 import { RequestRepository } from '../../repositories/request.repository.js';
 import { type NewOperation, RevisionRepository } from '../../repositories/revision.repository.js';
+import type { NewDomainEvent } from '../../../events/domain-event.js';
 import { DocumentEventsService } from '../document-events.service.js';
 import { DocumentIndexService } from '../document-index.service.js';
+import { MetadataChangeListeners } from '../metadata-change-listeners.js';
 import { MetadataMergeService, type MetadataPlan } from './metadata-merge.service.js';
 import { OperationWriter } from './operation-writer.js';
+import { RelationMergeService } from './relation-merge.service.js';
 import { RowMergeService, type RowMergePlan, type RowMergeResult } from './row-merge.service.js';
 
 export interface MergeResult {
@@ -61,6 +64,8 @@ export class MergeService {
     private readonly events: DocumentEventsService,
     private readonly indexes: DocumentIndexService,
     private readonly tx: TransactionHost,
+    private readonly metadataListeners: MetadataChangeListeners,
+    private readonly relationMerge: RelationMergeService,
   ) {}
 
   /** The conflicts a merge would meet now, without applying anything. */
@@ -68,7 +73,8 @@ export class MergeService {
     return (await this.plan(document, changes, false)).conflicts;
   }
 
-  async merge(document: DocumentRecord, request: RequestRecord, changes: readonly ChangeRecord[], mergedBy: string): Promise<MergeResult> {
+  /** `prelude`: events of the same write to record first, in the same insert as the merge's (request_created). */
+  async merge(document: DocumentRecord, request: RequestRecord, changes: readonly ChangeRecord[], mergedBy: string, prelude: readonly NewDomainEvent[] = []): Promise<MergeResult> {
     const plan = await this.plan(document, changes, true);
     if (plan.conflicts.length > 0) {
       throw new AppException(ErrorCode.CONFLICT, {
@@ -77,16 +83,16 @@ export class MergeService {
       });
     }
 
-    const previous = await this.revisions.latest(document.uuid);
     const revisionId = randomUUID();
-    const version = document.version + 1;
     // Operations are written while the changes are applied; the revision row itself last (the foreign key from
     // revision_operations is deferred), so its operation count is exact.
     const ops = new OperationWriter(this.revisions, revisionId, document.uuid, mergedBy);
 
     let rowSeq = document.rowSeq;
     let conversions: ConversionReport[] = [];
-    const storedProperties = plan.properties?.current ?? (await this.properties.find(document.uuid))?.properties ?? {};
+    // Properties are read only by merges that can change them (metadata conversions, property writes).
+    const touchesProperties = plan.metadata !== null || plan.properties !== null;
+    const storedProperties = plan.properties?.current ?? (touchesProperties ? ((await this.properties.find(document.uuid))?.properties ?? {}) : {});
     let properties = storedProperties;
     if (plan.metadata) {
       const applied = await this.metadataMerge.apply(document, plan.metadata, storedProperties, ops);
@@ -95,6 +101,16 @@ export class MergeService {
       properties = applied.properties ?? properties;
       const retired = [...plan.metadata.fields.deleted.map((field) => field.id), ...plan.metadata.fields.updated.filter((update) => update.convert).map((update) => update.after.id)];
       this.tx.afterCommit(() => this.indexes.forget(document.uuid, retired));
+      // Modules holding references to fields (views) follow the change in this transaction.
+      await this.metadataListeners.notify({
+        document,
+        before: document.metadata,
+        after: plan.metadata.metadata,
+        deletedFieldIds: plan.metadata.fields.deleted.map((field) => field.id),
+        updatedFieldIds: plan.metadata.fields.updated.map((update) => update.after.id),
+        revisionId,
+        mergedBy,
+      });
     }
     if (plan.folded.settings) {
       await ops.write([{ type: 'settings-update', target: { kind: 'settings' }, oldValue: document.settings as never, newValue: plan.folded.settings as never }]);
@@ -104,18 +120,37 @@ export class MergeService {
       await ops.write(propertyOperations(properties, after));
       properties = after;
     }
-    if (JSON.stringify(properties) !== JSON.stringify(storedProperties)) {
+    if (touchesProperties && JSON.stringify(properties) !== JSON.stringify(storedProperties)) {
       await this.properties.update(document.uuid, properties, mergedBy);
     }
     const rows = await this.rowMerge.apply({ ...document, rowSeq }, plan.rows, plan.fields, mergedBy);
     await ops.write(rows.operations);
+    await ops.write(await this.relationMerge.apply(document, { plan: plan.rows, rows, fields: plan.fields, metadata: plan.metadata, relations: plan.folded.relations }, mergedBy));
 
+    const merged = await this.requests.markMerged(request.id, revisionId, mergedBy);
+    // The revision number is allocated last, under the document row lock it takes: everything before ran under
+    // row locks only (or under the document lock the caller took for writes that need it, docs/performance.md).
+    const allocated = await this.documents.allocateRevision(document.uuid, {
+      expectedMetadataVersion: document.metadataVersion,
+      updatedBy: mergedBy,
+      rowSeq: rows.rowSeq,
+      rowsCreated: rows.created.length,
+      rowCountDelta: rows.created.length - rows.deleted.length,
+      metadata: plan.metadata?.metadata,
+      settings: plan.folded.settings ?? undefined,
+    });
+    if (!allocated) {
+      throw new AppException(ErrorCode.CONFLICT, {
+        payload: { requestId: request.id, conflicts: [{ type: 'metadata-changed', targetId: 'metadata', reason: 'the metadata changed while the write was applied; retry' }] },
+        details: [{ field: 'metadata', reason: 'metadata-changed: the metadata changed while the write was applied; retry' }],
+      });
+    }
     const revision = await this.revisions.insert({
       id: revisionId,
       documentUuid: document.uuid,
       organizationId: document.organizationId,
       workspaceId: document.workspaceId,
-      version,
+      version: allocated.version,
       requestId: request.id,
       title: request.title,
       description: request.description,
@@ -123,19 +158,9 @@ export class MergeService {
       mergedBy,
       stats: statsOf(plan),
       operationCount: ops.count,
-      previousRevisionId: previous?.id ?? null,
     });
-    await this.documents.applyMerge(document.uuid, {
-      version,
-      updatedBy: mergedBy,
-      rowSeq: rows.rowSeq,
-      rowCountDelta: rows.created.length - rows.deleted.length,
-      metadata: plan.metadata?.metadata,
-      settings: plan.folded.settings ?? undefined,
-    });
-    const merged = await this.requests.markMerged(request.id, revisionId, mergedBy);
     const result: MergeResult = { request: merged, revision, rows, conversions, changesApplied: changes.length };
-    await this.events.merged(document, result, plan.metadata, plan.fields, plan.folded);
+    await this.events.merged(document, result, plan.metadata, plan.fields, plan.folded, prelude);
     return result;
   }
 

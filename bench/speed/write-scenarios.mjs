@@ -1,0 +1,231 @@
+// The write scenarios of bench/speed.bench.mjs (issue 15): 7 (a 1000-row bulk write against a raw multi-row
+// INSERT), 2 (one merged row write), 3 (appends to one open request), 4 (20 concurrent writers) and 5 (a flood of
+// single-row calls into one request). They run after the read scenarios: they add rows to the document.
+import { interleaved, log, p50, percentile, round2, rowValues, timedSql } from './harness.mjs';
+
+/** Scenarios 7, 2, 3, 4 and 5, as {n, what, run}; `ctx` is what speed.bench.mjs set up (see there). */
+export function writeScenarios(ctx) {
+  const { api, anon, auth, client, createDocument, db, docPath, documentUuid, results, report, settings } =
+    ctx;
+  const { ROWS, ITERATIONS, LOAD_SECONDS, FLOOD_CALLS, BULK_RUNS } = settings;
+  return [
+    {
+      n: 7,
+      what: '1000-row bulk write, merged, vs a raw multi-row INSERT',
+      run: async () => {
+        const times = [];
+        for (let run = 0; run < BULK_RUNS; run += 1) {
+          const body = Array.from({ length: 1000 }, (_, i) => {
+            const n = run * 1000 + i + 1;
+            return {
+              target: { row: `r${n}` },
+              value: { ...rowValues(n + 500_000), qty: { number: 1000 + run } },
+            };
+          });
+          const { ms, payload } = await api.timed('POST', `${docPath}/data/bulk`, body);
+          if (!payload.merged || payload.rowsUpdated !== 1000) {
+            throw new Error(`bulk write not merged or incomplete: ${JSON.stringify(payload).slice(0, 200)}`);
+          }
+          times.push(ms);
+        }
+        // The same rows: the JSONB the bulk writes left, inserted into a scratch document in one statement.
+        const scratchUuid = await createDocument('speed-scratch');
+        const { rows: written } = await db.query(
+          `SELECT "values" FROM document_rows WHERE document_id = $1 AND id = ANY($2)`,
+          [documentUuid, Array.from({ length: 1000 }, (_, i) => `r${(BULK_RUNS - 1) * 1000 + i + 1}`)],
+        );
+        const rawTimes = [];
+        for (let run = 0; run < BULK_RUNS; run += 1) {
+          const params = [scratchUuid];
+          const tuples = written.map((row, i) => {
+            params.push(`raw${run}-${i}`, JSON.stringify(row.values));
+            return `($1, $${params.length - 1}, $${params.length}::jsonb, 'bench', 'bench')`;
+          });
+          rawTimes.push(
+            await timedSql(
+              db,
+              `INSERT INTO document_rows (document_id, id, "values", created_by, updated_by) VALUES ${tuples.join(', ')}`,
+              params,
+            ),
+          );
+        }
+        const apiRate = Math.round(1000 / (percentile(times, 50) / 1000));
+        const rawRate = Math.round(written.length / (percentile(rawTimes, 50) / 1000));
+        const ratio = apiRate / rawRate;
+        results.bulk = {
+          runs: BULK_RUNS,
+          apiMedianMs: p50(times),
+          apiRowsPerSecond: apiRate,
+          rawMedianMs: p50(rawTimes),
+          rawRowsPerSecond: rawRate,
+        };
+        report('7', '1000-row bulk write (POST /data/bulk), merged', {
+          measured: `${apiRate.toLocaleString()} rows/s (median ${p50(times)} ms of ${BULK_RUNS})`,
+          comparison: `raw INSERT ${rawRate.toLocaleString()} rows/s (median ${p50(rawTimes)} ms)`,
+          ratio: `1/${round2(1 / ratio)}`,
+          target: '≥ 1/3',
+          pass: ratio >= 1 / 3,
+        });
+      },
+    },
+
+    {
+      n: 2,
+      what: 'one row written without requestId, one client',
+      run: async () => {
+        const [writes, health] = await interleaved(ITERATIONS, [
+          async (i) => {
+            const { ms, payload } = await api.timed('POST', `${docPath}/data`, {
+              id: `w2-${i}`,
+              values: rowValues(i),
+            });
+            if (!payload.request?.merged) {
+              throw new Error('the write was not merged');
+            }
+            return ms;
+          },
+          async () => (await anon.timed('GET', '/health')).ms,
+        ]);
+        results.singleWrite = {
+          p50: p50(writes),
+          p99: round2(percentile(writes, 99)),
+          healthP50: p50(health),
+        };
+        report('2', 'POST /data without requestId (merged), one client', {
+          measured: `p50 ${p50(writes)} ms (p99 ${round2(percentile(writes, 99))} ms)`,
+          comparison: `GET /health ${p50(health)} ms`,
+          ratio: `${round2(p50(writes) / p50(health))}×`,
+          target: 'p50 ≤ 6 ms',
+          pass: p50(writes) <= 6,
+        });
+      },
+    },
+
+    {
+      n: 3,
+      what: 'rows appended to one open request, one client',
+      run: async () => {
+        const request = await api.call('POST', `${docPath}/requests`, { title: 'speed bench: 1000 appends' });
+        const times = [];
+        for (let i = 0; i < 1000; i += 1) {
+          const { ms } = await api.timed(
+            'POST',
+            `${docPath}/data?requestId=${encodeURIComponent(request.id)}`,
+            { id: `a3-${i}`, values: rowValues(i) },
+          );
+          times.push(ms);
+          if ((i + 1) % 250 === 0) {
+            log(`  ${i + 1} changes`);
+          }
+        }
+        const first = p50(times.slice(0, 100));
+        const last = p50(times.slice(900, 1000));
+        const ratio = round2(last / first);
+        results.append = { firstHundredP50: first, changes900to1000P50: last };
+        report('3', 'POST /data?requestId=… (open request), one client', {
+          measured: `changes 900–1000 p50 ${last} ms`,
+          comparison: `changes 1–100 p50 ${first} ms`,
+          ratio: `${ratio}×`,
+          target: '≤ 1.2×',
+          pass: ratio <= 1.2,
+        });
+      },
+    },
+
+    {
+      n: 4,
+      what: '20 concurrent writers, each on its own row',
+      run: async () => {
+        const writers = client({ ...auth, sockets: 20 });
+        const latencies = [];
+        let failures = 0;
+        const write = (k, n) =>
+          writers.timed('PUT', `${docPath}/data/r${ROWS - k}`, { values: { qty: { number: n } } });
+        await Promise.all(Array.from({ length: 20 }, (_, k) => write(k, 0)));
+        const start = performance.now();
+        const deadline = start + LOAD_SECONDS * 1000;
+        await Promise.all(
+          Array.from({ length: 20 }, async (_, k) => {
+            for (let n = 1; performance.now() < deadline; n += 1) {
+              try {
+                latencies.push((await write(k, n)).ms);
+              } catch (error) {
+                failures += 1;
+                if (failures <= 3) {
+                  log(`  write failed: ${error.message}`);
+                }
+              }
+            }
+          }),
+        );
+        const seconds = (performance.now() - start) / 1000;
+        const rate = Math.round(latencies.length / seconds);
+        results.concurrentWriters = {
+          seconds: round2(seconds),
+          writes: latencies.length,
+          failures,
+          writesPerSecond: rate,
+          p50: p50(latencies),
+          p99: round2(percentile(latencies, 99)),
+        };
+        report('4', `PUT /data/{rowId}, 20 writers, ${LOAD_SECONDS} s`, {
+          measured: `${rate.toLocaleString()} writes/s, p50 ${p50(latencies)} ms${failures ? `, ${failures} failed` : ''}`,
+          comparison: null,
+          ratio: null,
+          target: '≥ 500 writes/s',
+          pass: rate >= 500 && failures === 0,
+        });
+      },
+    },
+
+    {
+      n: 5,
+      what: `${FLOOD_CALLS.toLocaleString()} rows into one request, 250 calls in flight`,
+      run: async () => {
+        const request = await api.call('POST', `${docPath}/requests`, { title: 'speed bench: flood' });
+        const flood = client({ ...auth, sockets: 250 });
+        const path = `${docPath}/data?requestId=${encodeURIComponent(request.id)}`;
+        const latencies = [];
+        let next = 0;
+        let failures = 0;
+        const start = performance.now();
+        await Promise.all(
+          Array.from({ length: 250 }, async () => {
+            while (next < FLOOD_CALLS) {
+              const i = next;
+              next += 1;
+              try {
+                latencies.push((await flood.timed('POST', path, { id: `f5-${i}`, values: rowValues(i) })).ms);
+              } catch (error) {
+                failures += 1;
+                if (failures <= 3) {
+                  log(`  write failed: ${error.message}`);
+                }
+              }
+              if (latencies.length % 1000 === 0 && latencies.length > 0) {
+                log(`  ${latencies.length} rows`);
+              }
+            }
+          }),
+        );
+        const seconds = (performance.now() - start) / 1000;
+        const rate = Math.round(latencies.length / seconds);
+        results.flood = {
+          calls: FLOOD_CALLS,
+          written: latencies.length,
+          failures,
+          seconds: round2(seconds),
+          rowsPerSecond: rate,
+          p50: p50(latencies),
+        };
+        report('5', `${FLOOD_CALLS.toLocaleString()} × POST /data?requestId=…, 250 in flight`, {
+          measured: `${round2(seconds)} s, ${rate.toLocaleString()} rows/s (p50 ${p50(latencies)} ms)${failures ? `, ${failures} failed` : ''}`,
+          comparison: 'today 48 rows/s (issue 15)',
+          ratio: null,
+          target: 'report (≫ 48 rows/s)',
+          pass: failures === 0 ? null : false,
+        });
+      },
+    },
+  ];
+}

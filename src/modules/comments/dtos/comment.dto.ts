@@ -1,0 +1,147 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
+import { PageQueryDto } from '../../../common/http/pagination.js';
+import { QueryBoolean } from '../../documents/dtos/document-query.dto.js';
+import { COMMENT_SCOPES, type CommentScope } from '../domain/comment.records.js';
+
+export const MAX_COMMENT_LENGTH = 10_000;
+export const MAX_MENTIONS = 50;
+
+/** Spec 2.8 CommentTarget. */
+export class CommentTargetDto {
+  @ApiProperty({ enum: COMMENT_SCOPES })
+  @IsIn(COMMENT_SCOPES)
+  scope: CommentScope;
+
+  @ApiPropertyOptional({ description: 'Required for scope field and cell: a field of the document metadata' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  fieldId?: string;
+
+  @ApiPropertyOptional({ description: 'Required for scope row and cell: a row of this document' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  rowId?: string;
+}
+
+export class CreateCommentDto {
+  @ApiPropertyOptional({ type: CommentTargetDto, description: 'Required for a top-level comment; a reply takes its thread\'s target (a given one must equal it)' })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => CommentTargetDto)
+  target?: CommentTargetDto;
+
+  @ApiProperty({ maxLength: MAX_COMMENT_LENGTH })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(MAX_COMMENT_LENGTH)
+  content: string;
+
+  @ApiPropertyOptional({ format: 'uuid', description: 'Reply to this comment (of the same document)' })
+  @IsOptional()
+  @IsUUID()
+  parentId?: string;
+
+  @ApiPropertyOptional({ type: [String], description: 'User ids of people who can read the document; each is notified' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_MENTIONS)
+  @IsUUID('all', { each: true })
+  mentions?: string[];
+}
+
+export class UpdateCommentDto {
+  @ApiProperty({ maxLength: MAX_COMMENT_LENGTH })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(MAX_COMMENT_LENGTH)
+  content: string;
+
+  @ApiPropertyOptional({ type: [String], description: 'Replaces the mentions; people newly mentioned are notified' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_MENTIONS)
+  @IsUUID('all', { each: true })
+  mentions?: string[];
+}
+
+export class ReactionBodyDto {
+  @ApiPropertyOptional({ description: 'One emoji (👍) or a short name (:thumbsup: or thumbsup); the query parameter wins' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  emoji?: string;
+}
+
+/** The document context parameters (documented once for every /doc route, see document-scope.openapi.ts). */
+class ScopeParams {
+  @IsOptional() @IsUUID() workspaceId?: string;
+  @IsOptional() @IsUUID() organizationId?: string;
+}
+
+export class ReactionQueryDto extends ScopeParams {
+  @ApiPropertyOptional({ description: 'One emoji or a short name' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  emoji?: string;
+}
+
+export class ListCommentsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: COMMENT_SCOPES })
+  @IsOptional()
+  @IsIn(COMMENT_SCOPES)
+  scope?: CommentScope;
+
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) fieldId?: string;
+
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) rowId?: string;
+
+  @ApiPropertyOptional({ type: Boolean })
+  @IsOptional()
+  @QueryBoolean()
+  @IsBoolean()
+  resolved?: boolean;
+
+  @IsOptional() @IsUUID() workspaceId?: string;
+  @IsOptional() @IsUUID() organizationId?: string;
+}
+
+export class ReactionResponseDto {
+  @ApiProperty() emoji: string;
+  @ApiProperty({ type: [String], description: 'User ids, in the order they reacted' }) users: string[];
+  @ApiProperty() count: number;
+}
+
+export class CommentResponseDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() docType: string;
+  @ApiProperty() docId: string;
+  @ApiProperty({ type: CommentTargetDto }) target: CommentTargetDto;
+  @ApiProperty({ description: 'The target row no longer exists (the comment is kept; a restored row restores the link)' }) targetDeleted: boolean;
+  @ApiProperty({ type: String, nullable: true, format: 'uuid' }) parentId: string | null;
+  @ApiProperty() content: string;
+  @ApiProperty({ type: [String] }) mentions: string[];
+  @ApiProperty({ type: [ReactionResponseDto] }) reactions: ReactionResponseDto[];
+  @ApiProperty() pinned: boolean;
+  @ApiProperty({ type: String, nullable: true, format: 'date-time' }) pinnedAt: string | null;
+  @ApiProperty({ type: String, nullable: true }) pinnedBy: string | null;
+  @ApiProperty() resolved: boolean;
+  @ApiProperty({ type: String, nullable: true, format: 'date-time' }) resolvedAt: string | null;
+  @ApiProperty({ type: String, nullable: true }) resolvedBy: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty() createdBy: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+  @ApiProperty() updatedBy: string;
+  @ApiPropertyOptional({ type: () => [CommentResponseDto], description: 'On a top-level comment: its replies, oldest first' })
+  replies?: CommentResponseDto[];
+}
+
+export class CommentDeleteResponseDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() deleted: boolean;
+  @ApiProperty({ description: 'Replies deleted with it' }) repliesDeleted: number;
+}

@@ -1,0 +1,41 @@
+import type { DocumentRecord } from '../../documents/domain/document.records.js';
+import { type CommentRecord, type ReactionGroup, targetOf } from '../domain/comment.records.js';
+import type { CommentResponseDto } from '../dtos/comment.dto.js';
+
+/**
+ * A comment as the API shows it. `targetDeleted`: the target row is gone, or the target field is no longer in the
+ * document's metadata — both computed at read time, so restoring the row (or field) restores the link.
+ */
+export function toCommentDto(
+  record: CommentRecord,
+  document: DocumentRecord,
+  reactions: ReadonlyMap<string, ReactionGroup[]>,
+  replies?: readonly CommentRecord[],
+): CommentResponseDto {
+  const fieldGone = record.fieldId !== null && !document.metadata.fields.some((field) => field.id === record.fieldId);
+  const dto: CommentResponseDto = {
+    id: record.id,
+    docType: document.docType,
+    docId: document.docId,
+    target: targetOf(record),
+    targetDeleted: !record.rowExists || fieldGone,
+    parentId: record.parentId,
+    content: record.content,
+    mentions: record.mentions,
+    reactions: (reactions.get(record.id) ?? []).map((group) => ({ emoji: group.emoji, users: group.users, count: group.users.length })),
+    pinned: record.pinnedAt !== null,
+    pinnedAt: record.pinnedAt?.toISOString() ?? null,
+    pinnedBy: record.pinnedBy,
+    resolved: record.resolvedAt !== null,
+    resolvedAt: record.resolvedAt?.toISOString() ?? null,
+    resolvedBy: record.resolvedBy,
+    createdAt: record.createdAt.toISOString(),
+    createdBy: record.createdBy,
+    updatedAt: record.updatedAt.toISOString(),
+    updatedBy: record.updatedBy,
+  };
+  if (replies) {
+    dto.replies = replies.map((reply) => toCommentDto(reply, document, reactions));
+  }
+  return dto;
+}

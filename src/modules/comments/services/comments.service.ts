@@ -1,0 +1,308 @@
+import { Injectable } from '@nestjs/common';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { type Page, pageOf } from '../../../common/http/pagination.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { DocumentRecord } from '../../documents/domain/document.records.js';
+import type { DocumentContext } from '../../documents/services/document-access.service.js';
+import { DocumentSettingsPolicy } from '../../documents/services/document-settings.policy.js';
+import { WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
+import type { CommentRecord, CommentTarget, UserSummary } from '../domain/comment.records.js';
+import { canonicalEmoji } from '../domain/emoji.js';
+import type { CommentDeleteResponseDto, CommentResponseDto, CreateCommentDto, ListCommentsQueryDto, UpdateCommentDto } from '../dtos/comment.dto.js';
+import { CommentRepository } from '../repositories/comment.repository.js';
+import { CommentEventsService } from './comment-events.service.js';
+import { toCommentDto } from '../mappers/comment.mapper.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const DEFAULT_BUNDLE_COMMENTS = 20;
+
+function commentNotFound(): AppException {
+  return AppException.notFound('comment');
+}
+
+/**
+ * Comments on a document (spec 2.8, docs/comments.md): threads of a top-level comment and its replies, targets
+ * checked against the document, mentions of readers with an e-mail each, reactions, pin and resolve state. Every
+ * change and its event commit together.
+ */
+@Injectable()
+export class CommentsService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly comments: CommentRepository,
+    private readonly workspaces: WorkspaceAccessService,
+    private readonly events: CommentEventsService,
+    private readonly policy: DocumentSettingsPolicy,
+  ) {}
+
+  /** Threads, newest first, each with its replies oldest first; the filters select threads. */
+  async list(ctx: DocumentContext, query: ListCommentsQueryDto): Promise<Page<CommentResponseDto>> {
+    const { items, total } = await this.comments.listThreads(
+      ctx.document.uuid,
+      { scope: query.scope, fieldId: query.fieldId, rowId: query.rowId, resolved: query.resolved },
+      { limit: query.pageSize, offset: (query.page - 1) * query.pageSize },
+    );
+    return pageOf(await this.withThreads(ctx, items), total, query);
+  }
+
+  /** The bundle's `comments` section: the newest `limit` threads with their replies. */
+  async listForBundle(ctx: DocumentContext, limit = DEFAULT_BUNDLE_COMMENTS): Promise<CommentResponseDto[]> {
+    if (limit <= 0) {
+      return [];
+    }
+    const { items } = await this.comments.listThreads(ctx.document.uuid, {}, { limit, offset: 0 });
+    return this.withThreads(ctx, items);
+  }
+
+  async get(ctx: DocumentContext, commentId: string): Promise<CommentResponseDto> {
+    return this.render(ctx, await this.find(ctx, commentId));
+  }
+
+  async create(ctx: DocumentContext, dto: CreateCommentDto): Promise<CommentResponseDto> {
+    // `permissions.allowComment: false` refuses new comments and replies (docs/settings.md).
+    this.policy.assertCanComment(ctx);
+    const userId = ctx.principal.userId;
+    const id = await this.tx.run(async () => {
+      let rootId: string | null = null;
+      let target: CommentTarget;
+      if (dto.parentId !== undefined) {
+        // Locked so a concurrent delete of the thread cannot leave the reply without its parent.
+        const parent = await this.comments.find(ctx.document.uuid, dto.parentId, true);
+        if (!parent) {
+          throw AppException.validation([{ field: 'parentId', reason: 'the parent comment is not a comment of this document' }]);
+        }
+        rootId = parent.rootId ?? parent.id;
+        target = { scope: parent.scope, fieldId: parent.fieldId ?? undefined, rowId: parent.rowId ?? undefined };
+        if (dto.target && JSON.stringify(normalTarget(dto.target)) !== JSON.stringify(normalTarget(target))) {
+          throw AppException.validation([{ field: 'target', reason: 'a reply takes the target of its thread' }]);
+        }
+      } else {
+        if (!dto.target) {
+          throw AppException.validation([{ field: 'target', reason: 'target is required for a top-level comment' }]);
+        }
+        target = await this.checkTarget(ctx, dto.target);
+      }
+      const mentioned = await this.readers(ctx.document, dto.mentions ?? []);
+      const commentId = await this.comments.insert({
+        organizationId: ctx.document.organizationId,
+        workspaceId: ctx.document.workspaceId,
+        documentUuid: ctx.document.uuid,
+        rootId,
+        parentId: dto.parentId ?? null,
+        scope: target.scope,
+        fieldId: target.fieldId ?? null,
+        rowId: target.rowId ?? null,
+        content: dto.content,
+        mentions: mentioned.map((user) => user.id),
+        createdBy: userId,
+      });
+      const record = (await this.comments.find(ctx.document.uuid, commentId)) as CommentRecord;
+      await this.events.record(ctx.document, 'comment_created', record, mentioned, userId);
+      await this.events.mentioned(ctx.document, record, mentioned, userId, await this.nameOf(userId));
+      return commentId;
+    });
+    return this.get(ctx, id);
+  }
+
+  /** Only the author edits the content; people newly mentioned are notified. */
+  async update(ctx: DocumentContext, commentId: string, dto: UpdateCommentDto): Promise<CommentResponseDto> {
+    const userId = ctx.principal.userId;
+    await this.tx.run(async () => {
+      const record = await this.find(ctx, commentId, true);
+      if (record.createdBy !== userId) {
+        throw AppException.forbidden('only the author edits a comment');
+      }
+      // Mentions not given: kept as they are (not re-checked, so a mentioned person who lost access does not block edits).
+      const mentioned = dto.mentions === undefined ? await this.comments.users(record.mentions) : await this.readers(ctx.document, dto.mentions);
+      const ids = mentioned.map((user) => user.id);
+      await this.comments.updateContent(record.id, dto.content, ids, userId);
+      const updated = { ...record, content: dto.content, mentions: ids };
+      await this.events.record(ctx.document, 'comment_updated', updated, mentioned, userId, { change: 'content' });
+      const added = mentioned.filter((user) => !record.mentions.includes(user.id));
+      await this.events.mentioned(ctx.document, updated, added, userId, await this.nameOf(userId));
+    });
+    return this.get(ctx, commentId);
+  }
+
+  /** The author, the workspace's managers (its owners) and organization owners/admins delete; replies go with it. */
+  async remove(ctx: DocumentContext, commentId: string): Promise<CommentDeleteResponseDto> {
+    const userId = ctx.principal.userId;
+    return this.tx.run(async () => {
+      const record = await this.find(ctx, commentId, true);
+      if (record.createdBy !== userId && !ctx.access.canManage && !ctx.access.isOrganizationAdmin) {
+        throw AppException.forbidden('only the author, a workspace owner or an organization owner/admin deletes a comment');
+      }
+      const replies = record.rootId === null ? await this.comments.replies(ctx.document.uuid, [record.id]) : [];
+      await this.comments.delete(record.id);
+      await this.events.record(ctx.document, 'comment_deleted', record, await this.comments.users(record.mentions), userId, { deletedBy: userId });
+      return { id: record.id, deleted: true, repliesDeleted: replies.length };
+    });
+  }
+
+  async setPinned(ctx: DocumentContext, commentId: string, pinned: boolean): Promise<CommentResponseDto> {
+    await this.tx.run(async () => {
+      const record = await this.find(ctx, commentId, true);
+      if ((record.pinnedAt !== null) === pinned) {
+        return;
+      }
+      await this.comments.setPinned(record.id, pinned ? ctx.principal.userId : null);
+      await this.events.record(ctx.document, 'comment_updated', record, await this.comments.users(record.mentions), ctx.principal.userId, {
+        change: pinned ? 'pinned' : 'unpinned',
+      });
+    });
+    return this.get(ctx, commentId);
+  }
+
+  async setResolved(ctx: DocumentContext, commentId: string, resolved: boolean): Promise<CommentResponseDto> {
+    await this.tx.run(async () => {
+      const record = await this.find(ctx, commentId, true);
+      if ((record.resolvedAt !== null) === resolved) {
+        return;
+      }
+      const userId = ctx.principal.userId;
+      await this.comments.setResolved(record.id, resolved ? userId : null);
+      const mentions = await this.comments.users(record.mentions);
+      if (resolved) {
+        await this.events.record(ctx.document, 'comment_resolved', record, mentions, userId, { resolvedBy: userId, resolvedAt: new Date().toISOString() });
+      } else {
+        await this.events.record(ctx.document, 'comment_updated', record, mentions, userId, { change: 'unresolved' });
+      }
+    });
+    return this.get(ctx, commentId);
+  }
+
+  /** One reaction per person per emoji: adding it again changes nothing. */
+  async addReaction(ctx: DocumentContext, commentId: string, emoji: string | undefined): Promise<CommentResponseDto> {
+    const canonical = parseEmoji(emoji);
+    await this.tx.run(async () => {
+      const record = await this.find(ctx, commentId, true);
+      if (await this.comments.addReaction(record.id, canonical, ctx.principal.userId)) {
+        await this.events.record(ctx.document, 'comment_updated', record, await this.comments.users(record.mentions), ctx.principal.userId, {
+          change: 'reaction_added',
+          emoji: canonical,
+        });
+      }
+    });
+    return this.get(ctx, commentId);
+  }
+
+  /** Removes the caller's reaction; removing one that is not there changes nothing. */
+  async removeReaction(ctx: DocumentContext, commentId: string, emoji: string): Promise<CommentResponseDto> {
+    const canonical = parseEmoji(emoji);
+    await this.tx.run(async () => {
+      const record = await this.find(ctx, commentId, true);
+      if (await this.comments.removeReaction(record.id, canonical, ctx.principal.userId)) {
+        await this.events.record(ctx.document, 'comment_updated', record, await this.comments.users(record.mentions), ctx.principal.userId, {
+          change: 'reaction_removed',
+          emoji: canonical,
+        });
+      }
+    });
+    return this.get(ctx, commentId);
+  }
+
+  private async find(ctx: DocumentContext, commentId: string, lock = false): Promise<CommentRecord> {
+    const record = UUID.test(commentId) ? await this.comments.find(ctx.document.uuid, commentId, lock) : null;
+    if (!record) {
+      throw commentNotFound();
+    }
+    return record;
+  }
+
+  private async render(ctx: DocumentContext, record: CommentRecord): Promise<CommentResponseDto> {
+    if (record.rootId !== null) {
+      return toCommentDto(record, ctx.document, await this.comments.reactions([record.id]));
+    }
+    return (await this.withThreads(ctx, [record]))[0] as CommentResponseDto;
+  }
+
+  private async withThreads(ctx: DocumentContext, threads: readonly CommentRecord[]): Promise<CommentResponseDto[]> {
+    const replies = await this.comments.replies(
+      ctx.document.uuid,
+      threads.map((thread) => thread.id),
+    );
+    const reactions = await this.comments.reactions([...threads, ...replies].map((item) => item.id));
+    return threads.map((thread) =>
+      toCommentDto(
+        thread,
+        ctx.document,
+        reactions,
+        replies.filter((reply) => reply.rootId === thread.id),
+      ),
+    );
+  }
+
+  /** The target's ids must fit its scope and exist in this document (a row of another document is unknown here). */
+  private async checkTarget(ctx: DocumentContext, target: CommentTarget): Promise<CommentTarget> {
+    const needsField = target.scope === 'field' || target.scope === 'cell';
+    const needsRow = target.scope === 'row' || target.scope === 'cell';
+    const details = [];
+    if (needsField && !target.fieldId) {
+      details.push({ field: 'target.fieldId', reason: `fieldId is required for scope ${target.scope}` });
+    } else if (!needsField && target.fieldId !== undefined) {
+      details.push({ field: 'target.fieldId', reason: `fieldId is not allowed for scope ${target.scope}` });
+    } else if (needsField && !ctx.document.metadata.fields.some((field) => field.id === target.fieldId)) {
+      details.push({ field: 'target.fieldId', reason: `unknown field ${target.fieldId}` });
+    }
+    if (needsRow && !target.rowId) {
+      details.push({ field: 'target.rowId', reason: `rowId is required for scope ${target.scope}` });
+    } else if (!needsRow && target.rowId !== undefined) {
+      details.push({ field: 'target.rowId', reason: `rowId is not allowed for scope ${target.scope}` });
+    } else if (needsRow && !(await this.comments.rowExists(ctx.document.uuid, target.rowId as string))) {
+      details.push({ field: 'target.rowId', reason: `unknown row ${target.rowId} in this document` });
+    }
+    if (details.length > 0) {
+      throw AppException.validation(details);
+    }
+    return normalTarget(target);
+  }
+
+  /** Mentioned ids, deduplicated, each a user who can read the document; anyone else is VALIDATION_ERROR. */
+  private async readers(document: DocumentRecord, ids: readonly string[]): Promise<UserSummary[]> {
+    const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+    const users = await this.comments.users(unique);
+    const byId = new Map(users.map((user) => [user.id, user]));
+    const result: UserSummary[] = [];
+    const refused: string[] = [];
+    for (const id of unique) {
+      const user = byId.get(id);
+      if (user && (await this.canRead(document, id))) {
+        result.push(user);
+      } else {
+        refused.push(id);
+      }
+    }
+    if (refused.length > 0) {
+      throw AppException.validation(refused.map((id) => ({ field: 'mentions', reason: `user ${id} cannot read this document` })));
+    }
+    return result;
+  }
+
+  private async canRead(document: DocumentRecord, userId: string): Promise<boolean> {
+    const access =
+      document.workspaceId === null
+        ? await this.workspaces.resolveOrganizationLevel(userId, document.organizationId).catch(() => null)
+        : await this.workspaces.resolve(userId, document.workspaceId).catch(() => null);
+    return access?.canRead === true;
+  }
+
+  private async nameOf(userId: string): Promise<string> {
+    return (await this.comments.users([userId]))[0]?.displayName ?? 'Someone';
+  }
+}
+
+function normalTarget(target: CommentTarget): CommentTarget {
+  return {
+    scope: target.scope,
+    ...(target.fieldId !== undefined ? { fieldId: target.fieldId } : {}),
+    ...(target.rowId !== undefined ? { rowId: target.rowId } : {}),
+  };
+}
+
+function parseEmoji(input: string | undefined): string {
+  const canonical = canonicalEmoji(input);
+  if (canonical === null) {
+    throw AppException.validation([{ field: 'emoji', reason: 'emoji must be one emoji (e.g. 👍) or a short name such as :thumbsup: or thumbsup' }]);
+  }
+  return canonical;
+}

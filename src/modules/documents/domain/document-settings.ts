@@ -1,0 +1,150 @@
+import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import { isUuid } from '../../tenancy/policies/organization-roles.js';
+import { isPlainObject } from '../fields/field-value.utils.js';
+import type { DocumentSettings } from './document.records.js';
+
+/**
+ * Document settings (spec 2.11) and what they mean on the server (docs/settings.md). Pure logic: validation of
+ * the settings body and of type-level settings, and the permission narrowing rule.
+ */
+
+/** What `permissions.*` narrows: reading, writing, deleting, sharing one document. */
+export const SETTINGS_ACTIONS = ['view', 'edit', 'delete', 'share'] as const;
+export type SettingsAction = (typeof SETTINGS_ACTIONS)[number];
+
+/** Role subjects, from the caller's rights on the document: manage → owner, write → editor, read → viewer. */
+export const ROLE_SUBJECTS = ['role:owner', 'role:editor', 'role:viewer'] as const;
+const ROLE_RANK: Record<string, number> = { 'role:viewer': 1, 'role:editor': 2, 'role:owner': 3 };
+
+export const NOTIFICATION_KEYS = ['onCommentAdd', 'onDataChange', 'onMerge', 'emailOnChange'] as const;
+export type NotificationKey = (typeof NOTIFICATION_KEYS)[number];
+
+const PERMISSION_BOOLEANS = ['allowComment', 'requireApproval'] as const;
+const WORKFLOW_KEYS = ['requiresApproval', 'approvers', 'autoMerge'] as const;
+const MAX_SUBJECTS = 500;
+
+/** The rights the narrowing rule needs (a subset of DocumentRights). */
+export interface NarrowingRights {
+  canRead: boolean;
+  canWrite: boolean;
+  canManage: boolean;
+}
+
+function unknownKeys(section: Record<string, unknown>, known: readonly string[], path: string, details: ErrorDetail[]): void {
+  for (const key of Object.keys(section)) {
+    if (!known.includes(key)) {
+      details.push({ field: `${path}.${key}`, reason: `unknown key; expected ${known.join(', ')}` });
+    }
+  }
+}
+
+function booleanAt(section: Record<string, unknown>, key: string, path: string, details: ErrorDetail[]): void {
+  if (section[key] !== undefined && typeof section[key] !== 'boolean') {
+    details.push({ field: `${path}.${key}`, reason: 'must be a boolean' });
+  }
+}
+
+function subjectsAt(section: Record<string, unknown>, key: string, path: string, details: ErrorDetail[], usersOnly = false): void {
+  const list = section[key];
+  if (list === undefined) {
+    return;
+  }
+  const what = usersOnly ? 'user ids' : `subjects (user ids or ${ROLE_SUBJECTS.join(', ')})`;
+  if (!Array.isArray(list) || list.length > MAX_SUBJECTS) {
+    details.push({ field: `${path}.${key}`, reason: `must be an array of at most ${MAX_SUBJECTS} ${what}` });
+    return;
+  }
+  list.forEach((item: unknown, index) => {
+    const ok = isUuid(item) || (!usersOnly && typeof item === 'string' && (ROLE_SUBJECTS as readonly string[]).includes(item));
+    if (!ok) {
+      details.push({ field: `${path}.${key}[${index}]`, reason: `must be one of ${what}` });
+    }
+  });
+}
+
+/** `permissions` of document settings and of type-level settings: the four subject lists and two booleans. */
+export function validatePermissions(input: unknown, path: string, details: ErrorDetail[], booleans = true): void {
+  if (input === undefined || input === null) {
+    return;
+  }
+  if (!isPlainObject(input)) {
+    details.push({ field: path, reason: `${path} must be an object` });
+    return;
+  }
+  unknownKeys(input, booleans ? [...SETTINGS_ACTIONS, ...PERMISSION_BOOLEANS] : SETTINGS_ACTIONS, path, details);
+  SETTINGS_ACTIONS.forEach((action) => subjectsAt(input, action, path, details));
+  if (booleans) {
+    PERMISSION_BOOLEANS.forEach((key) => booleanAt(input, key, path, details));
+  }
+}
+
+/**
+ * Validates document settings (VALIDATION_ERROR listing every problem). Known keys only inside the three sections,
+ * so a misspelt key is refused rather than silently not enforced. `permissions.requireApproval` is the same switch
+ * as `workflow.requiresApproval`: given alone it is copied there (where the merge reads it); both given must agree.
+ */
+export function validateDocumentSettings(input: unknown): DocumentSettings {
+  if (!isPlainObject(input)) {
+    throw AppException.validation([{ field: 'settings', reason: 'settings must be an object' }]);
+  }
+  const details: ErrorDetail[] = [];
+  for (const section of ['permissions', 'notifications', 'workflow'] as const) {
+    const value = input[section];
+    if (value !== undefined && value !== null && !isPlainObject(value)) {
+      details.push({ field: section, reason: `${section} must be an object` });
+    }
+  }
+  validatePermissions(input.permissions, 'permissions', details);
+  if (isPlainObject(input.notifications)) {
+    unknownKeys(input.notifications, NOTIFICATION_KEYS, 'notifications', details);
+    NOTIFICATION_KEYS.forEach((key) => booleanAt(input.notifications as Record<string, unknown>, key, 'notifications', details));
+  }
+  const workflow = isPlainObject(input.workflow) ? input.workflow : null;
+  if (workflow) {
+    unknownKeys(workflow, WORKFLOW_KEYS, 'workflow', details);
+    booleanAt(workflow, 'requiresApproval', 'workflow', details);
+    booleanAt(workflow, 'autoMerge', 'workflow', details);
+    subjectsAt(workflow, 'approvers', 'workflow', details, true);
+  }
+  const permissions = isPlainObject(input.permissions) ? input.permissions : null;
+  const alias = permissions?.requireApproval;
+  if (typeof alias === 'boolean' && typeof workflow?.requiresApproval === 'boolean' && alias !== workflow.requiresApproval) {
+    details.push({ field: 'permissions.requireApproval', reason: 'must agree with workflow.requiresApproval' });
+  }
+  if (details.length > 0) {
+    throw AppException.validation(details);
+  }
+  const settings = JSON.parse(JSON.stringify(input)) as DocumentSettings;
+  if (typeof alias === 'boolean' && workflow?.requiresApproval === undefined) {
+    settings.workflow = { ...(settings.workflow ?? {}), requiresApproval: alias };
+  }
+  return settings;
+}
+
+function roleRank(rights: NarrowingRights): number {
+  return rights.canManage ? 3 : rights.canWrite ? 2 : rights.canRead ? 1 : 0;
+}
+
+/**
+ * Whether a permission list admits the caller. Lists only narrow: the caller's own rights were checked before.
+ * Absent list → no narrowing. Holders of manage rights (workspace owner, organization owner/admin) are never
+ * narrowed, so the people who can change the settings can always repair them. Otherwise the caller must be named
+ * by id, or hold at least the named role (`role:editor` admits editors; an empty list admits managers only).
+ */
+export function permissionListAdmits(list: unknown, rights: NarrowingRights, userId: string): boolean {
+  if (!Array.isArray(list) || rights.canManage) {
+    return true;
+  }
+  const rank = roleRank(rights);
+  return list.some((subject: unknown) => subject === userId || (typeof subject === 'string' && ROLE_RANK[subject] !== undefined && rank >= (ROLE_RANK[subject] ?? 4)));
+}
+
+/** Comments are refused only when `permissions.allowComment` is exactly false. */
+export function commentsAllowed(settings: DocumentSettings): boolean {
+  return settings.permissions?.allowComment !== false;
+}
+
+/** Whether a notifications switch is on (off unless exactly true). */
+export function notificationOn(settings: DocumentSettings, key: NotificationKey): boolean {
+  return settings.notifications?.[key] === true;
+}

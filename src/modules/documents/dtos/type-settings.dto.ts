@@ -1,0 +1,39 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsObject, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
+
+/** `PUT /doc/{docType}/setting` (spec 2.11): a full replace; omitted sections go back to their defaults. */
+export class TypeSettingsDto {
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'Id of the view used as default by documents of this type that set none of their own' })
+  @IsOptional()
+  @ValidateIf((_object, value) => value !== null)
+  @IsString()
+  @MaxLength(128)
+  defaultViewId?: string | null;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { allowDataSourceReferences: false } })
+  @IsOptional()
+  @IsObject()
+  sharing?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { edit: ['role:editor'], delete: [] } })
+  @IsOptional()
+  @IsObject()
+  permissions?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { closedRequestsDays: 90 } })
+  @IsOptional()
+  @IsObject()
+  retention?: Record<string, unknown>;
+}
+
+export class TypeSettingsResponseDto {
+  @ApiProperty() docType: string;
+  @ApiProperty({ format: 'uuid' }) organizationId: string;
+  @ApiProperty({ type: String, format: 'uuid', nullable: true }) workspaceId: string | null;
+  @ApiProperty({ type: String, nullable: true }) defaultViewId: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: true }) sharing: Record<string, unknown>;
+  @ApiProperty({ type: 'object', additionalProperties: true }) permissions: Record<string, unknown>;
+  @ApiProperty({ type: 'object', additionalProperties: true }) retention: Record<string, unknown>;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) updatedAt: string | null;
+  @ApiProperty({ type: String, nullable: true }) updatedBy: string | null;
+}

@@ -1,0 +1,52 @@
+import { Injectable } from '@nestjs/common';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { commentsAllowed, permissionListAdmits, type SettingsAction } from '../domain/document-settings.js';
+import { type TypeScope, TypeSettingsRepository } from '../repositories/type-settings.repository.js';
+import type { DocumentContext } from './document-access.service.js';
+
+/**
+ * Enforces document settings (docs/settings.md) on top of the caller's role: the document's `permissions.*` and its
+ * type's `permissions.*` (type-level settings of its workspace, or organization level) both have to admit the caller.
+ * They only narrow. Other modules call assertCanComment / assertMay for actions the access guard does not see.
+ */
+@Injectable()
+export class DocumentSettingsPolicy {
+  constructor(private readonly typeSettings: TypeSettingsRepository) {}
+
+  async admits(ctx: DocumentContext, action: SettingsAction): Promise<boolean> {
+    const userId = ctx.principal.userId;
+    if (!permissionListAdmits(ctx.document.settings.permissions?.[action], ctx.access, userId)) {
+      return false;
+    }
+    if (ctx.access.canManage) {
+      return true;
+    }
+    const type = await this.typeSettings.cached({ organizationId: ctx.document.organizationId, workspaceId: ctx.document.workspaceId }, ctx.document.docType);
+    return permissionListAdmits(type?.permissions[action], ctx.access, userId);
+  }
+
+  /** FORBIDDEN unless the settings admit the caller for `action` (view, edit, delete, share). */
+  async assertMay(ctx: DocumentContext, action: SettingsAction): Promise<void> {
+    if (!(await this.admits(ctx, action))) {
+      throw AppException.forbidden(`the document's permissions settings do not allow you to ${action} it`);
+    }
+  }
+
+  /**
+   * Type-level `sharing.allowDataSourceReferences: false` in the source workspace refuses serving the type to other
+   * workspaces through data-source references (FORBIDDEN when such a reference is used).
+   */
+  async assertReferencesAllowed(source: TypeScope, docType: string): Promise<void> {
+    const record = await this.typeSettings.cached(source, docType);
+    if (record?.sharing.allowDataSourceReferences === false) {
+      throw AppException.forbidden('the source workspace does not share this document type through data-source references');
+    }
+  }
+
+  /** New comments: FORBIDDEN when `permissions.allowComment` is false (for everyone, managers included). */
+  assertCanComment(ctx: DocumentContext): void {
+    if (!commentsAllowed(ctx.document.settings)) {
+      throw AppException.forbidden('comments are turned off for this document (permissions.allowComment is false)');
+    }
+  }
+}

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../../../common/auth/principal.js';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { type Page, pageOf } from '../../../common/http/pagination.js';
+import { WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
+import type { ChangeDraft, RelationEnd } from '../domain/document.records.js';
+import type { CreateRelationDto, ListRelationsQueryDto, RelationEndDto, RelationResponseDto, RelationWriteResponseDto } from '../dtos/relation.dto.js';
+import { toWriteResult } from '../mappers/document.mapper.js';
+import { type RelationRecord, RelationRepository } from '../repositories/relation.repository.js';
+import { RowRepository } from '../repositories/row.repository.js';
+import { ChangeEngineService } from './change-engine.service.js';
+import { type DocumentContext, DocumentAccessService, type DocumentScope } from './document-access.service.js';
+
+function endDto(end: RelationEnd): RelationResponseDto['source'] {
+  return { docType: end.docType, docId: end.docId, workspaceId: end.workspaceId, rowId: end.rowId };
+}
+
+export function toRelationDto(edge: RelationRecord): RelationResponseDto {
+  return {
+    id: edge.id,
+    type: edge.type,
+    direction: edge.direction,
+    source: endDto(edge.source),
+    target: endDto(edge.target),
+    fieldId: edge.fieldId,
+    metadata: edge.metadata,
+    createdAt: edge.createdAt.toISOString(),
+    createdBy: edge.createdBy,
+  };
+}
+
+const MAX_METADATA_BYTES = 16_384;
+
+/**
+ * Relations between rows (spec 4.4, docs/documents.md "Relations"). An edge is written like any change: recorded on
+ * a request of the source document (`requestId`, or one of its own merged at once) and created by the merge,
+ * which re-checks both rows; the revision keeps it for a revert.
+ */
+@Injectable()
+export class RelationsService {
+  constructor(
+    private readonly access: DocumentAccessService,
+    private readonly engine: ChangeEngineService,
+    private readonly relations: RelationRepository,
+    private readonly rows: RowRepository,
+    private readonly workspaces: WorkspaceAccessService,
+  ) {}
+
+  async create(principal: Principal, scope: DocumentScope, dto: CreateRelationDto, requestId?: string): Promise<RelationWriteResponseDto> {
+    if (dto.metadata !== undefined && JSON.stringify(dto.metadata).length > MAX_METADATA_BYTES) {
+      throw AppException.validation([{ field: 'metadata', reason: `metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON` }]);
+    }
+    const source = await this.access.open(principal, dto.source.docType, dto.source.docId, 'write', endScope(dto.source, scope));
+    const target = await this.access.open(principal, dto.target.docType, dto.target.docId, 'read', endScope(dto.target, scope));
+    if (target.document.organizationId !== source.document.organizationId) {
+      throw AppException.validation([{ field: 'target', reason: 'both ends must be documents of one organization' }]);
+    }
+    const sameDocument = target.document.uuid === source.document.uuid;
+    const id = randomUUID();
+    const outcome = await this.engine.write(source, { requestId, title: `Relation ${dto.type}` }, async (draft) => {
+      const rowIds = sameDocument ? [dto.source.rowId, dto.target.rowId] : [dto.source.rowId];
+      const states = await draft.rows(rowIds);
+      const details = [];
+      if (!states.get(dto.source.rowId)?.exists) {
+        details.push({ field: 'source.rowId', reason: `row ${dto.source.rowId} does not exist` });
+      }
+      const targetExists = sameDocument ? states.get(dto.target.rowId)?.exists === true : (await this.rows.find(target.document.uuid, dto.target.rowId)) !== null;
+      if (!targetExists) {
+        details.push({ field: 'target.rowId', reason: `row ${dto.target.rowId} does not exist` });
+      }
+      if (details.length > 0) {
+        throw AppException.validation(details);
+      }
+      const existing = await this.relations.findFree(source.document.uuid, dto.source.rowId, dto.type, target.document.uuid, dto.target.rowId);
+      if (existing) {
+        throw new AppException(ErrorCode.ALREADY_EXISTS, { details: [{ reason: `the edge exists already (${existing.id})` }], payload: { relationId: existing.id } });
+      }
+      const change: ChangeDraft = {
+        type: 'relation-create',
+        operation: 'create',
+        targetId: id,
+        data: {
+          type: dto.type,
+          direction: dto.direction ?? 'outgoing',
+          sourceRowId: dto.source.rowId,
+          target: {
+            documentUuid: target.document.uuid,
+            docType: target.document.docType,
+            docId: target.document.docId,
+            workspaceId: target.document.workspaceId,
+            rowId: dto.target.rowId,
+          },
+          metadata: dto.metadata ?? {},
+        },
+      };
+      draft.push(change);
+      return [change];
+    });
+    const end = (ctx: DocumentContext, rowId: string): RelationResponseDto['source'] => ({
+      docType: ctx.document.docType,
+      docId: ctx.document.docId,
+      workspaceId: ctx.document.workspaceId,
+      rowId,
+    });
+    const created = outcome.merge ? await this.relations.find(id) : null;
+    return {
+      ...(created
+        ? toRelationDto(created)
+        : {
+            id,
+            type: dto.type,
+            direction: dto.direction ?? 'outgoing',
+            source: end(source, dto.source.rowId),
+            target: end(target, dto.target.rowId),
+            fieldId: null,
+            metadata: dto.metadata ?? {},
+            createdAt: null,
+            createdBy: principal.userId,
+          }),
+      request: toWriteResult(outcome),
+    };
+  }
+
+  /** Edges of the document (outgoing, or incoming), newest first; edges whose other end the caller cannot read are left out. */
+  async list(ctx: DocumentContext, query: ListRelationsQueryDto): Promise<Page<RelationResponseDto>> {
+    const hidden: string[] = [];
+    for (const workspaceId of await this.relations.otherWorkspaces(ctx.document.uuid)) {
+      if (workspaceId === ctx.document.workspaceId) {
+        continue;
+      }
+      const access = await this.workspaces.resolve(ctx.principal.userId, workspaceId).catch(() => null);
+      if (!access?.canRead) {
+        hidden.push(workspaceId);
+      }
+    }
+    const { items, total } = await this.relations.list(
+      ctx.document.uuid,
+      query.direction ?? 'outgoing',
+      { type: query.type, rowId: query.rowId, hiddenWorkspaces: hidden },
+      { limit: query.pageSize, offset: (query.page - 1) * query.pageSize },
+    );
+    return pageOf(items.map(toRelationDto), total, query);
+  }
+}
+
+/** An end's tenant: its own workspaceId/organizationId, else the call's context. */
+function endScope(end: RelationEndDto, scope: DocumentScope): DocumentScope {
+  if (end.workspaceId || end.organizationId) {
+    return { ...(end.workspaceId ? { workspaceId: end.workspaceId } : {}), ...(end.organizationId ? { organizationId: end.organizationId } : {}) };
+  }
+  return scope;
+}

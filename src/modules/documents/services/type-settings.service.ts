@@ -1,0 +1,119 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../../../common/auth/principal.js';
+import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import { validatePermissions } from '../domain/document-settings.js';
+import type { DocumentRecord } from '../domain/document.records.js';
+import type { TypeSettingsDto, TypeSettingsResponseDto } from '../dtos/type-settings.dto.js';
+import { isPlainObject } from '../fields/field-value.utils.js';
+import { type TypeScope, type TypeSettingsRecord, TypeSettingsRepository } from '../repositories/type-settings.repository.js';
+import { DOC_TYPE_PATTERN, DocumentAccessService, type DocumentNeed, type DocumentScope, docNotFound, rightsOfWorkspace } from './document-access.service.js';
+
+export const VIEW_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+export const SHARING_KEYS = ['allowDataSourceReferences'] as const;
+export const RETENTION_KEYS = ['closedRequestsDays'] as const;
+const MAX_RETENTION_DAYS = 36_500;
+
+function validateSection(input: Record<string, unknown> | undefined, path: string, known: readonly string[], details: ErrorDetail[]): void {
+  for (const key of Object.keys(input ?? {})) {
+    if (!known.includes(key)) {
+      details.push({ field: `${path}.${key}`, reason: `unknown key; expected ${known.join(', ')}` });
+    }
+  }
+}
+
+/** Checks a type-level settings body (docs/settings.md); VALIDATION_ERROR listing every problem. */
+export function validateTypeSettings(body: TypeSettingsDto): void {
+  const details: ErrorDetail[] = [];
+  if (typeof body.defaultViewId === 'string' && !VIEW_ID_PATTERN.test(body.defaultViewId)) {
+    details.push({ field: 'defaultViewId', reason: 'must match ^[A-Za-z0-9_.:-]{1,128}$' });
+  }
+  validateSection(body.sharing, 'sharing', SHARING_KEYS, details);
+  if (body.sharing?.allowDataSourceReferences !== undefined && typeof body.sharing.allowDataSourceReferences !== 'boolean') {
+    details.push({ field: 'sharing.allowDataSourceReferences', reason: 'must be a boolean' });
+  }
+  validatePermissions(body.permissions, 'permissions', details, false);
+  validateSection(body.retention, 'retention', RETENTION_KEYS, details);
+  const days = body.retention?.closedRequestsDays;
+  if (days !== undefined && !(typeof days === 'number' && Number.isInteger(days) && days >= 1 && days <= MAX_RETENTION_DAYS)) {
+    details.push({ field: 'retention.closedRequestsDays', reason: `must be an integer from 1 to ${MAX_RETENTION_DAYS}` });
+  }
+  if (details.length > 0) {
+    throw AppException.validation(details);
+  }
+}
+
+function toDto(scope: TypeScope, docType: string, record: TypeSettingsRecord | null): TypeSettingsResponseDto {
+  return {
+    docType,
+    organizationId: scope.organizationId,
+    workspaceId: scope.workspaceId,
+    defaultViewId: record?.defaultViewId ?? null,
+    sharing: record?.sharing ?? {},
+    permissions: record?.permissions ?? {},
+    retention: record?.retention ?? {},
+    updatedAt: record ? record.updatedAt.toISOString() : null,
+    updatedBy: record?.updatedBy ?? null,
+  };
+}
+
+/**
+ * Type-level settings (`GET/PUT /doc/{docType}/setting`, spec 2.11) per workspace context or per organization
+ * (organization-level documents). Reading needs read rights in that context, writing manage rights.
+ */
+@Injectable()
+export class TypeSettingsService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly settings: TypeSettingsRepository,
+    private readonly access: DocumentAccessService,
+  ) {}
+
+  async get(principal: Principal, docType: string, scope: DocumentScope): Promise<TypeSettingsResponseDto> {
+    const target = await this.resolve(principal, docType, scope, 'read');
+    return toDto(target, docType, await this.settings.find(target, docType));
+  }
+
+  async put(principal: Principal, docType: string, scope: DocumentScope, body: TypeSettingsDto): Promise<TypeSettingsResponseDto> {
+    const target = await this.resolve(principal, docType, scope, 'manage');
+    validateTypeSettings(body);
+    const record = await this.tx.run(() =>
+      this.settings.upsert(target, docType, {
+        defaultViewId: body.defaultViewId ?? null,
+        sharing: isPlainObject(body.sharing) ? body.sharing : {},
+        permissions: isPlainObject(body.permissions) ? body.permissions : {},
+        retention: isPlainObject(body.retention) ? body.retention : {},
+        updatedBy: principal.userId,
+      }),
+    );
+    return toDto(target, docType, record);
+  }
+
+  /** The type-level default view id of a document's type in its scope (the fallback of the default view). */
+  async defaultViewId(document: DocumentRecord): Promise<string | null> {
+    const record = await this.settings.find({ organizationId: document.organizationId, workspaceId: document.workspaceId }, document.docType);
+    return record?.defaultViewId ?? null;
+  }
+
+  private async resolve(principal: Principal, docType: string, scope: DocumentScope, need: DocumentNeed): Promise<TypeScope> {
+    if (!DOC_TYPE_PATTERN.test(docType)) {
+      throw AppException.validation([{ field: 'docType', reason: 'docType must match ^[A-Za-z0-9_.-]{1,64}$' }]);
+    }
+    if (scope.workspaceId) {
+      const access = await this.access.accessTo(principal, scope.workspaceId);
+      if (scope.organizationId && scope.organizationId !== access.organizationId) {
+        throw docNotFound();
+      }
+      this.access.check(rightsOfWorkspace(access), need, false);
+      return { organizationId: access.organizationId, workspaceId: access.workspaceId };
+    }
+    if (scope.organizationId) {
+      const rights = await this.access.organizationRights(principal, scope.organizationId);
+      this.access.check(rights, need, false);
+      return { organizationId: rights.organizationId, workspaceId: null };
+    }
+    throw AppException.validation([
+      { field: 'workspaceId', reason: 'name the context: workspaceId (or the X-Workspace-Id header), or organizationId for organization-level documents' },
+    ]);
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * What a lock covers and when two locks (or a lock and a write) collide. A document lock covers everything;
+ * a row lock covers the row's cells; a field lock covers that field's cells in every row (and the field's
+ * definition); a cell lock covers one value.
+ */
+export const LOCK_TARGET_TYPES = ['row', 'cell', 'field', 'document'] as const;
+export type LockTargetType = (typeof LOCK_TARGET_TYPES)[number];
+
+export interface LockTargetInput {
+  type: LockTargetType;
+  rowId?: string;
+  fieldId?: string;
+}
+
+export interface LockTarget {
+  type: LockTargetType;
+  rowId: string | null;
+  fieldId: string | null;
+}
+
+export function isLockTargetType(value: string): value is LockTargetType {
+  return (LOCK_TARGET_TYPES as readonly string[]).includes(value);
+}
+
+export function normalizeTarget(input: LockTargetInput): LockTarget {
+  return { type: input.type, rowId: input.rowId ?? null, fieldId: input.fieldId ?? null };
+}
+
+function assertNever(value: never): never {
+  throw new Error(`unexpected lock target ${String(value)}`);
+}
+
+/** The (row, field) area of a target; null stands for "all". */
+function area(target: LockTarget): { row: string | null; field: string | null } {
+  switch (target.type) {
+    case 'document':
+      return { row: null, field: null };
+    case 'row':
+      return { row: target.rowId, field: null };
+    case 'field':
+      return { row: null, field: target.fieldId };
+    case 'cell':
+      return { row: target.rowId, field: target.fieldId };
+    default:
+      return assertNever(target.type);
+  }
+}
+
+/** True when the two targets share at least one cell (or both are about the whole document). */
+export function targetsOverlap(a: LockTarget, b: LockTarget): boolean {
+  const x = area(a);
+  const y = area(b);
+  const rows = x.row === null || y.row === null || x.row === y.row;
+  const fields = x.field === null || y.field === null || x.field === y.field;
+  return rows && fields;
+}
+
+/** Two locks of different holders collide when they overlap and at least one of them is exclusive. */
+export function locksCollide(
+  a: { target: LockTarget; exclusive: boolean },
+  b: { target: LockTarget; exclusive: boolean },
+): boolean {
+  return (a.exclusive || b.exclusive) && targetsOverlap(a.target, b.target);
+}

@@ -1,0 +1,264 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  IsBase64,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Matches,
+  MaxLength,
+  Min,
+  ValidateNested,
+} from 'class-validator';
+import { DocumentScopeQueryDto, PagedScopeQueryDto } from '../../documents/dtos/document-query.dto.js';
+import { LOCK_TARGET_TYPES, type LockTargetType } from '../domain/lock-targets.js';
+
+const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+export class ConnectResponseDto {
+  @ApiProperty({
+    example: 'ws://localhost:3000/realtime/ws?docType=products&docId=p-1&workspaceId=…',
+    description: 'WebSocket URL; send {kind:"auth", seq, payload:{token}} first',
+  })
+  wsUrl: string;
+
+  @ApiProperty({ example: 'localhost:3000' })
+  wsHost: string;
+
+  @ApiProperty({ example: '/realtime/ws' })
+  wsPath: string;
+
+  @ApiProperty({ example: 3000 })
+  port: number;
+
+  @ApiProperty({
+    type: [String],
+    example: ['quire.realtime.v1'],
+    description: 'Optional WebSocket sub-protocols',
+  })
+  protocols: string[];
+
+  @ApiProperty({ description: 'The event stream URL with the connect token, ready for EventSource' })
+  sseUrl: string;
+
+  @ApiProperty({
+    description:
+      'Connect token: bound to this document and user; opens the stream or a socket, never accepted as an API token',
+  })
+  token: string;
+
+  @ApiProperty({ description: 'Seconds until the token can no longer open a connection' })
+  expiresIn: number;
+}
+
+export class StreamEventDto {
+  @ApiProperty({
+    description: "Event id: orders the document's events; the SSE `id:` and `Last-Event-ID`",
+    example: '1042',
+  })
+  id: string;
+
+  @ApiProperty({ format: 'uuid' })
+  eventId: string;
+
+  @ApiProperty({ example: 'request_merged', description: 'Event type (spec 6.2)' })
+  event: string;
+
+  @ApiProperty({ format: 'date-time' })
+  timestamp: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  organizationId: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  workspaceId: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  docType: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  docId: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  triggeredBy: string | null;
+
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  payload: Record<string, unknown>;
+}
+
+export class OnlineSessionDto {
+  @ApiProperty({ format: 'uuid' })
+  sessionId: string;
+
+  @ApiProperty({
+    enum: ['ws', 'http'],
+    description: 'ws: a socket; http: an HTTP awareness client (event streams are not listed)',
+  })
+  transport: string;
+
+  @ApiProperty({ type: Number, nullable: true, description: 'Yjs awareness client id' })
+  clientId: number | null;
+
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    nullable: true,
+    description: 'Awareness state (cursor, selection, user)',
+  })
+  state: Record<string, unknown> | null;
+
+  @ApiProperty({ format: 'date-time' })
+  connectedAt: string;
+
+  @ApiProperty({ format: 'date-time' })
+  lastSeenAt: string;
+}
+
+export class OnlineUserDto {
+  @ApiProperty({ format: 'uuid' })
+  userId: string;
+
+  @ApiProperty({ type: [OnlineSessionDto] })
+  sessions: OnlineSessionDto[];
+}
+
+export class LockTargetDto {
+  @ApiProperty({
+    enum: LOCK_TARGET_TYPES,
+    description: 'row: rowId; cell: rowId + fieldId; field: fieldId; document: neither',
+  })
+  @IsIn(LOCK_TARGET_TYPES)
+  type: LockTargetType;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @Matches(ID_PATTERN)
+  rowId?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @Matches(ID_PATTERN)
+  fieldId?: string;
+}
+
+export class CreateLockDto {
+  @ApiProperty({ type: LockTargetDto })
+  @ValidateNested()
+  @Type(() => LockTargetDto)
+  target: LockTargetDto;
+
+  @ApiPropertyOptional({
+    description: 'Seconds (default REALTIME_LOCK_DEFAULT_TTL_SECONDS, at most REALTIME_LOCK_MAX_TTL_SECONDS)',
+    minimum: 1,
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  ttlSeconds?: number;
+
+  @ApiPropertyOptional({
+    default: true,
+    description: "Exclusive locks refuse others' writes and locks; shared ones only others' exclusive locks",
+  })
+  @IsOptional()
+  @IsBoolean()
+  exclusive?: boolean;
+}
+
+export class LockDto {
+  @ApiProperty({ format: 'uuid' })
+  lockId: string;
+
+  @ApiProperty({ type: LockTargetDto })
+  target: LockTargetDto;
+
+  @ApiProperty()
+  exclusive: boolean;
+
+  @ApiProperty({ format: 'uuid' })
+  userId: string;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'The socket session holding it (the lock dies with it); null for HTTP locks',
+  })
+  sessionId: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  expiresAt: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: string;
+}
+
+export class CreateSnapshotDto {
+  @ApiProperty({ maxLength: 200, example: 'before-import' })
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(200)
+  name: string;
+}
+
+export class SnapshotQueryDto extends DocumentScopeQueryDto {
+  @ApiPropertyOptional({ format: 'uuid', description: 'A named snapshot by id' })
+  @IsOptional()
+  @IsUUID()
+  snapshotId?: string;
+
+  @ApiPropertyOptional({ description: 'The newest snapshot with this name' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  name?: string;
+}
+
+export class SnapshotListQueryDto extends PagedScopeQueryDto {}
+
+export class SnapshotDto {
+  @ApiProperty({ type: String, nullable: true, format: 'uuid', description: 'Null for the current state' })
+  snapshotId: string | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  name: string | null;
+
+  @ApiPropertyOptional({ description: 'The Yjs state as one update, base64 (absent in lists)' })
+  state?: string;
+
+  @ApiPropertyOptional({ description: 'Yjs state vector of the state, base64 (absent in lists)' })
+  stateVector?: string;
+
+  @ApiProperty()
+  sizeBytes: number;
+
+  @ApiProperty({ type: String, nullable: true })
+  createdBy: string | null;
+
+  @ApiProperty({ type: String, nullable: true, format: 'date-time' })
+  createdAt: string | null;
+}
+
+export class ApplyUpdateDto {
+  @ApiProperty({ description: 'A Yjs update, base64' })
+  @IsBase64()
+  @MaxLength(1_500_000)
+  update: string;
+}
+
+export class ApplyUpdateResultDto {
+  @ApiProperty({ description: "The server's state vector after the update, base64" })
+  stateVector: string;
+}
+
+export class AwarenessDto {
+  @ApiProperty({
+    description: 'A y-protocols awareness update (encodeAwarenessUpdate), base64; a null state leaves',
+  })
+  @IsBase64()
+  @MaxLength(8000)
+  update: string;
+}

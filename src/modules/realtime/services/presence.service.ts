@@ -1,0 +1,110 @@
+import {
+  Inject,
+  Injectable,
+  Logger,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
+import type { DocRef } from '../domain/realtime.types.js';
+import type { AwarenessEntry } from '../domain/yjs-wire.js';
+import { type PresenceRecord, PresenceRepository } from '../repositories/presence.repository.js';
+import { RealtimeBus } from './realtime-bus.service.js';
+
+export interface OnlineUser {
+  userId: string;
+  sessions: Array<{
+    sessionId: string;
+    transport: string;
+    clientId: number | null;
+    state: Record<string, unknown> | null;
+    connectedAt: string;
+    lastSeenAt: string;
+  }>;
+}
+
+/**
+ * Who is online on a document, across instances: one `realtime_presence` row per stream or socket (and per
+ * HTTP awareness client), refreshed by its instance every heartbeat and expiring after three missed ones.
+ */
+@Injectable()
+export class PresenceService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(PresenceService.name);
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly presence: PresenceRepository,
+    private readonly bus: RealtimeBus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  get ttlMs(): number {
+    return this.config.realtime.heartbeatMs * 3;
+  }
+
+  onApplicationBootstrap(): void {
+    this.timer = setInterval(() => void this.tick(), this.config.realtime.heartbeatMs);
+    this.timer.unref();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.timer);
+    await this.presence.removeInstance(this.bus.instanceId).catch(() => undefined);
+  }
+
+  async join(
+    doc: DocRef,
+    sessionId: string,
+    userId: string,
+    transport: 'ws' | 'http',
+    ttlMs = this.ttlMs,
+  ): Promise<void> {
+    // HTTP awareness has no connection to keep it alive: it is not refreshed by the instance and simply expires.
+    const instanceId = transport === 'http' ? 'http' : this.bus.instanceId;
+    await this.presence.join(doc, { sessionId, userId, instanceId, transport, ttlMs });
+    await this.bus.publish({ t: 'presence', doc: doc.uuid, action: 'joined', sessionId, userId });
+  }
+
+  async leave(doc: DocRef, sessionId: string, userId: string): Promise<void> {
+    await this.presence.leave(doc, sessionId);
+    await this.bus.publish({ t: 'presence', doc: doc.uuid, action: 'left', sessionId, userId });
+  }
+
+  /** Keeps the session's own awareness entry (the first one of the update) for GET .../users. */
+  async awareness(doc: DocRef, sessionId: string, entries: AwarenessEntry[]): Promise<void> {
+    const own = entries[0];
+    if (own) {
+      await this.presence.setAwareness(doc, sessionId, own.clientId, own.clock, own.state);
+    }
+  }
+
+  async records(doc: DocRef): Promise<PresenceRecord[]> {
+    return this.presence.list(doc);
+  }
+
+  async users(doc: DocRef): Promise<OnlineUser[]> {
+    const byUser = new Map<string, OnlineUser>();
+    for (const row of await this.presence.list(doc)) {
+      const user = byUser.get(row.userId) ?? { userId: row.userId, sessions: [] };
+      user.sessions.push({
+        sessionId: row.sessionId,
+        transport: row.transport,
+        clientId: row.awarenessClientId,
+        state: row.state,
+        connectedAt: new Date(row.connectedAt).toISOString(),
+        lastSeenAt: new Date(row.lastSeenAt).toISOString(),
+      });
+      byUser.set(row.userId, user);
+    }
+    return [...byUser.values()];
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      await this.presence.refreshInstance(this.bus.instanceId, this.ttlMs);
+      await this.presence.sweep();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'presence refresh failed');
+    }
+  }
+}

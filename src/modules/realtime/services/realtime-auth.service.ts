@@ -1,0 +1,283 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { decodeJwt } from 'jose';
+import { credentialOf } from '../../../common/auth/auth.guard.js';
+import { CredentialVerifier } from '../../../common/auth/credential-verifier.js';
+import type { Principal } from '../../../common/auth/principal.js';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
+import {
+  DocumentAccessService,
+  type DocumentContext,
+  type DocumentScope,
+} from '../../documents/services/document-access.service.js';
+import { TokenService } from '../../identity/services/token.service.js';
+import type { CredentialBinding, DocRef } from '../domain/realtime.types.js';
+import { RealtimeCredentialRepository } from '../repositories/realtime-credential.repository.js';
+
+/**
+ * Audience of connect tokens. They are signed by the issuer as interaction tokens (JOSE `typ`
+ * `quire-interaction+jwt`, audience `urn:quire:realtime-connect`): the access-token verifier demands
+ * `typ: at+jwt`, so the API refuses them, and no other interaction accepts this audience.
+ */
+const CONNECT_PURPOSE = 'realtime-connect';
+const READ_SCOPE = 'doc:read';
+
+interface ConnectClaims {
+  doc: string;
+  dt: string;
+  di: string;
+  org: string;
+  ws: string | null;
+  via: string | null;
+  cred: CredentialBinding;
+}
+
+/** Who is connected to which document, and how to tell later whether that still holds. */
+export interface RealtimeIdentity {
+  principal: Principal;
+  binding: CredentialBinding;
+  doc: DocRef;
+  /** Groups connections that share a credential and document, so a re-check runs once for all of them. */
+  accessKey: string;
+  /** Write access at connect time (Yjs updates and locks need it; re-checked with the rest). */
+  canWrite: boolean;
+  canManage: boolean;
+}
+
+export function docRefOf(ctx: DocumentContext): DocRef {
+  return {
+    uuid: ctx.document.uuid,
+    organizationId: ctx.document.organizationId,
+    workspaceId: ctx.document.workspaceId,
+    docType: ctx.document.docType,
+    docId: ctx.document.docId,
+    viaWorkspaceId: ctx.viaWorkspaceId,
+  };
+}
+
+/** The context that reopens exactly this document (the workspace it was addressed through, else its own tenant). */
+export function scopeOf(doc: DocRef): DocumentScope {
+  const workspaceId = doc.viaWorkspaceId ?? doc.workspaceId;
+  return workspaceId ? { workspaceId } : { organizationId: doc.organizationId };
+}
+
+function principalOf(binding: CredentialBinding): Principal {
+  return {
+    userId: binding.userId,
+    kind: binding.kind,
+    scopes: binding.scopes,
+    ...(binding.clientId ? { clientId: binding.clientId } : {}),
+    ...(binding.sessionId ? { sessionId: binding.sessionId } : {}),
+    ...(binding.apiKeyId ? { apiKeyId: binding.apiKeyId } : {}),
+    ...(binding.tokenId ? { tokenId: binding.tokenId } : {}),
+  };
+}
+
+@Injectable()
+export class RealtimeAuthService {
+  constructor(
+    private readonly verifier: CredentialVerifier,
+    private readonly tokens: TokenService,
+    private readonly access: DocumentAccessService,
+    private readonly credentials: RealtimeCredentialRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  /** The binding of a credential the guard already verified (its secret is not kept). */
+  bindingOf(principal: Principal, credential: string | undefined): CredentialBinding {
+    let expiresAt: number | undefined;
+    if (credential && principal.tokenId) {
+      try {
+        expiresAt = decodeJwt(credential).exp;
+      } catch {
+        expiresAt = undefined;
+      }
+    }
+    return {
+      userId: principal.userId,
+      kind: principal.kind,
+      scopes: principal.scopes,
+      ...(principal.sessionId ? { sessionId: principal.sessionId } : {}),
+      ...(principal.apiKeyId ? { apiKeyId: principal.apiKeyId } : {}),
+      ...(principal.clientId ? { clientId: principal.clientId } : {}),
+      ...(principal.tokenId ? { tokenId: principal.tokenId } : {}),
+      ...(expiresAt ? { expiresAt } : {}),
+    };
+  }
+
+  /** A token for one document and one user, valid for REALTIME_CONNECT_TOKEN_TTL_SECONDS (never past its credential). */
+  async issueConnectToken(
+    ctx: DocumentContext,
+    binding: CredentialBinding,
+  ): Promise<{ token: string; expiresIn: number }> {
+    const doc = docRefOf(ctx);
+    const remaining = binding.expiresAt
+      ? binding.expiresAt - Math.floor(Date.now() / 1000)
+      : Number.POSITIVE_INFINITY;
+    const expiresIn = Math.max(1, Math.min(this.config.realtime.connectTokenTtlSeconds, remaining));
+    const claims: ConnectClaims = {
+      doc: doc.uuid,
+      dt: doc.docType,
+      di: doc.docId,
+      org: doc.organizationId,
+      ws: doc.workspaceId,
+      via: doc.viaWorkspaceId,
+      cred: binding,
+    };
+    const token = await this.tokens.signInteraction(
+      CONNECT_PURPOSE,
+      claims as unknown as Record<string, unknown>,
+      expiresIn,
+    );
+    return { token, expiresIn };
+  }
+
+  /**
+   * The caller of an event stream: `Authorization: Bearer` (an access token or API key), else the `token` query
+   * parameter from /connect, which must name this document. Needs `doc:read` and read access to the document.
+   */
+  async authenticateRequest(
+    request: Request,
+    docType: string,
+    docId: string,
+    scope: DocumentScope,
+  ): Promise<RealtimeIdentity> {
+    const credential = credentialOf(request);
+    if (credential) {
+      const principal = await this.verifier.verify(credential, request);
+      return this.identify(principal, this.bindingOf(principal, credential), docType, docId, scope);
+    }
+    const token = request.query.token;
+    if (typeof token === 'string' && token !== '') {
+      return this.fromConnectToken(token, { docType, docId });
+    }
+    throw new AppException(ErrorCode.UNAUTHORIZED, {
+      details: [{ reason: 'missing bearer token or connect token' }],
+    });
+  }
+
+  /**
+   * The `auth` message of a socket: a connect token (which names its document), else a bearer credential for the
+   * document named in the socket URL.
+   */
+  async authenticateSocket(
+    token: string,
+    request: Request,
+    named: { docType?: string; docId?: string; scope: DocumentScope },
+  ): Promise<RealtimeIdentity> {
+    const claims = await this.tokens.verifyInteraction(CONNECT_PURPOSE, token);
+    if (claims) {
+      return this.fromClaims(
+        claims as unknown as ConnectClaims,
+        named.docType && named.docId ? { docType: named.docType, docId: named.docId } : undefined,
+      );
+    }
+    if (!named.docType || !named.docId) {
+      throw new AppException(ErrorCode.INVALID_TOKEN, {
+        details: [{ reason: 'not a connect token, and the socket URL names no document' }],
+      });
+    }
+    const principal = await this.verifier.verify(token, request);
+    return this.identify(
+      principal,
+      this.bindingOf(principal, token),
+      named.docType,
+      named.docId,
+      named.scope,
+    );
+  }
+
+  /** True while the credential stands and the user may still read the document (same document, same tenant). */
+  async stillAllowed(identity: RealtimeIdentity): Promise<boolean> {
+    const { binding, doc } = identity;
+    if (binding.expiresAt && binding.expiresAt * 1000 <= Date.now()) {
+      return false;
+    }
+    if (!(await this.credentials.isActive(binding))) {
+      return false;
+    }
+    try {
+      const ctx = await this.access.open(identity.principal, doc.docType, doc.docId, 'read', scopeOf(doc));
+      return ctx.document.uuid === doc.uuid && ctx.access.canRead;
+    } catch (error) {
+      if (error instanceof AppException) {
+        return false;
+      }
+      throw error;
+    }
+  }
+
+  private async fromConnectToken(
+    token: string,
+    named: { docType: string; docId: string },
+  ): Promise<RealtimeIdentity> {
+    const claims = await this.tokens.verifyInteraction(CONNECT_PURPOSE, token);
+    if (!claims) {
+      throw new AppException(ErrorCode.INVALID_TOKEN, {
+        details: [{ reason: 'connect token invalid or expired' }],
+      });
+    }
+    return this.fromClaims(claims as unknown as ConnectClaims, named);
+  }
+
+  private async fromClaims(
+    claims: ConnectClaims,
+    named: { docType: string; docId: string } | undefined,
+  ): Promise<RealtimeIdentity> {
+    if (named && (named.docType !== claims.dt || named.docId !== claims.di)) {
+      throw new AppException(ErrorCode.INVALID_TOKEN, {
+        details: [{ reason: 'the connect token is for another document' }],
+      });
+    }
+    const binding = claims.cred;
+    if (
+      (binding.expiresAt && binding.expiresAt * 1000 <= Date.now()) ||
+      !(await this.credentials.isActive(binding))
+    ) {
+      throw new AppException(ErrorCode.INVALID_TOKEN, {
+        details: [{ reason: 'the credential behind the connect token has ended' }],
+      });
+    }
+    const doc: DocRef = {
+      uuid: claims.doc,
+      organizationId: claims.org,
+      workspaceId: claims.ws,
+      docType: claims.dt,
+      docId: claims.di,
+      viaWorkspaceId: claims.via,
+    };
+    const identity = await this.identify(principalOf(binding), binding, doc.docType, doc.docId, scopeOf(doc));
+    if (identity.doc.uuid !== doc.uuid) {
+      throw new AppException(ErrorCode.INVALID_TOKEN, {
+        details: [{ reason: 'the connect token is for another document' }],
+      });
+    }
+    return identity;
+  }
+
+  private async identify(
+    principal: Principal,
+    binding: CredentialBinding,
+    docType: string,
+    docId: string,
+    scope: DocumentScope,
+  ): Promise<RealtimeIdentity> {
+    if (!principal.scopes.includes(READ_SCOPE)) {
+      throw AppException.forbidden(`missing scope ${READ_SCOPE}`);
+    }
+    const ctx = await this.access.open(principal, docType, docId, 'read', scope);
+    const doc = docRefOf(ctx);
+    const credentialKey =
+      binding.sessionId ?? binding.apiKeyId ?? `${binding.clientId ?? ''}:${binding.tokenId ?? ''}`;
+    return {
+      principal,
+      binding,
+      doc,
+      accessKey: `${binding.userId}|${credentialKey}|${binding.expiresAt ?? ''}|${doc.uuid}`,
+      canWrite: ctx.access.canWrite && !ctx.readOnly,
+      canManage: ctx.access.canManage,
+    };
+  }
+}

@@ -1,0 +1,146 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { ChangeDraft, DocumentRecord } from '../../documents/domain/document.records.js';
+import { type LockTarget, type LockTargetType, locksCollide } from '../domain/lock-targets.js';
+import type { DocRef } from '../domain/realtime.types.js';
+import { lockCoversWrite, writeTargetsOf } from '../domain/write-targets.js';
+import { type LockRecord, LockRepository } from '../repositories/lock.repository.js';
+import { RealtimeBus } from './realtime-bus.service.js';
+
+export interface LockView {
+  lockId: string;
+  target: { type: LockTargetType; rowId?: string; fieldId?: string };
+  exclusive: boolean;
+  userId: string;
+  sessionId: string | null;
+  expiresAt: string;
+  createdAt: string;
+}
+
+export function lockView(lock: LockRecord): LockView {
+  return {
+    lockId: lock.id,
+    target: {
+      type: lock.target.type,
+      ...(lock.target.rowId !== null ? { rowId: lock.target.rowId } : {}),
+      ...(lock.target.fieldId !== null ? { fieldId: lock.target.fieldId } : {}),
+    },
+    exclusive: lock.exclusive,
+    userId: lock.userId,
+    sessionId: lock.sessionId,
+    expiresAt: new Date(lock.expiresAt).toISOString(),
+    createdAt: new Date(lock.createdAt).toISOString(),
+  };
+}
+
+/** 409 RESOURCE_LOCKED naming the lock in the way (its holder, target and expiry). */
+export function lockedBy(lock: LockRecord): AppException {
+  return new AppException(ErrorCode.RESOURCE_LOCKED, {
+    details: [{ reason: `locked by ${lock.userId} until ${new Date(lock.expiresAt).toISOString()}` }],
+    payload: { lock: lockView(lock) },
+  });
+}
+
+/**
+ * Locks on a document's rows, cells, fields or the whole document. Decisions on one document are serialized
+ * across instances by an advisory lock. A user's own locks never stand in their way; an exclusive lock of
+ * someone else refuses both overlapping locks and writes; a shared lock refuses only overlapping exclusive
+ * locks. Locks expire at their TTL and die with the socket session that took them.
+ */
+@Injectable()
+export class RealtimeLockService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly locks: LockRepository,
+    private readonly bus: RealtimeBus,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async acquire(
+    doc: DocRef,
+    userId: string,
+    input: { target: LockTarget; ttlSeconds?: number; exclusive?: boolean; sessionId: string | null },
+  ): Promise<LockView> {
+    const { lockDefaultTtlSeconds, lockMaxTtlSeconds } = this.config.realtime;
+    const ttlSeconds = input.ttlSeconds ?? lockDefaultTtlSeconds;
+    if (ttlSeconds > lockMaxTtlSeconds) {
+      throw AppException.validation([
+        { field: 'ttlSeconds', reason: `ttlSeconds must not be greater than ${lockMaxTtlSeconds}` },
+      ]);
+    }
+    const wanted = { target: input.target, exclusive: input.exclusive ?? true };
+    const lock = await this.tx.run(async () => {
+      await this.locks.lockDocument(doc.uuid);
+      const held = await this.locks.live(doc.organizationId, doc.uuid);
+      const blocking = held.find((other) => other.userId !== userId && locksCollide(other, wanted));
+      if (blocking) {
+        throw lockedBy(blocking);
+      }
+      const created = await this.locks.insert(doc, {
+        ...wanted,
+        userId,
+        sessionId: input.sessionId,
+        ttlSeconds,
+      });
+      await this.bus.publish({
+        t: 'lock',
+        doc: doc.uuid,
+        action: 'acquired',
+        lock: { ...lockView(created) },
+      });
+      return created;
+    });
+    return lockView(lock);
+  }
+
+  /** The holder releases its lock; a document manager may release anyone's. Unknown or expired → NOT_FOUND. */
+  async release(doc: DocRef, lockId: string, userId: string, canManage: boolean): Promise<void> {
+    await this.tx.run(async () => {
+      const lock = await this.locks.find(doc, lockId);
+      if (!lock) {
+        throw AppException.notFound('lock');
+      }
+      if (lock.userId !== userId && !canManage) {
+        throw AppException.forbidden('only the holder or a document manager may release this lock');
+      }
+      await this.locks.delete(doc, lockId);
+      await this.bus.publish({ t: 'lock', doc: doc.uuid, action: 'released', lock: { ...lockView(lock) } });
+    });
+  }
+
+  async list(doc: DocRef): Promise<LockView[]> {
+    return (await this.locks.live(doc.organizationId, doc.uuid)).map(lockView);
+  }
+
+  /** A session ended: its locks go with it. */
+  async releaseSession(doc: DocRef, sessionId: string): Promise<void> {
+    await this.tx.run(async () => {
+      const released = await this.locks.deleteOfSession(doc, sessionId);
+      for (const lock of released) {
+        await this.bus.publish({ t: 'lock', doc: doc.uuid, action: 'released', lock: { ...lockView(lock) } });
+      }
+    });
+  }
+
+  /**
+   * The documents module's write guard (registered on ChangeEngineService): a change by `userId` to a target
+   * covered by someone else's exclusive lock is refused with RESOURCE_LOCKED naming that lock. Runs inside the
+   * write's transaction, after the document row is locked.
+   */
+  async assertWritable(document: DocumentRecord, drafts: ChangeDraft[], userId: string): Promise<void> {
+    const held = (await this.locks.live(document.organizationId, document.uuid)).filter(
+      (lock) => lock.exclusive && lock.userId !== userId,
+    );
+    if (held.length === 0) {
+      return;
+    }
+    const targets = writeTargetsOf(document, drafts);
+    const blocking = held.find((lock) => targets.some((target) => lockCoversWrite(lock.target, target)));
+    if (blocking) {
+      throw lockedBy(blocking);
+    }
+  }
+}

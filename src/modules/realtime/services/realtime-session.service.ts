@@ -1,0 +1,372 @@
+import type { IncomingMessage } from 'node:http';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Request } from 'express';
+import type { RawData, WebSocket } from 'ws';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
+import { isUuid } from '../../tenancy/policies/organization-roles.js';
+import type { DocumentScope } from '../../documents/services/document-access.service.js';
+import { normalizeTarget } from '../domain/lock-targets.js';
+import { assertNever, type ClientMessage, parseClientMessage } from '../domain/realtime-messages.js';
+import type { CloseReason } from '../domain/realtime-protocol.js';
+import {
+  decodeFrame,
+  encodeAwareness,
+  encodeSync,
+  fromBase64,
+  SYNC_STEP1,
+  SYNC_STEP2,
+  toBase64,
+} from '../domain/yjs-wire.js';
+import { RealtimeAuthService } from './realtime-auth.service.js';
+import { RealtimeHub } from './realtime-hub.service.js';
+import { RealtimeLockService } from './realtime-lock.service.js';
+import { RealtimeSession } from './realtime-session.js';
+import { PresenceService } from './presence.service.js';
+import { YjsStateService } from './yjs-state.service.js';
+
+function rawToBuffer(data: RawData): Buffer {
+  return Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+}
+
+function firstQuery(url: URL, name: string): string | undefined {
+  return url.searchParams.get(name) ?? undefined;
+}
+
+/**
+ * The socket protocol (docs/realtime.md, "WebSocket sessions"): `auth` first within REALTIME_AUTH_TIMEOUT_MS,
+ * then `{kind, seq, payload}` messages answered by `ack`/`error` with the same seq, processed one at a time per
+ * socket; binary frames are y-protocols sync/awareness. Nothing a client sends can throw out of here: every
+ * failure becomes an `error` reply (or a close with a documented code).
+ */
+@Injectable()
+export class RealtimeSessionService {
+  private readonly logger = new Logger(RealtimeSessionService.name);
+
+  constructor(
+    private readonly auth: RealtimeAuthService,
+    private readonly hub: RealtimeHub,
+    private readonly presence: PresenceService,
+    private readonly locks: RealtimeLockService,
+    private readonly yjs: YjsStateService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  accept(socket: WebSocket, request: IncomingMessage): void {
+    const session = new RealtimeSession(socket, this.config.realtime, {
+      recheck: (identity) => this.auth.stillAllowed(identity),
+      closed: (closed) => void this.cleanUp(closed),
+    });
+    const timer = setTimeout(() => session.close('AUTH_TIMEOUT'), this.config.realtime.authTimeoutMs);
+    timer.unref();
+    let queue = Promise.resolve();
+    socket.on('pong', () => session.pong());
+    socket.on('close', () => {
+      clearTimeout(timer);
+      session.markClosed();
+    });
+    socket.on('error', () => session.markClosed());
+    socket.on('message', (data: RawData, isBinary: boolean) => {
+      queue = queue
+        .then(() => this.onMessage(session, request, rawToBuffer(data), isBinary, timer))
+        .catch((error: unknown) => this.logger.error({ err: error }, 'realtime message handling failed'));
+    });
+  }
+
+  private async onMessage(
+    session: RealtimeSession,
+    request: IncomingMessage,
+    data: Buffer,
+    isBinary: boolean,
+    timer: NodeJS.Timeout,
+  ): Promise<void> {
+    if (session.isClosed) {
+      return;
+    }
+    if (!session.takeToken()) {
+      session.replyError(
+        null,
+        new AppException(ErrorCode.RATE_LIMIT_EXCEEDED, {
+          details: [{ reason: `at most ${this.config.realtime.maxMessagesPerSecond} messages per second` }],
+        }),
+      );
+      if (session.abusive) {
+        session.close('TOO_MANY');
+      }
+      return;
+    }
+    if (data.length > this.config.realtime.maxMessageBytes) {
+      session.replyError(
+        null,
+        new AppException(ErrorCode.PAYLOAD_TOO_LARGE, {
+          details: [{ reason: `messages are limited to ${this.config.realtime.maxMessageBytes} bytes` }],
+        }),
+      );
+      return;
+    }
+    if (!session.identity) {
+      await this.handshake(session, request, data, isBinary);
+      clearTimeout(timer);
+      return;
+    }
+    if (isBinary) {
+      await this.onBinary(session, data);
+      return;
+    }
+    const parsed = parseClientMessage(data.toString('utf8'));
+    if (!parsed.ok) {
+      session.replyError(parsed.seq, AppException.validation(parsed.details));
+      return;
+    }
+    try {
+      session.reply(parsed.message.seq, 'ack', await this.handle(session, parsed.message));
+    } catch (error) {
+      if (!(error instanceof AppException)) {
+        this.logger.error({ err: error }, 'realtime message failed');
+      }
+      session.replyError(parsed.message.seq, error);
+    }
+  }
+
+  private async handshake(
+    session: RealtimeSession,
+    request: IncomingMessage,
+    data: Buffer,
+    isBinary: boolean,
+  ): Promise<void> {
+    const parsed = isBinary ? null : parseClientMessage(data.toString('utf8'));
+    if (!parsed?.ok || parsed.message.kind !== 'auth') {
+      session.replyError(
+        parsed ? (parsed.ok ? parsed.message.seq : parsed.seq) : null,
+        AppException.validation([
+          { field: 'kind', reason: 'the first message must be {kind: "auth", seq, payload: {token}}' },
+        ]),
+      );
+      session.close('BAD_HANDSHAKE');
+      return;
+    }
+    const { seq, payload } = parsed.message;
+    let reason: CloseReason = 'UNAUTHENTICATED';
+    try {
+      const url = new URL(request.url ?? '/', 'ws://localhost');
+      const scope: DocumentScope = {};
+      const workspaceId = firstQuery(url, 'workspaceId');
+      const organizationId = firstQuery(url, 'organizationId');
+      if (workspaceId && isUuid(workspaceId)) {
+        scope.workspaceId = workspaceId.toLowerCase();
+      }
+      if (organizationId && isUuid(organizationId)) {
+        scope.organizationId = organizationId.toLowerCase();
+      }
+      // The credential verifier reads the caller's address, method and path (API key allow-lists, usage log).
+      const httpLike = {
+        ip: request.socket.remoteAddress,
+        method: 'GET',
+        url: url.pathname,
+        originalUrl: url.pathname,
+        headers: request.headers,
+        query: {},
+      } as unknown as Request;
+      const identity = await this.auth.authenticateSocket(payload.token, httpLike, {
+        docType: firstQuery(url, 'docType'),
+        docId: firstQuery(url, 'docId'),
+        scope,
+      });
+      reason = 'TOO_MANY';
+      session.identity = identity;
+      await this.hub.attach(session, null);
+      if (session.isClosed) {
+        // Closed while attaching: clean-up already ran without this registration.
+        this.hub.detach(session);
+        return;
+      }
+      await this.presence.join(identity.doc, session.sessionId, identity.principal.userId, 'ws');
+      session.reply(seq, 'ack', {
+        sessionId: session.sessionId,
+        userId: identity.principal.userId,
+        document: {
+          docType: identity.doc.docType,
+          docId: identity.doc.docId,
+          organizationId: identity.doc.organizationId,
+          workspaceId: identity.doc.workspaceId,
+        },
+        canWrite: identity.canWrite,
+        lastEventId: session.lastSeq.toString(),
+      });
+      await this.hub.catchUp(session, false);
+      await this.sendCurrentAwareness(session);
+    } catch (error) {
+      if (
+        error instanceof AppException &&
+        [ErrorCode.DOC_NOT_FOUND, ErrorCode.FORBIDDEN, ErrorCode.AMBIGUOUS_DOCUMENT].includes(error.code)
+      ) {
+        reason = 'ACCESS_LOST';
+      } else if (!(error instanceof AppException)) {
+        this.logger.error({ err: error }, 'realtime handshake failed');
+      }
+      session.replyError(seq, error);
+      session.close(reason);
+    }
+  }
+
+  private async handle(session: RealtimeSession, message: ClientMessage): Promise<Record<string, unknown>> {
+    const identity = session.identity;
+    if (!identity) {
+      throw new AppException(ErrorCode.UNAUTHORIZED);
+    }
+    const doc = identity.doc;
+    // The same rules as the HTTP routes: write access to the document and the route's scope.
+    const writable = (scope: 'doc:write' | 'data:write'): void => {
+      if (!identity.canWrite) {
+        throw AppException.forbidden('write permission required');
+      }
+      if (!identity.principal.scopes.includes(scope)) {
+        throw AppException.forbidden(`missing scope ${scope}`);
+      }
+    };
+    switch (message.kind) {
+      case 'auth':
+        throw new AppException(ErrorCode.INVALID_STATE, {
+          details: [{ field: 'kind', reason: 'already authenticated' }],
+        });
+      case 'ping':
+        return { now: new Date().toISOString() };
+      case 'yjs_sync': {
+        const diff = await this.yjs.diff(
+          doc,
+          message.payload.stateVector ? fromBase64(message.payload.stateVector) : undefined,
+        );
+        return { update: toBase64(diff.update), stateVector: toBase64(diff.stateVector) };
+      }
+      case 'yjs_update':
+        writable('doc:write');
+        return this.yjs.applyUpdate(
+          doc,
+          fromBase64(message.payload.update),
+          identity.principal.userId,
+          session.sessionId,
+        );
+      case 'awareness': {
+        const entries = await this.yjs.applyAwareness(
+          doc,
+          fromBase64(message.payload.update),
+          session.sessionId,
+        );
+        entries.forEach((entry) => session.awarenessClocks.set(entry.clientId, entry.clock));
+        return {};
+      }
+      case 'lock':
+        writable('data:write');
+        return {
+          ...(await this.locks.acquire(doc, identity.principal.userId, {
+            target: normalizeTarget(message.payload.target),
+            ttlSeconds: message.payload.ttlSeconds,
+            exclusive: message.payload.exclusive,
+            sessionId: session.sessionId,
+          })),
+        };
+      case 'unlock':
+        await this.locks.release(doc, message.payload.lockId, identity.principal.userId, identity.canManage);
+        return {};
+      case 'users':
+        return { items: await this.presence.users(doc) };
+      case 'locks':
+        return { items: await this.locks.list(doc) };
+      default:
+        return assertNever(message);
+    }
+  }
+
+  /** Standard y-protocols frames: sync step 1 → step 2 (+ our step 1), updates, awareness. */
+  private async onBinary(session: RealtimeSession, data: Buffer): Promise<void> {
+    session.binary = true;
+    const identity = session.identity;
+    if (!identity) {
+      return;
+    }
+    try {
+      const frame = decodeFrame(new Uint8Array(data));
+      switch (frame.type) {
+        case 'sync-step1': {
+          const diff = await this.yjs.diff(identity.doc, frame.stateVector);
+          session.send(encodeSync(SYNC_STEP2, diff.update));
+          session.send(encodeSync(SYNC_STEP1, diff.stateVector));
+          return;
+        }
+        case 'update':
+          if (!identity.canWrite || !identity.principal.scopes.includes('doc:write')) {
+            throw AppException.forbidden('write permission and the doc:write scope required');
+          }
+          await this.yjs.applyUpdate(
+            identity.doc,
+            frame.update,
+            identity.principal.userId,
+            session.sessionId,
+          );
+          return;
+        case 'awareness': {
+          const entries = await this.yjs.applyAwareness(identity.doc, frame.update, session.sessionId);
+          entries.forEach((entry) => session.awarenessClocks.set(entry.clientId, entry.clock));
+          return;
+        }
+        default:
+          assertNever(frame);
+      }
+    } catch (error) {
+      session.replyError(
+        null,
+        error instanceof AppException
+          ? error
+          : AppException.validation([
+              { field: 'frame', reason: 'not a y-protocols sync or awareness message' },
+            ]),
+      );
+    }
+  }
+
+  /** A joining socket learns the awareness of everyone already there. */
+  private async sendCurrentAwareness(session: RealtimeSession): Promise<void> {
+    const others = (await this.presence.records(session.doc)).filter(
+      (row) => row.sessionId !== session.sessionId && row.awarenessClientId !== null && row.state !== null,
+    );
+    if (others.length > 0) {
+      const update = encodeAwareness(
+        others.map((row) => ({
+          clientId: row.awarenessClientId ?? 0,
+          clock: row.awarenessClock ?? 0,
+          state: row.state,
+        })),
+      );
+      session.push('awareness', { update: toBase64(update) });
+    }
+  }
+
+  /** Leaves presence, releases the session's locks and tells the others its awareness is gone. */
+  private async cleanUp(session: RealtimeSession): Promise<void> {
+    if (!session.identity) {
+      return;
+    }
+    this.hub.detach(session);
+    const doc = session.identity.doc;
+    try {
+      if (session.awarenessClocks.size > 0) {
+        const removal = encodeAwareness(
+          [...session.awarenessClocks].map(([clientId, clock]) => ({
+            clientId,
+            clock: clock + 1,
+            state: null,
+          })),
+        );
+        await this.yjs.applyAwareness(doc, removal, session.sessionId);
+      }
+      await this.locks.releaseSession(doc, session.sessionId);
+      await this.presence.leave(doc, session.sessionId, session.userId);
+    } catch (error) {
+      this.logger.warn(
+        { err: error },
+        'realtime session clean-up failed; presence and locks expire on their own',
+      );
+    }
+  }
+}

@@ -1,0 +1,107 @@
+import { AppException } from '../../../common/errors/app.exception.js';
+import type { FieldDefinition } from '../../documents/fields/field.types.js';
+import { chartAggregation, cleanViewConfig, validateViewConfig } from './view-config.js';
+
+const FIELDS: FieldDefinition[] = [
+  { id: 'name', name: 'Name', type: 'text' },
+  { id: 'price', name: 'Price', type: 'number' },
+  { id: 'due', name: 'Due', type: 'date' },
+  { id: 'status', name: 'Status', type: 'single_select', selectOptions: [{ id: 'todo' }, { id: 'done' }] },
+];
+
+function fieldsOf(run: () => unknown): string[] {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof AppException) {
+      return (error.options.details ?? []).map((detail) => String(detail.field));
+    }
+    throw error;
+  }
+  return [];
+}
+
+describe('validateViewConfig', () => {
+  it('accepts every known key in its valid form and keeps unknown keys', () => {
+    const config = {
+      columns: ['name', 'price'],
+      displayFields: ['name'],
+      filters: { and: [{ field: 'price', op: 'gte', value: 1 }] },
+      sorts: [{ field: 'price', order: 'desc' }],
+      groupBy: ['status'],
+      groupByField: 'status',
+      kanbanConfig: { groupByField: 'status', cardFields: ['name'] },
+      calendarConfig: { dateField: 'due', titleField: 'name' },
+      chartConfig: { xField: 'status', yField: 'price', chartType: 'pie', aggregation: 'avg' },
+      anything: { ui: [1, 2] },
+    };
+    expect(validateViewConfig(config, FIELDS)).toEqual(config);
+    expect(validateViewConfig(undefined, FIELDS)).toEqual({});
+  });
+
+  it('collects every problem with its path', () => {
+    expect(
+      fieldsOf(() =>
+        validateViewConfig(
+          {
+            columns: ['name', 'name', 'x'],
+            kanbanConfig: { groupByField: 'name' },
+            calendarConfig: { dateField: 'price' },
+            chartConfig: { xField: 'nope', chartType: 'radar', aggregation: 'median' },
+            filters: { logic: 'and', conditions: [{ field: 'price', operator: 'contains', value: 1 }] },
+          },
+          FIELDS,
+        ),
+      ),
+    ).toEqual([
+      'config.columns[1]',
+      'config.columns[2]',
+      'config.kanbanConfig.groupByField',
+      'config.calendarConfig.dateField',
+      'config.chartConfig.chartType',
+      'config.chartConfig.xField',
+      'config.chartConfig.aggregation',
+      expect.stringMatching(/^config\.filters\.conditions\[0\]/),
+    ]);
+    expect(fieldsOf(() => validateViewConfig([], FIELDS))).toEqual(['config']);
+  });
+
+  it('defaults the chart aggregation to sum of yField, else count', () => {
+    expect(chartAggregation({ yField: 'price' })).toBe('sum');
+    expect(chartAggregation({})).toBe('count');
+    expect(chartAggregation({ yField: 'price', aggregation: 'max' })).toBe('max');
+  });
+});
+
+describe('cleanViewConfig', () => {
+  it('drops references to removed fields and to fields whose type no longer fits, in both filter shapes', () => {
+    const fields = FIELDS.filter((field) => field.id !== 'price').map((field) => (field.id === 'due' ? { ...field, type: 'text' as const } : field));
+    const { config, changed } = cleanViewConfig(
+      {
+        columns: ['price', 'name'],
+        filters: { logic: 'or', conditions: [{ field: 'price', operator: 'eq', value: 1 }], groups: [{ conditions: [{ field: 'name', operator: 'eq', value: 'a' }] }] },
+        filter: { and: [{ field: 'price', op: 'gt', value: 1 }] },
+        sorts: [{ field: 'price', direction: 'asc' }, { field: 'name', direction: 'desc' }],
+        calendarConfig: { dateField: 'due', titleField: 'name' },
+        chartConfig: { xField: 'status', yField: 'price', chartType: 'bar' },
+        groupBy: 'price',
+        keep: 1,
+      },
+      fields,
+    );
+    expect(changed).toBe(true);
+    expect(config).toEqual({
+      columns: ['name'],
+      filters: { logic: 'or', groups: [{ conditions: [{ field: 'name', operator: 'eq', value: 'a' }] }] },
+      sorts: [{ field: 'name', direction: 'desc' }],
+      calendarConfig: { titleField: 'name' },
+      chartConfig: { xField: 'status', chartType: 'bar' },
+      keep: 1,
+    });
+  });
+
+  it('reports no change when every reference still fits', () => {
+    const config = { columns: ['name'], sorts: [{ field: 'price', direction: 'asc' }] };
+    expect(cleanViewConfig(config, FIELDS)).toEqual({ config, changed: false });
+  });
+});

@@ -1,0 +1,254 @@
+import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import type { FieldDefinition, FieldType } from '../../documents/fields/field.types.js';
+import { isPlainObject } from '../../documents/fields/field-value.utils.js';
+import { compileAst, compileQuery } from '../../documents/query/query.compiler.js';
+import { AGGREGATION_KINDS, type AggregationKind } from '../../documents/query/query.types.js';
+import { prefixDetails, viewQueryAst } from '../../documents/services/view-resolver.js';
+
+/** View types of spec 2.7. */
+export const VIEW_TYPES = ['table', 'gallery', 'kanban', 'calendar', 'chart', 'form', 'map', 'timeline'] as const;
+export type ViewType = (typeof VIEW_TYPES)[number];
+export const CHART_TYPES = ['bar', 'line', 'pie'] as const;
+
+export type ViewConfig = Record<string, unknown>;
+
+const SELECT_TYPES: readonly FieldType[] = ['single_select', 'multi_select'];
+const DATE_TYPES: readonly FieldType[] = ['date', 'datetime'];
+const NUMERIC_TYPES: readonly FieldType[] = ['number', 'currency', 'percent', 'rating', 'duration', 'auto_number'];
+const MAX_GROUP_FIELDS = 5;
+
+/** The aggregation of a chart: `chartConfig.aggregation`, else sum of yField, else count. */
+export function chartAggregation(chart: Record<string, unknown>): AggregationKind {
+  if (typeof chart.aggregation === 'string' && (AGGREGATION_KINDS as readonly string[]).includes(chart.aggregation)) {
+    return chart.aggregation as AggregationKind;
+  }
+  return typeof chart.yField === 'string' ? 'sum' : 'count';
+}
+
+class ConfigChecker {
+  readonly details: ErrorDetail[] = [];
+  private readonly byId: Map<string, FieldDefinition>;
+
+  constructor(fields: readonly FieldDefinition[]) {
+    this.byId = new Map(fields.map((field) => [field.id, field]));
+  }
+
+  field(value: unknown, path: string, types?: readonly FieldType[], what?: string): void {
+    if (typeof value !== 'string' || value === '') {
+      this.details.push({ field: path, reason: 'must be a field id' });
+      return;
+    }
+    const field = this.byId.get(value);
+    if (!field) {
+      this.details.push({ field: path, fieldId: value, reason: `unknown field ${JSON.stringify(value)}` });
+    } else if (types && !types.includes(field.type)) {
+      this.details.push({ field: path, fieldId: value, reason: `must be ${what ?? types.join(' or ')} (field ${value} is ${field.type})` });
+    }
+  }
+
+  fieldList(value: unknown, path: string, max = 500): void {
+    if (!Array.isArray(value) || value.length > max) {
+      this.details.push({ field: path, reason: `must be an array of at most ${max} field ids` });
+      return;
+    }
+    const seen = new Set<unknown>();
+    value.forEach((item: unknown, index) => {
+      if (seen.has(item)) {
+        this.details.push({ field: `${path}[${index}]`, reason: 'listed twice' });
+      }
+      seen.add(item);
+      this.field(item, `${path}[${index}]`);
+    });
+  }
+
+  section(config: ViewConfig, key: string): Record<string, unknown> | null {
+    const value = config[key];
+    if (value === undefined || value === null) {
+      return null;
+    }
+    if (!isPlainObject(value)) {
+      this.details.push({ field: `config.${key}`, reason: 'must be an object' });
+      return null;
+    }
+    return value;
+  }
+}
+
+/**
+ * Validates a view config against the document's fields (spec 2.7, docs/views.md). Known keys are checked — every
+ * field reference must exist (and have the right type where the key needs one), `filters`/`sorts` compile like a
+ * `POST /data/query` — and unknown keys are kept as they are (clients keep UI state there). VALIDATION_ERROR lists
+ * every problem with its path under `config.`.
+ */
+export function validateViewConfig(input: unknown, fields: readonly FieldDefinition[]): ViewConfig {
+  if (input === undefined || input === null) {
+    return {};
+  }
+  if (!isPlainObject(input)) {
+    throw AppException.validation([{ field: 'config', reason: 'config must be an object' }]);
+  }
+  const config = input;
+  const check = new ConfigChecker(fields);
+  for (const key of ['columns', 'displayFields'] as const) {
+    if (config[key] !== undefined && config[key] !== null) {
+      check.fieldList(config[key], `config.${key}`);
+    }
+  }
+  if (config.groupBy !== undefined && config.groupBy !== null) {
+    if (typeof config.groupBy === 'string') {
+      check.field(config.groupBy, 'config.groupBy');
+    } else {
+      check.fieldList(config.groupBy, 'config.groupBy', MAX_GROUP_FIELDS);
+    }
+  }
+  if (config.groupByField !== undefined && config.groupByField !== null) {
+    check.field(config.groupByField, 'config.groupByField');
+  }
+  const kanban = check.section(config, 'kanbanConfig');
+  if (kanban) {
+    if (kanban.groupByField !== undefined) {
+      check.field(kanban.groupByField, 'config.kanbanConfig.groupByField', SELECT_TYPES, 'a select field');
+    }
+    if (kanban.cardFields !== undefined) {
+      check.fieldList(kanban.cardFields, 'config.kanbanConfig.cardFields');
+    }
+  }
+  const calendar = check.section(config, 'calendarConfig');
+  if (calendar) {
+    if (calendar.dateField !== undefined) {
+      check.field(calendar.dateField, 'config.calendarConfig.dateField', DATE_TYPES, 'a date field');
+    }
+    if (calendar.titleField !== undefined) {
+      check.field(calendar.titleField, 'config.calendarConfig.titleField');
+    }
+  }
+  const chart = check.section(config, 'chartConfig');
+  if (chart) {
+    if (!(CHART_TYPES as readonly unknown[]).includes(chart.chartType)) {
+      check.details.push({ field: 'config.chartConfig.chartType', reason: `must be one of ${CHART_TYPES.join(', ')}` });
+    }
+    check.field(chart.xField, 'config.chartConfig.xField');
+    if (chart.aggregation !== undefined && !(AGGREGATION_KINDS as readonly unknown[]).includes(chart.aggregation)) {
+      check.details.push({ field: 'config.chartConfig.aggregation', reason: `must be one of ${AGGREGATION_KINDS.join(', ')}` });
+    }
+    const aggregation = chartAggregation(chart);
+    if (chart.yField !== undefined && chart.yField !== null) {
+      check.field(chart.yField, 'config.chartConfig.yField', aggregation === 'count' ? undefined : NUMERIC_TYPES, 'a numeric field');
+    } else if (aggregation !== 'count') {
+      check.details.push({ field: 'config.chartConfig.yField', reason: `${aggregation} needs a yField` });
+    }
+  }
+  try {
+    compileAst(viewQueryAst(config), fields);
+  } catch (error) {
+    const relabelled = prefixDetails(error);
+    if (relabelled instanceof AppException && relabelled.options.details) {
+      check.details.push(...relabelled.options.details);
+    } else {
+      throw relabelled;
+    }
+  }
+  if (check.details.length > 0) {
+    throw AppException.validation(check.details);
+  }
+  return JSON.parse(JSON.stringify(config)) as ViewConfig;
+}
+
+function compiles(query: unknown, fields: readonly FieldDefinition[]): boolean {
+  try {
+    compileQuery(query, fields);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Drops the conditions of a filter (either shape) that no longer compile; null when nothing is left. */
+function pruneFilter(node: unknown, fields: readonly FieldDefinition[]): unknown {
+  if (Array.isArray(node)) {
+    const kept = node.map((item: unknown) => pruneFilter(item, fields)).filter((item) => item !== null);
+    return kept.length > 0 ? kept : null;
+  }
+  if (!isPlainObject(node)) {
+    return node;
+  }
+  if (node.field !== undefined) {
+    return compiles({ filters: [node] }, fields) ? node : null;
+  }
+  const out: Record<string, unknown> = { ...node };
+  let left = 0;
+  for (const key of ['conditions', 'groups', 'and', 'or']) {
+    if (Array.isArray(node[key])) {
+      const kept = (node[key] as unknown[]).map((item) => pruneFilter(item, fields)).filter((item) => item !== null);
+      left += kept.length;
+      if (kept.length > 0) {
+        out[key] = kept;
+      } else {
+        delete out[key];
+      }
+    }
+  }
+  return left > 0 ? out : null;
+}
+
+/**
+ * Keeps a stored view valid after its document's fields changed (docs/views.md): references to fields that no
+ * longer exist, or no longer have a type the key needs, are removed; filter conditions and sorts that no longer
+ * compile are dropped. Unknown keys stay. Returns the new config and whether it changed.
+ */
+export function cleanViewConfig(config: ViewConfig, fields: readonly FieldDefinition[]): { config: ViewConfig; changed: boolean } {
+  const byId = new Map(fields.map((field) => [field.id, field]));
+  const fits = (id: unknown, types?: readonly FieldType[]): boolean => {
+    const field = typeof id === 'string' ? byId.get(id) : undefined;
+    return field !== undefined && (!types || types.includes(field.type));
+  };
+  const out: ViewConfig = JSON.parse(JSON.stringify(config)) as ViewConfig;
+  const list = (owner: Record<string, unknown>, key: string): void => {
+    if (Array.isArray(owner[key])) {
+      owner[key] = (owner[key] as unknown[]).filter((id) => fits(id));
+    }
+  };
+  const single = (owner: Record<string, unknown>, key: string, types?: readonly FieldType[]): void => {
+    if (owner[key] !== undefined && owner[key] !== null && !fits(owner[key], types)) {
+      delete owner[key];
+    }
+  };
+  list(out, 'columns');
+  list(out, 'displayFields');
+  if (Array.isArray(out.groupBy)) {
+    list(out, 'groupBy');
+  } else {
+    single(out, 'groupBy');
+  }
+  single(out, 'groupByField');
+  if (isPlainObject(out.kanbanConfig)) {
+    single(out.kanbanConfig, 'groupByField', SELECT_TYPES);
+    list(out.kanbanConfig, 'cardFields');
+  }
+  if (isPlainObject(out.calendarConfig)) {
+    single(out.calendarConfig, 'dateField', DATE_TYPES);
+    single(out.calendarConfig, 'titleField');
+  }
+  if (isPlainObject(out.chartConfig)) {
+    single(out.chartConfig, 'xField');
+    single(out.chartConfig, 'yField', chartAggregation(out.chartConfig) === 'count' ? undefined : NUMERIC_TYPES);
+  }
+  for (const key of ['filters', 'filter']) {
+    if (out[key] !== undefined && out[key] !== null) {
+      const pruned = pruneFilter(out[key], fields);
+      if (pruned === null) {
+        delete out[key];
+      } else {
+        out[key] = pruned;
+      }
+    }
+  }
+  for (const key of ['sorts', 'sort']) {
+    if (Array.isArray(out[key])) {
+      out[key] = (out[key] as unknown[]).filter((sort) => compiles({ [key]: [sort] }, fields));
+    } else if (out[key] !== undefined && out[key] !== null && !compiles({ [key]: out[key] }, fields)) {
+      delete out[key];
+    }
+  }
+  return { config: out, changed: JSON.stringify(out) !== JSON.stringify(config) };
+}

@@ -1,0 +1,68 @@
+import { Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decorators.js';
+import type { Principal } from '../../../common/auth/principal.js';
+import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import type { Page } from '../../../common/http/pagination.js';
+import {
+  DeliveryDetailResponseDto,
+  DeliveryQueryDto,
+  DeliveryResponseDto,
+  WebhookStatsResponseDto,
+} from '../dtos/webhook-delivery.dto.js';
+import { WebhookDeliveriesService } from '../services/webhook-deliveries.service.js';
+
+@ApiTags('webhooks')
+@Controller('webhooks/:webhookId')
+@RequireScopes('webhooks:manage')
+export class WebhookDeliveriesController {
+  constructor(private readonly deliveries: WebhookDeliveriesService) {}
+
+  @Get('deliveries')
+  @ApiOperation({ summary: 'Delivery history, newest first; filter by status and event' })
+  @ApiEnvelope(DeliveryResponseDto, { shape: 'page' })
+  list(
+    @CurrentPrincipal() principal: Principal,
+    @Param('webhookId') webhookId: string,
+    @Query() query: DeliveryQueryDto,
+  ): Promise<Page<DeliveryResponseDto>> {
+    return this.deliveries.list(principal, webhookId, query);
+  }
+
+  @Get('deliveries/:deliveryId')
+  @ApiOperation({
+    summary: 'One delivery with its body and every attempt (request headers, response, duration, error)',
+  })
+  @ApiEnvelope(DeliveryDetailResponseDto)
+  get(
+    @CurrentPrincipal() principal: Principal,
+    @Param('webhookId') webhookId: string,
+    @Param('deliveryId') deliveryId: string,
+  ): Promise<DeliveryDetailResponseDto> {
+    return this.deliveries.get(principal, webhookId, deliveryId);
+  }
+
+  @Post('deliveries/:deliveryId/redeliver')
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Send the same delivery (same deliveryId) again as a new attempt' })
+  @ApiEnvelope(DeliveryDetailResponseDto, { status: 202 })
+  redeliver(
+    @CurrentPrincipal() principal: Principal,
+    @Param('webhookId') webhookId: string,
+    @Param('deliveryId') deliveryId: string,
+  ): Promise<DeliveryDetailResponseDto> {
+    return this.deliveries.redeliver(principal, webhookId, deliveryId);
+  }
+
+  @Get('stats')
+  @ApiOperation({
+    summary: 'Counts by outcome, success rate, p50/p95 latency, last success and failure, failure streak',
+  })
+  @ApiEnvelope(WebhookStatsResponseDto)
+  stats(
+    @CurrentPrincipal() principal: Principal,
+    @Param('webhookId') webhookId: string,
+  ): Promise<WebhookStatsResponseDto> {
+    return this.deliveries.stats(principal, webhookId);
+  }
+}

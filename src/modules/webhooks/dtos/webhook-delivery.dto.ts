@@ -1,0 +1,186 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { PageQueryDto } from '../../../common/http/pagination.js';
+import {
+  type AttemptRow,
+  DELIVERY_STATUSES,
+  type DeliveryKind,
+  type DeliveryRow,
+  type DeliveryStatsRow,
+  type DeliveryStatus,
+} from '../repositories/webhook-delivery.repository.js';
+import { WEBHOOK_STATUSES, type WebhookRow, type WebhookStatus } from '../repositories/webhook.repository.js';
+
+export class DeliveryQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: DELIVERY_STATUSES })
+  @IsOptional()
+  @IsIn(DELIVERY_STATUSES)
+  status?: DeliveryStatus;
+  @ApiPropertyOptional({ description: 'Event type', example: 'request_merged' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(100)
+  event?: string;
+}
+
+export class DeliveryAttemptDto {
+  @ApiProperty({ description: '1 for the first attempt of the delivery' }) attempt: number;
+  @ApiProperty({ description: 'A redelivery or test rather than an automatic attempt' }) manual: boolean;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) requestHeaders: Record<
+    string,
+    string
+  >;
+  @ApiProperty({ nullable: true, type: Number }) responseStatus: number | null;
+  @ApiProperty({ nullable: true, type: String, description: 'At most the first 2048 bytes of the answer' })
+  responseBody: string | null;
+  @ApiProperty() durationMs: number;
+  @ApiProperty({ nullable: true, type: String }) error: string | null;
+  @ApiProperty() success: boolean;
+  @ApiProperty({ format: 'date-time' }) startedAt: string;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    description: 'When the retry this failure scheduled is due',
+  })
+  nextRetryAt: string | null;
+}
+
+export class DeliveryResponseDto {
+  @ApiProperty({
+    format: 'uuid',
+    description: "Stable across retries and redeliveries: the receiver's idempotency key",
+  })
+  deliveryId: string;
+  @ApiProperty({ format: 'uuid' }) webhookId: string;
+  @ApiProperty({ example: 'request_merged' }) event: string;
+  @ApiProperty({ enum: ['event', 'test'] }) kind: DeliveryKind;
+  @ApiProperty({ enum: DELIVERY_STATUSES }) status: DeliveryStatus;
+  @ApiProperty({ nullable: true, type: String }) docType: string | null;
+  @ApiProperty({ nullable: true, type: String }) docId: string | null;
+  @ApiProperty({ description: 'Attempts made so far' }) attempts: number;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    description: 'When the next attempt is due (queued deliveries)',
+  })
+  nextRetryAt: string | null;
+  @ApiProperty({ nullable: true, type: Number }) responseStatus: number | null;
+  @ApiProperty({ nullable: true, type: Number }) durationMs: number | null;
+  @ApiProperty({ nullable: true, type: String }) error: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) lastAttemptAt: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) finishedAt: string | null;
+}
+
+export class DeliveryDetailResponseDto extends DeliveryResponseDto {
+  @ApiProperty({ description: 'The raw JSON body sent (the same bytes on every attempt)' })
+  requestBody: string;
+  @ApiProperty({ type: [DeliveryAttemptDto], description: 'Newest first' }) attemptLog: DeliveryAttemptDto[];
+}
+
+class DeliveryCountsDto {
+  @ApiProperty() pending: number;
+  @ApiProperty() retrying: number;
+  @ApiProperty() succeeded: number;
+  @ApiProperty() failed: number;
+  @ApiProperty() skipped: number;
+  @ApiProperty() total: number;
+}
+
+class AttemptCountsDto {
+  @ApiProperty() total: number;
+  @ApiProperty() succeeded: number;
+  @ApiProperty() failed: number;
+}
+
+class LatencyDto {
+  @ApiProperty({ nullable: true, type: Number }) p50: number | null;
+  @ApiProperty({ nullable: true, type: Number }) p95: number | null;
+}
+
+export class WebhookStatsResponseDto {
+  @ApiProperty({ format: 'uuid' }) webhookId: string;
+  @ApiProperty({ enum: WEBHOOK_STATUSES }) status: WebhookStatus;
+  @ApiProperty({ type: DeliveryCountsDto, description: 'Deliveries by outcome' })
+  deliveries: DeliveryCountsDto;
+  @ApiProperty({ type: AttemptCountsDto }) attempts: AttemptCountsDto;
+  @ApiProperty({
+    nullable: true,
+    type: Number,
+    description: 'Successful attempts / attempts (0..1); null before the first attempt',
+  })
+  successRate: number | null;
+  @ApiProperty({ type: LatencyDto, description: 'Attempt durations in milliseconds' }) latencyMs: LatencyDto;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) lastSuccessAt: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) lastFailureAt: string | null;
+  @ApiProperty() consecutiveFailures: number;
+}
+
+function iso(value: Date | null): string | null {
+  return value ? new Date(value).toISOString() : null;
+}
+
+export function toDeliveryResponse(row: DeliveryRow): DeliveryResponseDto {
+  const queued = row.status === 'pending' || row.status === 'retrying';
+  return {
+    deliveryId: row.id,
+    webhookId: row.webhookId,
+    event: row.eventType,
+    kind: row.kind,
+    status: row.status,
+    docType: row.docType,
+    docId: row.docId,
+    attempts: row.attempts,
+    nextRetryAt: queued ? iso(row.nextAttemptAt) : null,
+    responseStatus: row.lastStatusCode,
+    durationMs: row.lastDurationMs,
+    error: row.lastError,
+    lastAttemptAt: iso(row.lastAttemptAt),
+    createdAt: new Date(row.createdAt).toISOString(),
+    finishedAt: iso(row.finishedAt),
+  };
+}
+
+export function toDeliveryDetail(row: DeliveryRow, attempts: AttemptRow[]): DeliveryDetailResponseDto {
+  return {
+    ...toDeliveryResponse(row),
+    requestBody: row.requestBody,
+    attemptLog: attempts.map((attempt) => ({
+      attempt: attempt.attempt,
+      manual: attempt.manual,
+      requestHeaders: attempt.requestHeaders,
+      responseStatus: attempt.responseStatus,
+      responseBody: attempt.responseBody,
+      durationMs: attempt.durationMs,
+      error: attempt.error,
+      success: attempt.success,
+      startedAt: new Date(attempt.startedAt).toISOString(),
+      nextRetryAt: iso(attempt.nextRetryAt),
+    })),
+  };
+}
+
+export function toStatsResponse(webhook: WebhookRow, stats: DeliveryStatsRow): WebhookStatsResponseDto {
+  const round = (value: number | null): number | null =>
+    value === null ? null : Math.round(Number(value) * 10) / 10;
+  return {
+    webhookId: webhook.id,
+    status: webhook.status,
+    deliveries: {
+      pending: stats.pending,
+      retrying: stats.retrying,
+      succeeded: stats.succeeded,
+      failed: stats.failed,
+      skipped: stats.skipped,
+      total: stats.pending + stats.retrying + stats.succeeded + stats.failed + stats.skipped,
+    },
+    attempts: { total: stats.attempts, succeeded: stats.successfulAttempts, failed: stats.failedAttempts },
+    successRate: stats.attempts > 0 ? stats.successfulAttempts / stats.attempts : null,
+    latencyMs: { p50: round(stats.p50), p95: round(stats.p95) },
+    lastSuccessAt: iso(stats.lastSuccessAt),
+    lastFailureAt: iso(stats.lastFailureAt),
+    consecutiveFailures: webhook.consecutiveFailures,
+  };
+}

@@ -1,0 +1,254 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ArrayMaxSize,
+  ArrayNotEmpty,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsObject,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
+import { PageQueryDto } from '../../../common/http/pagination.js';
+import { DOMAIN_EVENT_TYPES } from '../../events/event-catalogue.js';
+import { WEBHOOK_STATUSES, type WebhookRow, type WebhookStatus } from '../repositories/webhook.repository.js';
+import { CONDITION_OPERATORS, type WebhookFilters } from '../services/webhook-filter.js';
+
+/** `*` subscribes to every event of the catalogue, including types added later. */
+export const ALL_EVENTS = '*';
+export const SUBSCRIBABLE_EVENTS: readonly string[] = [...DOMAIN_EVENT_TYPES, ALL_EVENTS];
+export const TEST_EVENT = 'webhook_test';
+
+export const WEBHOOK_LIMITS = {
+  timeout: { min: 1, max: 60, default: 30 },
+  maxRetries: { min: 0, max: 10, default: 3 },
+  retryInterval: { min: 1, max: 86_400, default: 60 },
+} as const;
+
+/** Swagger shape of a condition; the body is checked by filtersProblems (webhook-filter.ts). */
+export class WebhookConditionDocDto {
+  @ApiProperty({
+    example: '$.payload.status',
+    description: "JSONPath into the delivery envelope ($, .name, ..name, .*, [n], [*], ['name'])",
+  })
+  path: string;
+  @ApiProperty({ enum: CONDITION_OPERATORS }) operator: string;
+  @ApiPropertyOptional({
+    description: 'in/notIn: array; range: [min, max]; exists: true/false (default true)',
+    example: 'merged',
+  })
+  value?: unknown;
+}
+
+export class WebhookFiltersDocDto {
+  @ApiPropertyOptional({ type: [String] }) docTypes?: string[];
+  @ApiPropertyOptional({ type: [String] }) docIds?: string[];
+  @ApiPropertyOptional({ type: [String], description: 'Matched against triggeredBy' }) userIds?: string[];
+  @ApiPropertyOptional({ type: [WebhookConditionDocDto] }) conditions?: WebhookConditionDocDto[];
+}
+
+const filtersDoc = {
+  type: WebhookFiltersDocDto,
+  description: 'All given kinds must match; within a list any entry may. Conditions all must hold.',
+};
+
+export class CreateWebhookDto {
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: "Owning organization; else X-Organization-Id, else the caller's default organization",
+  })
+  @IsOptional()
+  @IsUUID()
+  organizationId?: string;
+
+  @ApiProperty({ maxLength: 200 }) @IsString() @MinLength(1) @MaxLength(200) name: string;
+  @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;
+  @ApiProperty({
+    example: 'https://example.com/hooks/quire',
+    description: 'http or https; must resolve to a public address',
+  })
+  @IsString()
+  @MaxLength(2000)
+  url: string;
+
+  @ApiProperty({
+    type: [String],
+    example: ['request_merged', 'data_bulk_operation'],
+    description: 'Event types of spec 6.2, or * for all',
+  })
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayMaxSize(100)
+  @IsIn(SUBSCRIBABLE_EVENTS, {
+    each: true,
+    message: 'events must be event types of the catalogue (spec 6.2) or *',
+  })
+  events: string[];
+
+  @ApiPropertyOptional(filtersDoc) @IsOptional() @IsObject() filters?: WebhookFilters;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 60, default: 30, description: 'Seconds' })
+  @IsOptional()
+  @IsInt()
+  @Min(WEBHOOK_LIMITS.timeout.min)
+  @Max(WEBHOOK_LIMITS.timeout.max)
+  timeout?: number;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 10, default: 3 })
+  @IsOptional()
+  @IsInt()
+  @Min(WEBHOOK_LIMITS.maxRetries.min)
+  @Max(WEBHOOK_LIMITS.maxRetries.max)
+  maxRetries?: number;
+
+  @ApiPropertyOptional({
+    minimum: 1,
+    maximum: 86_400,
+    default: 60,
+    description: 'Seconds before the first retry; doubles per retry',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(WEBHOOK_LIMITS.retryInterval.min)
+  @Max(WEBHOOK_LIMITS.retryInterval.max)
+  retryInterval?: number;
+}
+
+/** PUT: the fields given replace the stored ones; fields left out keep their values. */
+export class UpdateWebhookDto {
+  @ApiPropertyOptional({ maxLength: 200 })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  name?: string;
+  @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(2000) url?: string;
+
+  @ApiPropertyOptional({ type: [String] })
+  @IsOptional()
+  @IsArray()
+  @ArrayNotEmpty()
+  @ArrayMaxSize(100)
+  @IsIn(SUBSCRIBABLE_EVENTS, {
+    each: true,
+    message: 'events must be event types of the catalogue (spec 6.2) or *',
+  })
+  events?: string[];
+
+  @ApiPropertyOptional(filtersDoc) @IsOptional() @IsObject() filters?: WebhookFilters;
+  @ApiPropertyOptional({ minimum: 1, maximum: 60 }) @IsOptional() @IsInt() @Min(1) @Max(60) timeout?: number;
+  @ApiPropertyOptional({ minimum: 0, maximum: 10 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(10)
+  maxRetries?: number;
+  @ApiPropertyOptional({ minimum: 1, maximum: 86_400 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(86_400)
+  retryInterval?: number;
+}
+
+export class WebhookListQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: 'Organization to list; else X-Organization-Id, else the default organization',
+  })
+  @IsOptional()
+  @IsUUID()
+  organizationId?: string;
+}
+
+export class TestWebhookDto {
+  @ApiPropertyOptional({
+    description: `An event type of spec 6.2, or ${TEST_EVENT} (the default)`,
+    example: 'request_merged',
+  })
+  @IsOptional()
+  @IsIn([...DOMAIN_EVENT_TYPES, TEST_EVENT])
+  event?: string;
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Payload to send (default: a short test payload)',
+  })
+  @IsOptional()
+  @IsObject()
+  payload?: Record<string, unknown>;
+}
+
+export class WebhookResponseDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) organizationId: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ nullable: true, type: String }) description: string | null;
+  @ApiProperty() url: string;
+  @ApiProperty({ type: [String] }) events: string[];
+  @ApiProperty(filtersDoc) filters: WebhookFilters;
+  @ApiProperty({ description: 'Seconds' }) timeout: number;
+  @ApiProperty() maxRetries: number;
+  @ApiProperty({ description: 'Seconds' }) retryInterval: number;
+  @ApiProperty({ enum: WEBHOOK_STATUSES }) status: WebhookStatus;
+  @ApiProperty({ format: 'uuid' }) createdBy: string;
+  @ApiProperty({ description: 'Failed automatic attempts since the last success' })
+  consecutiveFailures: number;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) disabledAt: string | null;
+  @ApiProperty({ nullable: true, type: String }) disabledReason: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' }) secretRotatedAt: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    description: 'Until then the previous secret signs too',
+  })
+  previousSecretExpiresAt: string | null;
+  @ApiProperty({ format: 'date-time' }) createdAt: string;
+  @ApiProperty({ format: 'date-time' }) updatedAt: string;
+}
+
+export class WebhookWithSecretResponseDto extends WebhookResponseDto {
+  @ApiProperty({
+    description: 'Signing secret (whsec_ + base64). Shown only here and by regenerate-secret.',
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+  })
+  secret: string;
+}
+
+function iso(value: Date | null): string | null {
+  return value ? new Date(value).toISOString() : null;
+}
+
+export function toWebhookResponse(row: WebhookRow): WebhookResponseDto {
+  const rotationLive =
+    row.previousSecretExpiresAt && new Date(row.previousSecretExpiresAt).getTime() > Date.now();
+  return {
+    id: row.id,
+    organizationId: row.organizationId,
+    name: row.name,
+    description: row.description,
+    url: row.url,
+    events: row.events,
+    filters: row.filters,
+    timeout: row.timeoutSeconds,
+    maxRetries: row.maxRetries,
+    retryInterval: row.retryIntervalSeconds,
+    status: row.status,
+    createdBy: row.createdBy,
+    consecutiveFailures: row.consecutiveFailures,
+    disabledAt: iso(row.disabledAt),
+    disabledReason: row.disabledReason,
+    secretRotatedAt: iso(row.secretRotatedAt),
+    previousSecretExpiresAt: rotationLive ? iso(row.previousSecretExpiresAt) : null,
+    createdAt: new Date(row.createdAt).toISOString(),
+    updatedAt: new Date(row.updatedAt).toISOString(),
+  };
+}

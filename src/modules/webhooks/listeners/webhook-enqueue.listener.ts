@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { DomainEvent } from '../../events/domain-event.js';
+import { isDomainEventType } from '../../events/event-catalogue.js';
+import { OnDomainEvent } from '../../events/on-domain-event.decorator.js';
+import { WebhookDeliveryJob } from '../jobs/webhook-delivery.job.js';
+import { type NewDelivery, WebhookDeliveryRepository } from '../repositories/webhook-delivery.repository.js';
+import { WebhookRepository } from '../repositories/webhook.repository.js';
+import { type FilterableDelivery, filtersMatch } from '../services/webhook-filter.js';
+
+/**
+ * Turns every committed catalogue event into one queued delivery per matching webhook of its organization.
+ * Runs inside the outbox dispatch transaction (only database writes; idempotent by event id through the
+ * unique (webhook_id, event_id) index), so an event is queued for its webhooks exactly when it is marked
+ * dispatched. The delivery body is fixed here, once: retries and redeliveries send the same bytes.
+ * Any event type of the catalogue is handled the same way, whichever module records it.
+ */
+@Injectable()
+export class WebhookEnqueueListener {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly webhooks: WebhookRepository,
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly job: WebhookDeliveryJob,
+  ) {}
+
+  @OnDomainEvent('*')
+  async onEvent(event: DomainEvent): Promise<void> {
+    if (!event.organizationId || !isDomainEventType(event.event)) {
+      return;
+    }
+    const subscribed = await this.webhooks.subscribedTo(event.organizationId, event.event, event.id);
+    const queued: NewDelivery[] = [];
+    for (const webhook of subscribed) {
+      const deliveryId = randomUUID();
+      const envelope: FilterableDelivery = {
+        event: event.event,
+        timestamp: event.timestamp,
+        webhookId: webhook.id,
+        deliveryId,
+        organizationId: event.organizationId,
+        workspaceId: event.workspaceId,
+        docType: event.docType,
+        docId: event.docId,
+        triggeredBy: event.triggeredBy,
+        payload: event.payload,
+      };
+      if (!filtersMatch(webhook.filters, envelope)) {
+        continue;
+      }
+      queued.push({
+        id: deliveryId,
+        webhookId: webhook.id,
+        organizationId: event.organizationId,
+        workspaceId: event.workspaceId,
+        eventId: event.id,
+        eventSeq: event.seq,
+        eventType: event.event,
+        docType: event.docType,
+        docId: event.docId,
+        triggeredBy: event.triggeredBy,
+        kind: 'event',
+        requestBody: JSON.stringify(envelope),
+        retriesLeft: webhook.maxRetries,
+      });
+    }
+    if ((await this.deliveries.enqueue(queued)) > 0) {
+      this.tx.afterCommit(() => this.job.kick());
+    }
+  }
+}

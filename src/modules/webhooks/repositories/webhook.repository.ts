@@ -1,0 +1,213 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import { returnedRows } from './sql-rows.js';
+import type { WebhookFilters } from '../services/webhook-filter.js';
+
+export const WEBHOOK_STATUSES = ['active', 'paused', 'disabled'] as const;
+export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
+
+export interface WebhookRow {
+  id: string;
+  organizationId: string;
+  createdBy: string;
+  name: string;
+  description: string | null;
+  url: string;
+  events: string[];
+  filters: WebhookFilters;
+  timeoutSeconds: number;
+  maxRetries: number;
+  retryIntervalSeconds: number;
+  status: WebhookStatus;
+  /** Sealed (SecretBoxService); never leaves the service layer. */
+  secret: string;
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
+  secretRotatedAt: Date | null;
+  consecutiveFailures: number;
+  failingSince: Date | null;
+  disabledAt: Date | null;
+  disabledReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export interface NewWebhook {
+  organizationId: string;
+  createdBy: string;
+  name: string;
+  description: string | null;
+  url: string;
+  events: string[];
+  filters: WebhookFilters;
+  timeoutSeconds: number;
+  maxRetries: number;
+  retryIntervalSeconds: number;
+  secret: string;
+}
+
+export type WebhookChanges = Partial<
+  Pick<
+    NewWebhook,
+    | 'name'
+    | 'description'
+    | 'url'
+    | 'events'
+    | 'filters'
+    | 'timeoutSeconds'
+    | 'maxRetries'
+    | 'retryIntervalSeconds'
+  >
+>;
+
+export const WEBHOOK_COLUMNS = `w.id, w.organization_id AS "organizationId", w.created_by AS "createdBy", w.name, w.description, w.url,
+  w.events, w.filters, w.timeout_seconds AS "timeoutSeconds", w.max_retries AS "maxRetries",
+  w.retry_interval_seconds AS "retryIntervalSeconds", w.status, w.secret, w.previous_secret AS "previousSecret",
+  w.previous_secret_expires_at AS "previousSecretExpiresAt", w.secret_rotated_at AS "secretRotatedAt",
+  w.consecutive_failures AS "consecutiveFailures", w.failing_since AS "failingSince", w.disabled_at AS "disabledAt",
+  w.disabled_reason AS "disabledReason", w.created_at AS "createdAt", w.updated_at AS "updatedAt"`;
+
+const CHANGE_COLUMNS: Record<keyof WebhookChanges, string> = {
+  name: 'name',
+  description: 'description',
+  url: 'url',
+  events: 'events',
+  filters: 'filters',
+  timeoutSeconds: 'timeout_seconds',
+  maxRetries: 'max_retries',
+  retryIntervalSeconds: 'retry_interval_seconds',
+};
+
+/** Webhooks. Every lookup by id also names the organizations the caller may see, so other tenants' ids find nothing. */
+@Injectable()
+export class WebhookRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async insert(webhook: NewWebhook): Promise<WebhookRow> {
+    const rows = await this.tx.manager.query<WebhookRow[]>(
+      `INSERT INTO webhooks AS w (organization_id, created_by, name, description, url, events, filters, timeout_seconds,
+                                  max_retries, retry_interval_seconds, secret)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+       RETURNING ${WEBHOOK_COLUMNS}`,
+      [
+        webhook.organizationId,
+        webhook.createdBy,
+        webhook.name,
+        webhook.description,
+        webhook.url,
+        webhook.events,
+        JSON.stringify(webhook.filters),
+        webhook.timeoutSeconds,
+        webhook.maxRetries,
+        webhook.retryIntervalSeconds,
+        webhook.secret,
+      ],
+    );
+    return rows[0];
+  }
+
+  /** The webhook if it belongs to one of `organizationIds`; `lock` serializes concurrent changes to it. */
+  async findIn(id: string, organizationIds: string[], lock = false): Promise<WebhookRow | null> {
+    const rows = await this.tx.manager.query<WebhookRow[]>(
+      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.id = $1 AND w.organization_id = ANY($2::uuid[])${lock ? ' FOR UPDATE' : ''}`,
+      [id, organizationIds],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Webhooks of an organization, newest first; `createdBy` limits the list to one creator's. */
+  async list(
+    organizationId: string,
+    createdBy: string | null,
+    limit: number,
+    offset: number,
+  ): Promise<{ rows: WebhookRow[]; total: number }> {
+    const rows = await this.tx.manager.query<Array<WebhookRow & { total: string }>>(
+      `SELECT ${WEBHOOK_COLUMNS}, count(*) OVER () AS total FROM webhooks w
+        WHERE w.organization_id = $1 AND ($2::uuid IS NULL OR w.created_by = $2)
+        ORDER BY w.created_at DESC, w.id
+        LIMIT $3 OFFSET $4`,
+      [organizationId, createdBy, limit, offset],
+    );
+    const total = rows.length > 0 ? Number(rows[0].total) : 0;
+    if (rows.length === 0 && offset > 0) {
+      const counted = await this.tx.manager.query<Array<{ total: string }>>(
+        `SELECT count(*) AS total FROM webhooks WHERE organization_id = $1 AND ($2::uuid IS NULL OR created_by = $2)`,
+        [organizationId, createdBy],
+      );
+      return { rows: [], total: Number(counted[0].total) };
+    }
+    return { rows, total };
+  }
+
+  async update(id: string, changes: WebhookChanges): Promise<WebhookRow> {
+    const sets: string[] = [];
+    const params: unknown[] = [id];
+    for (const [key, column] of Object.entries(CHANGE_COLUMNS) as Array<[keyof WebhookChanges, string]>) {
+      const value = changes[key];
+      if (value !== undefined) {
+        params.push(key === 'filters' ? JSON.stringify(value) : value);
+        sets.push(`${column} = $${params.length}`);
+      }
+    }
+    const rows = returnedRows<WebhookRow>(
+      await this.tx.manager.query(
+        `UPDATE webhooks w SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE w.id = $1 RETURNING ${WEBHOOK_COLUMNS}`,
+        params,
+      ),
+    );
+    return rows[0];
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.tx.manager.query(`DELETE FROM webhooks WHERE id = $1`, [id]);
+  }
+
+  /** pause / resume / disable. Resume also clears the failure streak, so a new one starts from zero. */
+  async setStatus(id: string, status: WebhookStatus, reason: string | null = null): Promise<WebhookRow> {
+    const rows = returnedRows<WebhookRow>(
+      await this.tx.manager.query(
+        `UPDATE webhooks w
+          SET status = $2::text, updated_at = now(),
+              disabled_at = CASE WHEN $2::text = 'disabled' THEN now() ELSE NULL END,
+              disabled_reason = CASE WHEN $2::text = 'disabled' THEN $3::text ELSE NULL END,
+              consecutive_failures = CASE WHEN $2::text = 'active' THEN 0 ELSE consecutive_failures END,
+              failing_since = CASE WHEN $2::text = 'active' THEN NULL ELSE failing_since END
+        WHERE w.id = $1
+        RETURNING ${WEBHOOK_COLUMNS}`,
+        [id, status, reason],
+      ),
+    );
+    return rows[0];
+  }
+
+  /** The new secret signs from now on; the current one keeps signing until `graceSeconds` have passed. */
+  async rotateSecret(id: string, sealedSecret: string, graceSeconds: number): Promise<WebhookRow> {
+    const rows = returnedRows<WebhookRow>(
+      await this.tx.manager.query(
+        `UPDATE webhooks w
+          SET previous_secret = CASE WHEN $3::int > 0 THEN secret ELSE NULL END,
+              previous_secret_expires_at = CASE WHEN $3::int > 0 THEN now() + make_interval(secs => $3::int) ELSE NULL END,
+              secret = $2, secret_rotated_at = now(), updated_at = now()
+        WHERE w.id = $1
+        RETURNING ${WEBHOOK_COLUMNS}`,
+        [id, sealedSecret, graceSeconds],
+      ),
+    );
+    return rows[0];
+  }
+
+  /**
+   * Webhooks of the event's organization subscribed to its type (or `*`) and created no later than the
+   * event occurred (spec 6.1.4). Paused and disabled webhooks are included: their deliveries wait in the queue.
+   */
+  async subscribedTo(organizationId: string, eventType: string, eventId: string): Promise<WebhookRow[]> {
+    // The outbox row's own occurred_at: the envelope's ISO timestamp has lost the microseconds.
+    return this.tx.manager.query<WebhookRow[]>(
+      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w
+        WHERE w.organization_id = $1 AND (w.events @> ARRAY[$2]::text[] OR w.events @> ARRAY['*']::text[])
+          AND w.created_at <= (SELECT o.occurred_at FROM outbox o WHERE o.id = $3)`,
+      [organizationId, eventType, eventId],
+    );
+  }
+}

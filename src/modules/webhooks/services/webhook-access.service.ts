@@ -1,0 +1,110 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../../../common/auth/principal.js';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { UsersService } from '../../identity/services/users.service.js';
+import { OrganizationAccessService } from '../../tenancy/services/organization-access.service.js';
+import { WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
+import { WebhookRepository, type WebhookRow } from '../repositories/webhook.repository.js';
+
+const MANAGER_ROLES = new Set(['owner', 'admin']);
+
+/**
+ * Who may manage which webhook, and whether a webhook's creator may still read an event's document.
+ * A webhook is managed by its creator (while an active member) and by the organization's active owners and
+ * admins; members of the organization who are neither get FORBIDDEN; everyone else NOT_FOUND.
+ */
+@Injectable()
+export class WebhookAccessService {
+  constructor(
+    private readonly organizations: OrganizationAccessService,
+    private readonly workspaces: WorkspaceAccessService,
+    private readonly users: UsersService,
+    private readonly webhooks: WebhookRepository,
+  ) {}
+
+  /**
+   * The organization a create or list call acts in: `organizationId` of the body or query, else the
+   * X-Organization-Id header, else the caller's default organization. The caller must be an active member
+   * (unknown or foreign organizations are NOT_FOUND); `minimumRole` member refuses guests.
+   */
+  async organizationFor(
+    principal: Principal,
+    explicit: string | undefined,
+    header: string | undefined,
+  ): Promise<{ organizationId: string; isManager: boolean }> {
+    let organizationId = explicit ?? header;
+    if (explicit && header && explicit.toLowerCase() !== header.toLowerCase()) {
+      throw AppException.validation([
+        {
+          field: 'X-Organization-Id',
+          reason: 'X-Organization-Id and organizationId name different organizations',
+        },
+      ]);
+    }
+    if (!organizationId) {
+      organizationId = (await this.users.findById(principal.userId))?.defaultOrganizationId ?? undefined;
+      if (!organizationId) {
+        throw AppException.validation([
+          {
+            field: 'organizationId',
+            reason: 'no organization given and the caller has no default organization',
+          },
+        ]);
+      }
+    }
+    const access = await this.organizations.require(principal.userId, organizationId.toLowerCase());
+    return { organizationId: access.organizationId, isManager: MANAGER_ROLES.has(access.role) };
+  }
+
+  /** Creating needs an active membership above guest. */
+  async requireCreator(principal: Principal, organizationId: string): Promise<void> {
+    await this.organizations.require(principal.userId, organizationId, 'member');
+  }
+
+  /** The webhook if the caller may manage it (see the class comment); `lock` for changes. */
+  async manageable(principal: Principal, webhookId: string, lock = false): Promise<WebhookRow> {
+    const organizationIds = await this.organizations.activeOrganizationIds(principal.userId);
+    const webhook = isUuid(webhookId) ? await this.webhooks.findIn(webhookId, organizationIds, lock) : null;
+    if (!webhook) {
+      throw AppException.notFound('webhook');
+    }
+    if (webhook.createdBy === principal.userId) {
+      return webhook;
+    }
+    const access = await this.organizations.find(principal.userId, webhook.organizationId);
+    if (!access || access.status !== 'active' || !MANAGER_ROLES.has(access.role)) {
+      throw AppException.forbidden(
+        "only the webhook's creator and the organization's owners and admins manage it",
+      );
+    }
+    return webhook;
+  }
+
+  /**
+   * Re-checked before each delivery: the creator may read the event's document now. Workspace documents
+   * follow the workspace rules; organization-level documents (no workspace) and events without a document
+   * need an active membership of the organization.
+   */
+  async creatorMayRead(
+    createdBy: string,
+    organizationId: string,
+    workspaceId: string | null,
+  ): Promise<boolean> {
+    try {
+      if (workspaceId) {
+        const access = await this.workspaces.resolve(createdBy, workspaceId);
+        return access.organizationId === organizationId && access.canRead;
+      }
+      return (await this.workspaces.resolveOrganizationLevel(createdBy, organizationId)).canRead;
+    } catch (error) {
+      if (error instanceof AppException) {
+        return false;
+      }
+      throw error;
+    }
+  }
+}
+
+function isUuid(value: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);
+}

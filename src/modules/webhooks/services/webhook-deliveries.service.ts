@@ -1,0 +1,79 @@
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../../../common/auth/principal.js';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { offsetOf, type Page, pageOf } from '../../../common/http/pagination.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import {
+  type DeliveryDetailResponseDto,
+  type DeliveryQueryDto,
+  type DeliveryResponseDto,
+  toDeliveryDetail,
+  toDeliveryResponse,
+  toStatsResponse,
+  type WebhookStatsResponseDto,
+} from '../dtos/webhook-delivery.dto.js';
+import { WebhookDeliveryJob } from '../jobs/webhook-delivery.job.js';
+import { WebhookDeliveryRepository } from '../repositories/webhook-delivery.repository.js';
+import { WebhookAccessService } from './webhook-access.service.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Delivery history, redelivery and statistics of one webhook (same access rule as the webhook itself). */
+@Injectable()
+export class WebhookDeliveriesService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly access: WebhookAccessService,
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly job: WebhookDeliveryJob,
+  ) {}
+
+  async list(
+    principal: Principal,
+    webhookId: string,
+    query: DeliveryQueryDto,
+  ): Promise<Page<DeliveryResponseDto>> {
+    await this.access.manageable(principal, webhookId);
+    const { rows, total } = await this.deliveries.list(
+      webhookId,
+      { status: query.status, event: query.event },
+      query.pageSize,
+      offsetOf(query),
+    );
+    return pageOf(rows.map(toDeliveryResponse), total, query);
+  }
+
+  async get(principal: Principal, webhookId: string, deliveryId: string): Promise<DeliveryDetailResponseDto> {
+    await this.access.manageable(principal, webhookId);
+    const row = UUID.test(deliveryId) ? await this.deliveries.find(webhookId, deliveryId) : null;
+    if (!row) {
+      throw AppException.notFound('delivery');
+    }
+    return toDeliveryDetail(row, await this.deliveries.attempts(deliveryId));
+  }
+
+  /** Sends the same delivery (same deliveryId and body) again as a new attempt. */
+  async redeliver(
+    principal: Principal,
+    webhookId: string,
+    deliveryId: string,
+  ): Promise<DeliveryDetailResponseDto> {
+    const result = await this.tx.run(async () => {
+      await this.access.manageable(principal, webhookId);
+      const row = UUID.test(deliveryId) ? await this.deliveries.find(webhookId, deliveryId, true) : null;
+      if (!row) {
+        throw AppException.notFound('delivery');
+      }
+      await this.deliveries.requeue(deliveryId);
+      const updated = await this.deliveries.find(webhookId, deliveryId);
+      return toDeliveryDetail(updated ?? row, await this.deliveries.attempts(deliveryId));
+    });
+    this.job.kick();
+    return result;
+  }
+
+  async stats(principal: Principal, webhookId: string): Promise<WebhookStatsResponseDto> {
+    const webhook = await this.access.manageable(principal, webhookId);
+    return toStatsResponse(webhook, await this.deliveries.stats(webhookId));
+  }
+}

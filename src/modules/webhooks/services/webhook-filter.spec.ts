@@ -1,0 +1,135 @@
+import {
+  conditionHolds,
+  filtersMatch,
+  filtersProblems,
+  isSupportedJsonPath,
+  type WebhookCondition,
+} from './webhook-filter.js';
+import { retryDelaySeconds } from './webhook-retry-schedule.js';
+
+const delivery = {
+  event: 'data_row_updated',
+  docType: 'products',
+  docId: 'p-1',
+  triggeredBy: 'u-1',
+  payload: {
+    status: 'done',
+    qty: 5,
+    tags: ['red', 'blue'],
+    note: 'urgent order',
+    at: '2026-01-02T00:00:00.000Z',
+    rows: [{ qty: 1 }, { qty: 9 }],
+  },
+};
+
+function holds(path: string, operator: WebhookCondition['operator'], value?: unknown): boolean {
+  return conditionHolds({ path, operator, value }, delivery);
+}
+
+describe('webhook filters', () => {
+  it('accepts the supported JSONPath subset and refuses the rest', () => {
+    for (const good of [
+      '$',
+      '$.payload.status',
+      '$..qty',
+      "$['payload']['status']",
+      '$.payload.rows[1].qty',
+      '$.payload.rows[*].qty',
+      '$.payload.*',
+    ]) {
+      expect(isSupportedJsonPath(good)).toBe(true);
+    }
+    for (const bad of [
+      '',
+      'payload.status',
+      '$[',
+      '$.payload.rows[0',
+      '$.payload.rows[?(@.qty>1)]',
+      '$.a..',
+      '$..[(1)]',
+    ]) {
+      expect(isSupportedJsonPath(bad)).toBe(false);
+    }
+  });
+
+  it('evaluates every operator against the values the path selects', () => {
+    expect(holds('$.payload.status', 'eq', 'done')).toBe(true);
+    expect(holds('$.payload.status', 'eq', 'todo')).toBe(false);
+    expect(holds('$.payload.status', 'ne', 'todo')).toBe(true);
+    expect(holds('$.payload.status', 'ne', 'done')).toBe(false);
+    expect(holds('$.payload.status', 'in', ['todo', 'done'])).toBe(true);
+    expect(holds('$.payload.status', 'notIn', ['todo', 'done'])).toBe(false);
+    expect(holds('$.payload.status', 'notIn', ['todo'])).toBe(true);
+    expect(holds('$.payload.qty', 'gt', 4)).toBe(true);
+    expect(holds('$.payload.qty', 'gt', 5)).toBe(false);
+    expect(holds('$.payload.qty', 'gte', 5)).toBe(true);
+    expect(holds('$.payload.qty', 'lt', 5)).toBe(false);
+    expect(holds('$.payload.qty', 'lte', 5)).toBe(true);
+    expect(holds('$.payload.qty', 'gt', '4')).toBe(false);
+    expect(holds('$.payload.at', 'gte', '2026-01-01')).toBe(true);
+    expect(holds('$.payload.note', 'contains', 'urgent')).toBe(true);
+    expect(holds('$.payload.tags', 'contains', 'blue')).toBe(true);
+    expect(holds('$.payload.tags', 'contains', 'green')).toBe(false);
+    expect(holds('$.payload.status', 'exists')).toBe(true);
+    expect(holds('$.payload.missing', 'exists')).toBe(false);
+    expect(holds('$.payload.missing', 'exists', false)).toBe(true);
+    expect(holds('$.payload.qty', 'range', [5, 10])).toBe(true);
+    expect(holds('$.payload.qty', 'range', [6, 10])).toBe(false);
+    expect(holds('$.payload.rows[*].qty', 'gt', 8)).toBe(true);
+    expect(holds('$..qty', 'range', [2, 4])).toBe(false);
+  });
+
+  it('combines kinds with AND and list entries with OR', () => {
+    expect(filtersMatch({}, delivery)).toBe(true);
+    expect(filtersMatch({ docTypes: ['orders', 'products'], userIds: ['u-1'] }, delivery)).toBe(true);
+    expect(filtersMatch({ docTypes: ['products'], docIds: ['p-2'] }, delivery)).toBe(false);
+    expect(
+      filtersMatch(
+        {
+          conditions: [
+            { path: '$.payload.qty', operator: 'gt', value: 1 },
+            { path: '$.event', operator: 'eq', value: 'x' },
+          ],
+        },
+        delivery,
+      ),
+    ).toBe(false);
+  });
+
+  it('reports each malformed filter with its field', () => {
+    expect(filtersProblems({ docTypes: 'products' })).toEqual([
+      expect.objectContaining({ field: 'filters.docTypes' }),
+    ]);
+    expect(filtersProblems({ colour: [] })).toEqual([expect.objectContaining({ field: 'filters.colour' })]);
+    const problems = filtersProblems({
+      conditions: [
+        { path: '$.payload.status', operator: 'like', value: 'x' },
+        { path: 'status', operator: 'eq', value: 'x' },
+        { path: '$.payload.qty', operator: 'range', value: [1] },
+        { path: '$.payload.qty', operator: 'in', value: 3 },
+        { path: '$.payload.qty', operator: 'gt', value: { n: 1 } },
+        { path: '$.payload.qty', operator: 'exists', value: 'yes' },
+        { path: '$.payload.qty', operator: 'eq' },
+        { path: '$.payload.qty', operator: 'eq', value: 1 },
+      ],
+    });
+    expect(problems.map((problem) => problem.field)).toEqual([
+      'filters.conditions[0].operator',
+      'filters.conditions[1].path',
+      'filters.conditions[2].value',
+      'filters.conditions[3].value',
+      'filters.conditions[4].value',
+      'filters.conditions[5].value',
+      'filters.conditions[6].value',
+    ]);
+  });
+});
+
+describe('webhook retry schedule', () => {
+  it('doubles from retryInterval, adds at most 25% jitter and caps at six hours', () => {
+    expect(retryDelaySeconds(60, 1, () => 0)).toBe(60);
+    expect(retryDelaySeconds(60, 2, () => 0)).toBe(120);
+    expect(retryDelaySeconds(60, 3, () => 0.999)).toBeCloseTo(240 * 1.24975);
+    expect(retryDelaySeconds(3600, 10, () => 0)).toBe(6 * 3600);
+  });
+});

@@ -1,0 +1,282 @@
+import { isDeepStrictEqual } from 'node:util';
+import { JSONPath } from 'jsonpath-plus';
+import type { ErrorDetail } from '../../../common/errors/app.exception.js';
+
+export const CONDITION_OPERATORS = [
+  'eq',
+  'ne',
+  'in',
+  'notIn',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'contains',
+  'exists',
+  'range',
+] as const;
+export type ConditionOperator = (typeof CONDITION_OPERATORS)[number];
+
+export interface WebhookCondition {
+  path: string;
+  operator: ConditionOperator;
+  value?: unknown;
+}
+
+/** Spec 2.13 `filters`. Every kind given must match (AND); within a list any entry may match (OR). */
+export interface WebhookFilters {
+  docTypes?: string[];
+  docIds?: string[];
+  userIds?: string[];
+  conditions?: WebhookCondition[];
+}
+
+/** What the filters look at: the delivery envelope of spec 6.1. */
+export interface FilterableDelivery {
+  event: string;
+  docType: string | null;
+  docId: string | null;
+  triggeredBy: string | null;
+  [key: string]: unknown;
+}
+
+const MAX_LIST = 100;
+const MAX_CONDITIONS = 20;
+
+/**
+ * The JSONPath subset accepted in conditions: `$` followed by `.name`, `..name`, `.*`, `[n]`, `[*]` or
+ * `['name']` steps. Filter and script expressions (`[?(...)]`, `[(...)]`) are refused: they would run
+ * client-chosen code on every event. jsonpath-plus itself is lenient (it accepts `$[` or an unclosed `[0`),
+ * so paths are checked here first and a malformed one is VALIDATION_ERROR instead of silently matching nothing.
+ */
+const STEP = String.raw`(?:\.\.?(?:[A-Za-z_$][\w$-]*|\*)|\[(?:\d+|\*|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\])`;
+const JSON_PATH = new RegExp(`^\\$${STEP}*$`);
+
+export function isSupportedJsonPath(path: string): boolean {
+  return path.length <= 500 && JSON_PATH.test(path);
+}
+
+function isScalar(value: unknown): value is string | number | boolean {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean';
+}
+
+function isOrderable(value: unknown): value is string | number {
+  return (typeof value === 'number' && Number.isFinite(value)) || typeof value === 'string';
+}
+
+function stringList(value: unknown, field: string, details: ErrorDetail[]): void {
+  if (value === undefined) {
+    return;
+  }
+  if (
+    !Array.isArray(value) ||
+    value.length > MAX_LIST ||
+    value.some((item) => typeof item !== 'string' || item.length === 0 || item.length > 200)
+  ) {
+    details.push({ field, reason: `${field} must be an array of at most ${MAX_LIST} non-empty strings` });
+  }
+}
+
+function conditionProblem(condition: unknown): { field: string; reason: string } | null {
+  if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) {
+    return { field: '', reason: 'a condition must be an object {path, operator, value}' };
+  }
+  const { path, operator, value, ...rest } = condition as Record<string, unknown>;
+  const extra = Object.keys(rest);
+  if (extra.length > 0) {
+    return { field: extra[0], reason: `unknown property ${extra[0]}` };
+  }
+  if (typeof path !== 'string' || !isSupportedJsonPath(path)) {
+    return {
+      field: 'path',
+      reason: 'path must be a JSONPath such as $.payload.status (filter expressions are not supported)',
+    };
+  }
+  if (typeof operator !== 'string' || !(CONDITION_OPERATORS as readonly string[]).includes(operator)) {
+    return { field: 'operator', reason: `operator must be one of ${CONDITION_OPERATORS.join(', ')}` };
+  }
+  const op = operator as ConditionOperator;
+  switch (op) {
+    case 'eq':
+    case 'ne':
+      return value === undefined ? { field: 'value', reason: `${op} needs a value` } : null;
+    case 'in':
+    case 'notIn':
+      return Array.isArray(value) && value.length > 0 && value.length <= MAX_LIST
+        ? null
+        : { field: 'value', reason: `${op} needs a non-empty array value` };
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      return isOrderable(value) ? null : { field: 'value', reason: `${op} needs a number or a string` };
+    case 'contains':
+      return isScalar(value)
+        ? null
+        : { field: 'value', reason: 'contains needs a string, number or boolean' };
+    case 'exists':
+      return value === undefined || typeof value === 'boolean'
+        ? null
+        : { field: 'value', reason: 'exists takes true, false or no value' };
+    case 'range':
+      return Array.isArray(value) &&
+        value.length === 2 &&
+        isOrderable(value[0]) &&
+        isOrderable(value[1]) &&
+        typeof value[0] === typeof value[1] &&
+        value[0] <= value[1]
+        ? null
+        : {
+            field: 'value',
+            reason: 'range needs a two-element array [min, max] of numbers or strings with min <= max',
+          };
+    default:
+      return assertNever(op);
+  }
+}
+
+export function assertNever(value: never): never {
+  throw new Error(`unexpected value ${String(value)}`);
+}
+
+/** Checks a `filters` object; returns the problems as VALIDATION_ERROR details (fields prefixed `filters.`). */
+export function filtersProblems(filters: unknown): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  if (filters === undefined || filters === null) {
+    return details;
+  }
+  if (typeof filters !== 'object' || Array.isArray(filters)) {
+    return [{ field: 'filters', reason: 'filters must be an object' }];
+  }
+  const { docTypes, docIds, userIds, conditions, ...rest } = filters as Record<string, unknown>;
+  for (const key of Object.keys(rest)) {
+    details.push({
+      field: `filters.${key}`,
+      reason: 'unknown filter (docTypes, docIds, userIds, conditions)',
+    });
+  }
+  stringList(docTypes, 'filters.docTypes', details);
+  stringList(docIds, 'filters.docIds', details);
+  stringList(userIds, 'filters.userIds', details);
+  if (conditions !== undefined) {
+    if (!Array.isArray(conditions) || conditions.length > MAX_CONDITIONS) {
+      details.push({
+        field: 'filters.conditions',
+        reason: `conditions must be an array of at most ${MAX_CONDITIONS} conditions`,
+      });
+    } else {
+      conditions.forEach((condition: unknown, index) => {
+        const problem = conditionProblem(condition);
+        if (problem) {
+          details.push({
+            field: `filters.conditions[${index}]${problem.field ? `.${problem.field}` : ''}`,
+            reason: problem.reason,
+          });
+        }
+      });
+    }
+  }
+  return details;
+}
+
+function compare(actual: unknown, expected: unknown): number | null {
+  if (typeof actual === 'number' && typeof expected === 'number') {
+    return actual - expected;
+  }
+  if (typeof actual === 'string' && typeof expected === 'string') {
+    return actual < expected ? -1 : actual > expected ? 1 : 0;
+  }
+  return null;
+}
+
+/** Numbers compare with numbers and strings with strings (ISO timestamps order as text); mixed types never match. */
+function ordered(actual: unknown, expected: unknown, test: (diff: number) => boolean): boolean {
+  const diff = compare(actual, expected);
+  return diff !== null && test(diff);
+}
+
+function contains(actual: unknown, expected: unknown): boolean {
+  if (typeof actual === 'string' && typeof expected === 'string') {
+    return actual.includes(expected);
+  }
+  if (Array.isArray(actual)) {
+    return actual.some((item) => isDeepStrictEqual(item, expected));
+  }
+  return false;
+}
+
+/** One value the path selected against the operator. */
+function holds(
+  operator: Exclude<ConditionOperator, 'ne' | 'notIn' | 'exists'>,
+  actual: unknown,
+  expected: unknown,
+): boolean {
+  switch (operator) {
+    case 'eq':
+      return isDeepStrictEqual(actual, expected);
+    case 'in':
+      return Array.isArray(expected) && expected.some((item) => isDeepStrictEqual(actual, item));
+    case 'gt':
+      return ordered(actual, expected, (diff) => diff > 0);
+    case 'gte':
+      return ordered(actual, expected, (diff) => diff >= 0);
+    case 'lt':
+      return ordered(actual, expected, (diff) => diff < 0);
+    case 'lte':
+      return ordered(actual, expected, (diff) => diff <= 0);
+    case 'contains':
+      return contains(actual, expected);
+    case 'range': {
+      const [min, max] = expected as [unknown, unknown];
+      const low = compare(actual, min);
+      const high = compare(actual, max);
+      return low !== null && high !== null && low >= 0 && high <= 0;
+    }
+    default:
+      return assertNever(operator);
+  }
+}
+
+/**
+ * A condition holds when any value its path selects satisfies the operator; `ne` and `notIn` are the
+ * negations of `eq` and `in` (so they hold when the path selects nothing); `exists` (value true, the
+ * default) holds when the path selects at least one value, `exists: false` when it selects none.
+ */
+export function conditionHolds(condition: WebhookCondition, delivery: object): boolean {
+  const values = JSONPath({ path: condition.path, json: delivery, wrap: true, eval: false }) as unknown[];
+  switch (condition.operator) {
+    case 'exists':
+      return (condition.value !== false) === values.length > 0;
+    case 'ne':
+      return !values.some((actual) => holds('eq', actual, condition.value));
+    case 'notIn':
+      return !values.some((actual) => holds('in', actual, condition.value));
+    case 'eq':
+    case 'in':
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+    case 'contains':
+    case 'range': {
+      const operator = condition.operator;
+      return values.some((actual) => holds(operator, actual, condition.value));
+    }
+    default:
+      return assertNever(condition.operator);
+  }
+}
+
+function inList(list: string[] | undefined, value: string | null): boolean {
+  return !list || list.length === 0 || (value !== null && list.includes(value));
+}
+
+/** Whether a delivery passes a webhook's filters (an empty or absent kind lets everything through). */
+export function filtersMatch(filters: WebhookFilters, delivery: FilterableDelivery): boolean {
+  return (
+    inList(filters.docTypes, delivery.docType) &&
+    inList(filters.docIds, delivery.docId) &&
+    inList(filters.userIds, delivery.triggeredBy) &&
+    (filters.conditions ?? []).every((condition) => conditionHolds(condition, delivery))
+  );
+}

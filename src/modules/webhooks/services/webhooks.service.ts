@@ -1,0 +1,254 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Principal } from '../../../common/auth/principal.js';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { offsetOf, type Page, pageOf } from '../../../common/http/pagination.js';
+import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import { SecretBoxService } from '../../identity/services/secret-box.service.js';
+import { DeliveryDetailResponseDto, toDeliveryDetail } from '../dtos/webhook-delivery.dto.js';
+import {
+  type CreateWebhookDto,
+  TEST_EVENT,
+  type TestWebhookDto,
+  toWebhookResponse,
+  type UpdateWebhookDto,
+  WEBHOOK_LIMITS,
+  type WebhookListQueryDto,
+  type WebhookResponseDto,
+  type WebhookWithSecretResponseDto,
+} from '../dtos/webhook.dto.js';
+import { WebhookDeliveryJob } from '../jobs/webhook-delivery.job.js';
+import { WebhookDeliveryRepository } from '../repositories/webhook-delivery.repository.js';
+import {
+  type WebhookChanges,
+  WebhookRepository,
+  type WebhookRow,
+} from '../repositories/webhook.repository.js';
+import { WebhookAccessService } from './webhook-access.service.js';
+import { filtersProblems, type WebhookFilters } from './webhook-filter.js';
+import { generateWebhookSecret } from './webhook-signature.js';
+import { UnsafeDestinationError, WebhookUrlGuard } from './webhook-url-guard.service.js';
+
+/** Webhook management (spec 4.6): create, read, update, delete, pause, resume, test, regenerate-secret. */
+@Injectable()
+export class WebhooksService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly webhooks: WebhookRepository,
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly access: WebhookAccessService,
+    private readonly urlGuard: WebhookUrlGuard,
+    private readonly secretBox: SecretBoxService,
+    private readonly job: WebhookDeliveryJob,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async create(
+    principal: Principal,
+    dto: CreateWebhookDto,
+    organizationHeader: string | undefined,
+  ): Promise<WebhookWithSecretResponseDto> {
+    const filters = this.checkFilters(dto.filters);
+    // DNS is resolved before the transaction opens: no network wait while holding a connection.
+    await this.checkUrl(dto.url);
+    const secret = generateWebhookSecret();
+    const sealed = await this.secretBox.seal(secret);
+    return this.tx.run(async () => {
+      const { organizationId } = await this.access.organizationFor(
+        principal,
+        dto.organizationId,
+        organizationHeader,
+      );
+      await this.access.requireCreator(principal, organizationId);
+      const row = await this.webhooks.insert({
+        organizationId,
+        createdBy: principal.userId,
+        name: dto.name,
+        description: dto.description ?? null,
+        url: dto.url,
+        events: unique(dto.events),
+        filters,
+        timeoutSeconds: dto.timeout ?? WEBHOOK_LIMITS.timeout.default,
+        maxRetries: dto.maxRetries ?? WEBHOOK_LIMITS.maxRetries.default,
+        retryIntervalSeconds: dto.retryInterval ?? WEBHOOK_LIMITS.retryInterval.default,
+        secret: sealed,
+      });
+      return { ...toWebhookResponse(row), secret };
+    });
+  }
+
+  /** Owners and admins see every webhook of the organization; other members their own. */
+  async list(
+    principal: Principal,
+    query: WebhookListQueryDto,
+    organizationHeader: string | undefined,
+  ): Promise<Page<WebhookResponseDto>> {
+    const { organizationId, isManager } = await this.access.organizationFor(
+      principal,
+      query.organizationId,
+      organizationHeader,
+    );
+    const { rows, total } = await this.webhooks.list(
+      organizationId,
+      isManager ? null : principal.userId,
+      query.pageSize,
+      offsetOf(query),
+    );
+    return pageOf(rows.map(toWebhookResponse), total, query);
+  }
+
+  async get(principal: Principal, webhookId: string): Promise<WebhookResponseDto> {
+    return toWebhookResponse(await this.access.manageable(principal, webhookId));
+  }
+
+  async update(principal: Principal, webhookId: string, dto: UpdateWebhookDto): Promise<WebhookResponseDto> {
+    const filters = dto.filters === undefined ? undefined : this.checkFilters(dto.filters);
+    if (dto.url !== undefined) {
+      await this.checkUrl(dto.url);
+    }
+    return this.tx.run(async () => {
+      await this.access.manageable(principal, webhookId, true);
+      const changes: WebhookChanges = {
+        name: dto.name,
+        description: dto.description,
+        url: dto.url,
+        events: dto.events ? unique(dto.events) : undefined,
+        filters,
+        timeoutSeconds: dto.timeout,
+        maxRetries: dto.maxRetries,
+        retryIntervalSeconds: dto.retryInterval,
+      };
+      return toWebhookResponse(await this.webhooks.update(webhookId, changes));
+    });
+  }
+
+  /** Deletes the webhook with its queue and history. */
+  async remove(principal: Principal, webhookId: string): Promise<null> {
+    return this.tx.run(async () => {
+      await this.access.manageable(principal, webhookId, true);
+      await this.webhooks.delete(webhookId);
+      return null;
+    });
+  }
+
+  /** Stops sending; new events keep queueing and go out, in order, on resume. */
+  async pause(principal: Principal, webhookId: string): Promise<WebhookResponseDto> {
+    return this.tx.run(async () => {
+      await this.access.manageable(principal, webhookId, true);
+      return toWebhookResponse(await this.webhooks.setStatus(webhookId, 'paused'));
+    });
+  }
+
+  /** Re-enables a paused or disabled webhook; its queue (and a waiting retry) is due at once. */
+  async resume(principal: Principal, webhookId: string): Promise<WebhookResponseDto> {
+    const row = await this.tx.run(async () => {
+      await this.access.manageable(principal, webhookId, true);
+      await this.deliveries.makeQueueDue(webhookId);
+      return this.webhooks.setStatus(webhookId, 'active');
+    });
+    this.job.kick();
+    return toWebhookResponse(row);
+  }
+
+  async regenerateSecret(principal: Principal, webhookId: string): Promise<WebhookWithSecretResponseDto> {
+    const secret = generateWebhookSecret();
+    const sealed = await this.secretBox.seal(secret);
+    return this.tx.run(async () => {
+      await this.access.manageable(principal, webhookId, true);
+      const row = await this.webhooks.rotateSecret(
+        webhookId,
+        sealed,
+        this.config.webhooks.secretGraceSeconds,
+      );
+      return { ...toWebhookResponse(row), secret };
+    });
+  }
+
+  /**
+   * Queues a test delivery at the front of the webhook's queue (sent even while paused or disabled, never
+   * retried, not counted in the failure streak) and returns it; its outcome shows in the delivery history.
+   */
+  async test(
+    principal: Principal,
+    webhookId: string,
+    dto: TestWebhookDto,
+  ): Promise<DeliveryDetailResponseDto> {
+    const result = await this.tx.run(async () => {
+      const webhook = await this.access.manageable(principal, webhookId);
+      const deliveryId = randomUUID();
+      const event = dto.event ?? TEST_EVENT;
+      const payload =
+        dto.payload ?? (event === TEST_EVENT ? { message: 'This is a test delivery from Quire.' } : {});
+      const body = JSON.stringify(testEnvelope(webhook, deliveryId, event, principal.userId, payload));
+      await this.deliveries.enqueue([
+        {
+          id: deliveryId,
+          webhookId,
+          organizationId: webhook.organizationId,
+          workspaceId: null,
+          eventId: null,
+          eventSeq: null,
+          eventType: event,
+          docType: null,
+          docId: null,
+          triggeredBy: principal.userId,
+          kind: 'test',
+          requestBody: body,
+          retriesLeft: 0,
+        },
+      ]);
+      const row = await this.deliveries.find(webhookId, deliveryId);
+      if (!row) {
+        throw new Error('test delivery vanished');
+      }
+      return toDeliveryDetail(row, []);
+    });
+    this.job.kick();
+    return result;
+  }
+
+  private checkFilters(filters: WebhookFilters | undefined): WebhookFilters {
+    const problems = filtersProblems(filters);
+    if (problems.length > 0) {
+      throw AppException.validation(problems);
+    }
+    return filters ?? {};
+  }
+
+  private async checkUrl(url: string): Promise<void> {
+    try {
+      await this.urlGuard.check(url);
+    } catch (error) {
+      if (error instanceof UnsafeDestinationError) {
+        throw AppException.validation([{ field: 'url', reason: error.message }]);
+      }
+      throw error;
+    }
+  }
+}
+
+function unique(values: string[]): string[] {
+  return [...new Set(values)];
+}
+
+function testEnvelope(
+  webhook: WebhookRow,
+  deliveryId: string,
+  event: string,
+  userId: string,
+  payload: Record<string, unknown>,
+): Record<string, unknown> {
+  return {
+    event,
+    timestamp: new Date().toISOString(),
+    webhookId: webhook.id,
+    deliveryId,
+    organizationId: webhook.organizationId,
+    workspaceId: null,
+    docType: null,
+    docId: null,
+    triggeredBy: userId,
+    payload,
+  };
+}

@@ -1,0 +1,332 @@
+import { Webhook } from 'standardwebhooks';
+import request from 'supertest';
+import { addToWorkspace, createDocument, type DocHandle } from '../documents/documents.fixtures.js';
+import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { sleep, WebhookReceiver, waitFor } from './webhook-receiver.js';
+import {
+  API,
+  createWebhook,
+  deliveriesOf,
+  recordEvents,
+  standardHeaders,
+  WEBHOOK_TEST_ENV,
+} from './webhooks.fixtures.js';
+
+describe('webhooks: retries, disable, pause, redeliver, test, stats, access', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let receiver: WebhookReceiver;
+  let doc: DocHandle;
+
+  beforeAll(async () => {
+    t = await createTestApp({
+      ...WEBHOOK_TEST_ENV,
+      WEBHOOK_DISABLE_AFTER_FAILURES: '4',
+      WEBHOOK_SECRET_GRACE_SECONDS: '3600',
+    });
+    owner = await registerUser(t.http);
+    doc = await createDocument(t.http, owner);
+  });
+  beforeEach(async () => {
+    receiver = await new WebhookReceiver().start();
+  });
+  afterEach(async () => {
+    await receiver.stop();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  function event(
+    type: string,
+    payload: Record<string, unknown> = {},
+    over: Record<string, unknown> = {},
+  ): Parameters<typeof recordEvents>[1] {
+    return {
+      event: type,
+      organizationId: owner.defaultOrganizationId,
+      workspaceId: owner.defaultWorkspaceId,
+      docType: doc.docType,
+      docId: doc.docId,
+      triggeredBy: owner.id,
+      payload,
+      ...over,
+    };
+  }
+
+  it('retries a failing delivery with exponential spacing, records every attempt, then gives up', async () => {
+    receiver.fallback = { status: 500, body: 'x'.repeat(5000) };
+    const hook = await createWebhook(t, owner, {
+      url: receiver.url,
+      events: ['view_updated'],
+      maxRetries: 2,
+      retryInterval: 1,
+    });
+    await recordEvents(t, event('view_updated', { viewId: 'r' }));
+    await waitFor(() => receiver.received.length === 3, 15_000, 'three attempts');
+    const [first, second, third] = receiver.received;
+    expect(second.receivedAt - first.receivedAt).toBeGreaterThanOrEqual(950);
+    expect(second.receivedAt - first.receivedAt).toBeLessThan(2000);
+    expect(third.receivedAt - second.receivedAt).toBeGreaterThanOrEqual(1950);
+    expect(third.receivedAt - second.receivedAt).toBeLessThan(3500);
+    // Same delivery id and the same bytes on every attempt.
+    expect(new Set(receiver.received.map((r) => r.body.deliveryId)).size).toBe(1);
+    expect(new Set(receiver.received.map((r) => r.rawBody)).size).toBe(1);
+    await waitFor(
+      async () => (await deliveriesOf(t, owner, hook.id))[0]?.status === 'failed',
+      5000,
+      'failed',
+    );
+    const [delivery] = await deliveriesOf(t, owner, hook.id);
+    expect(delivery).toMatchObject({ status: 'failed', attempts: 3, responseStatus: 500, nextRetryAt: null });
+    const detail = await request(t.http)
+      .get(`${API}/webhooks/${hook.id}/deliveries/${delivery.deliveryId}`)
+      .set(bearer(owner))
+      .expect(200);
+    const log = detail.body.payload.attemptLog;
+    expect(log.map((a: { attempt: number }) => a.attempt)).toEqual([3, 2, 1]);
+    expect(log[2]).toMatchObject({ responseStatus: 500, success: false, manual: false, error: 'HTTP 500' });
+    expect(log[2].responseBody).toHaveLength(2048);
+    expect(log[2].requestHeaders).toMatchObject({
+      'webhook-id': delivery.deliveryId,
+      'x-webhook-event': 'view_updated',
+    });
+    expect(
+      new Date(log[2].nextRetryAt).getTime() - new Date(log[2].startedAt).getTime(),
+    ).toBeGreaterThanOrEqual(1000);
+    expect(log[0].nextRetryAt).toBeNull();
+    expect(detail.body.payload.requestBody).toBe(first.rawBody);
+  });
+
+  it('treats a time-out and a redirect as failures and follows no redirect', async () => {
+    const elsewhere = await new WebhookReceiver().start();
+    receiver.replies = [
+      { status: 200, delayMs: 2500 },
+      { status: 302, headers: { location: elsewhere.url } },
+    ];
+    const hook = await createWebhook(t, owner, {
+      url: receiver.url,
+      events: ['view_deleted'],
+      maxRetries: 0,
+      timeout: 1,
+    });
+    await recordEvents(t, event('view_deleted', { viewId: 't1' }), event('view_deleted', { viewId: 't2' }));
+    await waitFor(
+      async () => (await deliveriesOf(t, owner, hook.id, '&status=failed')).length === 2,
+      10_000,
+      'two failures',
+    );
+    const failed = await deliveriesOf(t, owner, hook.id);
+    expect(failed.map((d) => d.error).sort()).toEqual(['HTTP 302', 'timed out after 1000 ms']);
+    expect(elsewhere.received).toHaveLength(0);
+    await elsewhere.stop();
+  });
+
+  it('disables a webhook after the configured failure streak, e-mails its creator, keeps events, and resume delivers them in order', async () => {
+    receiver.fallback = { status: 503 };
+    const hook = await createWebhook(t, owner, {
+      url: receiver.url,
+      events: ['view_default_changed'],
+      maxRetries: 0,
+    });
+    await recordEvents(t, ...[1, 2, 3, 4].map((n) => event('view_default_changed', { n })));
+    await waitFor(
+      async () =>
+        (await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner))).body.payload.status ===
+        'disabled',
+      10_000,
+      'disabled',
+    );
+    const disabled = (await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner))).body
+      .payload;
+    expect(disabled).toMatchObject({
+      status: 'disabled',
+      consecutiveFailures: 4,
+      disabledReason: '4 consecutive failed deliveries',
+    });
+    const mails = await t.dataSource.query(
+      `SELECT subject, data FROM notifications WHERE recipient = $1 AND kind = 'webhook_disabled' AND data->>'webhookId' = $2`,
+      [owner.email, hook.id],
+    );
+    expect(mails).toHaveLength(1);
+    expect(mails[0].data).toMatchObject({ webhookId: hook.id });
+    // Events while disabled are kept, not sent.
+    await recordEvents(t, event('view_default_changed', { n: 5 }), event('view_default_changed', { n: 6 }));
+    await sleep(600);
+    expect(receiver.received).toHaveLength(4);
+    expect(await deliveriesOf(t, owner, hook.id, '&status=pending')).toHaveLength(2);
+    receiver.fallback = { status: 204 };
+    const resumed = await request(t.http)
+      .post(`${API}/webhooks/${hook.id}/resume`)
+      .set(bearer(owner))
+      .expect(200);
+    expect(resumed.body.payload).toMatchObject({
+      status: 'active',
+      consecutiveFailures: 0,
+      disabledAt: null,
+    });
+    await waitFor(() => receiver.received.length === 6, 10_000, 'kept events');
+    expect(receiver.received.slice(4).map((r) => r.body.payload.n)).toEqual([5, 6]);
+  });
+
+  it('keeps events while paused and delivers them in order on resume', async () => {
+    const hook = await createWebhook(t, owner, { url: receiver.url, events: ['view_updated'] });
+    await request(t.http).post(`${API}/webhooks/${hook.id}/pause`).set(bearer(owner)).expect(200);
+    await recordEvents(t, ...[1, 2, 3].map((n) => event('view_updated', { n })));
+    await recordEvents(t, event('view_updated', { n: 4 }));
+    await sleep(700);
+    expect(receiver.received).toHaveLength(0);
+    const queued = await deliveriesOf(t, owner, hook.id);
+    expect(queued.map((d) => d.status)).toEqual(['pending', 'pending', 'pending', 'pending']);
+    await request(t.http).post(`${API}/webhooks/${hook.id}/resume`).set(bearer(owner)).expect(200);
+    await waitFor(() => receiver.received.length === 4, 10_000, 'resumed deliveries');
+    expect(receiver.received.map((r) => r.body.payload.n)).toEqual([1, 2, 3, 4]);
+  });
+
+  it('redelivers the same deliveryId as a new manual attempt', async () => {
+    const hook = await createWebhook(t, owner, { url: receiver.url, events: ['view_created'] });
+    await recordEvents(t, event('view_created', { viewId: 'again' }));
+    await waitFor(
+      async () => (await deliveriesOf(t, owner, hook.id))[0]?.status === 'succeeded',
+      10_000,
+      'first',
+    );
+    const [delivery] = await deliveriesOf(t, owner, hook.id);
+    const res = await request(t.http)
+      .post(`${API}/webhooks/${hook.id}/deliveries/${delivery.deliveryId}/redeliver`)
+      .set(bearer(owner))
+      .expect(202);
+    expect(res.body.payload).toMatchObject({ deliveryId: delivery.deliveryId, status: 'pending' });
+    await waitFor(() => receiver.received.length === 2, 10_000, 'redelivery');
+    expect(receiver.received[1].body.deliveryId).toBe(delivery.deliveryId);
+    expect(receiver.received[1].rawBody).toBe(receiver.received[0].rawBody);
+    expect(receiver.received[1].headers['webhook-id']).toBe(delivery.deliveryId);
+    await waitFor(
+      async () => (await deliveriesOf(t, owner, hook.id))[0]?.status === 'succeeded',
+      5000,
+      'succeeded',
+    );
+    const detail = await request(t.http)
+      .get(`${API}/webhooks/${hook.id}/deliveries/${delivery.deliveryId}`)
+      .set(bearer(owner))
+      .expect(200);
+    expect(
+      detail.body.payload.attemptLog.map((a: { attempt: number; manual: boolean }) => [a.attempt, a.manual]),
+    ).toEqual([
+      [2, true],
+      [1, false],
+    ]);
+    await request(t.http)
+      .post(`${API}/webhooks/${hook.id}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`)
+      .set(bearer(owner))
+      .expect(404);
+  });
+
+  it('sends test deliveries: webhook_test by default, or the given event and payload', async () => {
+    const hook = await createWebhook(t, owner, { url: receiver.url, events: ['request_merged'] });
+    const first = await request(t.http)
+      .post(`${API}/webhooks/${hook.id}/test`)
+      .set(bearer(owner))
+      .send({})
+      .expect(202);
+    expect(first.body.payload).toMatchObject({ event: 'webhook_test', kind: 'test', status: 'pending' });
+    await request(t.http)
+      .post(`${API}/webhooks/${hook.id}/test`)
+      .set(bearer(owner))
+      .send({ event: 'request_merged', payload: { requestId: 'rq-1', changesApplied: 2 } })
+      .expect(202);
+    const bad = await request(t.http)
+      .post(`${API}/webhooks/${hook.id}/test`)
+      .set(bearer(owner))
+      .send({ event: 'nope' })
+      .expect(400);
+    expect(bad.body.code).toBe('VALIDATION_ERROR');
+    await waitFor(() => receiver.received.length === 2, 10_000, 'tests');
+    expect(receiver.received[0].body).toMatchObject({
+      event: 'webhook_test',
+      webhookId: hook.id,
+      deliveryId: first.body.payload.deliveryId,
+      triggeredBy: owner.id,
+    });
+    expect(receiver.received[1].body).toMatchObject({
+      event: 'request_merged',
+      payload: { requestId: 'rq-1', changesApplied: 2 },
+    });
+    expect(
+      new Webhook(hook.secret).verify(receiver.received[1].rawBody, standardHeaders(receiver.received[1])),
+    ).toBeTruthy();
+  });
+
+  it('computes stats: counts by outcome, success rate, latency percentiles, last success and failure, streak', async () => {
+    receiver.replies = [{ status: 200 }, { status: 200, delayMs: 120 }, { status: 500 }];
+    const hook = await createWebhook(t, owner, {
+      url: receiver.url,
+      events: ['view_created'],
+      maxRetries: 0,
+    });
+    await recordEvents(t, ...[1, 2, 3].map((n) => event('view_created', { n })));
+    await waitFor(
+      async () =>
+        (await deliveriesOf(t, owner, hook.id)).every((d) => d.status !== 'pending') &&
+        receiver.received.length === 3,
+      10_000,
+      'three outcomes',
+    );
+    await sleep(200);
+    const stats = (
+      await request(t.http).get(`${API}/webhooks/${hook.id}/stats`).set(bearer(owner)).expect(200)
+    ).body.payload;
+    expect(stats).toMatchObject({
+      webhookId: hook.id,
+      status: 'active',
+      deliveries: { pending: 0, retrying: 0, succeeded: 2, failed: 1, skipped: 0, total: 3 },
+      attempts: { total: 3, succeeded: 2, failed: 1 },
+      consecutiveFailures: 1,
+    });
+    expect(stats.successRate).toBeCloseTo(2 / 3);
+    expect(stats.latencyMs.p50).toBeGreaterThanOrEqual(0);
+    expect(stats.latencyMs.p95).toBeGreaterThanOrEqual(100);
+    expect(stats.lastSuccessAt).toEqual(expect.any(String));
+    expect(stats.lastFailureAt).toEqual(expect.any(String));
+    const failedOnly = await deliveriesOf(t, owner, hook.id, '&status=failed&event=view_created');
+    expect(failedOnly).toHaveLength(1);
+    expect(await deliveriesOf(t, owner, hook.id, '&event=view_deleted')).toHaveLength(0);
+  });
+
+  it("re-checks the creator's access at dispatch: removing their access stops their deliveries", async () => {
+    const editor = await registerUser(t.http);
+    await addToWorkspace(t.dataSource, owner, editor, 'editor');
+    const hook = await createWebhook(t, editor, {
+      organizationId: owner.defaultOrganizationId,
+      url: receiver.url,
+      events: ['view_updated'],
+    });
+    await recordEvents(t, event('view_updated', { n: 1 }));
+    await waitFor(() => receiver.received.length === 1, 10_000, 'first');
+    await t.dataSource.query(`DELETE FROM workspace_members WHERE user_id = $1`, [editor.id]);
+    await recordEvents(t, event('view_updated', { n: 2 }));
+    await waitFor(
+      async () => (await deliveriesOf(t, owner, hook.id)).some((d) => d.status === 'skipped'),
+      10_000,
+      'skipped',
+    );
+    await sleep(200);
+    expect(receiver.received).toHaveLength(1);
+    const skipped = (await deliveriesOf(t, owner, hook.id)).find((d) => d.status === 'skipped');
+    expect(skipped?.error).toMatch(/can no longer read/);
+    // Organization-level documents: any active member reads; a suspended one does not.
+    await recordEvents(t, event('view_updated', { n: 3 }, { workspaceId: null }));
+    await waitFor(() => receiver.received.length === 2, 10_000, 'org-level');
+    await t.dataSource.query(`UPDATE organization_members SET status = 'suspended' WHERE user_id = $1`, [
+      editor.id,
+    ]);
+    await recordEvents(t, event('view_updated', { n: 4 }, { workspaceId: null }));
+    await waitFor(
+      async () => (await deliveriesOf(t, owner, hook.id, '&status=skipped')).length === 2,
+      10_000,
+      'second skip',
+    );
+    expect(receiver.received.map((r) => r.body.payload.n)).toEqual([1, 3]);
+  });
+});

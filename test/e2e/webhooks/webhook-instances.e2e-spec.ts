@@ -1,0 +1,143 @@
+import request from 'supertest';
+import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
+import { createTestDatabase } from '../../utils/test-database.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { WebhookReceiver, waitFor } from './webhook-receiver.js';
+import { API, createWebhook, deliveriesOf, recordEvents, WEBHOOK_TEST_ENV } from './webhooks.fixtures.js';
+
+function viewEvent(user: TestUser, n: number): Parameters<typeof recordEvents>[1] {
+  return {
+    event: 'view_updated',
+    organizationId: user.defaultOrganizationId,
+    workspaceId: user.defaultWorkspaceId,
+    docType: 'products',
+    docId: 'p-1',
+    triggeredBy: user.id,
+    payload: { n },
+  };
+}
+
+describe('webhooks: restarts and several instances on one database', () => {
+  let database: { url: string; drop: () => Promise<void> };
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+  });
+  beforeEach(async () => {
+    receiver = await new WebhookReceiver().start();
+  });
+  afterEach(async () => {
+    await receiver.stop();
+  });
+  afterAll(async () => {
+    await database.drop();
+  });
+
+  it('resumes a retry schedule after a restart: same delivery, next attempt when due, nothing lost', async () => {
+    const first = await createTestApp(WEBHOOK_TEST_ENV, { databaseUrl: database.url });
+    const owner = await registerUser(first.http);
+    receiver.replies = [{ status: 500 }];
+    const hook = await createWebhook(first, owner, {
+      url: receiver.url,
+      events: ['view_updated'],
+      maxRetries: 3,
+      retryInterval: 2,
+    });
+    await recordEvents(first, viewEvent(owner, 1));
+    await waitFor(
+      async () => (await deliveriesOf(first, owner, hook.id))[0]?.status === 'retrying',
+      10_000,
+      'retrying',
+    );
+    const [retrying] = await deliveriesOf(first, owner, hook.id);
+    const dueAt = new Date(retrying.nextRetryAt ?? '').getTime();
+    await first.close();
+
+    const second = await createTestApp(WEBHOOK_TEST_ENV, { databaseUrl: database.url });
+    try {
+      await waitFor(() => receiver.received.length === 2, 15_000, 'the retry after restart');
+      expect(receiver.received[1].receivedAt).toBeGreaterThanOrEqual(dueAt - 50);
+      expect(receiver.received[1].body.deliveryId).toBe(retrying.deliveryId);
+      await waitFor(
+        async () => (await deliveriesOf(second, owner, hook.id))[0]?.status === 'succeeded',
+        5000,
+        'succeeded',
+      );
+      const [done] = await deliveriesOf(second, owner, hook.id);
+      expect(done).toMatchObject({ deliveryId: retrying.deliveryId, attempts: 2, responseStatus: 200 });
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('two instances deliver every event exactly once per attempt, in order per webhook', async () => {
+    const a: TestApp = await createTestApp(WEBHOOK_TEST_ENV, { databaseUrl: database.url });
+    const b: TestApp = await createTestApp(WEBHOOK_TEST_ENV, { databaseUrl: database.url });
+    try {
+      const owner = await registerUser(a.http);
+      const slow = await new WebhookReceiver().start();
+      slow.fallback = { status: 200, delayMs: 400 };
+      const fastHook = await createWebhook(a, owner, {
+        url: receiver.url,
+        events: ['view_updated'],
+        maxRetries: 2,
+        retryInterval: 1,
+      });
+      const slowHook = await createWebhook(b, owner, { url: slow.url, events: ['view_updated'] });
+      // Every tenth attempt fails once, so retries run on both instances too.
+      let calls = 0;
+      receiver.replies = [];
+      for (let i = 0; i < 80; i += 1) {
+        receiver.replies.push({ status: (calls += 1) % 10 === 0 ? 503 : 200 });
+      }
+      const total = 42;
+      for (let n = 1; n <= total; n += 6) {
+        const batch = [0, 1, 2, 3, 4, 5].map((k) => viewEvent(owner, n + k));
+        await recordEvents(n % 2 === 1 ? a : b, ...batch);
+      }
+      await waitFor(
+        async () => (await deliveriesOf(a, owner, fastHook.id, '&status=succeeded')).length === total,
+        30_000,
+        'all fast deliveries',
+      );
+      // The slow receiver delays only its own webhook: the fast one finished while the slow one is still busy.
+      const slowDone = (await deliveriesOf(a, owner, slowHook.id, '&status=succeeded')).length;
+      expect(slowDone).toBeLessThan(total);
+      await waitFor(
+        async () => (await deliveriesOf(a, owner, slowHook.id, '&status=succeeded')).length === total,
+        30_000,
+        'all slow deliveries',
+      );
+      // (the slow webhook needs about 17 s in all: 42 × 400 ms)
+
+      // Each attempt once: the receiver saw exactly the recorded attempts, no more.
+      const [{ attempts }] = await a.dataSource.query(
+        `SELECT count(*)::int AS attempts FROM webhook_delivery_attempts WHERE webhook_id = $1`,
+        [fastHook.id],
+      );
+      expect(receiver.received).toHaveLength(attempts);
+      const successes = receiver.received.filter((_r, i) => (i + 1) % 10 !== 0).map((r) => r.body.deliveryId);
+      expect(new Set(successes).size).toBe(total);
+      expect(slow.received).toHaveLength(total);
+      expect(new Set(slow.received.map((r) => r.body.deliveryId)).size).toBe(total);
+      // Per-webhook order: payload n arrives increasing (a retry is sent before anything behind it).
+      expect(slow.received.map((r) => r.body.payload.n)).toEqual(
+        Array.from({ length: total }, (_v, i) => i + 1),
+      );
+      const firstSeen = [
+        ...new Map(receiver.received.map((r) => [r.body.deliveryId, Number(r.body.payload.n)])).values(),
+      ];
+      expect(firstSeen).toEqual(Array.from({ length: total }, (_v, i) => i + 1));
+      const stats = await request(a.http)
+        .get(`${API}/webhooks/${fastHook.id}/stats`)
+        .set(bearer(owner))
+        .expect(200);
+      expect(stats.body.payload.deliveries.succeeded).toBe(total);
+      await slow.stop();
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});

@@ -1,0 +1,326 @@
+import request from 'supertest';
+import { addToWorkspace, scopedToken } from '../documents/documents.fixtures.js';
+import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { WebhookReceiver, waitFor } from './webhook-receiver.js';
+import { API, createWebhook, deliveriesOf, WEBHOOK_TEST_ENV } from './webhooks.fixtures.js';
+
+describe('webhooks: management, validation, tenancy and URL safety', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let member: TestUser;
+  let outsider: TestUser;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    t = await createTestApp(WEBHOOK_TEST_ENV);
+    receiver = await new WebhookReceiver().start();
+    owner = await registerUser(t.http);
+    member = await registerUser(t.http);
+    outsider = await registerUser(t.http);
+    await addToWorkspace(t.dataSource, owner, member, 'editor');
+  });
+  afterAll(async () => {
+    await receiver.stop();
+    await t.close();
+  });
+
+  async function countWebhooks(user: TestUser): Promise<number> {
+    const res = await request(t.http)
+      .get(`${API}/webhooks?organizationId=${owner.defaultOrganizationId}`)
+      .set(bearer(user))
+      .expect(200);
+    return res.body.payload.total;
+  }
+
+  it('creates a webhook in the default organization with the spec defaults, showing the secret only on create', async () => {
+    const res = await request(t.http)
+      .post(`${API}/webhooks`)
+      .set(bearer(owner))
+      .send({
+        name: 'Orders',
+        description: 'ERP sync',
+        url: receiver.url,
+        events: ['request_merged', 'data_bulk_operation'],
+      })
+      .expect(201);
+    const hook = res.body.payload;
+    expect(hook).toMatchObject({
+      organizationId: owner.defaultOrganizationId,
+      name: 'Orders',
+      description: 'ERP sync',
+      url: receiver.url,
+      events: ['request_merged', 'data_bulk_operation'],
+      filters: {},
+      timeout: 30,
+      maxRetries: 3,
+      retryInterval: 60,
+      status: 'active',
+      createdBy: owner.id,
+      consecutiveFailures: 0,
+    });
+    expect(hook.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    // Stored sealed, never as given.
+    const [stored] = await t.dataSource.query(`SELECT secret FROM webhooks WHERE id = $1`, [hook.id]);
+    expect(stored.secret).not.toContain(hook.secret.slice(6));
+    const got = await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200);
+    expect(got.body.payload.secret).toBeUndefined();
+    const listed = await request(t.http).get(`${API}/webhooks`).set(bearer(owner)).expect(200);
+    expect(listed.body.payload.items.map((item: { id: string }) => item.id)).toContain(hook.id);
+    expect(
+      listed.body.payload.items.every((item: Record<string, unknown>) => item.secret === undefined),
+    ).toBe(true);
+  });
+
+  it('takes the organization from the body, else X-Organization-Id; a mismatch or foreign organization is refused', async () => {
+    const viaHeader = await request(t.http)
+      .post(`${API}/webhooks`)
+      .set(bearer(member))
+      .set('X-Organization-Id', owner.defaultOrganizationId)
+      .send({ name: 'member hook', url: receiver.url, events: ['*'] })
+      .expect(201);
+    expect(viaHeader.body.payload.organizationId).toBe(owner.defaultOrganizationId);
+    const mismatch = await request(t.http)
+      .post(`${API}/webhooks`)
+      .set(bearer(member))
+      .set('X-Organization-Id', member.defaultOrganizationId)
+      .send({ organizationId: owner.defaultOrganizationId, name: 'x', url: receiver.url, events: ['*'] })
+      .expect(400);
+    expect(mismatch.body.code).toBe('VALIDATION_ERROR');
+    const foreign = await request(t.http)
+      .post(`${API}/webhooks`)
+      .set(bearer(outsider))
+      .send({ organizationId: owner.defaultOrganizationId, name: 'x', url: receiver.url, events: ['*'] })
+      .expect(404);
+    expect(foreign.body).toMatchObject({ success: false, code: 'NOT_FOUND' });
+  });
+
+  it('updates, pauses, resumes and deletes', async () => {
+    const hook = await createWebhook(t, owner, { url: receiver.url });
+    const put = await request(t.http)
+      .put(`${API}/webhooks/${hook.id}`)
+      .set(bearer(owner))
+      .send({
+        name: 'Renamed',
+        events: ['request_created'],
+        timeout: 5,
+        maxRetries: 0,
+        retryInterval: 1,
+        filters: { docTypes: ['products'] },
+      })
+      .expect(200);
+    expect(put.body.payload).toMatchObject({
+      name: 'Renamed',
+      events: ['request_created'],
+      timeout: 5,
+      maxRetries: 0,
+      retryInterval: 1,
+      filters: { docTypes: ['products'] },
+      url: receiver.url,
+    });
+    expect(
+      (await request(t.http).post(`${API}/webhooks/${hook.id}/pause`).set(bearer(owner)).expect(200)).body
+        .payload.status,
+    ).toBe('paused');
+    expect(
+      (await request(t.http).post(`${API}/webhooks/${hook.id}/resume`).set(bearer(owner)).expect(200)).body
+        .payload.status,
+    ).toBe('active');
+    await request(t.http).delete(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200);
+    await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(404);
+  });
+
+  it.each([
+    ['an unknown event', { events: ['row_exploded'] }, 'events'],
+    ['no events', { events: [] }, 'events'],
+    [
+      'a bad JSONPath',
+      { filters: { conditions: [{ path: '$.payload[', operator: 'eq', value: 1 }] } },
+      'filters.conditions[0].path',
+    ],
+    [
+      'a filter expression',
+      { filters: { conditions: [{ path: '$..[?(@.a)]', operator: 'exists' }] } },
+      'filters.conditions[0].path',
+    ],
+    [
+      'a bad operator',
+      { filters: { conditions: [{ path: '$.payload.status', operator: 'like', value: 'x' }] } },
+      'filters.conditions[0].operator',
+    ],
+    [
+      'a one-element range',
+      { filters: { conditions: [{ path: '$.payload.qty', operator: 'range', value: [1] }] } },
+      'filters.conditions[0].value',
+    ],
+    ['an unknown filter kind', { filters: { workspaceIds: ['x'] } }, 'filters.workspaceIds'],
+    ['a zero timeout', { timeout: 0 }, 'timeout'],
+    ['a timeout over 60 s', { timeout: 61 }, 'timeout'],
+    ['too many retries', { maxRetries: 11 }, 'maxRetries'],
+    ['a zero retry interval', { retryInterval: 0 }, 'retryInterval'],
+    ['a non-http scheme', { url: 'ftp://example.com/hook' }, 'url'],
+    ['credentials in the URL', { url: 'http://user:pw@127.0.0.1:9/hook' }, 'url'],
+  ])('refuses %s with VALIDATION_ERROR and creates nothing', async (_what, override, field) => {
+    const before = await countWebhooks(owner);
+    const res = await request(t.http)
+      .post(`${API}/webhooks`)
+      .set(bearer(owner))
+      .send({ name: 'bad', url: receiver.url, events: ['*'], ...override })
+      .expect(400);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+    expect(JSON.stringify(res.body.details)).toContain(field);
+    expect(await countWebhooks(owner)).toBe(before);
+  });
+
+  it('refuses a bad update and leaves the webhook as it was', async () => {
+    const hook = await createWebhook(t, owner, { url: receiver.url, events: ['request_merged'] });
+    const res = await request(t.http)
+      .put(`${API}/webhooks/${hook.id}`)
+      .set(bearer(owner))
+      .send({
+        name: 'changed',
+        filters: { conditions: [{ path: '$.x', operator: 'between', value: [1, 2] }] },
+      })
+      .expect(400);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+    const got = await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200);
+    expect(got.body.payload).toMatchObject({ name: 'hook', events: ['request_merged'], filters: {} });
+  });
+
+  it('lets the creator and organization owners/admins manage a webhook; other members are refused', async () => {
+    const mine = await createWebhook(t, member, {
+      organizationId: owner.defaultOrganizationId,
+      url: receiver.url,
+    });
+    const ownersHook = await createWebhook(t, owner, { url: receiver.url });
+    // The organization owner manages a member's webhook and lists every webhook.
+    await request(t.http).post(`${API}/webhooks/${mine.id}/pause`).set(bearer(owner)).expect(200);
+    // A member manages their own, sees only their own, and gets FORBIDDEN on others of the organization.
+    await request(t.http).post(`${API}/webhooks/${mine.id}/resume`).set(bearer(member)).expect(200);
+    const listed = await request(t.http)
+      .get(`${API}/webhooks?organizationId=${owner.defaultOrganizationId}`)
+      .set(bearer(member))
+      .expect(200);
+    expect(
+      listed.body.payload.items.every((item: { createdBy: string }) => item.createdBy === member.id),
+    ).toBe(true);
+    const refused = await request(t.http)
+      .put(`${API}/webhooks/${ownersHook.id}`)
+      .set(bearer(member))
+      .send({ name: 'mine now' })
+      .expect(403);
+    expect(refused.body.code).toBe('FORBIDDEN');
+    await request(t.http).get(`${API}/webhooks/${ownersHook.id}/deliveries`).set(bearer(member)).expect(403);
+    // Guests may not create webhooks.
+    await t.dataSource.query(
+      `UPDATE organization_members SET role = 'guest' WHERE organization_id = $1 AND user_id = $2`,
+      [owner.defaultOrganizationId, member.id],
+    );
+    const guest = await request(t.http)
+      .post(`${API}/webhooks`)
+      .set(bearer(member))
+      .send({ organizationId: owner.defaultOrganizationId, name: 'x', url: receiver.url, events: ['*'] })
+      .expect(403);
+    expect(guest.body.code).toBe('FORBIDDEN');
+    await t.dataSource.query(
+      `UPDATE organization_members SET role = 'member' WHERE organization_id = $1 AND user_id = $2`,
+      [owner.defaultOrganizationId, member.id],
+    );
+  });
+
+  it('needs webhooks:manage on delegated credentials', async () => {
+    const narrow = await scopedToken(t, owner, ['doc:read']);
+    const res = await request(t.http).get(`${API}/webhooks`).set(bearer(narrow)).expect(403);
+    expect(res.body.code).toBe('FORBIDDEN');
+    const scoped = await scopedToken(t, owner, ['webhooks:manage']);
+    await request(t.http).get(`${API}/webhooks`).set(bearer(scoped)).expect(200);
+  });
+
+  it('answers another tenant NOT_FOUND on every route, with no data, and changes nothing', async () => {
+    const hook = await createWebhook(t, owner, { url: receiver.url });
+    await request(t.http).post(`${API}/webhooks/${hook.id}/test`).set(bearer(owner)).send({}).expect(202);
+    await waitFor(async () => (await deliveriesOf(t, owner, hook.id)).some((d) => d.status === 'succeeded'));
+    const [delivery] = await deliveriesOf(t, owner, hook.id);
+    const calls = [
+      request(t.http).get(`${API}/webhooks/${hook.id}`),
+      request(t.http).put(`${API}/webhooks/${hook.id}`).send({ name: 'stolen' }),
+      request(t.http).delete(`${API}/webhooks/${hook.id}`),
+      request(t.http).post(`${API}/webhooks/${hook.id}/pause`),
+      request(t.http).post(`${API}/webhooks/${hook.id}/resume`),
+      request(t.http).post(`${API}/webhooks/${hook.id}/test`).send({}),
+      request(t.http).post(`${API}/webhooks/${hook.id}/regenerate-secret`),
+      request(t.http).get(`${API}/webhooks/${hook.id}/deliveries`),
+      request(t.http).get(`${API}/webhooks/${hook.id}/deliveries/${delivery.deliveryId}`),
+      request(t.http).post(`${API}/webhooks/${hook.id}/deliveries/${delivery.deliveryId}/redeliver`),
+      request(t.http).get(`${API}/webhooks/${hook.id}/stats`),
+    ];
+    for (const call of calls) {
+      const res = await call.set(bearer(outsider));
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ success: false, code: 'NOT_FOUND', payload: null });
+    }
+    // An unknown id answers exactly the same.
+    const unknown = await request(t.http)
+      .get(`${API}/webhooks/00000000-0000-4000-8000-000000000000`)
+      .set(bearer(outsider))
+      .expect(404);
+    expect(unknown.body.code).toBe('NOT_FOUND');
+    const outsiderList = await request(t.http).get(`${API}/webhooks`).set(bearer(outsider)).expect(200);
+    expect(outsiderList.body.payload.items.map((item: { id: string }) => item.id)).not.toContain(hook.id);
+    const after = await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200);
+    expect(after.body.payload).toMatchObject({ name: 'hook', status: 'active' });
+    expect(await deliveriesOf(t, owner, hook.id)).toHaveLength(1);
+  });
+});
+
+describe('webhooks: server-side request forgery guard (WEBHOOK_ALLOW_PRIVATE off)', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let receiver: WebhookReceiver;
+
+  beforeAll(async () => {
+    t = await createTestApp({ ...WEBHOOK_TEST_ENV, WEBHOOK_ALLOW_PRIVATE: 'false' });
+    owner = await registerUser(t.http);
+    receiver = await new WebhookReceiver().start();
+  });
+  afterAll(async () => {
+    await receiver.stop();
+    await t.close();
+  });
+
+  it.each([
+    'http://127.0.0.1:8080/hook',
+    'http://localhost/hook',
+    'http://[::1]/hook',
+    'http://10.1.2.3/hook',
+    'http://172.16.0.1/hook',
+    'http://192.168.1.1/hook',
+    'http://169.254.169.254/latest/meta-data',
+    'http://100.100.100.200/',
+    'http://0.0.0.0/',
+    'http://[fd00:ec2::254]/',
+    'http://[fe80::1]/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://224.0.0.1/',
+    'https://2130706433/',
+  ])('refuses %s at creation', async (url) => {
+    const res = await request(t.http)
+      .post(`${API}/webhooks`)
+      .set(bearer(owner))
+      .send({ name: 'ssrf', url, events: ['*'] })
+      .expect(400);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+    expect(res.body.details[0].field).toBe('url');
+  });
+
+  it('re-checks at delivery time: a destination that turned private is refused and nothing is sent', async () => {
+    // Created while public (the DNS answer later changes): simulated by pointing the stored URL at loopback.
+    const hook = await createWebhook(t, owner, { url: 'https://93.184.215.14/hook', maxRetries: 0 });
+    await t.dataSource.query(`UPDATE webhooks SET url = $2 WHERE id = $1`, [hook.id, receiver.url]);
+    await request(t.http).post(`${API}/webhooks/${hook.id}/test`).set(bearer(owner)).send({}).expect(202);
+    await waitFor(async () => (await deliveriesOf(t, owner, hook.id)).some((d) => d.status === 'failed'));
+    const [delivery] = await deliveriesOf(t, owner, hook.id);
+    expect(delivery.error).toMatch(/^refused: destination resolves to a non-public address \(127\.0\.0\.1\)/);
+    expect(receiver.received).toHaveLength(0);
+  });
+});
