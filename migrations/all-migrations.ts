@@ -12,6 +12,7 @@ import { Comments1732240510000 } from './1732240510000-comments.js';
 import { Relations1732240520000 } from './1732240520000-relations.js';
 import { Webhooks1732240600000 } from './1732240600000-webhooks.js';
 import { Realtime1732240700000 } from './1732240700000-realtime.js';
+import { HistoryApprovals1732240800000 } from './1732240800000-history-approvals.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -32,4 +33,5 @@ export const ALL_MIGRATIONS = [
   Relations1732240520000,
   Webhooks1732240600000,
   Realtime1732240700000,
+  HistoryApprovals1732240800000,
 ];

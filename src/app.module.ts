@@ -9,6 +9,7 @@ import { RateLimitModule } from './common/rate-limit/rate-limit.module.js';
 import type { AppConfig } from './config/app.config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { ApprovalsModule } from './modules/approvals/approvals.module.js';
 import { CommentsModule } from './modules/comments/comments.module.js';
 import { DocumentsModule } from './modules/documents/documents.module.js';
 import { EventsModule } from './modules/events/events.module.js';
@@ -45,6 +46,7 @@ export class AppModule {
         WebhooksModule,
         CommentsModule,
         RealtimeModule,
+        ApprovalsModule,
       ],
       // Order matters: authenticate first, so the rate limit can count per user rather than per address.
       providers: [

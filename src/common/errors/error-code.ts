@@ -43,4 +43,7 @@ export enum ErrorCode {
 
   // Realtime.
   RESOURCE_LOCKED = 'RESOURCE_LOCKED',
+
+  // Approvals.
+  APPROVAL_REQUIRED = 'APPROVAL_REQUIRED',
 }

@@ -33,6 +33,7 @@ export const ERROR_HTTP_STATUS = {
   [ErrorCode.INVITATION_REVOKED]: HttpStatus.GONE,
   [ErrorCode.INVITATION_EXPIRED]: HttpStatus.GONE,
   [ErrorCode.RESOURCE_LOCKED]: HttpStatus.CONFLICT,
+  [ErrorCode.APPROVAL_REQUIRED]: HttpStatus.CONFLICT,
 } as const satisfies Record<ErrorCode, HttpStatus>;
 
 export function httpStatusOf(code: ErrorCode): number {

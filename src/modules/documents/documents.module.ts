@@ -14,6 +14,7 @@ import { FieldValuesRepository } from './repositories/field-values.repository.js
 import { PropertiesRepository } from './repositories/properties.repository.js';
 import { RequestRepository } from './repositories/request.repository.js';
 import { RevisionRepository } from './repositories/revision.repository.js';
+import { RevisionHistoryRepository } from './repositories/revision-history.repository.js';
 import { RowQueryRepository } from './repositories/row-query.repository.js';
 import { RowRepository } from './repositories/row.repository.js';
 import { ChangeEngineService } from './services/change-engine.service.js';
@@ -33,6 +34,11 @@ import { MetadataService } from './services/metadata.service.js';
 import { PropertiesService } from './services/properties.service.js';
 import { RequestsService } from './services/requests.service.js';
 import { RevisionsService } from './services/revisions.service.js';
+import { RevisionHistoryService } from './services/revision-history.service.js';
+import { RevisionRevertService } from './services/revision-revert.service.js';
+import { RevisionExportService } from './services/export/revision-export.service.js';
+import { RevisionExportRepository } from './repositories/revision-export.repository.js';
+import { RequestHooks } from './services/request-hooks.js';
 import { RowQueryService } from './services/row-query.service.js';
 import { RowsService } from './services/rows.service.js';
 import { TypeSettingsController } from './controllers/type-settings.controller.js';
@@ -63,6 +69,7 @@ import { ParticipantsRepository } from './repositories/participants.repository.j
     PropertiesRepository,
     RequestRepository,
     RevisionRepository,
+    RevisionHistoryRepository,
     DocumentAccessService,
     DocumentAccessGuard,
     DocumentEventsService,
@@ -82,6 +89,11 @@ import { ParticipantsRepository } from './repositories/participants.repository.j
     PropertiesService,
     RequestsService,
     RevisionsService,
+    RevisionHistoryService,
+    RevisionRevertService,
+    RevisionExportService,
+    RevisionExportRepository,
+    RequestHooks,
     TypeSettingsRepository,
     TypeSettingsService,
     DocumentSettingsPolicy,
@@ -102,6 +114,8 @@ import { ParticipantsRepository } from './repositories/participants.repository.j
     MetadataChangeListeners,
     ViewResolver,
     TypeSettingsService,
+    RequestHooks,
+    RequestsService,
   ],
 })
 export class DocumentsModule implements OnModuleInit {

@@ -32,6 +32,7 @@ import { AuthorizePageService } from './services/issuer/authorize-page.service.j
 import { IssuerMetadataService } from './services/issuer/issuer-metadata.service.js';
 import { OAuthClientService } from './services/issuer/oauth-client.service.js';
 import { TokenEndpointService } from './services/issuer/token-endpoint.service.js';
+import { CredentialStatusService } from './services/credential-status.service.js';
 import { JwtCredentialVerifier } from './services/jwt-credential.verifier.js';
 import { LoginThrottleService } from './services/login-throttle.service.js';
 import { ProfileService } from './services/profile.service.js';
@@ -88,6 +89,7 @@ import { UsersService } from './services/users.service.js';
     ThirdPartyLoginController,
   ],
   providers: [
+    CredentialStatusService,
     AccountService,
     AccountSessionsService,
     ApiKeyService,
@@ -122,6 +124,7 @@ import { UsersService } from './services/users.service.js';
     { provide: CredentialVerifier, useExisting: JwtCredentialVerifier },
   ],
   exports: [
+    CredentialStatusService,
     CredentialVerifier,
     JwtCredentialVerifier,
     UsersService,

@@ -6,7 +6,6 @@ import { RealtimeGateway } from './gateways/realtime.gateway.js';
 import { DomainEventRelayListener } from './listeners/domain-event-relay.listener.js';
 import { LockRepository } from './repositories/lock.repository.js';
 import { PresenceRepository } from './repositories/presence.repository.js';
-import { RealtimeCredentialRepository } from './repositories/realtime-credential.repository.js';
 import { RealtimeEventRepository } from './repositories/realtime-event.repository.js';
 import { YjsStateRepository } from './repositories/yjs-state.repository.js';
 import { EventStreamService } from './services/event-stream.service.js';
@@ -41,7 +40,6 @@ import { YjsStateService } from './services/yjs-state.service.js';
     RealtimeGateway,
     DomainEventRelayListener,
     RealtimeEventRepository,
-    RealtimeCredentialRepository,
     PresenceRepository,
     LockRepository,
     YjsStateRepository,

@@ -208,15 +208,17 @@ describe('documents: requests, merge and revisions', () => {
     expect(valueOf(row.body.payload, 'qty')).toEqual({ number: 4 });
   });
 
-  it('keeps writes open when the workflow requires approval, and only managers merge them', async () => {
+  it('keeps writes open when the workflow requires approval; without an approved approval nobody merges them', async () => {
     const gated = await createDocument(t.http, owner, { settings: { workflow: { requiresApproval: true } } });
     const res = await request(t.http).post(`${gated.path}/data`).set(bearer(editor)).send({ id: 'p1', values: { name: 'Pending' } }).expect(201);
     expect(res.body.payload.request).toMatchObject({ merged: false, pendingApproval: true, requestStatus: 'open' });
     await request(t.http).get(`${gated.path}/data/p1`).set(bearer(owner)).expect(404);
     const reqId = res.body.payload.request.requestId;
-    await request(t.http).post(`${gated.path}/requests/${reqId}/merge`).set(bearer(editor)).expect(403);
-    await request(t.http).post(`${gated.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(200);
-    await request(t.http).get(`${gated.path}/data/p1`).set(bearer(owner)).expect(200);
+    // The approvals module's gate (docs/approvals.md): managers too need an approved approval instance.
+    await request(t.http).post(`${gated.path}/requests/${reqId}/merge`).set(bearer(editor)).expect(409);
+    const gate = await request(t.http).post(`${gated.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(409);
+    expect(gate.body).toMatchObject({ code: 'APPROVAL_REQUIRED', payload: { requestId: reqId, instanceId: null, status: null } });
+    await request(t.http).get(`${gated.path}/data/p1`).set(bearer(owner)).expect(404);
     const direct = await request(t.http).post(`${gated.path}/data?apply=true`).set(bearer(editor)).send({ id: 'p2', values: { name: 'Direct' } }).expect(201);
     expect(direct.body.payload.request.merged).toBe(true);
     expect(direct.headers['x-api-deprecated']).toBe('true');

@@ -11,6 +11,7 @@ import { type DocumentContext, docNotFound } from './document-access.service.js'
 import { OutboxService } from '../../events/outbox.service.js';
 import { DocumentEventsService } from './document-events.service.js';
 import { DraftScope } from './draft-scope.js';
+import { RequestHooks } from './request-hooks.js';
 import { type MergeResult, MergeService } from './merge/merge.service.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -80,6 +81,7 @@ export class ChangeEngineService {
     private readonly merger: MergeService,
     private readonly events: DocumentEventsService,
     private readonly outbox: OutboxService,
+    private readonly hooks: RequestHooks,
   ) {}
 
   private writeGuard?: WriteGuard;
@@ -166,6 +168,10 @@ export class ChangeEngineService {
       request = { ...request, changeCount: request.changeCount + changes.length };
       if (!request.contributors.includes(userId)) {
         request.contributors = [...request.contributors, userId];
+      }
+      if (!created) {
+        // Appending to an existing request: modules following it (approvals) react in this transaction.
+        await this.hooks.notifyAppended({ document, request, userId });
       }
 
       const requiresApproval = document.settings.workflow?.requiresApproval === true;

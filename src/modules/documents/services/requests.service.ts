@@ -30,6 +30,7 @@ import { docNotFound, type DocumentContext } from './document-access.service.js'
 import { DocumentEventsService } from './document-events.service.js';
 import type { DraftScope } from './draft-scope.js';
 import { MergeService } from './merge/merge.service.js';
+import { RequestHooks } from './request-hooks.js';
 
 /** Changes a request returns inline on single reads. */
 const MAX_INLINE_CHANGES = 1000;
@@ -46,6 +47,7 @@ export class RequestsService {
     private readonly rows: RowRepository,
     private readonly properties: PropertiesRepository,
     private readonly events: DocumentEventsService,
+    private readonly hooks: RequestHooks,
   ) {}
 
   async list(ctx: DocumentContext, query: { status?: RequestStatus; page: number; pageSize: number }): Promise<Page<RequestResponseDto>> {
@@ -216,7 +218,7 @@ export class RequestsService {
   /**
    * Merges in one transaction after locking the document row (`SELECT … FOR UPDATE`): concurrent merges of one
    * document run one after the other, and the second sees the first's changes when it checks for conflicts.
-   * When the workflow requires approval, only workspace managers and the listed approvers may merge.
+   * When the workflow requires approval, the merge gate decides (approvals module: an approved instance is needed).
    */
   async merge(ctx: DocumentContext, requestId: string): Promise<MergeResponseDto> {
     const userId = ctx.principal.userId;
@@ -228,8 +230,13 @@ export class RequestsService {
       const request = await this.engine.findRequest(document, requestId, true);
       assertOpen(request);
       const workflow = document.settings.workflow;
-      if (workflow?.requiresApproval === true && !ctx.access.canManage && !(workflow.approvers ?? []).includes(userId)) {
-        throw AppException.forbidden('the workflow requires approval: only approvers and workspace managers may merge');
+      if (workflow?.requiresApproval === true) {
+        if (this.hooks.hasMergeGate) {
+          // The approvals module: only a request with an approved instance merges (APPROVAL_REQUIRED otherwise).
+          await this.hooks.checkMerge(document, request, userId);
+        } else if (!ctx.access.canManage && !(workflow.approvers ?? []).includes(userId)) {
+          throw AppException.forbidden('the workflow requires approval: only approvers and workspace managers may merge');
+        }
       }
       const changes = await this.requests.changes(request.id);
       const result = await this.merger.merge(document, request, changes, userId);
@@ -261,6 +268,9 @@ export class RequestsService {
       }
       const updated = await this.requests.setStatus(request.id, to, ctx.principal.userId);
       await this.events.request(ctx.document, to === 'closed' ? 'request_closed' : 'request_reopened', updated, ctx.principal.userId);
+      if (to === 'closed') {
+        await this.hooks.notifyClosed({ document: ctx.document, request: updated, userId: ctx.principal.userId });
+      }
       return toRequestDto(updated, ctx.document);
     });
   }

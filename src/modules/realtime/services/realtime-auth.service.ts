@@ -14,7 +14,7 @@ import {
 } from '../../documents/services/document-access.service.js';
 import { TokenService } from '../../identity/services/token.service.js';
 import type { CredentialBinding, DocRef } from '../domain/realtime.types.js';
-import { RealtimeCredentialRepository } from '../repositories/realtime-credential.repository.js';
+import { CredentialStatusService } from '../../identity/services/credential-status.service.js';
 
 /**
  * Audience of connect tokens. They are signed by the issuer as interaction tokens (JOSE `typ`
@@ -81,7 +81,7 @@ export class RealtimeAuthService {
     private readonly verifier: CredentialVerifier,
     private readonly tokens: TokenService,
     private readonly access: DocumentAccessService,
-    private readonly credentials: RealtimeCredentialRepository,
+    private readonly credentials: CredentialStatusService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 

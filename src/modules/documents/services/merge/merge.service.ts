@@ -17,6 +17,7 @@ import type { NewDomainEvent } from '../../../events/domain-event.js';
 import { DocumentEventsService } from '../document-events.service.js';
 import { DocumentIndexService } from '../document-index.service.js';
 import { MetadataChangeListeners } from '../metadata-change-listeners.js';
+import { RequestHooks } from '../request-hooks.js';
 import { MetadataMergeService, type MetadataPlan } from './metadata-merge.service.js';
 import { OperationWriter } from './operation-writer.js';
 import { RelationMergeService } from './relation-merge.service.js';
@@ -66,6 +67,7 @@ export class MergeService {
     private readonly tx: TransactionHost,
     private readonly metadataListeners: MetadataChangeListeners,
     private readonly relationMerge: RelationMergeService,
+    private readonly requestHooks: RequestHooks,
   ) {}
 
   /** The conflicts a merge would meet now, without applying anything. */
@@ -161,6 +163,10 @@ export class MergeService {
     });
     const result: MergeResult = { request: merged, revision, rows, conversions, changesApplied: changes.length };
     await this.events.merged(document, result, plan.metadata, plan.fields, plan.folded, prelude);
+    if (!request.implicit) {
+      // Explicit requests may carry state of other modules (a revert marker, an approval instance).
+      await this.requestHooks.notifyMerged({ document, request: merged, revision, mergedBy });
+    }
     return result;
   }
 

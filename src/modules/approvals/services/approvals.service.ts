@@ -1,0 +1,202 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { DocumentRecord, RequestRecord } from '../../documents/domain/document.records.js';
+import { assertOpen, ChangeEngineService } from '../../documents/services/change-engine.service.js';
+import type { DocumentContext } from '../../documents/services/document-access.service.js';
+import { RequestHooks, type RequestTouched } from '../../documents/services/request-hooks.js';
+import { RequestsService } from '../../documents/services/requests.service.js';
+import { decide } from '../domain/approval-flow.js';
+import type { ApprovalDecision, ApprovalInstanceRecord, ApprovalStrategy } from '../domain/approval.records.js';
+import type { ApprovalConfigDto, ApprovalFlowDto, ApprovalInstanceDto, DecisionResponseDto } from '../dtos/approval.dto.js';
+import { ApprovalRepository } from '../repositories/approval.repository.js';
+import { ApprovalEventsService } from './approval-events.service.js';
+import { toInstanceDto } from './approval.mapper.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Flow ids GET /approval offers from the document's `workflow.approvers`. */
+const SETTINGS_FLOWS: { id: string; name: string; strategy: ApprovalStrategy }[] = [
+  { id: 'settings-sequential', name: 'Document approvers, in order', strategy: 'sequential' },
+  { id: 'settings-parallel', name: 'Document approvers, in any order', strategy: 'parallel' },
+];
+
+function instanceNotFound(): AppException {
+  return new AppException(ErrorCode.NOT_FOUND, { details: [{ field: 'instanceId', reason: 'approval instance not found' }] });
+}
+
+/**
+ * Approval instances (docs/approvals.md): submitted for an open request with an ordered list of approvers, decided
+ * node by node, and the gate a merge passes when the document's workflow requires approval. Every change and its
+ * events (and the notification of the next approver) are written in one transaction.
+ */
+@Injectable()
+export class ApprovalsService implements OnModuleInit {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly approvals: ApprovalRepository,
+    private readonly engine: ChangeEngineService,
+    private readonly requests: RequestsService,
+    private readonly hooks: RequestHooks,
+    private readonly events: ApprovalEventsService,
+  ) {}
+
+  onModuleInit(): void {
+    this.hooks.useMergeGate((document, request) => this.gate(document, request));
+    this.hooks.onAppended((event) => this.changesAppended(event));
+    this.hooks.onClosed((event) => this.requestClosed(event));
+  }
+
+  config(ctx: DocumentContext): ApprovalConfigDto {
+    const workflow = ctx.document.settings.workflow ?? {};
+    const approvers = Array.isArray(workflow.approvers) ? workflow.approvers : [];
+    const flows: ApprovalFlowDto[] = approvers.length > 0 ? SETTINGS_FLOWS.map((flow) => ({ ...flow, approvers })) : [];
+    return { requiresApproval: workflow.requiresApproval === true, autoMerge: workflow.autoMerge === true, flows };
+  }
+
+  async submit(ctx: DocumentContext, requestId: string, body: { approvers: string[]; strategy?: ApprovalStrategy }): Promise<ApprovalInstanceDto> {
+    return this.open(ctx, requestId, 'submitted', body.approvers, body.strategy ?? 'sequential', 'approvers');
+  }
+
+  async start(ctx: DocumentContext, body: { requestId: string; flowId: string }): Promise<ApprovalInstanceDto> {
+    const flow = this.config(ctx).flows.find((item) => item.id === body.flowId);
+    if (!flow) {
+      throw new AppException(ErrorCode.NOT_FOUND, { details: [{ field: 'flowId', reason: 'no such approval flow for this document (GET /approval)' }] });
+    }
+    return this.open(ctx, body.requestId, flow.id, flow.approvers, flow.strategy as ApprovalStrategy, 'flowId');
+  }
+
+  async get(ctx: DocumentContext, instanceId: string): Promise<ApprovalInstanceDto> {
+    return toInstanceDto(await this.find(ctx.document, instanceId), ctx.document);
+  }
+
+  /**
+   * A decision by the approver whose turn it is. The approval that completes an instance of a document with
+   * `workflow.autoMerge` merges the request right after (its own transaction: a conflict leaves the decision recorded
+   * and the request open, and is reported in `merge.conflicts`).
+   */
+  async decide(ctx: DocumentContext, instanceId: string, decision: ApprovalDecision, comment: string | null, signature: string | null): Promise<DecisionResponseDto> {
+    const userId = ctx.principal.userId;
+    const instance = await this.tx.run(async () => {
+      const current = await this.find(ctx.document, instanceId, true);
+      const outcome = decide(current, userId, decision);
+      if (!outcome.ok) {
+        if (outcome.reason === 'not-pending') {
+          throw new AppException(ErrorCode.INVALID_STATE, {
+            details: [{ field: 'instanceId', reason: `the approval is ${current.status}` }],
+            payload: { instanceId: current.id, status: current.status },
+          });
+        }
+        throw AppException.forbidden(outcome.reason === 'not-your-turn' ? 'it is not your turn to decide' : 'you are not a pending approver of this approval');
+      }
+      await this.approvals.decideNode(outcome.node.id, outcome.nodeStatus, comment, signature);
+      if (outcome.completed) {
+        await this.approvals.setStatus(current.id, outcome.instanceStatus);
+      }
+      const updated = (await this.find(ctx.document, instanceId)) as ApprovalInstanceRecord;
+      await this.events.decided(ctx.document, updated, { approver: userId, decision, comment }, outcome.next);
+      return updated;
+    });
+    const dto: DecisionResponseDto = { ...toInstanceDto(instance, ctx.document), merge: null };
+    if (instance.status === 'approved' && ctx.document.settings.workflow?.autoMerge === true) {
+      dto.merge = await this.autoMerge(ctx, instance.requestId);
+    }
+    return dto;
+  }
+
+  private async autoMerge(ctx: DocumentContext, requestId: string): Promise<DecisionResponseDto['merge']> {
+    try {
+      const merged = await this.requests.merge(ctx, requestId);
+      return { merged: true, revisionId: merged.revision.id, conflicts: [] };
+    } catch (error) {
+      if (error instanceof AppException && error.code === ErrorCode.CONFLICT) {
+        const payload = error.options.payload as { conflicts?: unknown[] } | undefined;
+        return { merged: false, revisionId: null, conflicts: payload?.conflicts ?? [] };
+      }
+      throw error;
+    }
+  }
+
+  private async open(
+    ctx: DocumentContext,
+    requestId: string,
+    flowId: string,
+    approvers: string[],
+    strategy: ApprovalStrategy,
+    approversField: string,
+  ): Promise<ApprovalInstanceDto> {
+    const document = ctx.document;
+    const readers = await this.approvals.readers(document.organizationId, document.workspaceId, approvers);
+    const outsiders = approvers.map((id, index) => ({ id, index })).filter((item) => !readers.has(item.id));
+    if (outsiders.length > 0) {
+      throw AppException.validation(outsiders.map((item) => ({ field: `${approversField}[${item.index}]`, reason: 'not a user who can read the document' })));
+    }
+    return this.tx.run(async () => {
+      const request = await this.engine.findRequest(document, requestId, true);
+      assertOpen(request);
+      const live = await this.approvals.live(document.uuid, request.id, true);
+      if (live) {
+        throw new AppException(ErrorCode.INVALID_STATE, {
+          details: [{ field: 'requestId', reason: `the request already has an approval that is ${live.status}` }],
+          payload: { requestId: request.id, instanceId: live.id, status: live.status },
+        });
+      }
+      const instance = await this.approvals.create({
+        organizationId: document.organizationId,
+        workspaceId: document.workspaceId,
+        documentUuid: document.uuid,
+        requestId: request.id,
+        flowId,
+        strategy,
+        createdBy: ctx.principal.userId,
+        approvers,
+      });
+      await this.events.started(document, instance, ctx.principal.userId);
+      return toInstanceDto(instance, document);
+    });
+  }
+
+  private async find(document: DocumentRecord, instanceId: string, lock = false): Promise<ApprovalInstanceRecord> {
+    const instance = UUID.test(instanceId) ? await this.approvals.find(document.uuid, instanceId, lock) : null;
+    if (!instance) {
+      throw instanceNotFound();
+    }
+    return instance;
+  }
+
+  /** The merge gate: a request of a document requiring approval merges only with an approved instance. */
+  private async gate(document: DocumentRecord, request: RequestRecord): Promise<void> {
+    const live = await this.approvals.live(document.uuid, request.id);
+    if (live?.status === 'approved') {
+      return;
+    }
+    const latest = live ?? (await this.approvals.latest(document.uuid, request.id));
+    throw new AppException(ErrorCode.APPROVAL_REQUIRED, {
+      details: [{ field: 'requestId', reason: latest ? `the approval is ${latest.status}` : 'the request has not been submitted for approval' }],
+      payload: { requestId: request.id, instanceId: latest?.id ?? null, status: latest?.status ?? null },
+    });
+  }
+
+  /** New changes on a request under approval withdraw the approvals given: a reviewer approved what they saw. */
+  private async changesAppended(event: RequestTouched): Promise<void> {
+    const live = await this.approvals.live(event.document.uuid, event.request.id, true);
+    if (!live || !live.nodes.some((node) => node.status !== 'pending')) {
+      return;
+    }
+    await this.approvals.reset(live.id);
+    const reset = (await this.approvals.find(event.document.uuid, live.id)) as ApprovalInstanceRecord;
+    await this.events.started(event.document, reset, event.userId, true);
+  }
+
+  /** Closing the request cancels its live instance. */
+  private async requestClosed(event: RequestTouched): Promise<void> {
+    const live = await this.approvals.live(event.document.uuid, event.request.id, true);
+    if (!live) {
+      return;
+    }
+    await this.approvals.setStatus(live.id, 'canceled');
+    const canceled = (await this.approvals.find(event.document.uuid, live.id)) as ApprovalInstanceRecord;
+    await this.events.canceled(event.document, canceled, event.userId);
+  }
+}

@@ -1,0 +1,78 @@
+import type { OperationRecord } from './document.records.js';
+import { inverseOf } from './revision-inverse.js';
+
+let ordinal = 0;
+function op(partial: Pick<OperationRecord, 'type' | 'target' | 'oldValue' | 'newValue'>): OperationRecord {
+  ordinal += 1;
+  return { id: `o${ordinal}`, revisionId: 'rev', ordinal, operator: 'u', timestamp: new Date(0), note: null, ...partial };
+}
+
+const ctx = {
+  documentUuid: 'doc',
+  metadata: { fields: [{ id: 'name', name: 'Name', type: 'text' }], properties: [] },
+  metadataVersion: 4,
+  propertiesVersion: 2,
+  existingRowIds: new Set(['a']),
+};
+
+describe('inverseOf', () => {
+  it('inverts row operations with the versions the revision left as bases', () => {
+    const { drafts } = inverseOf(
+      [
+        op({ type: 'row-create', target: { kind: 'row', rowId: 'n' }, oldValue: null, newValue: { values: { name: 'N' }, version: 1 } }),
+        op({ type: 'row-update', target: { kind: 'row', rowId: 'a' }, oldValue: { values: { name: 'old' }, version: 3 }, newValue: { values: { name: 'new' }, version: 4 } }),
+        op({ type: 'row-delete', target: { kind: 'row', rowId: 'd' }, oldValue: { values: { name: 'D' }, version: 7 }, newValue: null }),
+      ],
+      ctx as never,
+    );
+    expect(drafts).toEqual([
+      { type: 'row-create', operation: 'create', targetId: 'd', data: { values: { name: 'D' } } },
+      { type: 'row-update', operation: 'update', targetId: 'a', data: { values: { name: 'old' }, baseVersion: 4 } },
+      { type: 'row-delete', operation: 'delete', targetId: 'n', data: { baseVersion: 1 } },
+    ]);
+  });
+
+  it('brings back a deleted field with its values for rows that still exist, and removes a created one', () => {
+    const { drafts } = inverseOf(
+      [
+        op({ type: 'field-create', target: { kind: 'field', fieldId: 'name' }, oldValue: null, newValue: { field: { id: 'name' } } }),
+        op({
+          type: 'field-delete',
+          target: { kind: 'field', fieldId: 'note' },
+          oldValue: { field: { id: 'note', name: 'Note', type: 'text' }, values: { a: 'kept', gone: 'lost' } },
+          newValue: null,
+        }),
+      ],
+      ctx as never,
+    );
+    expect(drafts[0]).toEqual({
+      type: 'metadata-update',
+      operation: 'update',
+      targetId: 'metadata',
+      data: { fields: [{ id: 'note', name: 'Note', type: 'text' }], properties: [], baseMetadataVersion: 4 },
+    });
+    expect(drafts[1]).toEqual({ type: 'row-update', operation: 'update', targetId: 'a', data: { values: { note: 'kept' }, baseVersion: null } });
+    expect(drafts).toHaveLength(2);
+  });
+
+  it('restores properties and settings, re-creates free-standing edges and reports what has no inverse', () => {
+    const { drafts, skipped } = inverseOf(
+      [
+        op({ type: 'settings-update', target: { kind: 'settings' }, oldValue: { workflow: { requiresApproval: false } }, newValue: {} }),
+        op({ type: 'property-update', target: { kind: 'property', fieldId: 'p' }, oldValue: { value: 1 }, newValue: { value: 2 } }),
+        op({
+          type: 'relation-delete',
+          target: { kind: 'relation', rowId: 'a' },
+          oldValue: { id: 'e1', type: 'link', direction: 'outgoing', fieldId: null, source: { documentUuid: 'doc', rowId: 'a' }, target: { documentUuid: 'other', rowId: 'x' }, metadata: {} },
+          newValue: null,
+        }),
+        op({ type: 'relation-create', target: { kind: 'relation', rowId: 'a' }, oldValue: null, newValue: { id: 'e2' } }),
+      ],
+      ctx as never,
+    );
+    expect(drafts.map((draft) => draft.type)).toEqual(['settings-update', 'property-update', 'relation-create']);
+    expect(drafts[1]?.data).toEqual({ values: { p: 1 }, replace: false, baseVersion: 2 });
+    expect(drafts[2]).toMatchObject({ targetId: 'e1', data: { type: 'link', sourceRowId: 'a', target: { documentUuid: 'other', rowId: 'x' } } });
+    expect(skipped).toEqual([expect.objectContaining({ type: 'relation-create' })]);
+  });
+});

@@ -1,0 +1,201 @@
+import type { FieldDefinition, StoredRowValues, StoredValue } from '../fields/field.types.js';
+import type { ChangeDraft, DocumentMetadata, DocumentSettings, OperationRecord, RelationDirection, RelationEnd } from './document.records.js';
+import { METADATA_TARGET, PROPERTIES_TARGET, SETTINGS_TARGET } from './document.records.js';
+
+/** What the inverse needs to know about the document now. */
+export interface InverseContext {
+  documentUuid: string;
+  metadata: DocumentMetadata;
+  metadataVersion: number;
+  propertiesVersion: number;
+  /** Rows that exist now, among those whose field values a revert restores. */
+  existingRowIds: ReadonlySet<string>;
+}
+
+export interface InverseResult {
+  drafts: ChangeDraft[];
+  /** Operations that have no inverse change (an incoming edge removed by another document, a free-standing edge created). */
+  skipped: { ordinal: number; type: string; reason: string }[];
+}
+
+type Json = { [key: string]: StoredValue };
+
+function obj(value: StoredValue | null | undefined): Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
+}
+
+function valuesOf(value: StoredValue | null | undefined): StoredRowValues {
+  return obj(obj(value).values) as StoredRowValues;
+}
+
+function versionOf(value: StoredValue | null | undefined): number | null {
+  const version = obj(value).version;
+  return typeof version === 'number' ? version : null;
+}
+
+function fieldOf(value: StoredValue | null | undefined): FieldDefinition | null {
+  const field = obj(value).field;
+  return field && typeof field === 'object' && !Array.isArray(field) && typeof (field as Json).id === 'string' ? (field as unknown as FieldDefinition) : null;
+}
+
+function upsert(list: FieldDefinition[], field: FieldDefinition): FieldDefinition[] {
+  return list.some((item) => item.id === field.id) ? list.map((item) => (item.id === field.id ? field : item)) : [...list, field];
+}
+
+function reorder(list: FieldDefinition[], ids: StoredValue | undefined): FieldDefinition[] {
+  if (!Array.isArray(ids)) {
+    return list;
+  }
+  const order = new Map(ids.map((id, index) => [String(id), index]));
+  return [...list].sort((a, b) => (order.get(a.id) ?? Number.MAX_SAFE_INTEGER) - (order.get(b.id) ?? Number.MAX_SAFE_INTEGER));
+}
+
+/**
+ * The changes that undo a revision (pure logic, unit-tested): its operations taken in reverse order and inverted —
+ * a created row is deleted (base version: the version the revision left, so a row changed since is a `row-changed`
+ * conflict), an updated row gets its old cells back (same base), a deleted row is created again with its id and
+ * values (`row-exists` if the id was taken since), created fields go, deleted and changed fields come back with
+ * their definition and their values (for rows that still exist), properties and settings get their old values,
+ * free-standing edges removed from this document's rows are created again. Edges of relation fields follow the
+ * restored values in the merge.
+ */
+export function inverseOf(ops: readonly OperationRecord[], ctx: InverseContext): InverseResult {
+  const rowDrafts: ChangeDraft[] = [];
+  const cellRestores = new Map<string, StoredRowValues>();
+  const relationDrafts: ChangeDraft[] = [];
+  const skipped: InverseResult['skipped'] = [];
+  let fields = [...ctx.metadata.fields];
+  let properties = [...ctx.metadata.properties];
+  let metadataChanged = false;
+  const propertySet: StoredRowValues = {};
+  let settings: DocumentSettings | null = null;
+
+  const restoreCells = (fieldId: string, snapshot: StoredValue | undefined): void => {
+    for (const [rowId, value] of Object.entries(obj(snapshot))) {
+      if (ctx.existingRowIds.has(rowId)) {
+        cellRestores.set(rowId, { ...(cellRestores.get(rowId) ?? {}), [fieldId]: value });
+      }
+    }
+  };
+
+  for (const op of [...ops].reverse()) {
+    const rowId = op.target.rowId;
+    const fieldId = op.target.fieldId;
+    switch (op.type) {
+      case 'row-create':
+        if (rowId) {
+          rowDrafts.push({ type: 'row-delete', operation: 'delete', targetId: rowId, data: { baseVersion: versionOf(op.newValue) } });
+        }
+        break;
+      case 'row-update':
+        if (rowId) {
+          rowDrafts.push({ type: 'row-update', operation: 'update', targetId: rowId, data: { values: valuesOf(op.oldValue), baseVersion: versionOf(op.newValue) } });
+        }
+        break;
+      case 'row-delete':
+        if (rowId) {
+          rowDrafts.push({ type: 'row-create', operation: 'create', targetId: rowId, data: { values: valuesOf(op.oldValue) } });
+        }
+        break;
+      case 'field-create':
+        if (fieldId) {
+          metadataChanged = true;
+          if (op.target.kind === 'property') {
+            properties = properties.filter((item) => item.id !== fieldId);
+          } else {
+            fields = fields.filter((item) => item.id !== fieldId);
+          }
+        }
+        break;
+      case 'field-update':
+      case 'field-delete': {
+        // Row fields keep `{field, values}` (values keyed by row id, for deleted or converted fields; a converted
+        // field's snapshot operation stores the definition itself as `field`); properties `{field, value}`.
+        const old = obj(op.oldValue);
+        const definition = fieldOf(op.oldValue) ?? (typeof old.id === 'string' ? (old as unknown as FieldDefinition) : null);
+        if (!definition) {
+          break;
+        }
+        metadataChanged = true;
+        if (op.target.kind === 'property') {
+          properties = upsert(properties, definition);
+          if ('value' in old) {
+            propertySet[definition.id] = old.value ?? null;
+          }
+        } else {
+          fields = upsert(fields, definition);
+          if ('values' in old) {
+            restoreCells(definition.id, old.values);
+          }
+        }
+        break;
+      }
+      case 'metadata-update': {
+        const old = obj(op.oldValue);
+        fields = reorder(fields, old.fields);
+        properties = reorder(properties, old.properties);
+        metadataChanged = true;
+        break;
+      }
+      case 'settings-update':
+        settings = obj(op.oldValue) as DocumentSettings;
+        break;
+      case 'property-update':
+        if (fieldId) {
+          propertySet[fieldId] = obj(op.oldValue).value ?? null;
+        }
+        break;
+      case 'property-delete':
+        Object.assign(propertySet, valuesOf(op.oldValue));
+        break;
+      case 'relation-delete': {
+        const edge = obj(op.oldValue);
+        const source = obj(edge.source) as unknown as RelationEnd;
+        if (edge.fieldId !== null && edge.fieldId !== undefined) {
+          break; // a relation field's edges follow its restored value
+        }
+        if (source.documentUuid !== ctx.documentUuid) {
+          skipped.push({ ordinal: op.ordinal, type: op.type, reason: 'the edge belongs to another document' });
+          break;
+        }
+        relationDrafts.push({
+          type: 'relation-create',
+          operation: 'create',
+          targetId: typeof edge.id === 'string' ? edge.id : `${source.rowId}`,
+          data: {
+            type: String(edge.type),
+            direction: edge.direction as RelationDirection,
+            sourceRowId: source.rowId,
+            target: obj(edge.target) as unknown as RelationEnd,
+            metadata: obj(edge.metadata),
+          },
+        });
+        break;
+      }
+      case 'relation-create':
+        if (!op.target.fieldId) {
+          skipped.push({ ordinal: op.ordinal, type: op.type, reason: 'free-standing edges cannot be removed through a change yet' });
+        }
+        break;
+      default:
+        skipped.push({ ordinal: op.ordinal, type: op.type, reason: 'no inverse' });
+    }
+  }
+
+  const drafts: ChangeDraft[] = [];
+  if (metadataChanged) {
+    drafts.push({ type: 'metadata-update', operation: 'update', targetId: METADATA_TARGET, data: { fields, properties, baseMetadataVersion: ctx.metadataVersion } });
+  }
+  if (settings) {
+    drafts.push({ type: 'settings-update', operation: 'update', targetId: SETTINGS_TARGET, data: { settings } });
+  }
+  if (Object.keys(propertySet).length > 0) {
+    drafts.push({ type: 'property-update', operation: 'update', targetId: PROPERTIES_TARGET, data: { values: propertySet, replace: false, baseVersion: ctx.propertiesVersion } });
+  }
+  drafts.push(...rowDrafts);
+  for (const [rowId, values] of cellRestores) {
+    drafts.push({ type: 'row-update', operation: 'update', targetId: rowId, data: { values, baseVersion: null } });
+  }
+  drafts.push(...relationDrafts);
+  return { drafts, skipped };
+}

@@ -1,0 +1,201 @@
+import { Injectable } from '@nestjs/common';
+import type { Response } from 'express';
+import { TransactionHost } from '../../../../database/transaction-host.js';
+import type { FieldDefinition, StoredRowValues, StoredValue } from '../../fields/field.types.js';
+import type { DocumentMetadata, DocumentSettings, RevisionRecord } from '../../domain/document.records.js';
+import { renderValues, toOperationDto } from '../../mappers/document.mapper.js';
+import { type LaterOperation, RevisionExportRepository } from '../../repositories/revision-export.repository.js';
+import type { DocumentContext } from '../document-access.service.js';
+import { RevisionHistoryService } from '../revision-history.service.js';
+import { cellOf, CONTENT_TYPES, type ExportFormat, type ExportSink, sinkFor } from './export-writers.js';
+
+/** Rows fetched from the cursor per batch. */
+const BATCH = 2000;
+
+export interface DocumentAsOf {
+  metadata: DocumentMetadata;
+  properties: StoredRowValues;
+  settings: DocumentSettings;
+}
+
+type Json = { [key: string]: StoredValue };
+
+function obj(value: StoredValue | null | undefined): Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
+}
+
+function upsert(list: FieldDefinition[], field: FieldDefinition): FieldDefinition[] {
+  return list.some((item) => item.id === field.id) ? list.map((item) => (item.id === field.id ? field : item)) : [...list, field];
+}
+
+function reorder(list: FieldDefinition[], ids: StoredValue | undefined): FieldDefinition[] {
+  if (!Array.isArray(ids)) {
+    return list;
+  }
+  const order = new Map(ids.map((id, index) => [String(id), index]));
+  return [...list].sort((a, b) => (order.get(a.id) ?? Number.MAX_SAFE_INTEGER) - (order.get(b.id) ?? Number.MAX_SAFE_INTEGER));
+}
+
+/**
+ * Metadata, properties and settings as they stood before `later` (pure): the later operations undone newest first,
+ * so each target ends with the old value of the first operation after the revision.
+ */
+export function documentAsOf(current: DocumentAsOf, later: readonly LaterOperation[]): DocumentAsOf {
+  let fields = [...current.metadata.fields];
+  let properties = [...current.metadata.properties];
+  let values: StoredRowValues = { ...current.properties };
+  let settings = current.settings;
+  for (const op of [...later].reverse()) {
+    const old = obj(op.oldValue);
+    const definition = obj(old.field) as unknown as FieldDefinition;
+    const isProperty = op.kind === 'property';
+    switch (op.type) {
+      case 'field-create':
+        if (isProperty) {
+          properties = properties.filter((item) => item.id !== op.fieldId);
+          delete values[op.fieldId ?? ''];
+        } else {
+          fields = fields.filter((item) => item.id !== op.fieldId);
+        }
+        break;
+      case 'field-update':
+      case 'field-delete':
+        if (typeof definition.id === 'string') {
+          if (isProperty) {
+            properties = upsert(properties, definition);
+            values = { ...values, [definition.id]: old.value ?? null };
+          } else {
+            fields = upsert(fields, definition);
+          }
+        }
+        break;
+      case 'metadata-update':
+        fields = reorder(fields, old.fields);
+        properties = reorder(properties, old.properties);
+        break;
+      case 'property-update':
+        if (op.fieldId) {
+          values = { ...values, [op.fieldId]: old.value ?? null };
+        }
+        break;
+      case 'property-delete':
+        values = { ...(obj(old.values) as StoredRowValues) };
+        break;
+      case 'settings-update':
+        settings = old as DocumentSettings;
+        break;
+      default:
+        break;
+    }
+  }
+  const stripped: StoredRowValues = {};
+  for (const [key, value] of Object.entries(values)) {
+    if (value !== null) {
+      stripped[key] = value;
+    }
+  }
+  return { metadata: { fields, properties }, properties: stripped, settings };
+}
+
+function fileName(ctx: DocumentContext, revision: RevisionRecord, what: string, format: ExportFormat): string {
+  const safe = (text: string): string => text.replace(/[^A-Za-z0-9_.-]/g, '_');
+  return `${safe(ctx.document.docType)}-${safe(ctx.document.docId)}-v${revision.version}${what === 'changes' ? '-changes' : ''}.${format}`;
+}
+
+/**
+ * `GET /revisions/{revId}/export` (docs/documents.md, "Point-in-time export"): the document as it stood at a
+ * revision — metadata, properties and every row — reconstructed in SQL from the current rows and the operations
+ * after it (RevisionExportRepository), or with `what=changes` the revision's operations; streamed in json, ndjson,
+ * csv or xlsx inside one REPEATABLE READ transaction, batch by batch from a server-side cursor.
+ */
+@Injectable()
+export class RevisionExportService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly history: RevisionHistoryService,
+    private readonly exports: RevisionExportRepository,
+  ) {}
+
+  async export(ctx: DocumentContext, revisionId: string, query: { format?: ExportFormat; what?: 'rows' | 'changes' }, res: Response): Promise<void> {
+    const format = query.format ?? 'json';
+    const what = query.what ?? 'rows';
+    // An unknown revision is an ordinary error envelope: nothing has been written yet.
+    const revision = await this.history.find(ctx, revisionId);
+    const head = { docType: ctx.document.docType, docId: ctx.document.docId, revisionId: revision.id, version: revision.version, createdAt: revision.createdAt.toISOString() };
+    // Headers are set (and the sink made: the xlsx writer starts writing at once) only when the first byte is about
+    // to go: an error before that is an ordinary envelope.
+    const start = (): ExportSink => {
+      res.status(200);
+      res.setHeader('Content-Type', CONTENT_TYPES[format]);
+      res.setHeader('Content-Disposition', `attachment; filename="${fileName(ctx, revision, what, format)}"`);
+      return sinkFor(format, res);
+    };
+    try {
+      await this.stream(ctx, revision, what, head, start);
+    } catch (error) {
+      if (!res.headersSent) {
+        throw error;
+      }
+      // Mid-stream: the status is gone; cut the response so the client sees an incomplete file, not a valid one.
+      const clientGone = res.destroyed;
+      res.destroy();
+      if (!clientGone) {
+        throw error;
+      }
+    }
+  }
+
+  private async stream(
+    ctx: DocumentContext,
+    revision: RevisionRecord,
+    what: 'rows' | 'changes',
+    head: Record<string, unknown>,
+    start: () => ExportSink,
+  ): Promise<void> {
+    await this.tx.run(async () => {
+      if (what === 'changes') {
+        const sink = start();
+        const columns = ['ordinal', 'type', 'kind', 'rowId', 'fieldId', 'oldValue', 'newValue', 'operator', 'timestamp', 'note'];
+        await sink.begin({ ...head, kind: 'changes', operationCount: revision.operationCount }, columns, 'changes');
+        await this.exports.operations(revision.id, BATCH, (ops) =>
+          sink.records(
+            ops.map((op) => ({
+              json: { ordinal: op.ordinal, ...toOperationDto(op, ctx.document.metadata) },
+              cells: [op.ordinal, op.type, op.target.kind, op.target.rowId ?? null, op.target.fieldId ?? null, cellOf(op.oldValue), cellOf(op.newValue), op.operator, new Date(op.timestamp).toISOString(), op.note],
+            })),
+          ),
+        );
+        await sink.end();
+        return;
+      }
+      const asOf = documentAsOf(
+        { metadata: ctx.document.metadata, properties: await this.exports.currentProperties(ctx.document.uuid), settings: ctx.document.settings },
+        await this.exports.laterOperations(ctx.document.uuid, revision.version),
+      );
+      const fields = asOf.metadata.fields;
+      const known = new Set(fields.map((field) => field.id));
+      const sink = start();
+      await sink.begin(
+        { ...head, kind: 'document', metadata: asOf.metadata, properties: renderValues(asOf.properties, asOf.metadata.properties), settings: asOf.settings },
+        ['id', ...fields.map((field) => field.id)],
+        'rows',
+      );
+      await this.exports.rowsAsOf(ctx.document.uuid, revision.version, BATCH, (rows) =>
+        sink.records(
+          rows.map((row) => {
+            const values: StoredRowValues = {};
+            for (const [key, value] of Object.entries(row.values)) {
+              if (known.has(key)) {
+                values[key] = value;
+              }
+            }
+            return sink.tabular
+              ? { json: null, cells: [row.id, ...fields.map((field) => cellOf(values[field.id]))] }
+              : { json: { type: 'row', id: row.id, values: renderValues(values, fields) }, cells: [] };
+          }),
+        ),
+      );
+      await sink.end();
+    }, 'REPEATABLE READ');
+  }
+}

@@ -1,0 +1,133 @@
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import { OutboxService } from '../../events/outbox.service.js';
+import { inverseOf, type InverseResult } from '../domain/revision-inverse.js';
+import type { OperationRecord } from '../domain/document.records.js';
+import type { RevertResponseDto } from '../dtos/revision-history.dto.js';
+import { toRequestDto } from '../mappers/document.mapper.js';
+import { PropertiesRepository } from '../repositories/properties.repository.js';
+import { RevisionHistoryRepository } from '../repositories/revision-history.repository.js';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ChangeEngineService } from './change-engine.service.js';
+import type { DocumentContext } from './document-access.service.js';
+import { RequestHooks, type RequestMerged } from './request-hooks.js';
+import { RequestsService } from './requests.service.js';
+import { RevisionHistoryService } from './revision-history.service.js';
+
+/** Operations a revert inverts at most: the inverse is built in Node and recorded as one request's changes. */
+export const MAX_REVERT_OPERATIONS = 100_000;
+
+/**
+ * `POST /revisions/{revId}/revert` (spec section 3): opens a request holding the inverse of the revision's
+ * operations (docs/documents.md, "Revision diff, history, revert") and merges it at once through the ordinary
+ * merge — unless the workflow requires approval, then it waits like any request. A merge that meets conflicts
+ * answers CONFLICT with the revert request's id; the request stays open. Merging a revert request (now or later)
+ * raises `revision_reverted` in the merge's transaction.
+ */
+@Injectable()
+export class RevisionRevertService implements OnModuleInit {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly engine: ChangeEngineService,
+    private readonly requestsService: RequestsService,
+    private readonly history: RevisionHistoryRepository,
+    private readonly revisionsService: RevisionHistoryService,
+    private readonly properties: PropertiesRepository,
+    private readonly hooks: RequestHooks,
+    private readonly outbox: OutboxService,
+  ) {}
+
+  onModuleInit(): void {
+    this.hooks.onMerged((merged) => this.onMerged(merged));
+  }
+
+  async revert(ctx: DocumentContext, revisionId: string): Promise<RevertResponseDto> {
+    const revision = await this.revisionsService.find(ctx, revisionId);
+    if (revision.operationCount > MAX_REVERT_OPERATIONS) {
+      throw AppException.validation([{ field: 'revId', reason: `a revision of more than ${MAX_REVERT_OPERATIONS} operations cannot be reverted through the API` }]);
+    }
+    let inverse: InverseResult = { drafts: [], skipped: [] };
+    const title = `Revert revision ${revision.version}`;
+    const outcome = await this.tx.run(async () => {
+      const written = await this.engine.write(
+        ctx,
+        { title, newRequest: { title, description: revision.title ? `Reverts "${revision.title}"` : null, reviewers: [] } },
+        async (scope) => {
+          const ops = await this.history.allOperations(revision.id, MAX_REVERT_OPERATIONS);
+          const document = scope.document;
+          inverse = inverseOf(ops, {
+            documentUuid: document.uuid,
+            metadata: document.metadata,
+            metadataVersion: document.metadataVersion,
+            propertiesVersion: (await this.properties.find(document.uuid))?.version ?? 0,
+            existingRowIds: await this.history.existingRowIds(document.uuid, snapshotRowIds(ops)),
+          });
+          return inverse.drafts;
+        },
+      );
+      if (!written.request) {
+        throw new Error('revert request was not created');
+      }
+      await this.history.recordRevert({
+        requestId: written.request.id,
+        revisionId: revision.id,
+        documentUuid: ctx.document.uuid,
+        organizationId: ctx.document.organizationId,
+        workspaceId: ctx.document.workspaceId,
+      });
+      return written;
+    });
+    const request = outcome.request;
+    if (!request) {
+      throw new Error('revert request was not created');
+    }
+    if (outcome.document.settings.workflow?.requiresApproval === true) {
+      return { request: toRequestDto(request, outcome.document, outcome.changes), revision: null, merged: false, pendingApproval: true, skipped: inverse.skipped };
+    }
+    // A conflict here is CONFLICT with {requestId, conflicts}: the revert request stays open, like any other.
+    const merged = await this.requestsService.merge(ctx, request.id);
+    const { revision: produced, conversions: _conversions, ...requestDto } = merged;
+    return { request: requestDto, revision: produced, merged: true, pendingApproval: false, skipped: inverse.skipped };
+  }
+
+  /** `revision_reverted` when a revert request merges: in the merge's transaction, through the outbox. */
+  private async onMerged(merged: RequestMerged): Promise<void> {
+    const reverted = await this.history.revertedBy(merged.request.id);
+    if (!reverted) {
+      return;
+    }
+    const { document, revision } = merged;
+    await this.outbox.record({
+      event: 'revision_reverted',
+      organizationId: document.organizationId,
+      workspaceId: document.workspaceId,
+      docType: document.docType,
+      docId: document.docId,
+      triggeredBy: merged.mergedBy,
+      payload: {
+        revisionId: revision.id,
+        version: revision.version,
+        requestId: merged.request.id,
+        revertedRevisionId: reverted.revisionId,
+        revertedVersion: reverted.version,
+        mergedBy: merged.mergedBy,
+        stats: revision.stats,
+        createdAt: revision.createdAt.toISOString(),
+      },
+    });
+  }
+}
+
+/** Row ids named by the value snapshots of deleted or converted fields (their values are restored where the row still exists). */
+function snapshotRowIds(ops: readonly OperationRecord[]): string[] {
+  const ids = new Set<string>();
+  for (const op of ops) {
+    if ((op.type === 'field-delete' || op.type === 'field-update') && op.target.kind === 'field') {
+      const values = (op.oldValue as { values?: Record<string, unknown> } | null)?.values;
+      for (const id of Object.keys(values ?? {})) {
+        ids.add(id);
+      }
+    }
+  }
+  return [...ids];
+}

@@ -1,0 +1,168 @@
+import ExcelJS from 'exceljs';
+import request from 'supertest';
+import type { TestUser } from '../../factories/users.factory.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { bearer, createDocument, type DocHandle, newUser } from './documents.fixtures.js';
+
+const FIELDS = [
+  { id: 'name', name: 'Name', type: 'text' },
+  { id: 'qty', name: 'Quantity', type: 'number' },
+  { id: 'note', name: 'Note', type: 'text' },
+];
+const PROPERTIES = [{ id: 'region', name: 'Region', type: 'text' }];
+
+type Entry = { fieldId: string; value: Record<string, unknown> };
+type ExportedRow = { type: string; id: string; values: Entry[] };
+
+function cells(row: ExportedRow): Record<string, unknown> {
+  return Object.fromEntries(row.values.map((entry) => [entry.fieldId, Object.values(entry.value)[0]]));
+}
+
+function binary(res: unknown, callback: (error: Error | null, body: Buffer) => void): void {
+  const stream = res as NodeJS.ReadableStream;
+  const chunks: Buffer[] = [];
+  stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+  stream.on('end', () => callback(null, Buffer.concat(chunks)));
+}
+
+describe('documents: point-in-time export', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let stranger: TestUser;
+  let doc: DocHandle;
+  let asOf: string;
+  let first: string;
+  let latest: string;
+  let deleteB: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    owner = await newUser(t.http);
+    stranger = await newUser(t.http);
+    doc = await createDocument(t.http, owner, { fields: FIELDS, properties: PROPERTIES });
+    const revisions = await request(t.http).get(`${doc.path}/revisions`).set(bearer(owner)).expect(200);
+    first = revisions.body.payload.items[0].id;
+    await write('post', '/data', { id: 'a', values: { name: 'A', qty: 1, note: 'x' } });
+    await write('post', '/data', { id: 'b', values: { name: 'B', qty: 2 } });
+    asOf = await write('post', '/properties', { properties: { region: 'eu' } });
+    // After the exported revision: every later change must be undone by the export.
+    await write('put', '/data/a', { values: { qty: 5 }, version: 1 });
+    deleteB = await write('delete', '/data/b', undefined);
+    await write('post', '/data', { id: 'c', values: { name: 'C', qty: 3 } });
+    await write('patch', '/properties?version=1', { properties: { region: 'us' } });
+    await write('put', '/metadata', { fields: FIELDS.filter((field) => field.id !== 'note'), properties: PROPERTIES });
+    latest = await write('put', '/data/a', { values: { name: 'A2' }, version: 2 });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function write(method: 'post' | 'put' | 'delete' | 'patch', path: string, body: unknown): Promise<string> {
+    const res = await request(t.http)[method](`${doc.path}${path}`).set(bearer(owner)).send(body as object);
+    if (res.status >= 300) {
+      throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+    return res.body.payload.request.revisionId as string;
+  }
+
+  async function exportJson(revisionId: string): Promise<{ metadata: { fields: { id: string }[] }; properties: Entry[]; rows: ExportedRow[]; version: number }> {
+    const res = await request(t.http).get(`${doc.path}/revisions/${revisionId}/export`).set(bearer(owner)).expect(200);
+    expect(res.headers['content-type']).toContain('application/json');
+    return JSON.parse(res.text);
+  }
+
+  it('exports the document as it stood at an old revision (json): rows, metadata and properties of that time', async () => {
+    const past = await exportJson(asOf);
+    expect(past.metadata.fields.map((field) => field.id)).toEqual(['name', 'qty', 'note']);
+    expect(past.properties).toEqual([{ fieldId: 'region', value: { text: 'eu' } }]);
+    expect(past.rows.map((row) => [row.id, cells(row)])).toEqual([
+      ['a', { name: 'A', qty: 1, note: 'x' }],
+      ['b', { name: 'B', qty: 2 }],
+    ]);
+    const now = await exportJson(latest);
+    expect(now.metadata.fields.map((field) => field.id)).toEqual(['name', 'qty']);
+    expect(now.properties).toEqual([{ fieldId: 'region', value: { text: 'us' } }]);
+    expect(now.rows.map((row) => [row.id, cells(row)])).toEqual([
+      ['a', { name: 'A2', qty: 5 }],
+      ['c', { name: 'C', qty: 3 }],
+    ]);
+    const empty = await exportJson(first);
+    expect(empty.rows).toEqual([]);
+  });
+
+  it('differs from the current document exactly as the later revisions say (the diff from that revision)', async () => {
+    const past = await exportJson(asOf);
+    const now = await exportJson(latest);
+    const diff = (await request(t.http).get(`${doc.path}/revisions/${latest}/diff?base=${asOf}&pageSize=100`).set(bearer(owner)).expect(200)).body.payload;
+    const pastIds = new Set(past.rows.map((row) => row.id));
+    const nowIds = new Set(now.rows.map((row) => row.id));
+    expect(diff.addedRows.map((row: { id: string }) => row.id)).toEqual([...nowIds].filter((id) => !pastIds.has(id)));
+    expect(diff.deletedRows.map((row: { id: string }) => row.id)).toEqual([...pastIds].filter((id) => !nowIds.has(id)));
+    expect(diff.fields.deleted).toEqual(['note']);
+    for (const cell of diff.updatedCells as { rowId: string; fieldId: string; oldValue: unknown; newValue: unknown }[]) {
+      const before = past.rows.find((row) => row.id === cell.rowId)?.values.find((entry) => entry.fieldId === cell.fieldId)?.value ?? null;
+      const after = now.rows.find((row) => row.id === cell.rowId)?.values.find((entry) => entry.fieldId === cell.fieldId)?.value ?? null;
+      expect([before, after]).toEqual([cell.oldValue, cell.newValue]);
+    }
+    expect(diff.updatedCells).toHaveLength(2);
+  });
+
+  it('streams ndjson and csv with a Content-Disposition filename', async () => {
+    const nd = await request(t.http).get(`${doc.path}/revisions/${asOf}/export?format=ndjson`).set(bearer(owner)).expect(200);
+    expect(nd.headers['content-type']).toContain('application/x-ndjson');
+    const lines = nd.text.trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines[0]).toMatchObject({ type: 'document', revisionId: asOf, metadata: { fields: expect.any(Array) } });
+    expect(lines.slice(1).map((line: ExportedRow) => [line.type, line.id])).toEqual([
+      ['row', 'a'],
+      ['row', 'b'],
+    ]);
+
+    const csv = await request(t.http).get(`${doc.path}/revisions/${asOf}/export?format=csv`).set(bearer(owner)).expect(200);
+    expect(csv.headers['content-type']).toContain('text/csv');
+    expect(csv.headers['content-disposition']).toMatch(new RegExp(`attachment; filename="products-${doc.docId}-v\\d+\\.csv"`));
+    expect(csv.text.trim().split('\n')).toEqual(['id,name,qty,note', 'a,A,1,x', 'b,B,2,']);
+  });
+
+  it('streams xlsx readable by a spreadsheet reader', async () => {
+    const res = await request(t.http).get(`${doc.path}/revisions/${asOf}/export?format=xlsx`).set(bearer(owner)).buffer(true).parse(binary).expect(200);
+    expect(res.headers['content-disposition']).toContain('.xlsx"');
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(res.body as Parameters<typeof workbook.xlsx.load>[0]);
+    const sheet = workbook.getWorksheet('rows');
+    const values: unknown[][] = [];
+    sheet?.eachRow((row) => values.push((row.values as unknown[]).slice(1)));
+    expect(values).toEqual([
+      ['id', 'name', 'qty', 'note'],
+      ['a', 'A', 1, 'x'],
+      ['b', 'B', 2],
+    ]);
+  });
+
+  it('exports a revision\'s operations with what=changes', async () => {
+    const res = await request(t.http).get(`${doc.path}/revisions/${deleteB}/export?what=changes&format=csv`).set(bearer(owner)).expect(200);
+    expect(res.headers['content-disposition']).toContain('-changes.csv"');
+    const [header, ...rows] = res.text.trim().split('\n');
+    expect(header).toBe('ordinal,type,kind,rowId,fieldId,oldValue,newValue,operator,timestamp,note');
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatch(/^1,row-delete,row,b,/);
+    const json = await request(t.http).get(`${doc.path}/revisions/${deleteB}/export?what=changes`).set(bearer(owner)).expect(200);
+    expect(JSON.parse(json.text)).toMatchObject({ kind: 'changes', changes: [{ ordinal: 1, type: 'row-delete', target: { kind: 'row', rowId: 'b' } }] });
+    const nd = await request(t.http).get(`${doc.path}/revisions/${deleteB}/export?what=changes&format=ndjson`).set(bearer(owner)).expect(200);
+    expect(nd.text.trim().split('\n').map((line) => JSON.parse(line).type)).toEqual(['document', 'row-delete']);
+    const xlsx = await request(t.http).get(`${doc.path}/revisions/${deleteB}/export?what=changes&format=xlsx`).set(bearer(owner)).buffer(true).parse(binary).expect(200);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(xlsx.body as Parameters<typeof workbook.xlsx.load>[0]);
+    expect(workbook.getWorksheet('changes')?.getRow(2).getCell(2).value).toBe('row-delete');
+  });
+
+  it('refuses bad formats and unknown revisions with an envelope, and hides exports from other tenants', async () => {
+    const bad = await request(t.http).get(`${doc.path}/revisions/${asOf}/export?format=pdf`).set(bearer(owner)).expect(400);
+    expect(bad.body.code).toBe('VALIDATION_ERROR');
+    const badWhat = await request(t.http).get(`${doc.path}/revisions/${asOf}/export?what=all`).set(bearer(owner)).expect(400);
+    expect(badWhat.body.code).toBe('VALIDATION_ERROR');
+    const unknown = await request(t.http).get(`${doc.path}/revisions/00000000-0000-4000-8000-000000000000/export`).set(bearer(owner)).expect(404);
+    expect(unknown.body.code).toBe('NOT_FOUND');
+    const hidden = await request(t.http).get(`${doc.path}/revisions/${asOf}/export?format=csv`).set(bearer(stranger)).expect(404);
+    expect(hidden.text).not.toContain('a,A');
+  });
+});
