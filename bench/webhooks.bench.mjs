@@ -13,73 +13,34 @@
 // events/s (what any module's write does, without the cost of the write itself); `--source=api` creates rows
 // through POST /doc/.../data (one `data_row_created` per row, as a client would). It reports events lost
 // (raised but never received: must be 0), duplicates (the same deliveryId received twice), the p50/p99/max
-// delivery lag (receipt time − event time) and the delivery rate.
-import { execFileSync, spawn } from 'node:child_process';
+// delivery lag (receipt time − event time) and the delivery rate. The plumbing is bench/lib/harness.mjs.
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import {
+  createDocument,
+  log,
+  parseArgs,
+  percentile,
+  signUp,
+  sleep,
+  withDatabaseServer,
+  withFreshService,
+} from './lib/harness.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const args = Object.fromEntries(
-  process.argv.slice(2).map((arg) => {
-    const [key, value] = arg.replace(/^--/, '').split('=');
-    return [key, value ?? 'true'];
-  }),
-);
+const args = parseArgs(process.argv.slice(2));
 const EVENTS = Number(String(args.events ?? '10000').replace(/_/g, ''));
 const RATE = Number(args.rate ?? 200);
 const SOURCE = args.source ?? 'outbox';
 const CONCURRENCY = Number(args.concurrency ?? 8);
 const INSTANCES = Number(args.instances ?? 1);
 const TIMEOUT_MS = Number(args['timeout-s'] ?? 480) * 1000;
-const log = (...parts) => process.stderr.write(`${parts.join(' ')}\n`);
-
-function percentile(samples, p) {
-  const sorted = [...samples].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
 const ms = (n) => Math.round(n * 10) / 10;
-
-async function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function urlFor(serverUrl, database) {
-  const url = new URL(serverUrl);
-  url.pathname = `/${database}`;
-  return url.toString();
-}
-
-async function adminQuery(serverUrl, sql) {
-  const client = new pg.Client({ connectionString: urlFor(serverUrl, 'postgres') });
-  await client.connect();
-  try {
-    return await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-async function call(base, token, method, path, body) {
-  const response = await fetch(`${base}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const json = await response.json();
-  if (!response.ok) {
-    throw new Error(`${method} ${path} → ${response.status} ${JSON.stringify(json).slice(0, 500)}`);
-  }
-  return json.payload;
-}
+/** Private receivers allowed, fast polls, large outbox batches. */
+const SERVICE_ENV = {
+  WEBHOOK_ALLOW_PRIVATE: 'true',
+  WEBHOOK_POLL_INTERVAL_MS: '200',
+  OUTBOX_POLL_INTERVAL_MS: '100',
+  OUTBOX_BATCH_SIZE: '1000',
+};
 
 /** The loopback receiver: answers 200 at once and remembers what arrived when. */
 function startReceiver() {
@@ -105,45 +66,15 @@ function startReceiver() {
       resolve({
         url: `http://127.0.0.1:${server.address().port}/hook`,
         stats: () => ({ received, distinctDeliveries: seen.size, keys, lags }),
-        close: () => new Promise((done) => server.close(done)),
+        // The services may still hold keep-alive connections to it: cut them.
+        close: () =>
+          new Promise((done) => {
+            server.close(done);
+            server.closeAllConnections();
+          }),
       }),
     ),
   );
-}
-
-async function startService(dbUrl) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [join(root, 'dist/src/main.js')], {
-    cwd: root,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      DATABASE_URL: dbUrl,
-      DB_RUN_MIGRATIONS: 'false',
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_PER_MINUTE: '1000000',
-      NODE_ENV: 'production',
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      WEBHOOK_POLL_INTERVAL_MS: '200',
-      OUTBOX_POLL_INTERVAL_MS: '100',
-      OUTBOX_BATCH_SIZE: '1000',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i += 1) {
-    try {
-      await fetch(`${base}/health`);
-      break;
-    } catch {
-      if (i > 300 || child.exitCode !== null) {
-        throw new Error('service did not start');
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  return { base, child };
 }
 
 async function raiseOutboxEvents(db, user) {
@@ -158,73 +89,45 @@ async function raiseOutboxEvents(db, user) {
       [user.defaultOrganizationId, user.defaultWorkspaceId, user.id, n, last],
     );
     if (RATE > 0) {
-      const due = started + ((last / RATE) * 1000);
-      await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now())));
+      const due = started + (last / RATE) * 1000;
+      await sleep(Math.max(0, due - Date.now()));
     }
   }
 }
 
-async function raiseApiEvents(base, token, user) {
-  await call(base, token, 'POST', '/api/v1/doc/bench', {
+async function raiseApiEvents(api, user) {
+  const { path } = await createDocument(api, user, {
     id: 'bench-doc',
-    organizationId: user.defaultOrganizationId,
-    workspaceId: user.defaultWorkspaceId,
-    metadata: { fields: [{ id: 'name', name: 'Name', type: 'text' }] },
+    fields: [{ id: 'name', name: 'Name', type: 'text' }],
   });
   let next = 1;
   const worker = async () => {
     while (next <= EVENTS) {
       const n = next;
       next += 1;
-      await call(base, token, 'POST', '/api/v1/doc/bench/bench-doc/data', { id: String(n), values: { name: `Row ${n}` } });
+      await api.call('POST', `${path}/data`, { id: String(n), values: { name: `Row ${n}` } });
     }
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, worker));
 }
 
-async function main() {
-  if (args['no-build'] !== 'true') {
-    log('building dist/ …');
-    execFileSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: root, stdio: 'inherit' });
-  }
-  let serverUrl = process.env.DATABASE_URL;
-  let embedded;
-  if (!serverUrl) {
-    const { startEmbeddedPostgres } = await import(join(root, 'dist/src/database/embedded-postgres.js'));
-    embedded = await startEmbeddedPostgres(join(root, '.data/bench-pg'), 'postgres');
-    serverUrl = embedded.url;
-  }
-  const database = `quire_bench_${Date.now().toString(36)}`;
-  await adminQuery(serverUrl, `CREATE DATABASE "${database}"`);
-  const dbUrl = urlFor(serverUrl, database);
-  const { DataSource } = await import('typeorm');
-  const { dataSourceOptions } = await import(join(root, 'dist/src/database/data-source-options.js'));
-  const { loadConfig } = await import(join(root, 'dist/src/config/app.config.js'));
-  const migrator = new DataSource(dataSourceOptions(loadConfig({}), dbUrl));
-  await migrator.initialize();
-  await migrator.runMigrations({ transaction: 'each' });
-  await migrator.destroy();
-
+async function run({ db, service }) {
   const receiver = await startReceiver();
-  const services = [];
-  const db = new pg.Pool({ connectionString: dbUrl, max: 2 });
+  // One socket per writer: --source=api keeps CONCURRENCY requests in flight.
+  const { user: auth, api } = await signUp(service.port, { sockets: CONCURRENCY });
   try {
-    for (let i = 0; i < INSTANCES; i += 1) {
-      services.push(await startService(dbUrl));
-    }
-    const base = services[0].base;
-    const auth = await call(base, null, 'POST', '/api/v1/auth/register', { email: `bench-${Date.now()}@example.test`, password: 'correct horse battery staple', displayName: 'Bench' });
-    const token = auth.accessToken;
-    await call(base, token, 'POST', '/api/v1/webhooks', {
+    await api.call('POST', '/api/v1/webhooks', {
       name: 'bench',
       url: receiver.url,
       events: [SOURCE === 'api' ? 'data_row_created' : 'view_updated'],
       retryInterval: 1,
     });
-    log(`raising ${EVENTS.toLocaleString()} events (${SOURCE}, ${RATE > 0 && SOURCE === 'outbox' ? `${RATE}/s` : 'as fast as possible'}), ${INSTANCES} instance(s)`);
+    log(
+      `raising ${EVENTS.toLocaleString()} events (${SOURCE}, ${RATE > 0 && SOURCE === 'outbox' ? `${RATE}/s` : 'as fast as possible'}), ${INSTANCES} instance(s)`,
+    );
     const started = Date.now();
     if (SOURCE === 'api') {
-      await raiseApiEvents(base, token, auth.user);
+      await raiseApiEvents(api, auth.user);
     } else {
       await raiseOutboxEvents(db, auth.user);
     }
@@ -233,7 +136,7 @@ async function main() {
     let stillSince = Date.now();
     let lastProgress = Date.now();
     while (receiver.stats().keys.size < EVENTS && Date.now() - started < TIMEOUT_MS) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await sleep(500);
       if (Date.now() - lastProgress >= 5000) {
         lastProgress = Date.now();
         const {
@@ -242,7 +145,9 @@ async function main() {
           `SELECT (SELECT count(*) FROM outbox WHERE dispatched_at IS NULL)::int AS "outboxPending",
                   (SELECT count(*) FROM webhook_deliveries WHERE status IN ('pending', 'retrying'))::int AS "deliveriesQueued"`,
         );
-        log(`  ${Math.round((Date.now() - started) / 1000)} s: received ${receiver.stats().received}, outbox pending ${progress.outboxPending}, deliveries queued ${progress.deliveriesQueued}`);
+        log(
+          `  ${Math.round((Date.now() - started) / 1000)} s: received ${receiver.stats().received}, outbox pending ${progress.outboxPending}, deliveries queued ${progress.deliveriesQueued}`,
+        );
       }
       const { received } = receiver.stats();
       if (received !== last) {
@@ -254,7 +159,7 @@ async function main() {
       }
     }
     const doneSeconds = (Date.now() - started) / 1000;
-    await new Promise((resolve) => setTimeout(resolve, 1500)); // late duplicates would show up here
+    await sleep(1500); // late duplicates would show up here
     const stats = receiver.stats();
     const result = {
       source: SOURCE,
@@ -264,26 +169,30 @@ async function main() {
       received: stats.received,
       lost: EVENTS - stats.keys.size,
       duplicates: stats.received - stats.distinctDeliveries,
-      lagMs: { p50: ms(percentile(stats.lags, 50)), p99: ms(percentile(stats.lags, 99)), max: ms(Math.max(...stats.lags)) },
+      lagMs: {
+        p50: ms(percentile(stats.lags, 50)),
+        p99: ms(percentile(stats.lags, 99)),
+        max: ms(Math.max(...stats.lags)),
+      },
       raisedSeconds: ms(raisedSeconds),
       deliveredSeconds: ms(doneSeconds),
       deliveriesPerSecond: Math.round(stats.received / doneSeconds),
     };
     process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   } finally {
-    for (const service of services) {
-      service.child.kill('SIGTERM');
-      await new Promise((resolve) => service.child.once('exit', resolve));
-    }
+    api.close();
     await receiver.close();
-    await db.end();
-    if (args.keep === 'true') {
-      log(`kept database ${database}`);
-    } else {
-      await adminQuery(serverUrl, `DROP DATABASE IF EXISTS "${database}" WITH (FORCE)`);
-    }
-    await embedded?.stop?.();
   }
+}
+
+async function main() {
+  await withDatabaseServer({ build: args['no-build'] !== 'true' }, (serverUrl) =>
+    withFreshService(
+      serverUrl,
+      { keep: args.keep === 'true', instances: INSTANCES, service: { env: SERVICE_ENV } },
+      run,
+    ),
+  );
 }
 
 main().catch((error) => {

@@ -13,6 +13,9 @@ import { Relations1732240520000 } from './1732240520000-relations.js';
 import { Webhooks1732240600000 } from './1732240600000-webhooks.js';
 import { Realtime1732240700000 } from './1732240700000-realtime.js';
 import { HistoryApprovals1732240800000 } from './1732240800000-history-approvals.js';
+import { ComputedFields1732240900000 } from './1732240900000-computed-fields.js';
+import { SupplyChain1732240910000 } from './1732240910000-supply-chain.js';
+import { SupplyChainSync1732240920000 } from './1732240920000-supply-chain-sync.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -34,4 +37,7 @@ export const ALL_MIGRATIONS = [
   Webhooks1732240600000,
   Realtime1732240700000,
   HistoryApprovals1732240800000,
+  ComputedFields1732240900000,
+  SupplyChain1732240910000,
+  SupplyChainSync1732240920000,
 ];

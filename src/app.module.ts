@@ -21,6 +21,8 @@ import { TenancyModule } from './modules/tenancy/tenancy.module.js';
 import { RealtimeModule } from './modules/realtime/realtime.module.js';
 import { ViewsModule } from './modules/views/views.module.js';
 import { WebhooksModule } from './modules/webhooks/webhooks.module.js';
+import { SupplyChainModule } from './modules/supply-chain/supply-chain.module.js';
+import { SupplyChainSyncModule } from './modules/supply-chain-sync/supply-chain-sync.module.js';
 import { loggerOptions } from './common/logging/logger.options.js';
 
 @Module({})
@@ -47,6 +49,8 @@ export class AppModule {
         CommentsModule,
         RealtimeModule,
         ApprovalsModule,
+        SupplyChainModule,
+        SupplyChainSyncModule,
       ],
       // Order matters: authenticate first, so the rate limit can count per user rather than per address.
       providers: [

@@ -1,4 +1,5 @@
-import { type INestApplication, ValidationPipe } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
+import { QueryValidationPipe } from './common/http/query-validation.pipe.js';
 import { type NestExpressApplication } from '@nestjs/platform-express';
 import { declareDocumentScope } from './modules/documents/controllers/document-scope.openapi.js';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
@@ -91,7 +92,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
   // Realtime sockets (docs/realtime.md) share the HTTP server's port.
   app.useWebSocketAdapter(new WsAdapter(app));
   app.useGlobalPipes(
-    new ValidationPipe({
+    new QueryValidationPipe({
       whitelist: true,
       forbidNonWhitelisted: true,
       transform: true,

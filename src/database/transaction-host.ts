@@ -7,6 +7,10 @@ type IsolationLevel = 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
 interface TransactionState {
   manager: EntityManager;
   afterCommit: Array<() => void>;
+  /** Items collected per collector during the transaction (collectAfterCommit). */
+  collected?: Map<object, unknown[]>;
+  /** Values loaded once per transaction (memo). */
+  memos?: Map<object, Map<string, Promise<unknown>>>;
 }
 
 /**
@@ -47,6 +51,52 @@ export class TransactionHost {
       }
     }
     return result;
+  }
+
+  /**
+   * Collects `item` under `collector` for the current transaction and calls `flush` once, after commit, with every
+   * item collected there (in order); never if it rolls back. Outside a transaction: `flush([item])` now. Lets a
+   * subscriber of a batch of events do one thing per transaction instead of one per event.
+   */
+  collectAfterCommit<T>(collector: object, item: T, flush: (items: T[]) => void): void {
+    const state = this.storage.getStore();
+    if (!state) {
+      flush([item]);
+      return;
+    }
+    state.collected ??= new Map();
+    const items = state.collected.get(collector) as T[] | undefined;
+    if (items) {
+      items.push(item);
+      return;
+    }
+    const first: T[] = [item];
+    state.collected.set(collector, first);
+    state.afterCommit.push(() => flush(first));
+  }
+
+  /**
+   * What `load` gives for `key` under `collector`, loaded once per transaction and shared by later calls in it;
+   * outside a transaction, loaded every time. For subscribers of a dispatched batch of events, which would
+   * otherwise read the same document or setting once per event.
+   */
+  memo<T>(collector: object, key: string, load: () => Promise<T>): Promise<T> {
+    const state = this.storage.getStore();
+    if (!state) {
+      return load();
+    }
+    state.memos ??= new Map();
+    let memos = state.memos.get(collector);
+    if (!memos) {
+      memos = new Map();
+      state.memos.set(collector, memos);
+    }
+    let value = memos.get(key) as Promise<T> | undefined;
+    if (!value) {
+      value = load();
+      memos.set(key, value);
+    }
+    return value;
   }
 
   /** Runs `hook` after the current transaction commits; never if it rolls back. Outside a transaction: now. */

@@ -46,4 +46,8 @@ export enum ErrorCode {
 
   // Approvals.
   APPROVAL_REQUIRED = 'APPROVAL_REQUIRED',
+
+  // Supply chain (share links).
+  SHARE_LINK_EXPIRED = 'SHARE_LINK_EXPIRED',
+  SHARE_LINK_EXHAUSTED = 'SHARE_LINK_EXHAUSTED',
 }

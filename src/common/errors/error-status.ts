@@ -34,6 +34,8 @@ export const ERROR_HTTP_STATUS = {
   [ErrorCode.INVITATION_EXPIRED]: HttpStatus.GONE,
   [ErrorCode.RESOURCE_LOCKED]: HttpStatus.CONFLICT,
   [ErrorCode.APPROVAL_REQUIRED]: HttpStatus.CONFLICT,
+  [ErrorCode.SHARE_LINK_EXPIRED]: HttpStatus.GONE,
+  [ErrorCode.SHARE_LINK_EXHAUSTED]: HttpStatus.GONE,
 } as const satisfies Record<ErrorCode, HttpStatus>;
 
 export function httpStatusOf(code: ErrorCode): number {

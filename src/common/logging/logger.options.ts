@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Params } from 'nestjs-pino';
 import type { AppConfig } from '../../config/app.config.js';
@@ -16,13 +17,22 @@ export function requestIdOf(request: IncomingMessage, response: ServerResponse):
   return id;
 }
 
-/** Structured JSON logs with the request id; credentials and secrets are redacted. */
+/** Levels at which pino-http's "request completed" lines (logged at `info`) are written. */
+const REQUEST_LOG_LEVELS = new Set(['trace', 'debug', 'info']);
+
+/**
+ * Structured JSON logs with the request id; credentials and secrets are redacted.
+ * Per-request cost matters (docs/performance.md): `service` is a base field, not pino-http's `customProps` (which
+ * builds two child loggers per request), and above `info` the completion hooks are not installed at all, since
+ * every line they would write is below the level.
+ */
 export function loggerOptions(config: AppConfig): Params {
+  const logRequests = REQUEST_LOG_LEVELS.has(config.logLevel);
   return {
     pinoHttp: {
       level: config.logLevel,
+      base: { pid: process.pid, hostname: hostname(), service: 'quire' },
       genReqId: requestIdOf,
-      customProps: () => ({ service: 'quire' }),
       redact: {
         paths: [
           'req.headers.authorization',
@@ -48,7 +58,7 @@ export function loggerOptions(config: AppConfig): Params {
           ),
         }),
       },
-      autoLogging: { ignore: (req) => QUIET_PATHS.has(String(req.url).split('?')[0]) },
+      autoLogging: logRequests ? { ignore: (req) => QUIET_PATHS.has(String(req.url).split('?')[0]) } : false,
     },
   };
 }

@@ -1,6 +1,11 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { OrganizationStatisticsService } from '../tenancy/services/organization-statistics.service.js';
 import { TenancyModule } from '../tenancy/tenancy.module.js';
+import { ComputedValuesRepository } from './repositories/computed-values.repository.js';
+import { ComputedAccessService } from './services/computed/computed-access.service.js';
+import { ComputedFieldsService } from './services/computed/computed-fields.service.js';
+import { ComputedMetadataService } from './services/computed/computed-metadata.service.js';
+import { ComputedReadService } from './services/computed/computed-read.service.js';
 import { DataController } from './controllers/data.controller.js';
 import { DocumentAccessGuard } from './controllers/document-access.guard.js';
 import { DocumentsController } from './controllers/documents.controller.js';
@@ -19,6 +24,8 @@ import { RowQueryRepository } from './repositories/row-query.repository.js';
 import { RowRepository } from './repositories/row.repository.js';
 import { ChangeEngineService } from './services/change-engine.service.js';
 import { DocumentAccessService } from './services/document-access.service.js';
+import { DocumentDeletionListeners } from './services/document-deletion-listeners.js';
+import { DocumentFacts } from './services/document-facts.service.js';
 import { DocumentEventsService } from './services/document-events.service.js';
 import { DocumentIndexService } from './services/document-index.service.js';
 import { DocumentsService } from './services/documents.service.js';
@@ -61,6 +68,8 @@ import { ParticipantsRepository } from './repositories/participants.repository.j
   // TypeSettingsController first: `/doc/{docType}/setting` must not be taken for the bundle of a document "setting".
   controllers: [TypeSettingsController, DocumentsController, MetadataController, DataController, PropertiesController, RequestsController, RevisionsController, RelationsController],
   providers: [
+    DocumentDeletionListeners,
+    DocumentFacts,
     DocumentRepository,
     RowRepository,
     RowQueryRepository,
@@ -103,9 +112,16 @@ import { ParticipantsRepository } from './repositories/participants.repository.j
     RequestRetentionJob,
     ParticipantsRepository,
     DocumentNotificationsListener,
+    ComputedValuesRepository,
+    ComputedFieldsService,
+    ComputedAccessService,
+    ComputedReadService,
+    ComputedMetadataService,
   ],
   exports: [
     DocumentAccessService,
+    DocumentDeletionListeners,
+    DocumentFacts,
     ChangeEngineService,
     MergeService,
     RowQueryService,
@@ -116,6 +132,11 @@ import { ParticipantsRepository } from './repositories/participants.repository.j
     TypeSettingsService,
     RequestHooks,
     RequestsService,
+    // Supply chain (catalogs and order books are organization-level documents).
+    DocumentsService,
+    RowsService,
+    MetadataService,
+    RevisionsService,
   ],
 })
 export class DocumentsModule implements OnModuleInit {

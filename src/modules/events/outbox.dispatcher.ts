@@ -108,14 +108,17 @@ export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicati
   async drain(limit = this.config.outbox.batchSize): Promise<number> {
     let dispatched = 0;
     while (dispatched < limit && !this.stopped) {
-      const batch = await this.dispatchBatch(Math.min(BATCH_SIZE, limit - dispatched));
+      const size = Math.min(BATCH_SIZE, limit - dispatched);
+      const batch = await this.dispatchBatch(size);
       if (batch === 'failed') {
         continue;
       }
-      if (batch === 0) {
+      dispatched += batch;
+      if (batch < size) {
+        // The claim found less than it asked for: nothing else was pending. Events committed since then kick a
+        // new pass themselves (or the poll finds them), so asking again now would only find nothing.
         break;
       }
-      dispatched += batch;
     }
     return dispatched;
   }

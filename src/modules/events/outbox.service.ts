@@ -5,6 +5,9 @@ import type { NewDomainEvent } from './domain-event.js';
 import { OutboxDispatcher } from './outbox.dispatcher.js';
 import { OutboxEventEntity } from './outbox-event.entity.js';
 
+/** Events per INSERT statement. */
+const OUTBOX_INSERT_CHUNK = 1000;
+
 /** Records domain events. Must be called inside a unit of work so the event commits with its change. */
 @Injectable()
 export class OutboxService {
@@ -32,7 +35,10 @@ export class OutboxService {
     }));
     // TypeORM's deep-partial type cannot express arbitrary JSON; the rows match the entity.
 
-    await this.tx.manager.insert(OutboxEventEntity, rows as never);
+    // Chunked: one INSERT binds 8 parameters per event, and PostgreSQL takes at most 65,535 per statement.
+    for (let start = 0; start < rows.length; start += OUTBOX_INSERT_CHUNK) {
+      await this.tx.manager.insert(OutboxEventEntity, rows.slice(start, start + OUTBOX_INSERT_CHUNK) as never);
+    }
     this.tx.afterCommit(() => this.dispatcher.kick());
     return rows.map((row) => row.id);
   }

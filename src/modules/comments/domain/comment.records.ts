@@ -29,8 +29,6 @@ export interface CommentRecord {
   createdBy: string;
   updatedAt: Date;
   updatedBy: string;
-  /** False when the comment targets a row that does not exist (any more). */
-  rowExists: boolean;
 }
 
 export interface ReactionGroup {

@@ -3,22 +3,25 @@ import { type CommentRecord, type ReactionGroup, targetOf } from '../domain/comm
 import type { CommentResponseDto } from '../dtos/comment.dto.js';
 
 /**
- * A comment as the API shows it. `targetDeleted`: the target row is gone, or the target field is no longer in the
- * document's metadata — both computed at read time, so restoring the row (or field) restores the link.
+ * A comment as the API shows it. `targetDeleted`: the target row is gone (not in `existingRows`, the document's
+ * rows among those the comments target), or the target field is no longer in the document's metadata — both
+ * computed at read time, so restoring the row (or field) restores the link.
  */
 export function toCommentDto(
   record: CommentRecord,
   document: DocumentRecord,
   reactions: ReadonlyMap<string, ReactionGroup[]>,
+  existingRows: ReadonlySet<string>,
   replies?: readonly CommentRecord[],
 ): CommentResponseDto {
+  const rowGone = record.rowId !== null && !existingRows.has(record.rowId);
   const fieldGone = record.fieldId !== null && !document.metadata.fields.some((field) => field.id === record.fieldId);
   const dto: CommentResponseDto = {
     id: record.id,
     docType: document.docType,
     docId: document.docId,
     target: targetOf(record),
-    targetDeleted: !record.rowExists || fieldGone,
+    targetDeleted: rowGone || fieldGone,
     parentId: record.parentId,
     content: record.content,
     mentions: record.mentions,
@@ -35,7 +38,7 @@ export function toCommentDto(
     updatedBy: record.updatedBy,
   };
   if (replies) {
-    dto.replies = replies.map((reply) => toCommentDto(reply, document, reactions));
+    dto.replies = replies.map((reply) => toCommentDto(reply, document, reactions, existingRows));
   }
   return dto;
 }

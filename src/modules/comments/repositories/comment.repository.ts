@@ -1,18 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import type { CommentFilters, CommentRecord, CommentScope, ReactionGroup, UserSummary } from '../domain/comment.records.js';
+import type { CommentFilters, CommentRecord, CommentScope, ReactionGroup } from '../domain/comment.records.js';
 
 interface CommentRow extends Omit<CommentRecord, 'mentions'> {
   mentions: string[] | null;
 }
 
-/** Whether the target row exists is read with the comment, so a deleted (and later restored) row shows at once. */
 const COLUMNS = `c.id, c.organization_id AS "organizationId", c.workspace_id AS "workspaceId", c.document_id AS "documentUuid",
   c.root_id AS "rootId", c.parent_id AS "parentId", c.scope, c.field_id AS "fieldId", c.row_id AS "rowId", c.content, c.mentions,
   c.pinned_at AS "pinnedAt", c.pinned_by AS "pinnedBy", c.resolved_at AS "resolvedAt", c.resolved_by AS "resolvedBy",
-  c.created_at AS "createdAt", c.created_by AS "createdBy", c.updated_at AS "updatedAt", c.updated_by AS "updatedBy",
-  (c.row_id IS NULL OR r.id IS NOT NULL) AS "rowExists"`;
-const FROM = `comments c LEFT JOIN document_rows r ON r.document_id = c.document_id AND r.id = c.row_id`;
+  c.created_at AS "createdAt", c.created_by AS "createdBy", c.updated_at AS "updatedAt", c.updated_by AS "updatedBy"`;
+const FROM = `comments c`;
 
 function toRecord(row: CommentRow): CommentRecord {
   return { ...row, mentions: row.mentions ?? [] };
@@ -173,18 +171,5 @@ export class CommentRepository {
       [commentId, emoji, userId],
     );
     return Number(rows[0]?.n ?? 0) > 0;
-  }
-
-  async rowExists(documentUuid: string, rowId: string): Promise<boolean> {
-    const rows = await this.tx.manager.query<unknown[]>(`SELECT 1 FROM document_rows WHERE document_id = $1 AND id = $2`, [documentUuid, rowId]);
-    return rows.length > 0;
-  }
-
-  /** Display name and e-mail of users (for mentions); unknown ids are left out. */
-  async users(ids: readonly string[]): Promise<UserSummary[]> {
-    if (ids.length === 0) {
-      return [];
-    }
-    return this.tx.manager.query<UserSummary[]>(`SELECT id::text AS id, display_name AS "displayName", email FROM users WHERE id = ANY($1::uuid[])`, [ids]);
   }
 }

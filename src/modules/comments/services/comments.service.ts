@@ -4,7 +4,9 @@ import { type Page, pageOf } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { DocumentRecord } from '../../documents/domain/document.records.js';
 import type { DocumentContext } from '../../documents/services/document-access.service.js';
+import { DocumentFacts } from '../../documents/services/document-facts.service.js';
 import { DocumentSettingsPolicy } from '../../documents/services/document-settings.policy.js';
+import { UsersService } from '../../identity/services/users.service.js';
 import { WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
 import type { CommentRecord, CommentTarget, UserSummary } from '../domain/comment.records.js';
 import { canonicalEmoji } from '../domain/emoji.js';
@@ -33,6 +35,8 @@ export class CommentsService {
     private readonly workspaces: WorkspaceAccessService,
     private readonly events: CommentEventsService,
     private readonly policy: DocumentSettingsPolicy,
+    private readonly facts: DocumentFacts,
+    private readonly userDirectory: UsersService,
   ) {}
 
   /** Threads, newest first, each with its replies oldest first; the filters select threads. */
@@ -113,7 +117,7 @@ export class CommentsService {
         throw AppException.forbidden('only the author edits a comment');
       }
       // Mentions not given: kept as they are (not re-checked, so a mentioned person who lost access does not block edits).
-      const mentioned = dto.mentions === undefined ? await this.comments.users(record.mentions) : await this.readers(ctx.document, dto.mentions);
+      const mentioned = dto.mentions === undefined ? await this.users(record.mentions) : await this.readers(ctx.document, dto.mentions);
       const ids = mentioned.map((user) => user.id);
       await this.comments.updateContent(record.id, dto.content, ids, userId);
       const updated = { ...record, content: dto.content, mentions: ids };
@@ -134,7 +138,7 @@ export class CommentsService {
       }
       const replies = record.rootId === null ? await this.comments.replies(ctx.document.uuid, [record.id]) : [];
       await this.comments.delete(record.id);
-      await this.events.record(ctx.document, 'comment_deleted', record, await this.comments.users(record.mentions), userId, { deletedBy: userId });
+      await this.events.record(ctx.document, 'comment_deleted', record, await this.users(record.mentions), userId, { deletedBy: userId });
       return { id: record.id, deleted: true, repliesDeleted: replies.length };
     });
   }
@@ -146,7 +150,7 @@ export class CommentsService {
         return;
       }
       await this.comments.setPinned(record.id, pinned ? ctx.principal.userId : null);
-      await this.events.record(ctx.document, 'comment_updated', record, await this.comments.users(record.mentions), ctx.principal.userId, {
+      await this.events.record(ctx.document, 'comment_updated', record, await this.users(record.mentions), ctx.principal.userId, {
         change: pinned ? 'pinned' : 'unpinned',
       });
     });
@@ -161,7 +165,7 @@ export class CommentsService {
       }
       const userId = ctx.principal.userId;
       await this.comments.setResolved(record.id, resolved ? userId : null);
-      const mentions = await this.comments.users(record.mentions);
+      const mentions = await this.users(record.mentions);
       if (resolved) {
         await this.events.record(ctx.document, 'comment_resolved', record, mentions, userId, { resolvedBy: userId, resolvedAt: new Date().toISOString() });
       } else {
@@ -177,7 +181,7 @@ export class CommentsService {
     await this.tx.run(async () => {
       const record = await this.find(ctx, commentId, true);
       if (await this.comments.addReaction(record.id, canonical, ctx.principal.userId)) {
-        await this.events.record(ctx.document, 'comment_updated', record, await this.comments.users(record.mentions), ctx.principal.userId, {
+        await this.events.record(ctx.document, 'comment_updated', record, await this.users(record.mentions), ctx.principal.userId, {
           change: 'reaction_added',
           emoji: canonical,
         });
@@ -192,7 +196,7 @@ export class CommentsService {
     await this.tx.run(async () => {
       const record = await this.find(ctx, commentId, true);
       if (await this.comments.removeReaction(record.id, canonical, ctx.principal.userId)) {
-        await this.events.record(ctx.document, 'comment_updated', record, await this.comments.users(record.mentions), ctx.principal.userId, {
+        await this.events.record(ctx.document, 'comment_updated', record, await this.users(record.mentions), ctx.principal.userId, {
           change: 'reaction_removed',
           emoji: canonical,
         });
@@ -211,7 +215,8 @@ export class CommentsService {
 
   private async render(ctx: DocumentContext, record: CommentRecord): Promise<CommentResponseDto> {
     if (record.rootId !== null) {
-      return toCommentDto(record, ctx.document, await this.comments.reactions([record.id]));
+      const existingRows = await this.facts.existingRowIds(ctx.document, record.rowId === null ? [] : [record.rowId]);
+      return toCommentDto(record, ctx.document, await this.comments.reactions([record.id]), existingRows);
     }
     return (await this.withThreads(ctx, [record]))[0] as CommentResponseDto;
   }
@@ -221,12 +226,16 @@ export class CommentsService {
       ctx.document.uuid,
       threads.map((thread) => thread.id),
     );
-    const reactions = await this.comments.reactions([...threads, ...replies].map((item) => item.id));
+    const all = [...threads, ...replies];
+    const reactions = await this.comments.reactions(all.map((item) => item.id));
+    const targetRows = all.flatMap((item) => (item.rowId === null ? [] : [item.rowId]));
+    const existingRows = await this.facts.existingRowIds(ctx.document, targetRows);
     return threads.map((thread) =>
       toCommentDto(
         thread,
         ctx.document,
         reactions,
+        existingRows,
         replies.filter((reply) => reply.rootId === thread.id),
       ),
     );
@@ -248,7 +257,7 @@ export class CommentsService {
       details.push({ field: 'target.rowId', reason: `rowId is required for scope ${target.scope}` });
     } else if (!needsRow && target.rowId !== undefined) {
       details.push({ field: 'target.rowId', reason: `rowId is not allowed for scope ${target.scope}` });
-    } else if (needsRow && !(await this.comments.rowExists(ctx.document.uuid, target.rowId as string))) {
+    } else if (needsRow && !(await this.facts.existingRowIds(ctx.document, [target.rowId as string])).has(target.rowId as string)) {
       details.push({ field: 'target.rowId', reason: `unknown row ${target.rowId} in this document` });
     }
     if (details.length > 0) {
@@ -260,7 +269,7 @@ export class CommentsService {
   /** Mentioned ids, deduplicated, each a user who can read the document; anyone else is VALIDATION_ERROR. */
   private async readers(document: DocumentRecord, ids: readonly string[]): Promise<UserSummary[]> {
     const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
-    const users = await this.comments.users(unique);
+    const users = await this.users(unique);
     const byId = new Map(users.map((user) => [user.id, user]));
     const result: UserSummary[] = [];
     const refused: string[] = [];
@@ -286,8 +295,14 @@ export class CommentsService {
     return access?.canRead === true;
   }
 
+  /** Display name and e-mail of users (for mentions); unknown ids, and ids that are no user id at all, are left out. */
+  private async users(ids: readonly string[]): Promise<UserSummary[]> {
+    const summaries = await this.userDirectory.summaries(ids.filter((id) => UUID.test(id)));
+    return [...summaries.values()].map((user) => ({ id: user.id, displayName: user.displayName, email: user.email }));
+  }
+
   private async nameOf(userId: string): Promise<string> {
-    return (await this.comments.users([userId]))[0]?.displayName ?? 'Someone';
+    return (await this.users([userId]))[0]?.displayName ?? 'Someone';
   }
 }
 

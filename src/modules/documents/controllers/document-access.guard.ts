@@ -44,7 +44,9 @@ export class DocumentAccessGuard implements CanActivate {
     }
     const docType = String(request.params.docType ?? '');
     const docId = String(request.params.docId ?? '');
-    request.documentContext = await this.access.open(request.principal, docType, docId, need, readDocumentScope(request));
+    // A read of one row fetches the row with the document (one statement instead of two; docs/performance.md).
+    const rowId = need === 'read' && request.method === 'GET' && typeof request.params.rowId === 'string' ? request.params.rowId : undefined;
+    request.documentContext = await this.access.open(request.principal, docType, docId, need, readDocumentScope(request), rowId);
     if (request.method === 'DELETE' && need !== 'read') {
       await this.access.narrowBySettings(request.documentContext, 'delete');
     }

@@ -41,6 +41,8 @@ export class FieldDto {
   @ApiPropertyOptional() formula?: string;
   @ApiPropertyOptional({ type: LookupDto }) lookup?: LookupDto;
   @ApiPropertyOptional({ type: RollupDto }) rollup?: RollupDto;
+  @ApiPropertyOptional({ enum: ['number', 'text', 'boolean', 'date'], readOnly: true, description: 'formula: the inferred result type (set by the server)' })
+  resultType?: 'number' | 'text' | 'boolean' | 'date';
 }
 
 export class MetadataResponseDto {

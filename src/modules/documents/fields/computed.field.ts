@@ -9,6 +9,7 @@ import {
   textSql,
   type ConvertResult,
   type FieldRef,
+  type FieldTypeHandler,
   type OperandResult,
   type PortableValue,
   type TypedSql,
@@ -125,6 +126,37 @@ export class DynamicFieldHandler extends ComputedFieldHandler {
       return { ok: true, value };
     }
     return { ok: false, reason: 'expected a string, finite number or boolean' };
+  }
+}
+
+/**
+ * formula with an inferred `resultType`: read-only like every computed type, but queried, sorted, indexed and
+ * rendered exactly as the stored type of its result (number, text, boolean, datetime), whose handler it wraps.
+ */
+export class TypedComputedFieldHandler extends ComputedFieldHandler {
+  readonly family: FieldTypeHandler['family'];
+  readonly operators: FieldTypeHandler['operators'];
+
+  constructor(private readonly inner: FieldTypeHandler) {
+    super();
+    this.family = inner.family;
+    this.operators = inner.operators;
+  }
+
+  toValue(stored: StoredValue, field: FieldDefinition): Value {
+    return this.inner.toValue(stored, field);
+  }
+
+  sqlExpr(ref: FieldRef): TypedSql {
+    return this.inner.sqlExpr(ref);
+  }
+
+  override sortExpr(ref: FieldRef, field: FieldDefinition, bind: (value: unknown) => string): TypedSql {
+    return this.inner.sortExpr(ref, field, bind);
+  }
+
+  override operand(value: unknown, field: FieldDefinition): OperandResult {
+    return this.inner.operand(value, field);
   }
 }
 

@@ -44,12 +44,14 @@ import {
 } from './field.types.js';
 import type { ConvertResult, FieldTypeHandler } from './field-type-handler.js';
 import { AttachmentFieldHandler } from './attachment.field.js';
+import { type ComputedPlan, computedPlan, computeVolatile } from './computed-row.evaluator.js';
 import { BooleanFieldHandler } from './boolean.field.js';
 import {
   AutoNumberFieldHandler,
   DynamicFieldHandler,
   READ_ONLY_REASON,
   RollupFieldHandler,
+  TypedComputedFieldHandler,
   SystemTimeFieldHandler,
   SystemUserFieldHandler,
 } from './computed.field.js';
@@ -133,6 +135,21 @@ export function handlerFor(type: FieldType): FieldTypeHandler {
     default:
       return assertNever(type);
   }
+}
+
+const formulaResults = {
+  number: new TypedComputedFieldHandler(number),
+  text: new TypedComputedFieldHandler(text),
+  boolean: new TypedComputedFieldHandler(FIELD_TYPE_HANDLERS.boolean),
+  date: new TypedComputedFieldHandler(FIELD_TYPE_HANDLERS.datetime),
+} as const;
+
+/**
+ * The handler of a field definition: its type's, except a formula with an inferred `resultType`, which is queried,
+ * sorted and rendered as that type (docs/formulas.md).
+ */
+export function handlerForField(field: FieldDefinition): FieldTypeHandler {
+  return field.type === 'formula' && field.resultType ? formulaResults[field.resultType] : handlerFor(field.type);
 }
 
 /** True for the types clients never write. */
@@ -306,7 +323,7 @@ export function storedToValue(stored: StoredValue | undefined, field: FieldDefin
   if (stored === undefined || isEmptyStored(stored)) {
     return null;
   }
-  return handlerFor(field.type).toValue(stored, field);
+  return handlerForField(field).toValue(stored, field);
 }
 
 /**
@@ -319,15 +336,52 @@ export function rowToValueEntries(
   system?: RowSystemValues,
 ): ValueEntry[] {
   const entries: ValueEntry[] = [];
+  const volatile = volatileValues(values ?? {}, fields, system);
   for (const field of fields) {
     const column = handlerFor(field.type).systemColumn;
-    const stored = column ? systemValue(column, system) : values?.[field.id];
+    const stored = column ? systemValue(column, system) : volatile ? (volatile[field.id] ?? values?.[field.id]) : values?.[field.id];
     const value = storedToValue(stored, field);
     if (value !== null) {
       entries.push({ fieldId: field.id, value });
     }
   }
   return entries;
+}
+
+/** Read-time values of NOW()/TODAY() formulas (docs/formulas.md); null when the fields have none. */
+function volatileValues(values: StoredRowValues, fields: FieldDefinition[], system?: RowSystemValues): StoredRowValues | null {
+  const plan = cachedPlan(fields);
+  // Without the row's columns these are document properties: ComputedReadService.propertyValues computes them.
+  if (plan.volatile.length === 0 || system === undefined) {
+    return null;
+  }
+  const row = {
+    createdAt: system?.createdAt ? new Date(system.createdAt) : new Date(0),
+    updatedAt: system?.updatedAt ? new Date(system.updatedAt) : new Date(0),
+    createdBy: system?.createdBy ?? null,
+    updatedBy: system?.updatedBy ?? null,
+  };
+  return computeVolatile(plan, values, row, new Date());
+}
+
+const plans = new Map<string, ComputedPlan>();
+const NO_PLAN = computedPlan([]);
+
+/** Plans by field signature (callers often pass a fresh copy of the same list); a small bounded cache. */
+function cachedPlan(fields: FieldDefinition[]): ComputedPlan {
+  if (!fields.some((field) => field.type === 'formula')) {
+    return NO_PLAN;
+  }
+  const key = fields.map((field) => `${field.id}\u0000${field.type}\u0000${field.resultType ?? ''}\u0000${field.formula ?? ''}`).join('\u0001');
+  let plan = plans.get(key);
+  if (!plan) {
+    plan = computedPlan(fields);
+    if (plans.size > 500) {
+      plans.clear();
+    }
+    plans.set(key, plan);
+  }
+  return plan;
 }
 
 /**

@@ -84,7 +84,12 @@ export interface FieldDefinition {
   formula?: string;
   lookup?: LookupConfig;
   rollup?: RollupConfig;
+  /** formula only: the inferred result type, set by the server when the metadata is written (docs/formulas.md). */
+  resultType?: FormulaResultType;
 }
+
+/** What a formula evaluates to; decides its query operators (docs/formulas.md). */
+export type FormulaResultType = 'number' | 'text' | 'boolean' | 'date';
 
 /** What the `values` JSONB column holds per field id: a plain JSON value. */
 export type StoredValue = string | number | boolean | null | StoredValue[] | { [key: string]: StoredValue };

@@ -1,3 +1,4 @@
+import { TransactionHost } from '../../../database/transaction-host.js';
 import { Injectable } from '@nestjs/common';
 import type { DomainEvent } from '../../events/domain-event.js';
 import { OnDomainEvent } from '../../events/on-domain-event.decorator.js';
@@ -25,6 +26,7 @@ const EMAIL_ON_CHANGE: Notice = { key: 'emailOnChange', kind: 'document_changed'
 @Injectable()
 export class DocumentNotificationsListener {
   constructor(
+    private readonly tx: TransactionHost,
     private readonly participants: ParticipantsRepository,
     private readonly users: UsersService,
     private readonly notifier: NotifierService,
@@ -69,7 +71,11 @@ export class DocumentNotificationsListener {
     if (!event.organizationId || !event.docType || !event.docId) {
       return;
     }
-    const document = await this.participants.document(event.organizationId, event.workspaceId, event.docType, event.docId);
+    const { organizationId, workspaceId, docType, docId } = event;
+    // A dispatched batch often holds several events of one document (a merge raises three): read it once per batch.
+    const document = await this.tx.memo(this, `${organizationId}/${workspaceId ?? ''}/${docType}/${docId}`, () =>
+      this.participants.document(organizationId, workspaceId, docType, docId),
+    );
     if (!document || !notificationOn(document.settings, notice.key) || (await this.participants.alreadyNotified(event.id))) {
       return;
     }

@@ -1,6 +1,7 @@
 import { AppException } from '../../../common/errors/app.exception.js';
 import type { FieldDefinition, SystemColumn } from '../fields/field.types.js';
 import { handlerFor } from '../fields/field-type.registry.js';
+import { queryHandlerFor } from './formula-sql.js';
 import type { SqlParams } from './sql-params.js';
 import type { ResolvedField } from './query.types.js';
 
@@ -33,7 +34,7 @@ export const SYSTEM_QUERY_FIELDS: Record<string, { definition: FieldDefinition; 
 export class FieldResolver {
   private readonly byId: Map<string, FieldDefinition>;
 
-  constructor(fields: readonly FieldDefinition[]) {
+  constructor(private readonly fields: readonly FieldDefinition[]) {
     this.byId = new Map(fields.map((field) => [field.id, field]));
   }
 
@@ -41,7 +42,7 @@ export class FieldResolver {
   resolve(fieldId: string, path: string, params: SqlParams): ResolvedField {
     const definition = this.byId.get(fieldId);
     if (definition) {
-      const handler = handlerFor(definition.type);
+      const handler = queryHandlerFor(definition, this.fields);
       const ref = handler.systemColumn
         ? { kind: 'column' as const, column: handler.systemColumn }
         : { kind: 'json' as const, key: params.fieldKey(fieldId) };

@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import type { DocumentMetadata, DocumentRecord, DocumentSettings } from '../domain/document.records.js';
+import type { DocumentMetadata, DocumentRecord, DocumentSettings, RowRecord } from '../domain/document.records.js';
+import type { FieldDefinition, StoredRowValues } from '../fields/field.types.js';
+import { toRowRecord } from './row.repository.js';
 
 interface DocumentRow {
   uuid: string;
@@ -25,6 +27,22 @@ const COLUMNS = `d.id AS "uuid", d.organization_id AS "organizationId", d.worksp
   d.doc_id AS "docId", d.title, d.metadata, d.metadata_version AS "metadataVersion", d.settings, d.version,
   d.row_seq AS "rowSeq", d.row_count AS "rowCount", d.created_at AS "createdAt", d.created_by AS "createdBy",
   d.updated_at AS "updatedAt", d.updated_by AS "updatedBy"`;
+
+/** `document_rows` columns read next to the document by findInWorkspaceWithRow (NULL when the row does not exist). */
+const PREFETCHED_ROW_COLUMNS = `r.id AS "prefetchedRowId", r.seq AS "prefetchedRowSeq", r."values" AS "prefetchedRowValues",
+  r.version AS "prefetchedRowVersion", r.created_at AS "prefetchedRowCreatedAt", r.created_by AS "prefetchedRowCreatedBy",
+  r.updated_at AS "prefetchedRowUpdatedAt", r.updated_by AS "prefetchedRowUpdatedBy"`;
+
+interface PrefetchedRowColumns {
+  prefetchedRowId: string | null;
+  prefetchedRowSeq: string;
+  prefetchedRowValues: StoredRowValues;
+  prefetchedRowVersion: string;
+  prefetchedRowCreatedAt: Date;
+  prefetchedRowCreatedBy: string | null;
+  prefetchedRowUpdatedAt: Date;
+  prefetchedRowUpdatedBy: string | null;
+}
 
 function toRecord(row: DocumentRow): DocumentRecord {
   return {
@@ -65,6 +83,15 @@ export class DocumentRepository {
     return toRecord(rows[0] as DocumentRow);
   }
 
+  /** The live document's field definitions, its row share-locked until the transaction ends (DocumentFacts.lockFields). */
+  async lockFields(uuid: string): Promise<FieldDefinition[] | null> {
+    const rows = await this.tx.manager.query<Array<{ fields: FieldDefinition[] | null }>>(
+      `SELECT d.metadata->'fields' AS fields FROM documents d WHERE d.id = $1 AND d.deleted_at IS NULL FOR SHARE`,
+      [uuid],
+    );
+    return rows[0] ? (rows[0].fields ?? []) : null;
+  }
+
   /** Live (not deleted) documents of an organization, for the organization's statistics. */
   async countByOrganization(organizationId: string): Promise<number> {
     const rows = await this.tx.manager.query<Array<{ n: number }>>(
@@ -91,6 +118,42 @@ export class DocumentRepository {
       [workspaceId, docType, docId],
     );
     return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /**
+   * The workspace's document with one of its rows, in one statement: `GET /data/{rowId}` is the hottest read, and
+   * the row is read in the same snapshot as the document it is rendered with (docs/performance.md).
+   */
+  async findInWorkspaceWithRow(
+    workspaceId: string,
+    docType: string,
+    docId: string,
+    rowId: string,
+  ): Promise<{ document: DocumentRecord; row: RowRecord | null } | null> {
+    const rows = await this.tx.manager.query<Array<DocumentRow & PrefetchedRowColumns>>(
+      `SELECT ${COLUMNS}, ${PREFETCHED_ROW_COLUMNS}
+         FROM documents d LEFT JOIN document_rows r ON r.document_id = d.id AND r.id = $4
+        WHERE d.workspace_id = $1 AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL`,
+      [workspaceId, docType, docId, rowId],
+    );
+    const found = rows[0];
+    if (!found) {
+      return null;
+    }
+    const row =
+      found.prefetchedRowId === null
+        ? null
+        : toRowRecord({
+            id: found.prefetchedRowId,
+            seq: found.prefetchedRowSeq,
+            values: found.prefetchedRowValues,
+            version: found.prefetchedRowVersion,
+            createdAt: found.prefetchedRowCreatedAt,
+            createdBy: found.prefetchedRowCreatedBy,
+            updatedAt: found.prefetchedRowUpdatedAt,
+            updatedBy: found.prefetchedRowUpdatedBy,
+          });
+    return { document: toRecord(found), row };
   }
 
   async findOrganizationLevel(organizationId: string, docType: string, docId: string): Promise<DocumentRecord | null> {

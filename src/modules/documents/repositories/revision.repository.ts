@@ -155,6 +155,20 @@ export class RevisionRepository {
     return { items: items.map(toRecord), total: Number(count[0]?.total ?? 0) };
   }
 
+  /** Revisions with a version above `afterVersion`, oldest first (GET /catalogs/{id}/revisions?since=). */
+  async listAfter(documentUuid: string, afterVersion: number, paging: { limit: number; offset: number }): Promise<{ items: RevisionRecord[]; total: number }> {
+    const [items, count] = await Promise.all([
+      this.tx.manager.query<RevisionRow[]>(`SELECT ${COLUMNS} FROM revisions v WHERE v.document_id = $1 AND v.version > $2 ORDER BY v.version LIMIT $3 OFFSET $4`, [
+        documentUuid,
+        afterVersion,
+        paging.limit,
+        paging.offset,
+      ]),
+      this.tx.manager.query<{ total: string }[]>(`SELECT count(*) AS total FROM revisions WHERE document_id = $1 AND version > $2`, [documentUuid, afterVersion]),
+    ]);
+    return { items: items.map(toRecord), total: Number(count[0]?.total ?? 0) };
+  }
+
   async find(documentUuid: string, revisionId: string): Promise<RevisionRecord | null> {
     const rows = await this.tx.manager.query<RevisionRow[]>(`SELECT ${COLUMNS} FROM revisions v WHERE v.id = $1 AND v.document_id = $2`, [
       revisionId,

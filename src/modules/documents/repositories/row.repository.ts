@@ -37,6 +37,15 @@ export interface UniqueClash {
 export class RowRepository {
   constructor(private readonly tx: TransactionHost) {}
 
+  /** The ids among `rowIds` that exist in the document. */
+  async existingIds(documentUuid: string, rowIds: readonly string[]): Promise<Set<string>> {
+    const rows = await this.tx.manager.query<Array<{ id: string }>>(
+      `SELECT r.id FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[])`,
+      [documentUuid, [...rowIds]],
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
   async find(documentUuid: string, rowId: string): Promise<RowRecord | null> {
     const rows = await this.tx.manager.query<RowRow[]>(`SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = $2`, [
       documentUuid,

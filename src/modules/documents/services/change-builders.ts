@@ -4,6 +4,10 @@ import { ErrorCode } from '../../../common/errors/error-code.js';
 import type { RowValuesInput } from '../fields/field-type.registry.js';
 import { parseRowValues } from '../fields/field-type.registry.js';
 import { validateFieldDefinitions } from '../fields/field-definition.validator.js';
+import { checkComputedDefinitions, checkDependents } from '../fields/computed-definitions.js';
+import type { FieldDefinition } from '../fields/field.types.js';
+import { isPlainObject } from '../fields/field-value.utils.js';
+import { checkVolatileFormulas } from '../query/formula-sql.js';
 import {
   type ChangeDraft,
   type ChangeOrigin,
@@ -138,8 +142,13 @@ export async function buildMetadataUpdate(
     throw AppException.validation([{ field: 'fields', reason: 'fields is required' }]);
   }
   const current = await scope.metadata();
-  const fields = validateFieldDefinitions(input.fields, 'fields');
-  const properties = input.properties === undefined || input.properties === null ? current.properties : validateFieldDefinitions(input.properties, 'properties');
+  // Formulas, lookups and rollups naming a field being deleted or retyped are named first (docs/formulas.md).
+  checkDependents(current.fields, rawDefinitions(input.fields), 'fields');
+  const written = validateFieldDefinitions(input.fields, 'fields');
+  const writtenProperties = input.properties === undefined || input.properties === null ? current.properties : validateFieldDefinitions(input.properties, 'properties');
+  checkDependents(current.properties, writtenProperties, 'properties');
+  const { fields, properties } = checkComputedDefinitions(written, writtenProperties);
+  checkVolatileFormulas(fields, 'fields');
   if (canonicalJson({ fields, properties }) === canonicalJson({ fields: current.fields, properties: current.properties })) {
     return null;
   }
@@ -156,6 +165,11 @@ export async function buildMetadataUpdate(
   };
   scope.push(change);
   return change;
+}
+
+/** The well-formed entries of a definitions array, before full validation. */
+function rawDefinitions(input: unknown): FieldDefinition[] {
+  return Array.isArray(input) ? (input.filter((item) => isPlainObject(item) && typeof item.id === 'string' && typeof item.type === 'string') as FieldDefinition[]) : [];
 }
 
 /** Document settings (spec 2.11), validated per docs/settings.md (domain/document-settings.ts). */

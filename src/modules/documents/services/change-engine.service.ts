@@ -117,11 +117,11 @@ export class ChangeEngineService {
     if (opts.requestId || opts.newRequest) {
       return this.documents.findByUuid(document.uuid);
     }
-    if (opts.rowsOnly) {
-      const current = await this.documents.findByUuid(document.uuid);
-      if (!current || !needsDocumentLock(current)) {
-        return current;
-      }
+    if (opts.rowsOnly && !needsDocumentLock(document)) {
+      // The document as the caller opened it, not read again: the merge numbers the revision only if its
+      // metadata_version is still the one validated against and it is not deleted (allocateRevision), so a
+      // metadata change or deletion in between ends as a CONFLICT to retry, never as a write on stale fields.
+      return document;
     }
     return this.documents.lock(document.uuid);
   }
@@ -177,7 +177,7 @@ export class ChangeEngineService {
       const requiresApproval = document.settings.workflow?.requiresApproval === true;
       const createdEvent = created ? this.events.requestEvent(document, 'request_created', request, userId) : null;
       if (created && !opts.newRequest && (opts.apply === true || !requiresApproval)) {
-        const merge = await this.merger.merge(document, request, changes, userId, createdEvent ? [createdEvent] : []);
+        const merge = await this.merger.merge(document, request, changes, userId, createdEvent ? [createdEvent] : [], scope.lockedRows);
         return { document, request: merge.request, changes, merge, pendingApproval: false };
       }
       if (createdEvent) {

@@ -5,7 +5,7 @@ import { ErrorCode } from '../../../common/errors/error-code.js';
 import { DocumentSourceService } from '../../tenancy/services/document-source.service.js';
 import { OrganizationAccessService } from '../../tenancy/services/organization-access.service.js';
 import { type WorkspaceAccess, WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
-import type { DocumentRecord } from '../domain/document.records.js';
+import type { DocumentRecord, RowRecord } from '../domain/document.records.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { DocumentSettingsPolicy } from './document-settings.policy.js';
 
@@ -45,6 +45,8 @@ export interface DocumentContext {
   principal: Principal;
   /** The workspace the document was addressed through (the context), when there was one. */
   viaWorkspaceId: string | null;
+  /** The row named by the route, read with the document in the same statement (`GET /data/{rowId}`); null: no such row. */
+  prefetched?: { rowId: string; row: RowRecord | null };
 }
 
 export function docNotFound(): AppException {
@@ -92,18 +94,44 @@ export class DocumentAccessService {
     private readonly settingsPolicy: DocumentSettingsPolicy,
   ) {}
 
-  async open(principal: Principal, docType: string, docId: string, need: DocumentNeed, scope: DocumentScope = {}): Promise<DocumentContext> {
+  /** `prefetchRowId`: also read this row with the document where one statement can (reads in a workspace context). */
+  async open(
+    principal: Principal,
+    docType: string,
+    docId: string,
+    need: DocumentNeed,
+    scope: DocumentScope = {},
+    prefetchRowId?: string,
+  ): Promise<DocumentContext> {
     if (!DOC_TYPE_PATTERN.test(docType) || !DOC_ID_PATTERN.test(docId)) {
       throw docNotFound();
     }
     const ctx = scope.workspaceId
-      ? await this.openInWorkspace(principal, docType, docId, scope.workspaceId, scope.organizationId)
+      ? await this.openInWorkspace(principal, docType, docId, scope.workspaceId, scope.organizationId, prefetchRowId)
       : scope.organizationId
         ? await this.openInOrganization(principal, docType, docId, scope.organizationId)
         : await this.openWithoutContext(principal, docType, docId);
     this.check(ctx.access, need, ctx.readOnly);
     await this.narrowBySettings(ctx, need);
     return ctx;
+  }
+
+  /**
+   * Server-side work for an organization (supply-chain propagation, order-book sync requests, connectors): the
+   * organization-level document `docType/docId` of `organizationId` with full rights, acting as `principal`
+   * (recorded as author). No membership check: the calling service has decided that the work is allowed.
+   * Null when the document does not exist.
+   */
+  async openOrganizationDocumentAsSystem(principal: Principal, organizationId: string, docType: string, docId: string): Promise<DocumentContext | null> {
+    if (!DOC_TYPE_PATTERN.test(docType) || !DOC_ID_PATTERN.test(docId)) {
+      return null;
+    }
+    const document = await this.documents.findOrganizationLevel(organizationId, docType, docId);
+    if (!document) {
+      return null;
+    }
+    const access: DocumentRights = { organizationId, workspaceId: null, archived: false, canRead: true, canWrite: true, canManage: true, isOrganizationAdmin: true };
+    return { document, access, readOnly: false, principal, viaWorkspaceId: null };
   }
 
   /**
@@ -177,7 +205,14 @@ export class DocumentAccessService {
     }
   }
 
-  private async openInWorkspace(principal: Principal, docType: string, docId: string, workspaceId: string, organizationId?: string): Promise<DocumentContext> {
+  private async openInWorkspace(
+    principal: Principal,
+    docType: string,
+    docId: string,
+    workspaceId: string,
+    organizationId?: string,
+    prefetchRowId?: string,
+  ): Promise<DocumentContext> {
     const access = await this.accessTo(principal, workspaceId);
     if (organizationId && organizationId !== access.organizationId) {
       throw docNotFound();
@@ -186,9 +221,18 @@ export class DocumentAccessService {
       throw AppException.forbidden('read permission required');
     }
     const served = await this.servingWorkspace(principal, access, docType);
-    const document = await this.documents.findInWorkspace(served.access.workspaceId, docType, docId);
-    if (document) {
-      return { document, access: rightsOfWorkspace(served.access), readOnly: served.readOnly, principal, viaWorkspaceId: workspaceId };
+    if (prefetchRowId !== undefined) {
+      const found = await this.documents.findInWorkspaceWithRow(served.access.workspaceId, docType, docId, prefetchRowId);
+      if (found) {
+        const { document, row } = found;
+        const prefetched = { rowId: prefetchRowId, row };
+        return { document, access: rightsOfWorkspace(served.access), readOnly: served.readOnly, principal, viaWorkspaceId: workspaceId, prefetched };
+      }
+    } else {
+      const document = await this.documents.findInWorkspace(served.access.workspaceId, docType, docId);
+      if (document) {
+        return { document, access: rightsOfWorkspace(served.access), readOnly: served.readOnly, principal, viaWorkspaceId: workspaceId };
+      }
     }
     if (!served.readOnly) {
       // Not replaced: the organization's organization-level documents are visible from each of its workspaces.

@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { type BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import type { FieldDefinition } from '../fields/field.types.js';
 import { FIELD_ID_PATTERN } from '../fields/field-definition.validator.js';
-import { handlerFor } from '../fields/field-type.registry.js';
+import { handlerForField } from '../fields/field-type.registry.js';
+import { isVolatileField } from '../fields/computed-definitions.js';
 import type { QueryFamily } from '../fields/field-type-handler.js';
 import type { FilterNode, QueryAst } from '../query/query.types.js';
 import type { DocumentRecord } from '../domain/document.records.js';
@@ -21,8 +22,9 @@ const INDEXED_FAMILIES: ReadonlySet<QueryFamily> = new Set(['number', 'date', 'd
  * expression (select option ids). Null for types an expression index does not help.
  */
 export function indexExpression(field: FieldDefinition): string | null {
-  const handler = handlerFor(field.type);
-  if (!FIELD_ID_PATTERN.test(field.id) || handler.systemColumn || !INDEXED_FAMILIES.has(handler.family)) {
+  const handler = handlerForField(field);
+  // A NOW()/TODAY() formula is computed at read time: no stored value to index.
+  if (isVolatileField(field) || !FIELD_ID_PATTERN.test(field.id) || handler.systemColumn || !INDEXED_FAMILIES.has(handler.family)) {
     return null;
   }
   const ref = { kind: 'json' as const, key: `'${field.id}'` };

@@ -14,6 +14,7 @@ import { toDocumentDto, toMetadataDto, toRevisionDto, toSettingsDto } from '../m
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RevisionRepository } from '../repositories/revision.repository.js';
+import { DocumentDeletionListeners } from './document-deletion-listeners.js';
 import { BundleSections } from './bundle-sections.js';
 import { buildMetadataUpdate, parseSettings } from './change-builders.js';
 import { ChangeEngineService } from './change-engine.service.js';
@@ -62,6 +63,7 @@ export class DocumentsService {
     private readonly drafts: DraftReadService,
     private readonly rowQueries: RowQueryService,
     private readonly sections: BundleSections,
+    private readonly deletionListeners: DocumentDeletionListeners,
   ) {}
 
   /**
@@ -238,6 +240,7 @@ export class DocumentsService {
       const locked = await this.documents.lock(ctx.document.uuid);
       if (locked) {
         await this.documents.softDelete(locked.uuid, ctx.principal.userId);
+        await this.deletionListeners.notify(locked, ctx.principal.userId);
       }
     });
     return toDocumentDto(ctx.document, ctx.readOnly);

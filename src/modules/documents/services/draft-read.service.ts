@@ -5,6 +5,7 @@ import { type ChangeRecord, type DocumentMetadata, type DocumentRecord, METADATA
 import type { DraftOverlayRow } from '../repositories/row-query.repository.js';
 import { RequestRepository } from '../repositories/request.repository.js';
 import { ChangeEngineService } from './change-engine.service.js';
+import { ComputedReadService } from './computed/computed-read.service.js';
 
 /** What a reader of `?requestId=` sees: the request's folded changes over the document. */
 export interface DraftView {
@@ -26,6 +27,7 @@ export class DraftReadService {
   constructor(
     private readonly engine: ChangeEngineService,
     private readonly requests: RequestRepository,
+    private readonly computed: ComputedReadService,
   ) {}
 
   /**
@@ -66,6 +68,10 @@ export class DraftReadService {
           overlay.push({ ...base, kind: 'delete', set: {}, unset: [], values: {} });
           break;
       }
+    }
+    if (overlay.length > 0) {
+      // Formulas, lookups and rollups of the draft's rows, so the draft shows and queries them (docs/formulas.md).
+      await this.computed.draftOverlay(document, metadata.fields, overlay);
     }
     return { request, metadata, overlay: overlay.length > 0 ? overlay : null, folded, changes };
   }

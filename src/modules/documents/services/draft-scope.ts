@@ -9,6 +9,7 @@ import {
   METADATA_TARGET,
   PROPERTIES_TARGET,
   type RequestRecord,
+  type RowRecord,
 } from '../domain/document.records.js';
 import type { PropertiesRepository } from '../repositories/properties.repository.js';
 import type { RequestRepository } from '../repositories/request.repository.js';
@@ -43,6 +44,12 @@ export interface UniqueCheckRow {
  */
 export class DraftScope {
   private readonly pending: ChangeDraft[] = [];
+  /**
+   * Rows read FOR UPDATE by this scope, null for ids with no row: a merge in this transaction need not read them
+   * again (a row created meanwhile under such an id fails the merge's INSERT with ALREADY_EXISTS, as it would anyway
+   * between a re-read and the INSERT).
+   */
+  private readonly locked = new Map<string, RowRecord | null>();
 
   constructor(
     readonly document: DocumentRecord,
@@ -64,6 +71,11 @@ export class DraftScope {
     return this.pending;
   }
 
+  /** Rows this scope read FOR UPDATE as they are in the database (null: no such row), by id; empty without row locks. */
+  get lockedRows(): ReadonlyMap<string, RowRecord | null> {
+    return this.locked;
+  }
+
   private async recorded(targetIds: readonly string[]): Promise<ChangeDraft[]> {
     const stored = this.request ? await this.repos.requests.changes(this.request.id, { targetIds }) : [];
     return [...stored, ...this.pending.filter((change) => targetIds.includes(change.targetId))];
@@ -78,6 +90,9 @@ export class DraftScope {
   async rows(rowIds: readonly string[]): Promise<Map<string, DraftRowState>> {
     const ids = [...new Set(rowIds)];
     const base = await this.repos.rows.findMany(this.document.uuid, ids, this.lockRows);
+    if (this.lockRows) {
+      ids.forEach((id) => this.locked.set(id, base.get(id) ?? null));
+    }
     const changes = (await this.recorded(ids)).filter((change) => change.type.startsWith('row-'));
     const effects = foldChanges(changes).rows;
     const states = new Map<string, DraftRowState>();

@@ -3,8 +3,10 @@ import type { MetadataResponseDto, MetadataWriteResponseDto, SettingsResponseDto
 import { toMetadataDto, toSettingsDto, toWriteResult } from '../mappers/document.mapper.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { RowRepository } from '../repositories/row.repository.js';
+import type { FieldDefinition } from '../fields/field.types.js';
 import { buildMetadataUpdate, buildSettingsUpdate, parseSettings } from './change-builders.js';
 import { ChangeEngineService } from './change-engine.service.js';
+import { ComputedMetadataService } from './computed/computed-metadata.service.js';
 import type { DocumentContext } from './document-access.service.js';
 import { DraftReadService } from './draft-read.service.js';
 import type { WriteParams } from './rows.service.js';
@@ -17,6 +19,7 @@ export class MetadataService {
     private readonly drafts: DraftReadService,
     private readonly documents: DocumentRepository,
     private readonly rows: RowRepository,
+    private readonly computed: ComputedMetadataService,
   ) {}
 
   async get(ctx: DocumentContext, requestId?: string): Promise<MetadataResponseDto> {
@@ -31,6 +34,12 @@ export class MetadataService {
   async put(ctx: DocumentContext, body: { fields?: unknown; properties?: unknown }, params: WriteParams): Promise<MetadataWriteResponseDto> {
     const outcome = await this.engine.write(ctx, { ...params, title: 'Update metadata' }, async (scope) => {
       const change = await buildMetadataUpdate(scope, body, async (fieldId) => (await this.rows.duplicateValues(scope.document.uuid, fieldId)).length > 0);
+      if (change) {
+        // Lookups of other documents reading a field deleted or retyped here (docs/formulas.md).
+        const fields = (change.data as { fields: FieldDefinition[] }).fields;
+        await this.computed.checkReaders(scope.document, scope.document.metadata.fields, fields);
+        await this.computed.checkCycles(scope.document, fields);
+      }
       return change ? [change] : [];
     });
     const document = (await this.documents.findByUuid(ctx.document.uuid)) ?? ctx.document;

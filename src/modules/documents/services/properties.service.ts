@@ -11,6 +11,7 @@ import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RevisionRepository } from '../repositories/revision.repository.js';
 import { buildPropertiesDelete, buildPropertiesWrite, type PropertiesWriteMode } from './change-builders.js';
 import { ChangeEngineService, type WriteOutcome } from './change-engine.service.js';
+import { ComputedReadService } from './computed/computed-read.service.js';
 import type { DocumentContext } from './document-access.service.js';
 import { DraftReadService } from './draft-read.service.js';
 import type { WriteParams } from './rows.service.js';
@@ -24,6 +25,7 @@ export class PropertiesService {
     private readonly properties: PropertiesRepository,
     private readonly documents: DocumentRepository,
     private readonly revisions: RevisionRepository,
+    private readonly computed: ComputedReadService,
   ) {}
 
   async get(ctx: DocumentContext, requestId?: string): Promise<DocumentPropertiesDto> {
@@ -33,7 +35,8 @@ export class PropertiesService {
     const effect = draft.folded?.properties;
     const values = effect ? applyPropertiesEffect(current, effect) : current;
     const version = (record?.version ?? 0) + (effect ? 1 : 0);
-    return toPropertiesDto(ctx.document, record, values, version, draft.metadata.properties);
+    const computed = await this.computed.propertyValues(ctx.document, draft.metadata, values);
+    return toPropertiesDto(ctx.document, record, computed, version, draft.metadata.properties);
   }
 
   async write(

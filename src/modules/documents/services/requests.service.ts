@@ -62,7 +62,11 @@ export class RequestsService {
     );
   }
 
-  async create(ctx: DocumentContext, dto: CreateRequestDto): Promise<RequestResponseDto> {
+  /**
+   * `options.bulkId`: the request's row changes are one bulk write (batch routes of other modules): once merged
+   * they raise one `data_bulk_operation` event instead of one event per row.
+   */
+  async create(ctx: DocumentContext, dto: CreateRequestDto, options: { bulkId?: string } = {}): Promise<RequestResponseDto> {
     const outcome = await this.engine.write(
       ctx,
       { title: dto.title, newRequest: { title: dto.title, description: dto.description ?? null, reviewers: dto.reviewers ?? [] } },
@@ -72,6 +76,9 @@ export class RequestsService {
           try {
             const built = await this.buildChange(scope, change);
             if (built) {
+              if (options.bulkId && (built.type === 'row-create' || built.type === 'row-update' || built.type === 'row-delete')) {
+                built.data.origin = { bulkId: options.bulkId };
+              }
               drafts.push(built);
             }
           } catch (error) {

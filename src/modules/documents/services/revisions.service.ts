@@ -30,6 +30,17 @@ export class RevisionsService {
     );
   }
 
+  /** The revisions merged after revision `since` (an id of this document), oldest first; all of them without `since`. */
+  async listSince(ctx: DocumentContext, since: string | undefined, paging: { page: number; pageSize: number }): Promise<Page<RevisionResponseDto>> {
+    const after = since === undefined ? 0 : (await this.find(ctx, since)).version;
+    const { items, total } = await this.revisions.listAfter(ctx.document.uuid, after, { limit: paging.pageSize, offset: (paging.page - 1) * paging.pageSize });
+    return pageOf(
+      items.map((revision) => toRevisionDto(revision, ctx.document.metadata)),
+      total,
+      paging,
+    );
+  }
+
   async get(ctx: DocumentContext, revisionId: string): Promise<RevisionResponseDto> {
     const revision = await this.find(ctx, revisionId);
     const operations = await this.revisions.operations(revision.id, { limit: MAX_INLINE_OPERATIONS, offset: 0 });

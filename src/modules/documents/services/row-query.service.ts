@@ -25,6 +25,7 @@ import type { GroupedQueryResultDto, RowResponseDto } from '../dtos/row.dto.js';
 import { toRowDto } from '../mappers/document.mapper.js';
 import { RowQueryRepository } from '../repositories/row-query.repository.js';
 import { RowRepository } from '../repositories/row.repository.js';
+import { ComputedAccessService } from './computed/computed-access.service.js';
 import { rowNotFound } from './change-builders.js';
 import type { DocumentContext } from './document-access.service.js';
 import { DocumentIndexService } from './document-index.service.js';
@@ -119,7 +120,18 @@ export class RowQueryService {
     private readonly indexes: DocumentIndexService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly views: ViewResolver,
+    private readonly computedAccess: ComputedAccessService,
   ) {}
+
+  /** The document or draft, without lookups (and formulas over them) reading documents the reader cannot read. */
+  private async load(ctx: DocumentContext, requestId: string | undefined, rowIds?: string[]): Promise<DraftView> {
+    return this.visible(ctx, await this.drafts.load(ctx.document, requestId, rowIds));
+  }
+
+  private async visible(ctx: DocumentContext, draft: DraftView): Promise<DraftView> {
+    const fields = await this.computedAccess.visibleFields(ctx, draft.metadata.fields);
+    return fields === draft.metadata.fields ? draft : { ...draft, metadata: { ...draft.metadata, fields } };
+  }
 
   /** `GET /data`. */
   async list(
@@ -128,7 +140,7 @@ export class RowQueryService {
     prefer?: string,
   ): Promise<RowPage<RowResponseDto> | CursorPage<RowResponseDto>> {
     const count = resolveCountMode(query.count, prefer);
-    const draft = await this.drafts.load(ctx.document, query.requestId);
+    const draft = await this.load(ctx, query.requestId);
     const ast: QueryAst = { filter: null, sorts: parseSortParam(query.sort), groupBy: null };
     const view = await this.views.apply(ctx.document, draft.metadata.fields, ast, query.viewId);
     return this.run(ctx, draft, view.ast, { ...query, count, columns: view.columns });
@@ -147,7 +159,7 @@ export class RowQueryService {
     }
     const paging = { ...pagingOfBody(body), count: resolveCountMode(body.count, prefer) };
     const ast = normalizeQuery(body);
-    const draft = await this.drafts.load(ctx.document, requestId);
+    const draft = await this.load(ctx, requestId);
     const view = await this.views.apply(ctx.document, draft.metadata.fields, ast, viewId);
     if (view.ast.groupBy) {
       return this.groups(ctx, draft, view.ast);
@@ -157,7 +169,7 @@ export class RowQueryService {
 
   /** One row, as the document or the draft has it. */
   async get(ctx: DocumentContext, rowId: string, requestId: string | undefined): Promise<RowResponseDto> {
-    const draft = await this.drafts.load(ctx.document, requestId, [rowId]);
+    const draft = await this.load(ctx, requestId, [rowId]);
     const row = await this.findRow(ctx, draft, rowId);
     if (!row) {
       throw rowNotFound(rowId);
@@ -167,7 +179,7 @@ export class RowQueryService {
 
   async findRow(ctx: DocumentContext, draft: DraftView, rowId: string): Promise<RowRecord | null> {
     if (!draft.overlay) {
-      return this.rows.find(ctx.document.uuid, rowId);
+      return ctx.prefetched?.rowId === rowId ? ctx.prefetched.row : this.rows.find(ctx.document.uuid, rowId);
     }
     const ast: QueryAst = {
       filter: { kind: 'condition', field: 'id', operator: 'eq', value: rowId, path: 'rowId', operatorKey: 'operator' },
@@ -180,7 +192,8 @@ export class RowQueryService {
   }
 
   /** A page of rows for the document bundle. */
-  async page(ctx: DocumentContext, draft: DraftView, paging: { page: number; pageSize: number; count?: CountMode; viewId?: string }): Promise<RowPage<RowResponseDto>> {
+  async page(ctx: DocumentContext, given: DraftView, paging: { page: number; pageSize: number; count?: CountMode; viewId?: string }): Promise<RowPage<RowResponseDto>> {
+    const draft = await this.visible(ctx, given);
     const view = await this.views.apply(ctx.document, draft.metadata.fields, { filter: null, sorts: [], groupBy: null }, paging.viewId);
     return this.run(ctx, draft, view.ast, { ...paging, columns: view.columns }) as Promise<RowPage<RowResponseDto>>;
   }

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import type { FieldDefinition } from '../../documents/fields/field.types.js';
 import type { ViewConfig, ViewType } from '../domain/view-config.js';
 
 /** One `views` row (migration 1732240500000). */
@@ -30,19 +29,6 @@ const COLUMNS = `v.document_id AS "documentUuid", v.id, v.organization_id AS "or
 @Injectable()
 export class ViewRepository {
   constructor(private readonly tx: TransactionHost) {}
-
-  /**
-   * The document's field definitions, with the document row share-locked until the transaction ends: a view write
-   * is validated against the metadata in force and cannot interleave with a merge that changes fields (merges lock
-   * the row FOR UPDATE), so the merge's clean-up always sees the view.
-   */
-  async lockFields(documentUuid: string): Promise<FieldDefinition[] | null> {
-    const rows = await this.tx.manager.query<{ fields: FieldDefinition[] | null }[]>(
-      `SELECT d.metadata->'fields' AS fields FROM documents d WHERE d.id = $1 AND d.deleted_at IS NULL FOR SHARE`,
-      [documentUuid],
-    );
-    return rows[0] ? (rows[0].fields ?? []) : null;
-  }
 
   async list(documentUuid: string, paging: { limit: number; offset: number }): Promise<{ items: ViewRecord[]; total: number }> {
     // One after the other: inside the bundle's transaction both run on one connection.

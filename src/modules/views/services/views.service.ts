@@ -10,6 +10,7 @@ import type { GroupedQueryResultDto } from '../../documents/dtos/row.dto.js';
 import { type DocumentContext, docNotFound } from '../../documents/services/document-access.service.js';
 import type { MetadataChange } from '../../documents/services/metadata-change-listeners.js';
 import { RowQueryService } from '../../documents/services/row-query.service.js';
+import { DocumentFacts } from '../../documents/services/document-facts.service.js';
 import { TypeSettingsService } from '../../documents/services/type-settings.service.js';
 import type { NewDomainEvent } from '../../events/domain-event.js';
 import { OutboxService } from '../../events/outbox.service.js';
@@ -61,6 +62,7 @@ export class ViewsService {
     private readonly outbox: OutboxService,
     private readonly typeSettings: TypeSettingsService,
     private readonly rowQueries: RowQueryService,
+    private readonly facts: DocumentFacts,
   ) {}
 
   async list(ctx: DocumentContext, paging: { page: number; pageSize: number }): Promise<Page<ViewResponseDto>> {
@@ -217,7 +219,7 @@ export class ViewsService {
   }
 
   private async lockFields(document: DocumentRecord): Promise<FieldDefinition[]> {
-    const fields = await this.views.lockFields(document.uuid);
+    const fields = await this.facts.lockFields(document);
     if (!fields) {
       throw docNotFound();
     }

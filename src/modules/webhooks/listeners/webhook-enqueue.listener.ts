@@ -30,6 +30,13 @@ export class WebhookEnqueueListener {
     if (!event.organizationId || !isDomainEventType(event.event)) {
       return;
     }
+    // Most organizations have no webhook: ask once per dispatched batch, not once per event. A webhook created
+    // after this read is newer than every event of the batch (all committed before it was claimed), so it would
+    // not receive them anyway (only events after a webhook's creation are delivered).
+    const organizationId = event.organizationId;
+    if (!(await this.tx.memo(this, organizationId, () => this.webhooks.anyInOrganization(organizationId)))) {
+      return;
+    }
     const subscribed = await this.webhooks.subscribedTo(event.organizationId, event.event, event.id);
     const queued: NewDelivery[] = [];
     for (const webhook of subscribed) {

@@ -201,6 +201,12 @@ export class WebhookRepository {
    * Webhooks of the event's organization subscribed to its type (or `*`) and created no later than the
    * event occurred (spec 6.1.4). Paused and disabled webhooks are included: their deliveries wait in the queue.
    */
+  /** Whether the organization has any webhook (deleted ones are gone; paused ones still queue). */
+  async anyInOrganization(organizationId: string): Promise<boolean> {
+    const rows = await this.tx.manager.query<unknown[]>(`SELECT 1 FROM webhooks WHERE organization_id = $1 LIMIT 1`, [organizationId]);
+    return rows.length > 0;
+  }
+
   async subscribedTo(organizationId: string, eventType: string, eventId: string): Promise<WebhookRow[]> {
     // The outbox row's own occurred_at: the envelope's ISO timestamp has lost the microseconds.
     return this.tx.manager.query<WebhookRow[]>(

@@ -7,13 +7,14 @@ import type { FieldDefinition, StoredRowValues } from '../../fields/field.types.
 import { parseRowValues } from '../../fields/field-type.registry.js';
 import { validationDetailsOf } from '../../fields/field-value.utils.js';
 import { applyPropertiesEffect, type FoldedChanges, foldChanges, type PropertiesEffect } from '../../domain/change-fold.js';
-import type { ChangeRecord, DocumentMetadata, DocumentRecord, RequestRecord, RevisionRecord, RevisionStats } from '../../domain/document.records.js';
+import type { ChangeRecord, DocumentMetadata, DocumentRecord, RequestRecord, RevisionRecord, RevisionStats, RowRecord } from '../../domain/document.records.js';
 import type { ConversionReport, MergeConflict } from '../../domain/merge.types.js';
 import { DocumentRepository } from '../../repositories/document.repository.js';
 import { PropertiesRepository } from '../../repositories/properties.repository.js';
 import { RequestRepository } from '../../repositories/request.repository.js';
 import { type NewOperation, RevisionRepository } from '../../repositories/revision.repository.js';
 import type { NewDomainEvent } from '../../../events/domain-event.js';
+import { ComputedFieldsService } from '../computed/computed-fields.service.js';
 import { DocumentEventsService } from '../document-events.service.js';
 import { DocumentIndexService } from '../document-index.service.js';
 import { MetadataChangeListeners } from '../metadata-change-listeners.js';
@@ -68,6 +69,7 @@ export class MergeService {
     private readonly metadataListeners: MetadataChangeListeners,
     private readonly relationMerge: RelationMergeService,
     private readonly requestHooks: RequestHooks,
+    private readonly computed: ComputedFieldsService,
   ) {}
 
   /** The conflicts a merge would meet now, without applying anything. */
@@ -75,9 +77,20 @@ export class MergeService {
     return (await this.plan(document, changes, false)).conflicts;
   }
 
-  /** `prelude`: events of the same write to record first, in the same insert as the merge's (request_created). */
-  async merge(document: DocumentRecord, request: RequestRecord, changes: readonly ChangeRecord[], mergedBy: string, prelude: readonly NewDomainEvent[] = []): Promise<MergeResult> {
-    const plan = await this.plan(document, changes, true);
+  /**
+   * `prelude`: events of the same write to record first, in the same insert as the merge's (request_created).
+   * `lockedRows`: rows this transaction already read FOR UPDATE (the write that built the changes; null: no such
+   * row), not read again.
+   */
+  async merge(
+    document: DocumentRecord,
+    request: RequestRecord,
+    changes: readonly ChangeRecord[],
+    mergedBy: string,
+    prelude: readonly NewDomainEvent[] = [],
+    lockedRows?: ReadonlyMap<string, RowRecord | null>,
+  ): Promise<MergeResult> {
+    const plan = await this.plan(document, changes, true, lockedRows);
     if (plan.conflicts.length > 0) {
       throw new AppException(ErrorCode.CONFLICT, {
         payload: { requestId: request.id, conflicts: plan.conflicts },
@@ -127,7 +140,10 @@ export class MergeService {
     }
     const rows = await this.rowMerge.apply({ ...document, rowSeq }, plan.rows, plan.fields, mergedBy);
     await ops.write(rows.operations);
-    await ops.write(await this.relationMerge.apply(document, { plan: plan.rows, rows, fields: plan.fields, metadata: plan.metadata, relations: plan.folded.relations }, mergedBy));
+    const relationOps = await this.relationMerge.apply(document, { plan: plan.rows, rows, fields: plan.fields, metadata: plan.metadata, relations: plan.folded.relations }, mergedBy);
+    await ops.write(relationOps);
+    // Formulas, lookups and rollups of this document and of the documents linking to it (docs/formulas.md).
+    await this.computed.afterMerge(document, { metadata: plan.metadata, fields: plan.fields, rows, relationOps, mergedBy });
 
     const merged = await this.requests.markMerged(request.id, revisionId, mergedBy);
     // The revision number is allocated last, under the document row lock it takes: everything before ran under
@@ -170,12 +186,12 @@ export class MergeService {
     return result;
   }
 
-  private async plan(document: DocumentRecord, changes: readonly ChangeRecord[], lock: boolean): Promise<MergePlan> {
+  private async plan(document: DocumentRecord, changes: readonly ChangeRecord[], lock: boolean, lockedRows?: ReadonlyMap<string, RowRecord | null>): Promise<MergePlan> {
     const folded = foldChanges(changes);
     const conflicts: MergeConflict[] = [];
     const metadata = folded.metadata ? await this.metadataMerge.plan(document, folded.metadata, conflicts) : null;
     const effective: DocumentMetadata = metadata?.metadata ?? document.metadata;
-    const rows = await this.rowMerge.plan(document, [...folded.rows.values()], effective.fields, lock, conflicts);
+    const rows = await this.rowMerge.plan(document, [...folded.rows.values()], effective.fields, lock, conflicts, lockedRows);
     let properties: PropertiesPlan | null = null;
     if (folded.properties) {
       const record = await this.properties.find(document.uuid);

@@ -57,16 +57,20 @@ export class RowMergeService {
     fields: readonly FieldDefinition[],
     lock: boolean,
     conflicts: MergeConflict[],
+    lockedRows?: ReadonlyMap<string, RowRecord | null>,
   ): Promise<RowMergePlan> {
     const plan: RowMergePlan = { creates: [], updates: [], deletes: [] };
     if (effects.length === 0) {
       return plan;
     }
-    const current = await this.rows.findMany(
-      document.uuid,
-      effects.map((effect) => effect.rowId),
-      lock,
-    );
+    // Rows this transaction already holds FOR UPDATE cannot have changed: only the others are read (and locked).
+    const unread = effects.map((effect) => effect.rowId).filter((id) => !lockedRows?.has(id));
+    const current = await this.rows.findMany(document.uuid, unread, lock);
+    lockedRows?.forEach((row, id) => {
+      if (row) {
+        current.set(id, row);
+      }
+    });
     for (const effect of effects) {
       const row = current.get(effect.rowId);
       if (effect.kind === 'create') {

@@ -1,0 +1,205 @@
+import { evaluateFormula, parseFormula, type FormulaNode } from '../../../common/formula/index.js';
+import { computedInputs, formulaTypeOfField, isVolatileField } from './computed-definitions.js';
+import type { FieldDefinition, RollupAggregation, StoredRowValues, StoredValue } from './field.types.js';
+import type { RowRecord } from '../domain/document.records.js';
+
+/** The computed fields of one document's data rows, in the order they must be evaluated. */
+export interface ComputedPlan {
+  /** Lookups, rollups and non-volatile formulas, each after the computed fields it reads. */
+  materialised: FieldDefinition[];
+  /** Formulas reading NOW()/TODAY(): never stored, evaluated at read time. */
+  volatile: FieldDefinition[];
+  formulas: Map<string, FormulaNode>;
+  relationFieldIds: string[];
+  targetFieldIds: string[];
+  byId: Map<string, FieldDefinition>;
+}
+
+/** Orders the computed fields of a field list (cycles were refused when the metadata was written). */
+export function computedPlan(fields: readonly FieldDefinition[]): ComputedPlan {
+  const byId = new Map(fields.map((field) => [field.id, field]));
+  const ids = new Set(byId.keys());
+  const plan: ComputedPlan = {
+    materialised: [],
+    volatile: [],
+    formulas: new Map(),
+    relationFieldIds: [],
+    targetFieldIds: [],
+    byId,
+  };
+  const done = new Set<string>();
+  const volatile = new Set<string>();
+  const visit = (field: FieldDefinition, depth: number): void => {
+    if (done.has(field.id) || depth > fields.length) {
+      return;
+    }
+    done.add(field.id);
+    for (const input of computedInputs(field, ids)) {
+      const dependency = byId.get(input);
+      if (dependency && input !== field.id && isComputed(dependency)) {
+        visit(dependency, depth + 1);
+      }
+    }
+    if (field.type === 'formula') {
+      try {
+        plan.formulas.set(field.id, parseFormula(field.formula ?? ''));
+      } catch {
+        return;
+      }
+      // A formula reading a volatile one is volatile too.
+      const reads = computedInputs(field, ids);
+      if (isVolatileField(field) || reads.some((id) => volatile.has(id))) {
+        volatile.add(field.id);
+        plan.volatile.push(field);
+      } else {
+        plan.materialised.push(field);
+      }
+      return;
+    }
+    const ref = field.type === 'lookup' ? field.lookup : field.rollup;
+    if (ref) {
+      plan.materialised.push(field);
+      if (!plan.relationFieldIds.includes(ref.relationFieldId)) {
+        plan.relationFieldIds.push(ref.relationFieldId);
+      }
+      if (!plan.targetFieldIds.includes(ref.targetFieldId)) {
+        plan.targetFieldIds.push(ref.targetFieldId);
+      }
+    }
+  };
+  fields.filter(isComputed).forEach((field) => visit(field, 0));
+  return plan;
+}
+
+function isComputed(field: FieldDefinition): boolean {
+  return field.type === 'formula' || field.type === 'lookup' || field.type === 'rollup';
+}
+
+/** A stored value as a formula reads it (dates as Date, system fields from the row's columns). */
+export function formulaInput(
+  field: FieldDefinition | undefined,
+  values: StoredRowValues,
+  row?: Pick<RowRecord, 'createdAt' | 'updatedAt' | 'createdBy' | 'updatedBy'>,
+): unknown {
+  if (!field) {
+    return null;
+  }
+  if (field.type === 'created_time' || field.type === 'updated_time') {
+    const at = field.type === 'created_time' ? row?.createdAt : row?.updatedAt;
+    return at ? new Date(at) : null;
+  }
+  if (field.type === 'created_by' || field.type === 'updated_by') {
+    return (field.type === 'created_by' ? row?.createdBy : row?.updatedBy) ?? null;
+  }
+  const value = values[field.id];
+  if (formulaTypeOfField(field) === 'date' && typeof value === 'string') {
+    const date = new Date(value.length === 10 ? `${value}T00:00:00.000Z` : value);
+    return Number.isNaN(date.getTime()) ? null : date;
+  }
+  return value ?? null;
+}
+
+function flattenValues(values: readonly StoredValue[]): StoredValue[] {
+  return values.flatMap((value) =>
+    Array.isArray(value) ? flattenValues(value) : value === null || value === '' ? [] : [value],
+  );
+}
+
+/** A lookup's list (null when nothing is linked or no linked row has a value). */
+export function lookupValue(targets: readonly StoredValue[]): StoredValue {
+  const flat = flattenValues(targets);
+  return flat.length === 0 ? null : flat;
+}
+
+/** A rollup over the linked values: sum and count of nothing are 0; avg, min and max of nothing are empty. */
+export function rollupValue(targets: readonly StoredValue[], agg: RollupAggregation): StoredValue {
+  const flat = flattenValues(targets);
+  if (agg === 'count') {
+    return flat.length;
+  }
+  const numbers = flat.filter(
+    (value): value is number => typeof value === 'number' && Number.isFinite(value),
+  );
+  switch (agg) {
+    case 'sum':
+      return numbers.reduce((sum, value) => sum + value, 0);
+    case 'avg':
+      return numbers.length === 0 ? null : numbers.reduce((sum, value) => sum + value, 0) / numbers.length;
+    case 'min':
+      return numbers.length === 0 ? null : Math.min(...numbers);
+    case 'max':
+      return numbers.length === 0 ? null : Math.max(...numbers);
+  }
+}
+
+/**
+ * The computed values of one row: `links` gives, per relation field id, the linked rows' values. Returns the values
+ * of every materialised computed field (null = empty) in plan order, later ones reading earlier ones.
+ */
+export function computeRow(
+  plan: ComputedPlan,
+  row: RowRecord,
+  links: ReadonlyMap<string, readonly StoredRowValues[]>,
+  now: Date,
+): StoredRowValues {
+  const values: StoredRowValues = { ...row.values };
+  const result: StoredRowValues = {};
+  for (const field of plan.materialised) {
+    let value: StoredValue = null;
+    if (field.type === 'formula') {
+      const node = plan.formulas.get(field.id) as FormulaNode;
+      value = normalise(evaluateFormula(node, (id) => formulaInput(plan.byId.get(id), values, row), { now }));
+    } else {
+      const ref = (field.type === 'lookup' ? field.lookup : field.rollup) as NonNullable<
+        FieldDefinition['lookup']
+      >;
+      const targets = (links.get(ref.relationFieldId) ?? []).map(
+        (target) => target[ref.targetFieldId] ?? null,
+      );
+      value =
+        field.type === 'lookup' ? lookupValue(targets) : rollupValue(targets, field.rollup?.agg ?? 'sum');
+    }
+    result[field.id] = value;
+    if (value === null) {
+      delete values[field.id];
+    } else {
+      values[field.id] = value;
+    }
+  }
+  return result;
+}
+
+function normalise(value: unknown): StoredValue {
+  if (value === undefined || value === null) {
+    return null;
+  }
+  if (typeof value === 'number') {
+    return Number.isFinite(value) ? value : null;
+  }
+  return value as StoredValue;
+}
+
+/** Read-time values of the volatile formulas of a row (NOW()/TODAY()). */
+export function computeVolatile(
+  plan: ComputedPlan,
+  values: StoredRowValues,
+  row: Parameters<typeof formulaInput>[2],
+  now: Date,
+): StoredRowValues {
+  const result: StoredRowValues = {};
+  const scope: StoredRowValues = { ...values };
+  for (const field of plan.volatile) {
+    const value = normalise(
+      evaluateFormula(
+        plan.formulas.get(field.id) as FormulaNode,
+        (id) => formulaInput(plan.byId.get(id), scope, row),
+        { now },
+      ),
+    );
+    if (value !== null) {
+      result[field.id] = value;
+      scope[field.id] = value;
+    }
+  }
+  return result;
+}

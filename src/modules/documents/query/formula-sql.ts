@@ -1,0 +1,402 @@
+import { FormulaError, parseFormula, type FormulaNode } from '../../../common/formula/index.js';
+import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import { formulaTypeOfField, isVolatileField } from '../fields/computed-definitions.js';
+import { TypedComputedFieldHandler } from '../fields/computed.field.js';
+import type { FieldRef, FieldTypeHandler, SqlCast, TypedSql } from '../fields/field-type-handler.js';
+import { handlerForField } from '../fields/field-type.registry.js';
+import { FIELD_ID_PATTERN } from '../fields/field-definition.validator.js';
+import type { FieldDefinition } from '../fields/field.types.js';
+
+/**
+ * Compiles a formula that reads the clock (NOW(), TODAY()) into one SQL expression over `r."values"`, evaluated by
+ * PostgreSQL at read time, so such a formula filters, sorts and groups in SQL like a stored field (it is never
+ * materialised: its value would go stale). Supports the functions listed in docs/formulas.md ("Volatile
+ * formulas"); others are refused when the metadata is written. Field ids (validated by FIELD_ID_PATTERN) and text
+ * literals (quotes doubled) are inlined as literals, so the expression is self-contained.
+ */
+type SqlType = 'number' | 'text' | 'boolean' | 'date' | 'blank';
+
+interface Compiled {
+  sql: string;
+  type: SqlType;
+}
+
+const ISO_FORMAT = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+const UNIT_SECONDS: Record<string, number> = {
+  milliseconds: 0.001,
+  seconds: 1,
+  minutes: 60,
+  hours: 3600,
+  days: 86400,
+  weeks: 604800,
+};
+const UNIT_ALIASES: Record<string, string> = {
+  ms: 'milliseconds',
+  millisecond: 'milliseconds',
+  milliseconds: 'milliseconds',
+  s: 'seconds',
+  second: 'seconds',
+  seconds: 'seconds',
+  m: 'minutes',
+  minute: 'minutes',
+  minutes: 'minutes',
+  h: 'hours',
+  hour: 'hours',
+  hours: 'hours',
+  d: 'days',
+  day: 'days',
+  days: 'days',
+  w: 'weeks',
+  week: 'weeks',
+  weeks: 'weeks',
+  month: 'months',
+  months: 'months',
+  y: 'years',
+  year: 'years',
+  years: 'years',
+};
+
+function literal(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
+}
+
+function unsupported(what: string, pos: number): never {
+  throw new FormulaError(`${what} is not supported in a formula using NOW() or TODAY()`, pos);
+}
+
+function asText(value: Compiled): string {
+  switch (value.type) {
+    case 'text':
+      return value.sql;
+    case 'number':
+    case 'boolean':
+      return `(${value.sql})::text`;
+    case 'date':
+      return `to_char((${value.sql}) AT TIME ZONE 'UTC', ${ISO_FORMAT})`;
+    case 'blank':
+      return 'NULL::text';
+  }
+}
+
+function truthy(value: Compiled): string {
+  switch (value.type) {
+    case 'number':
+      return `COALESCE((${value.sql}) <> 0, FALSE)`;
+    case 'text':
+      return `COALESCE((${value.sql}) <> '', FALSE)`;
+    case 'boolean':
+      return `COALESCE(${value.sql}, FALSE)`;
+    case 'date':
+      return `((${value.sql}) IS NOT NULL)`;
+    case 'blank':
+      return 'FALSE';
+  }
+}
+
+function blank(value: Compiled): string {
+  return value.type === 'text' ? `COALESCE((${value.sql}) = '', TRUE)` : `((${value.sql}) IS NULL)`;
+}
+
+class FormulaSqlCompiler {
+  private readonly byId: Map<string, FieldDefinition>;
+  private readonly stack: string[] = [];
+
+  constructor(fields: readonly FieldDefinition[]) {
+    this.byId = new Map(fields.map((field) => [field.id, field]));
+  }
+
+  field(id: string, pos: number): Compiled {
+    const field = this.byId.get(id);
+    if (!field || !FIELD_ID_PATTERN.test(id)) {
+      throw new FormulaError(`unknown field {${id}}`, pos);
+    }
+    const json = `(r."values" -> ${literal(id)})`;
+    const text = `(r."values" ->> ${literal(id)})`;
+    if (field.type === 'created_time' || field.type === 'updated_time') {
+      return { sql: field.type === 'created_time' ? 'r.created_at' : 'r.updated_at', type: 'date' };
+    }
+    if (field.type === 'created_by' || field.type === 'updated_by') {
+      return { sql: field.type === 'created_by' ? 'r.created_by' : 'r.updated_by', type: 'text' };
+    }
+    if (field.type === 'formula' && isVolatileField(field)) {
+      if (this.stack.includes(id)) {
+        throw new FormulaError(`circular reference through {${id}}`, pos);
+      }
+      this.stack.push(id);
+      const inner = this.compile(parseFormula(field.formula ?? ''));
+      this.stack.pop();
+      return inner;
+    }
+    switch (formulaTypeOfField(field)) {
+      case 'number':
+        return {
+          sql: `(CASE WHEN jsonb_typeof(${json}) = 'number' THEN (${json})::double precision END)`,
+          type: 'number',
+        };
+      case 'boolean':
+        return {
+          sql: `(CASE WHEN jsonb_typeof(${json}) = 'boolean' THEN (${json})::boolean END)`,
+          type: 'boolean',
+        };
+      case 'date':
+        return {
+          sql: `(CASE WHEN ${text} ~ '^\\d{4}-\\d{2}-\\d{2}$' THEN (${text} || 'T00:00:00Z')::timestamptz WHEN ${text} ~ '^\\d{4}-\\d{2}-\\d{2}T' THEN (${text})::timestamptz END)`,
+          type: 'date',
+        };
+      case 'text':
+        return { sql: `NULLIF(${text}, '')`, type: 'text' };
+      case 'blank':
+      case 'list':
+        return unsupported(`the list field {${id}}`, pos);
+    }
+  }
+
+  compile(node: FormulaNode): Compiled {
+    switch (node.kind) {
+      case 'number':
+        return { sql: `(${node.value})::double precision`, type: 'number' };
+      case 'text':
+        return { sql: `${literal(node.value)}::text`, type: 'text' };
+      case 'boolean':
+        return { sql: node.value ? 'TRUE' : 'FALSE', type: 'boolean' };
+      case 'field':
+        return this.field(node.fieldId, node.pos);
+      case 'star':
+        return unsupported('"*"', node.pos);
+      case 'unary': {
+        const operand = this.compile(node.operand);
+        return { sql: `(-(${operand.sql}))`, type: 'number' };
+      }
+      case 'binary':
+        return this.binary(node.op, this.compile(node.left), this.compile(node.right));
+      case 'call':
+        return this.call(node);
+    }
+  }
+
+  private binary(op: string, left: Compiled, right: Compiled): Compiled {
+    if (op === '&') {
+      return {
+        sql: `NULLIF(COALESCE(${asText(left)}, '') || COALESCE(${asText(right)}, ''), '')`,
+        type: 'text',
+      };
+    }
+    if (['+', '-', '*', '/', '%'].includes(op)) {
+      const a = `COALESCE(${left.sql}, 0)`;
+      const b = `COALESCE(${right.sql}, 0)`;
+      const both = `((${left.sql}) IS NULL AND (${right.sql}) IS NULL)`;
+      const value =
+        op === '/'
+          ? `${a} / NULLIF(${b}, 0)`
+          : op === '%'
+            ? `${a} - ${b} * trunc(${a} / NULLIF(${b}, 0))`
+            : `${a} ${op} ${b}`;
+      return { sql: `(CASE WHEN ${both} THEN NULL ELSE ${value} END)`, type: 'number' };
+    }
+    // Comparisons: a date against text compares as dates; blank only equals blank.
+    const [a, b] =
+      left.type === 'date' && right.type === 'text'
+        ? [left.sql, `(${right.sql})::timestamptz`]
+        : right.type === 'date' && left.type === 'text'
+          ? [`(${left.sql})::timestamptz`, right.sql]
+          : [left.sql, right.sql];
+    if (op === '=' || op === '!=') {
+      const equal =
+        left.type === 'blank'
+          ? blank(right)
+          : right.type === 'blank'
+            ? blank(left)
+            : `((${a}) IS NOT DISTINCT FROM (${b}))`;
+      return { sql: op === '=' ? equal : `(NOT ${equal})`, type: 'boolean' };
+    }
+    return { sql: `COALESCE((${a}) ${op} (${b}), FALSE)`, type: 'boolean' };
+  }
+
+  private unit(node: FormulaNode | undefined): string {
+    if (!node) {
+      return 'days';
+    }
+    if (node.kind !== 'text' || !UNIT_ALIASES[node.value.toLowerCase()]) {
+      return unsupported('a computed date unit', node.pos);
+    }
+    return UNIT_ALIASES[node.value.toLowerCase()];
+  }
+
+  private call(node: Extract<FormulaNode, { kind: 'call' }>): Compiled {
+    const args = (): Compiled[] => node.args.map((arg) => this.compile(arg));
+    const number = (sql: string): Compiled => ({ sql, type: 'number' });
+    switch (node.name) {
+      case 'NOW':
+        return { sql: 'statement_timestamp()', type: 'date' };
+      case 'TODAY':
+        return {
+          sql: `(date_trunc('day', statement_timestamp() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`,
+          type: 'date',
+        };
+      case 'BLANK':
+        return { sql: 'NULL', type: 'blank' };
+      case 'YEAR':
+      case 'MONTH':
+      case 'DAY': {
+        const [date] = args();
+        return number(
+          `(extract(${node.name.toLowerCase()} FROM (${date.sql}) AT TIME ZONE 'UTC'))::double precision`,
+        );
+      }
+      case 'DATEDIFF': {
+        const [start, end] = args();
+        const unit = this.unit(node.args[2]);
+        if (unit === 'months' || unit === 'years') {
+          const age = `age((${end.sql}) AT TIME ZONE 'UTC', (${start.sql}) AT TIME ZONE 'UTC')`;
+          const months = `(extract(year FROM ${age}) * 12 + extract(month FROM ${age}))`;
+          return number(`(${unit === 'years' ? `trunc(${months} / 12)` : months})::double precision`);
+        }
+        return number(
+          `trunc(extract(epoch FROM (${end.sql}) - (${start.sql})) / ${UNIT_SECONDS[unit]})::double precision`,
+        );
+      }
+      case 'DATEADD': {
+        const [date, amount] = args();
+        const unit = this.unit(node.args[2]);
+        const interval =
+          unit === 'months' || unit === 'years'
+            ? `(trunc(${amount.sql}) * interval '1 ${unit === 'years' ? 'year' : 'month'}')`
+            : `((${amount.sql}) * ${UNIT_SECONDS[unit]} * interval '1 second')`;
+        return { sql: `((${date.sql}) + ${interval})`, type: 'date' };
+      }
+      case 'IF': {
+        const [condition, then, otherwise] = args();
+        const type = then.type === 'blank' ? (otherwise?.type ?? 'blank') : then.type;
+        return {
+          sql: `(CASE WHEN ${truthy(condition)} THEN ${then.sql} ELSE ${otherwise?.sql ?? 'NULL'} END)`,
+          type,
+        };
+      }
+      case 'AND':
+      case 'OR':
+        return {
+          sql: `(${args()
+            .map(truthy)
+            .join(node.name === 'AND' ? ' AND ' : ' OR ')})`,
+          type: 'boolean',
+        };
+      case 'NOT':
+        return { sql: `(NOT ${truthy(args()[0])})`, type: 'boolean' };
+      case 'ISBLANK':
+        return { sql: blank(args()[0]), type: 'boolean' };
+      case 'ROUND': {
+        const [value, digits] = args();
+        return number(
+          `round((${value.sql})::numeric, COALESCE(${digits?.sql ?? '0'}, 0)::integer)::double precision`,
+        );
+      }
+      case 'ABS':
+      case 'FLOOR':
+      case 'CEIL':
+        return number(`${node.name.toLowerCase()}(${args()[0].sql})`);
+      case 'CONCAT':
+        return { sql: `NULLIF(concat(${args().map(asText).join(', ')}), '')`, type: 'text' };
+      case 'TEXT':
+        return { sql: asText(args()[0]), type: 'text' };
+      case 'DATETIME_FORMAT': {
+        const [date] = args();
+        const format = node.args[1];
+        if (format && format.kind !== 'text') {
+          return unsupported('a computed date format', format.pos);
+        }
+        const pattern = (format?.value ?? 'YYYY-MM-DD')
+          .replace(/mm/g, 'MI')
+          .replace(/HH/g, 'HH24')
+          .replace(/ss/g, 'SS');
+        return { sql: `to_char((${date.sql}) AT TIME ZONE 'UTC', ${literal(pattern)})`, type: 'text' };
+      }
+      default:
+        return unsupported(node.name, node.pos);
+    }
+  }
+}
+
+/** The SQL of a volatile formula over `r` (throws FormulaError for what it cannot compile). */
+export function compileVolatileFormula(
+  field: FieldDefinition,
+  fields: readonly FieldDefinition[],
+): { sql: string; type: SqlType } {
+  const compiled = new FormulaSqlCompiler(fields).compile(parseFormula(field.formula ?? ''));
+  // Dates are queried like datetime fields: ISO UTC text, whose text order is time order.
+  return compiled.type === 'date' ? { sql: asText(compiled), type: 'date' } : compiled;
+}
+
+const CASTS: Record<SqlType, SqlCast> = {
+  number: 'double precision',
+  text: 'text',
+  boolean: 'boolean',
+  date: 'text',
+  blank: 'text',
+};
+
+/** A volatile formula in queries: its compiled SQL instead of a stored value; operators of its result type. */
+class VolatileFormulaHandler extends TypedComputedFieldHandler {
+  constructor(
+    inner: FieldTypeHandler,
+    private readonly compiled: TypedSql,
+  ) {
+    super(inner);
+  }
+
+  /** The bound field-id parameter is referenced (typed) although the expression does not need it. */
+  override sqlExpr(ref: FieldRef): TypedSql {
+    return ref.kind === 'json'
+      ? {
+          sql: `(CASE WHEN ${ref.key}::text IS NULL THEN NULL ELSE ${this.compiled.sql} END)`,
+          cast: this.compiled.cast,
+        }
+      : this.compiled;
+  }
+
+  override sortExpr(ref: FieldRef): TypedSql {
+    return this.sqlExpr(ref);
+  }
+}
+
+/** The query handler of a field: a volatile formula's compiled SQL, else the field's own handler. */
+export function queryHandlerFor(
+  field: FieldDefinition,
+  fields: readonly FieldDefinition[],
+): FieldTypeHandler {
+  if (!isVolatileField(field)) {
+    return handlerForField(field);
+  }
+  try {
+    const compiled = compileVolatileFormula(field, fields);
+    const sql = compiled.type === 'boolean' ? `COALESCE(${compiled.sql}, FALSE)` : compiled.sql;
+    return new VolatileFormulaHandler(handlerForField(field), { sql, cast: CASTS[compiled.type] });
+  } catch {
+    return handlerForField(field);
+  }
+}
+
+/** Refuses (VALIDATION_ERROR, field and position) a NOW()/TODAY() formula using what SQL cannot evaluate. */
+export function checkVolatileFormulas(fields: readonly FieldDefinition[], path = 'fields'): void {
+  const errors: ErrorDetail[] = [];
+  fields.forEach((field, index) => {
+    if (!isVolatileField(field)) {
+      return;
+    }
+    try {
+      compileVolatileFormula(field, fields);
+    } catch (error) {
+      if (!(error instanceof FormulaError)) {
+        throw error;
+      }
+      errors.push({
+        field: `${path}[${index}].formula`,
+        fieldId: field.id,
+        position: error.position,
+        reason: `${error.message} (at position ${error.position})`,
+      });
+    }
+  });
+  if (errors.length > 0) {
+    throw AppException.validation(errors);
+  }
+}

@@ -1,0 +1,200 @@
+import { Injectable } from '@nestjs/common';
+import { evaluateFormula, formulaRowAggregates, type FormulaNode } from '../../../../common/formula/index.js';
+import {
+  computedPlan,
+  computeRow,
+  formulaInput,
+  type ComputedPlan,
+} from '../../fields/computed-row.evaluator.js';
+import type { FieldDefinition, StoredRowValues, StoredValue } from '../../fields/field.types.js';
+import { isPlainObject } from '../../fields/field-value.utils.js';
+import type { DocumentMetadata, DocumentRecord, RowRecord } from '../../domain/document.records.js';
+import { ComputedValuesRepository } from '../../repositories/computed-values.repository.js';
+import { DocumentRepository } from '../../repositories/document.repository.js';
+import type { DraftOverlayRow } from '../../repositories/row-query.repository.js';
+
+/**
+ * Computed values that are never stored (docs/formulas.md): property formulas (aggregates of the rows in SQL) and
+ * the rows of a draft (`?requestId=`), computed when they are read.
+ */
+@Injectable()
+export class ComputedReadService {
+  constructor(
+    private readonly values: ComputedValuesRepository,
+    private readonly documents: DocumentRepository,
+  ) {}
+
+  /**
+   * Read-time values of property formulas (docs/formulas.md): aggregates of data rows (SUM({amount}), COUNT(*)) in
+   * SQL, other properties (formulas among them, in dependency order) from `values`.
+   */
+  async propertyValues(
+    document: DocumentRecord,
+    metadata: DocumentMetadata,
+    values: StoredRowValues,
+  ): Promise<StoredRowValues> {
+    const plan = computedPlan(metadata.properties);
+    const formulas = [...plan.materialised, ...plan.volatile].filter((field) => field.type === 'formula');
+    if (formulas.length === 0) {
+      return values;
+    }
+    const rowFields = new Map(metadata.fields.map((field) => [field.id, field]));
+    const propertyIds = new Set(metadata.properties.map((field) => field.id));
+    const isRowField = (id: string): boolean => rowFields.has(id) && !propertyIds.has(id);
+    const aggregates = new Map<string, StoredValue>();
+    for (const field of formulas) {
+      for (const aggregate of formulaRowAggregates(plan.formulas.get(field.id) as FormulaNode, isRowField)) {
+        const key = `${aggregate.fn}:${aggregate.fieldId}`;
+        if (!aggregates.has(key)) {
+          aggregates.set(key, await this.values.aggregate(document.uuid, aggregate.fn, aggregate.fieldId));
+        }
+      }
+    }
+    const result: StoredRowValues = { ...values };
+    const now = new Date();
+    for (const field of formulas) {
+      const value = evaluateFormula(
+        plan.formulas.get(field.id) as FormulaNode,
+        (id) => formulaInput(plan.byId.get(id), result),
+        {
+          now,
+          isRowField,
+          aggregate: (fn, fieldId) => aggregates.get(`${fn}:${fieldId}`) ?? null,
+        },
+      );
+      if (value === null || value === undefined) {
+        delete result[field.id];
+      } else {
+        result[field.id] = value as StoredValue;
+      }
+    }
+    return result;
+  }
+
+  /**
+   * A draft (`?requestId=`) read: the computed values of the rows the request creates or changes, laid into the
+   * overlay so the draft filters, sorts and shows them like merged rows. Lookups follow the draft's relation values.
+   */
+  async draftOverlay(
+    document: DocumentRecord,
+    fields: readonly FieldDefinition[],
+    overlay: DraftOverlayRow[],
+  ): Promise<void> {
+    const plan = computedPlan(fields);
+    const live = overlay.filter((item) => item.kind !== 'delete');
+    if (plan.materialised.length === 0 || live.length === 0) {
+      return;
+    }
+    const base = new Map(
+      (
+        await this.values.rowsByIds(
+          document.uuid,
+          live.filter((item) => item.kind === 'update').map((item) => item.id),
+        )
+      ).map((row) => [row.id, row]),
+    );
+    const rows: RowRecord[] = live.map((item) => {
+      const stored = base.get(item.id);
+      const values = item.kind === 'update' ? { ...(stored?.values ?? {}), ...item.set } : { ...item.values };
+      if (item.kind === 'update') {
+        item.unset.forEach((id) => delete values[id]);
+      }
+      const at = new Date(item.at);
+      return {
+        id: item.id,
+        seq: stored?.seq ?? '0',
+        values,
+        version: stored?.version ?? 0,
+        createdAt: stored?.createdAt ?? at,
+        createdBy: stored?.createdBy ?? item.by,
+        updatedAt: at,
+        updatedBy: item.by,
+      };
+    });
+    const links = await this.draftLinks(document, plan, rows);
+    const now = new Date();
+    rows.forEach((row, index) => {
+      const item = live[index];
+      const computed = computeRow(plan, row, links.get(row.id) ?? new Map(), now);
+      for (const [fieldId, value] of Object.entries(computed)) {
+        if (item.kind === 'update') {
+          if (value === null) {
+            delete item.set[fieldId];
+            item.unset = [...item.unset.filter((id) => id !== fieldId), fieldId];
+          } else {
+            item.set[fieldId] = value;
+            item.unset = item.unset.filter((id) => id !== fieldId);
+          }
+        } else if (value === null) {
+          delete item.values[fieldId];
+        } else {
+          item.values = { ...item.values, [fieldId]: value };
+        }
+      }
+    });
+  }
+
+  /** Links of draft rows, read from their relation values (the draft's edges do not exist yet). */
+  private async draftLinks(
+    document: DocumentRecord,
+    plan: ComputedPlan,
+    rows: readonly RowRecord[],
+  ): Promise<Map<string, Map<string, StoredRowValues[]>>> {
+    const documents = new Map<string, DocumentRecord | null>();
+    const resolve = async (docType: string, docId: string): Promise<DocumentRecord | null> => {
+      const key = `${docType}/${docId}`;
+      if (!documents.has(key)) {
+        const inWorkspace = document.workspaceId
+          ? await this.documents.findInWorkspace(document.workspaceId, docType, docId)
+          : null;
+        documents.set(
+          key,
+          inWorkspace ??
+            (await this.documents.findOrganizationLevel(document.organizationId, docType, docId)),
+        );
+      }
+      return documents.get(key) ?? null;
+    };
+    const wanted = new Map<string, Set<string>>();
+    const refsOf = new Map<string, { fieldId: string; documentUuid: string; rowId: string }[]>();
+    for (const row of rows) {
+      const refs: { fieldId: string; documentUuid: string; rowId: string }[] = [];
+      for (const fieldId of plan.relationFieldIds) {
+        for (const ref of Array.isArray(row.values[fieldId]) ? (row.values[fieldId] as StoredValue[]) : []) {
+          if (!isPlainObject(ref) || typeof ref.rowId !== 'string') {
+            continue;
+          }
+          const docType = typeof ref.docType === 'string' ? ref.docType : document.docType;
+          const docId = typeof ref.docId === 'string' ? ref.docId : document.docId;
+          const target =
+            docType === document.docType && docId === document.docId
+              ? document
+              : await resolve(docType, docId);
+          if (target) {
+            refs.push({ fieldId, documentUuid: target.uuid, rowId: ref.rowId });
+            wanted.set(target.uuid, (wanted.get(target.uuid) ?? new Set()).add(ref.rowId));
+          }
+        }
+      }
+      refsOf.set(row.id, refs);
+    }
+    const found = new Map<string, StoredRowValues>();
+    for (const [documentUuid, rowIds] of wanted) {
+      for (const target of await this.values.rowsByIds(documentUuid, [...rowIds])) {
+        found.set(`${documentUuid}|${target.id}`, target.values);
+      }
+    }
+    const links = new Map<string, Map<string, StoredRowValues[]>>();
+    for (const [rowId, refs] of refsOf) {
+      const byField = new Map<string, StoredRowValues[]>();
+      for (const ref of refs) {
+        const values = found.get(`${ref.documentUuid}|${ref.rowId}`);
+        if (values) {
+          byField.set(ref.fieldId, [...(byField.get(ref.fieldId) ?? []), values]);
+        }
+      }
+      links.set(rowId, byField);
+    }
+    return links;
+  }
+}

@@ -1,0 +1,157 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import { firstOf, rowsOf } from './sql.js';
+
+export type JobStatus = 'pending' | 'applied' | 'skipped' | 'failed';
+
+export interface PropagationJob {
+  id: string;
+  organizationId: string;
+  bindingId: string;
+  orderBookId: string;
+  catalogDocumentId: string;
+  catalogRevisionId: string;
+  catalogRevisionVersion: number;
+  revisionCreatedAt: Date;
+  status: JobStatus;
+  dueAt: Date;
+  attempts: number;
+  lastError: string | null;
+  result: Record<string, unknown> | null;
+  appliedAt: Date | null;
+  createdAt: Date;
+}
+
+export interface NewJob {
+  organizationId: string;
+  bindingId: string;
+  orderBookId: string;
+  catalogDocumentId: string;
+  catalogRevisionId: string;
+  catalogRevisionVersion: number;
+  revisionCreatedAt: Date;
+}
+
+const COLUMNS = `j.id, j.organization_id AS "organizationId", j.binding_id AS "bindingId", j.orderbook_id AS "orderBookId",
+  j.catalog_document_id AS "catalogDocumentId", j.catalog_revision_id AS "catalogRevisionId",
+  j.catalog_revision_version::int AS "catalogRevisionVersion", j.revision_created_at AS "revisionCreatedAt", j.status,
+  j.due_at AS "dueAt", j.attempts, j.last_error AS "lastError", j.result, j.applied_at AS "appliedAt", j.created_at AS "createdAt"`;
+
+/**
+ * The propagation ledger: one row per (binding, catalog revision), unique, so a replayed event enqueues nothing
+ * twice; a job is claimed with `FOR UPDATE SKIP LOCKED` and marked applied in the transaction that writes the order
+ * book, so it is applied exactly once across crashes and instances.
+ */
+@Injectable()
+export class PropagationJobRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  /**
+   * Enqueues a job. `windowSeconds` > 0 (batchMerge): the job joins the binding's open window (the due time of a
+   * pending job of the binding still in the future) or opens one ending `windowSeconds` from `now`.
+   */
+  async enqueue(job: NewJob, now: Date, windowSeconds: number): Promise<void> {
+    await this.tx.manager.query(
+      `INSERT INTO sync_propagation_jobs (organization_id, binding_id, orderbook_id, catalog_document_id, catalog_revision_id,
+              catalog_revision_version, revision_created_at, due_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7,
+               CASE WHEN $9::int > 0 THEN COALESCE(
+                 (SELECT max(p.due_at) FROM sync_propagation_jobs p WHERE p.binding_id = $2 AND p.status = 'pending' AND p.due_at > $8),
+                 $8::timestamptz + make_interval(secs => $9::int))
+               ELSE $8::timestamptz END)
+       ON CONFLICT ON CONSTRAINT sync_propagation_jobs_once DO NOTHING`,
+      [
+        job.organizationId,
+        job.bindingId,
+        job.orderBookId,
+        job.catalogDocumentId,
+        job.catalogRevisionId,
+        job.catalogRevisionVersion,
+        job.revisionCreatedAt,
+        now,
+        windowSeconds,
+      ],
+    );
+  }
+
+  /**
+   * Claims every due job of one binding, oldest due binding first. The binding is taken first, with a
+   * transaction-level advisory lock, then its due jobs with `FOR UPDATE SKIP LOCKED`: one transaction at a time
+   * works on a binding (its revisions apply in version order, never split across workers), and several workers
+   * take different bindings. Answers 'busy' when every due binding is held by another worker.
+   */
+  async claimDueBinding(now: Date): Promise<PropagationJob[] | 'busy'> {
+    const candidates = await rowsOf<{ bindingId: string }>(
+      this.tx,
+      `SELECT j.binding_id AS "bindingId" FROM sync_propagation_jobs j
+        WHERE j.status = 'pending' AND j.due_at <= $1
+        GROUP BY j.binding_id ORDER BY min(j.due_at) LIMIT 20`,
+      [now],
+    );
+    if (candidates.length === 0) {
+      return [];
+    }
+    for (const { bindingId } of candidates) {
+      const lock = await firstOf<{ locked: boolean }>(
+        this.tx,
+        `SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`,
+        [bindingId],
+      );
+      if (!lock?.locked) {
+        continue;
+      }
+      const jobs = await rowsOf<PropagationJob>(
+        this.tx,
+        `SELECT ${COLUMNS} FROM sync_propagation_jobs j
+          WHERE j.binding_id = $1 AND j.status = 'pending' AND j.due_at <= $2
+          ORDER BY j.catalog_revision_version
+          FOR UPDATE SKIP LOCKED`,
+        [bindingId, now],
+      );
+      if (jobs.length > 0) {
+        return jobs;
+      }
+    }
+    return 'busy';
+  }
+
+  async finish(
+    ids: readonly string[],
+    status: JobStatus,
+    result: Record<string, unknown> | null,
+    error: string | null = null,
+  ): Promise<void> {
+    await this.tx.manager.query(
+      `UPDATE sync_propagation_jobs SET status = $2, result = $3, last_error = $4, applied_at = now(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])`,
+      [ids, status, result === null ? null : JSON.stringify(result), error],
+    );
+  }
+
+  /** A failed attempt: retried later (back-off) until `maxAttempts`, then marked failed. */
+  async retryLater(ids: readonly string[], error: string, now: Date, maxAttempts: number): Promise<void> {
+    await this.tx.manager.query(
+      `UPDATE sync_propagation_jobs
+          SET attempts = attempts + 1, last_error = $2,
+              status = CASE WHEN attempts + 1 >= $4 THEN 'failed' ELSE status END,
+              due_at = $3::timestamptz + make_interval(secs => LEAST(3600, power(2, attempts + 1)::int))
+        WHERE id = ANY($1::uuid[])`,
+      [ids, error.slice(0, 2000), now, maxAttempts],
+    );
+  }
+
+  async listForBinding(organizationId: string, bindingId: string, limit: number): Promise<PropagationJob[]> {
+    return rowsOf<PropagationJob>(
+      this.tx,
+      `SELECT ${COLUMNS} FROM sync_propagation_jobs j WHERE j.organization_id = $1 AND j.binding_id = $2 ORDER BY j.created_at DESC LIMIT $3`,
+      [organizationId, bindingId, limit],
+    );
+  }
+
+  async pendingCount(): Promise<number> {
+    const row = await firstOf<{ count: string }>(
+      this.tx,
+      `SELECT count(*) FROM sync_propagation_jobs WHERE status = 'pending'`,
+    );
+    return Number(row?.count ?? 0);
+  }
+}

@@ -1,0 +1,91 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import { rowsOf } from './sql.js';
+
+export interface StoredLink {
+  sourceRowId: string;
+  targetRowId: string;
+  lastValues: Record<string, unknown>;
+  syncedAt: Date;
+}
+
+/** Which target row each source row maps to, per binding or connector (`owner_id`), and what the sync last wrote. */
+@Injectable()
+export class RowLinkRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async find(ownerId: string, sourceRowIds: readonly string[]): Promise<Map<string, StoredLink>> {
+    if (sourceRowIds.length === 0) {
+      return new Map();
+    }
+    const rows = await rowsOf<StoredLink>(
+      this.tx,
+      `SELECT source_row_id AS "sourceRowId", target_row_id AS "targetRowId", last_values AS "lastValues", synced_at AS "syncedAt"
+         FROM sync_row_links WHERE owner_id = $1 AND source_row_id = ANY($2::text[])`,
+      [ownerId, sourceRowIds],
+    );
+    return new Map(rows.map((row) => [row.sourceRowId, row]));
+  }
+
+  /** Links whose target is one of `targetRowIds` (the reverse direction of a bidirectional connector). */
+  async findByTarget(ownerId: string, targetRowIds: readonly string[]): Promise<StoredLink[]> {
+    if (targetRowIds.length === 0) {
+      return [];
+    }
+    return rowsOf<StoredLink>(
+      this.tx,
+      `SELECT source_row_id AS "sourceRowId", target_row_id AS "targetRowId", last_values AS "lastValues", synced_at AS "syncedAt"
+         FROM sync_row_links WHERE owner_id = $1 AND target_row_id = ANY($2::text[])`,
+      [ownerId, targetRowIds],
+    );
+  }
+
+  /** Every link of an owner (a scheduled connector run compares them with the source's rows). */
+  all(ownerId: string): Promise<StoredLink[]> {
+    return rowsOf<StoredLink>(
+      this.tx,
+      `SELECT source_row_id AS "sourceRowId", target_row_id AS "targetRowId", last_values AS "lastValues", synced_at AS "syncedAt"
+         FROM sync_row_links WHERE owner_id = $1`,
+      [ownerId],
+    );
+  }
+
+  /** Writes link updates in two statements (upserts, deletes); `null` forgets the link. */
+  async apply(
+    organizationId: string,
+    ownerId: string,
+    updates: ReadonlyMap<string, { targetRowId: string; lastValues: Record<string, unknown> } | null>,
+  ): Promise<void> {
+    const upserts = [...updates].filter(
+      (entry): entry is [string, { targetRowId: string; lastValues: Record<string, unknown> }] =>
+        entry[1] !== null,
+    );
+    const deletes = [...updates].filter(([, value]) => value === null).map(([key]) => key);
+    if (upserts.length > 0) {
+      await this.tx.manager.query(
+        `INSERT INTO sync_row_links (organization_id, owner_id, source_row_id, target_row_id, last_values, synced_at)
+         SELECT $1, $2, s.source_row_id, s.target_row_id, s.last_values, now()
+           FROM jsonb_to_recordset($3::jsonb) AS s(source_row_id text, target_row_id text, last_values jsonb)
+         ON CONFLICT (owner_id, source_row_id)
+         DO UPDATE SET target_row_id = EXCLUDED.target_row_id, last_values = EXCLUDED.last_values, synced_at = now()`,
+        [
+          organizationId,
+          ownerId,
+          JSON.stringify(
+            upserts.map(([source, link]) => ({
+              source_row_id: source,
+              target_row_id: link.targetRowId,
+              last_values: link.lastValues,
+            })),
+          ),
+        ],
+      );
+    }
+    if (deletes.length > 0) {
+      await this.tx.manager.query(
+        `DELETE FROM sync_row_links WHERE owner_id = $1 AND source_row_id = ANY($2::text[])`,
+        [ownerId, deletes],
+      );
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import type {
+  BindingRecord,
+  CatalogRecord,
+  ConnectionRecord,
+  ConnectorRecord,
+  OrderBookRecord,
+  SyncChange,
+  SyncLogOutcome,
+  SyncRequestStatus,
+} from '../../supply-chain/domain/supply-chain.types.js';
+
+export interface BindingContext {
+  binding: BindingRecord;
+  connection: ConnectionRecord;
+  catalog: CatalogRecord;
+  orderBook: OrderBookRecord;
+}
+
+export interface SyncLogEntry {
+  organizationId: string;
+  orderBookId: string;
+  bindingId?: string | null;
+  connectionId?: string | null;
+  catalogId?: string | null;
+  catalogRevisionId?: string | null;
+  catalogRevisionVersion?: number | null;
+  eventType?: string | null;
+  sourceRowId?: string | null;
+  targetRowId?: string | null;
+  outcome: SyncLogOutcome;
+  reason?: string | null;
+  syncRequestId?: string | null;
+  details?: Record<string, unknown> | null;
+  idempotencyKey?: string | null;
+}
+
+export interface NewPropagatedSyncRequest {
+  organizationId: string;
+  orderBookId: string;
+  bindingId: string;
+  requestType: string;
+  source: Record<string, unknown>;
+  changes: SyncChange[];
+  status: SyncRequestStatus;
+  message: string | null;
+  documentRequestId: string;
+  productInfo: Record<string, unknown>;
+  decidedBy: string | null;
+  createdBy: string;
+}
+
+/**
+ * What propagation and connectors need from the supply-chain module (its resources), in one place:
+ * SupplyChainAdapter implements it with that module's exported services.
+ */
+export abstract class SupplyChainPort {
+  /** The catalog whose organization-level document is `catalog/{catalogId}` of `organizationId`. */
+  abstract catalog(organizationId: string, catalogId: string): Promise<CatalogRecord | null>;
+  abstract activeConnections(catalogId: string): Promise<ConnectionRecord[]>;
+  abstract activeBindings(connectionId: string): Promise<BindingRecord[]>;
+  /** A binding with its connection, catalog and order book (any status); null when one is gone. */
+  abstract bindingContext(bindingId: string): Promise<BindingContext | null>;
+  abstract recordLogs(entries: SyncLogEntry[]): Promise<void>;
+  abstract createSyncRequest(input: NewPropagatedSyncRequest): Promise<{ id: string }>;
+  /** Connectors of the organization reading (`source`) or, bidirectional, writing (`target`) the document. */
+  abstract connectorsOfDocument(organizationId: string, documentUuid: string): Promise<ConnectorRecord[]>;
+  abstract connector(organizationId: string, connectorId: string): Promise<ConnectorRecord | null>;
+  abstract connectorById(connectorId: string): Promise<ConnectorRecord | null>;
+  abstract scheduledConnectors(): Promise<ConnectorRecord[]>;
+}

@@ -1,0 +1,163 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  Allow,
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateNested,
+} from 'class-validator';
+import { FIELD_TYPES } from '../../documents/fields/field.types.js';
+import { ScFieldDto } from './common.dto.js';
+
+export class SelectOptionInputDto {
+  @ApiPropertyOptional({ description: 'Generated from the label when absent' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(255)
+  id?: string;
+  @ApiProperty() @IsString() @MinLength(1) @MaxLength(255) label: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) color?: string;
+}
+
+export class FieldInputDto {
+  @ApiPropertyOptional({
+    pattern: '^[A-Za-z0-9_-]{1,64}$',
+    description: 'Generated from the name when absent',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  id?: string;
+  @ApiProperty() @IsString() @MinLength(1) @MaxLength(255) name: string;
+  @ApiProperty({ enum: FIELD_TYPES }) @IsIn(FIELD_TYPES) type: string;
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() required?: boolean;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(2000) description?: string;
+  @ApiPropertyOptional({ type: [SelectOptionInputDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @ValidateNested({ each: true })
+  @Type(() => SelectOptionInputDto)
+  selectOptions?: SelectOptionInputDto[];
+}
+
+export class CreateCatalogDto {
+  @ApiProperty() @IsString() @MinLength(1) @MaxLength(255) name: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(10_000) description?: string;
+  @ApiProperty({ description: 'A string; product and supplier appear in the spec', example: 'product' })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(64)
+  catalogType: string;
+  @ApiPropertyOptional({
+    default: true,
+    description: 'false: no new connections; existing ones keep their state',
+  })
+  @IsOptional()
+  @IsBoolean()
+  sharingEnabled?: boolean;
+  @ApiPropertyOptional({ type: [FieldInputDto] })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(500)
+  @ValidateNested({ each: true })
+  @Type(() => FieldInputDto)
+  fields?: FieldInputDto[];
+}
+
+export class UpdateCatalogDto {
+  @ApiPropertyOptional() @IsOptional() @IsString() @MinLength(1) @MaxLength(255) name?: string;
+  @ApiPropertyOptional({ nullable: true, type: String })
+  @IsOptional()
+  @IsString()
+  @MaxLength(10_000)
+  description?: string | null;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MinLength(1) @MaxLength(64) catalogType?: string;
+  @ApiPropertyOptional() @IsOptional() @IsBoolean() sharingEnabled?: boolean;
+}
+
+export class CatalogResponseDto {
+  @ApiProperty({ format: 'uuid', description: 'Also the document id: /doc/catalog/{id}?organizationId=…' })
+  id: string;
+  @ApiProperty({ format: 'uuid' }) organizationId: string;
+  @ApiProperty({ nullable: true, type: String, description: 'Always null (organization-level)' })
+  workspaceId: null;
+  @ApiProperty({ example: 'catalog' }) docType: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ nullable: true, type: String }) description: string | null;
+  @ApiProperty() catalogType: string;
+  @ApiProperty() sharingEnabled: boolean;
+  @ApiProperty({ type: [ScFieldDto] }) fields: ScFieldDto[];
+  @ApiProperty({ type: 'integer' }) rowCount: number;
+  @ApiProperty({ type: 'integer', description: 'Latest revision number' }) version: number;
+  @ApiProperty() createdBy: string;
+  @ApiProperty() createdAt: string;
+  @ApiProperty() updatedAt: string;
+}
+
+export class CatalogRowUpdateDto {
+  @ApiProperty({
+    description: 'Array of {fieldId, value} or object of field id to Value; null clears',
+    example: [{ fieldId: 'price', value: { number: 12 } }],
+  })
+  @Allow()
+  values: unknown;
+  @ApiPropertyOptional({
+    type: 'integer',
+    description: 'Optimistic lock: VERSION_CONFLICT (409) when the row moved on',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  version?: number;
+}
+
+export class BatchRowTargetDto {
+  @ApiPropertyOptional({ description: 'The row to update; absent → a new row is created (id generated)' })
+  row?: string;
+}
+
+export class BatchRowDto {
+  @ApiPropertyOptional({ type: BatchRowTargetDto }) target?: BatchRowTargetDto;
+  @ApiPropertyOptional({ description: 'Shorthand for target.row' }) id?: string;
+  @ApiProperty({
+    description: 'ValueEntry array or object of field id to Value',
+    example: [{ fieldId: 'price', value: { number: 12 } }],
+  })
+  values: unknown;
+  @ApiPropertyOptional({ description: 'Free object, kept on nothing (accepted for the order-book form)' })
+  metadata?: unknown;
+  @ApiPropertyOptional({
+    enum: ['create', 'update', 'delete'],
+    description: 'Default: update with a target row, create without',
+  })
+  operation?: string;
+}
+
+/** `{rows: [{target{row}, values[], metadata}]}` (spec 4.4, the order-book form); at most 1000 rows, all or nothing. */
+export class BatchUpdateDto {
+  @ApiProperty({ type: [BatchRowDto] })
+  @IsArray()
+  @ArrayMaxSize(1000)
+  @Allow()
+  rows: unknown[];
+}
+
+export class BatchUpdateResultDto {
+  @ApiProperty({ format: 'uuid', description: 'The request carrying the changes' }) requestId: string;
+  @ApiProperty({ description: 'Merged at once (no requestId given and no approval workflow)' })
+  merged: boolean;
+  @ApiProperty({ nullable: true, type: String }) revisionId: string | null;
+  @ApiProperty({ type: 'integer' }) rowsCreated: number;
+  @ApiProperty({ type: 'integer' }) rowsUpdated: number;
+  @ApiProperty({ type: 'integer' }) rowsDeleted: number;
+  @ApiProperty({ type: [String] }) rowIds: string[];
+}

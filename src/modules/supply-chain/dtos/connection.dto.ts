@@ -1,0 +1,225 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  Allow,
+  IsDateString,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
+import { PageQueryDto } from '../../../common/http/pagination.js';
+import {
+  ACCEPT_MODES,
+  ACCESS_MODES,
+  BINDING_STATUSES,
+  CONNECTION_STATUSES,
+  PROPAGATION_EVENT_TYPES,
+} from '../domain/supply-chain.types.js';
+import { FilterGroupDocDto, ScFieldDto } from './common.dto.js';
+
+export class AccessControlDocDto {
+  @ApiProperty({ enum: ACCESS_MODES }) mode: string;
+  @ApiPropertyOptional({
+    type: [String],
+    format: 'uuid',
+    description: 'Organization ids (whitelist: admitted at once)',
+  })
+  allowedOrganizations?: string[];
+}
+
+export class ShareScopeDocDto {
+  @ApiPropertyOptional({ enum: ['all', 'filter'], description: '{type: all}' }) type?: string;
+  @ApiPropertyOptional({ enum: ['filter', 'all'], description: '{mode: filter, filterGroup}' }) mode?: string;
+  @ApiPropertyOptional({ type: FilterGroupDocDto, description: 'On catalog field ids' })
+  filterGroup?: FilterGroupDocDto;
+}
+
+export class PropagationEventsDocDto {
+  @ApiPropertyOptional({ enum: PROPAGATION_EVENT_TYPES, isArray: true, description: 'Default: all four' })
+  eventTypes?: string[];
+  @ApiPropertyOptional({ default: false }) batchMerge?: boolean;
+  @ApiPropertyOptional({ type: 'integer', default: 300, minimum: 1, maximum: 86400 })
+  batchWindowSeconds?: number;
+}
+
+export class DefaultReceiverConfigDocDto {
+  @ApiPropertyOptional({
+    type: 'object',
+    description: 'A field mapping {rules[], unmappedFields}',
+    additionalProperties: true,
+  })
+  suggestedFieldMapping?: unknown;
+  @ApiPropertyOptional({ enum: ACCEPT_MODES }) suggestedAcceptMode?: string;
+}
+
+const accessControlDoc = {
+  description:
+    'public | approval | {mode: whitelist|approval|public, allowedOrganizations: [organization ids]}; default approval',
+  oneOf: [
+    { type: 'string', enum: ['public', 'approval'] },
+    { $ref: '#/components/schemas/AccessControlDocDto' },
+  ],
+};
+
+export class CreateConnectionDto {
+  @ApiProperty() @IsString() @MinLength(1) @MaxLength(255) name: string;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(10_000) description?: string;
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      'Required on POST /connections; on POST /catalogs/{catalogId}/connections it must equal the path when given',
+  })
+  @IsOptional()
+  @IsUUID()
+  sourceCatalogId?: string;
+  @ApiPropertyOptional({ default: 'multiple', description: 'A string such as multiple (kept as given)' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  shareMode?: string;
+  @ApiPropertyOptional(accessControlDoc) @IsOptional() @Allow() accessControl?: unknown;
+  @ApiPropertyOptional({ type: ShareScopeDocDto, description: 'Default {type: all}' })
+  @IsOptional()
+  @Allow()
+  shareScope?: unknown;
+  @ApiPropertyOptional({ type: DefaultReceiverConfigDocDto })
+  @IsOptional()
+  @Allow()
+  defaultReceiverConfig?: unknown;
+  @ApiPropertyOptional({ type: PropagationEventsDocDto }) @IsOptional() @Allow() propagationEvents?: unknown;
+}
+
+export class UpdateConnectionDto {
+  @ApiPropertyOptional() @IsOptional() @IsString() @MinLength(1) @MaxLength(255) name?: string;
+  @ApiPropertyOptional({ nullable: true, type: String })
+  @IsOptional()
+  @IsString()
+  @MaxLength(10_000)
+  description?: string | null;
+  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) shareMode?: string;
+  @ApiPropertyOptional(accessControlDoc) @IsOptional() @Allow() accessControl?: unknown;
+  @ApiPropertyOptional({ type: ShareScopeDocDto }) @IsOptional() @Allow() shareScope?: unknown;
+  @ApiPropertyOptional({ type: DefaultReceiverConfigDocDto, nullable: true })
+  @IsOptional()
+  @Allow()
+  defaultReceiverConfig?: unknown;
+  @ApiPropertyOptional({ type: PropagationEventsDocDto }) @IsOptional() @Allow() propagationEvents?: unknown;
+}
+
+export class ConnectionListQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() catalogId?: string;
+  @ApiPropertyOptional({ enum: CONNECTION_STATUSES })
+  @IsOptional()
+  @IsIn(CONNECTION_STATUSES)
+  status?: string;
+}
+
+export class CatalogSummaryDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+  @ApiProperty() catalogType: string;
+  @ApiProperty({ type: 'integer' }) fieldCount: number;
+  @ApiPropertyOptional({ type: [ScFieldDto], description: 'The shared fields (on connection reads)' })
+  fields?: ScFieldDto[];
+}
+
+export class OrganizationSummaryDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty() name: string;
+}
+
+/**
+ * A connection. The supplier sees every field; a buyer organization that may see it (public, whitelisted, or
+ * holding a live binding) sees `view: "shared"`: no `accessControl.allowedOrganizations`, no share-scope filter.
+ */
+export class ConnectionResponseDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ enum: ['owner', 'shared'] }) view: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ nullable: true, type: String }) description: string | null;
+  @ApiProperty({ format: 'uuid' }) sourceCatalogId: string;
+  @ApiProperty({ type: OrganizationSummaryDto }) sourceOrganization: OrganizationSummaryDto;
+  @ApiProperty({ type: CatalogSummaryDto }) catalog: CatalogSummaryDto;
+  @ApiProperty() shareMode: string;
+  @ApiProperty({ type: AccessControlDocDto }) accessControl: {
+    mode: string;
+    allowedOrganizations?: string[];
+  };
+  @ApiPropertyOptional({ type: ShareScopeDocDto }) shareScope?: unknown;
+  @ApiProperty({ type: DefaultReceiverConfigDocDto, nullable: true }) defaultReceiverConfig: unknown;
+  @ApiProperty({ type: PropagationEventsDocDto }) propagationEvents: unknown;
+  @ApiProperty({ enum: CONNECTION_STATUSES }) status: string;
+  @ApiPropertyOptional({ type: 'integer', description: 'Owner view: bindings by state' })
+  activeBindings?: number;
+  @ApiProperty() createdAt: string;
+  @ApiProperty() updatedAt: string;
+}
+
+export class CreateShareLinkDto {
+  @ApiPropertyOptional({ format: 'date-time', description: 'Must be in the future; default: never expires' })
+  @IsOptional()
+  @IsDateString()
+  expiresAt?: string;
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Default: unlimited' })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  maxUses?: number;
+}
+
+export class ShareLinkResponseDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ description: 'The link (shown only here): {PUBLIC_BASE_URL}/connect/share/{code}' })
+  shareUrl: string;
+  @ApiProperty({
+    description: 'The share code (also the last path segment of shareUrl); present as shareCode when binding',
+  })
+  code: string;
+  @ApiProperty({ description: 'PNG data URL of a QR code of shareUrl' }) qrCode: string;
+  @ApiProperty({ nullable: true, type: String }) expiresAt: string | null;
+  @ApiProperty({ nullable: true, type: 'integer' }) maxUses: number | null;
+  @ApiProperty({ type: 'integer' }) uses: number;
+}
+
+export class ShareLinkInfoDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ nullable: true, type: String }) expiresAt: string | null;
+  @ApiProperty({ nullable: true, type: 'integer' }) maxUses: number | null;
+  @ApiProperty({ type: 'integer' }) uses: number;
+  @ApiProperty({ nullable: true, type: String }) revokedAt: string | null;
+  @ApiProperty() createdAt: string;
+}
+
+export class SharedConnectionDto {
+  @ApiProperty({ format: 'uuid' }) connectionId: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ type: OrganizationSummaryDto }) sourceOrganization: OrganizationSummaryDto;
+  @ApiProperty({ type: CatalogSummaryDto }) catalog: CatalogSummaryDto;
+  @ApiProperty() shareMode: string;
+  @ApiProperty({ enum: ACCESS_MODES }) accessMode: string;
+  @ApiProperty({ enum: CONNECTION_STATUSES }) status: string;
+  @ApiProperty({ nullable: true, type: String }) expiresAt: string | null;
+  @ApiProperty({ nullable: true, type: 'integer', description: 'Uses left after this one; null = unlimited' })
+  remainingUses: number | null;
+}
+
+export class SupplierBindingDto {
+  @ApiProperty({ format: 'uuid' }) id: string;
+  @ApiProperty({ format: 'uuid' }) connectionId: string;
+  @ApiProperty({ type: OrganizationSummaryDto }) buyerOrganization: OrganizationSummaryDto;
+  @ApiProperty({ enum: BINDING_STATUSES }) status: string;
+  @ApiProperty({ enum: ['public', 'whitelist', 'approval', 'share_link'] }) admittedVia: string;
+  @ApiProperty({ nullable: true, type: String }) reviewNote: string | null;
+  @ApiProperty({ nullable: true, type: String }) reviewedAt: string | null;
+  @ApiProperty() createdAt: string;
+}
+
+export class BindingListQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: BINDING_STATUSES }) @IsOptional() @IsIn(BINDING_STATUSES) status?: string;
+}

@@ -1,0 +1,153 @@
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ConfigChecker, filterFieldIds, isCron, parseConfig } from './sync-config.validation.js';
+
+function problems(parse: (checker: ConfigChecker) => unknown): string[] {
+  try {
+    parseConfig(parse);
+    return [];
+  } catch (error) {
+    if (!(error instanceof AppException)) {
+      throw error;
+    }
+    return (error.options.details ?? []).map((detail) => String(detail.field));
+  }
+}
+
+describe('supply-chain configuration validators', () => {
+  it('fills defaults', () => {
+    const checker = new ConfigChecker();
+    expect(checker.fieldMapping(undefined, 'm')).toEqual({ rules: [], unmappedFields: 'ignore' });
+    expect(checker.receiverFilter(undefined, 'r')).toEqual({ acceptMode: 'auto' });
+    expect(checker.conflictResolution(undefined, 'c')).toEqual({
+      defaultStrategy: 'keep_upstream',
+      fieldStrategies: {},
+    });
+    expect(checker.accessControl(undefined, 'a')).toEqual({ mode: 'approval', allowedOrganizations: [] });
+    expect(checker.shareScope(undefined, 's')).toEqual({ type: 'all' });
+    expect(checker.propagationEvents({ batchMerge: true }, 'p')).toEqual({
+      eventTypes: ['row_created', 'row_updated', 'row_deleted', 'field_value_changed'],
+      batchMerge: true,
+      batchWindowSeconds: 300,
+    });
+    expect(checker.errors).toEqual([]);
+  });
+
+  it('normalizes filter groups and both unit-conversion forms', () => {
+    const group = parseConfig((c) =>
+      c.filterGroup(
+        {
+          logic: 'or',
+          conditions: [{ field: 'a', operator: 'in', values: [1, 2] }],
+          groups: [{ operator: 'AND', conditions: [{ fieldId: 'b', operator: 'is_empty' }] }],
+        },
+        'g',
+      ),
+    );
+    expect(group).toEqual({
+      operator: 'OR',
+      conditions: [{ fieldId: 'a', operator: 'in', value: [1, 2] }],
+      groups: [{ operator: 'AND', conditions: [{ fieldId: 'b', operator: 'is_empty' }], groups: [] }],
+    });
+    expect(filterFieldIds(group)).toEqual(['a', 'b']);
+    const mapping = parseConfig((c) =>
+      c.fieldMapping(
+        {
+          rules: [
+            {
+              sourceFieldId: 'w',
+              targetFieldId: 'w',
+              transformType: 'unit_convert',
+              unitConversion: { fromUnit: 'kg', toUnit: 'lb', rate: 2.2 },
+            },
+            {
+              sourceFieldId: 'p',
+              targetFieldId: 'p',
+              transformType: 'unit_convert',
+              unitConversion: {
+                sourceUnit: 'USD',
+                targetUnit: 'EUR',
+                conversionType: 'currency',
+                fixedRate: 0.9,
+              },
+            },
+          ],
+        },
+        'm',
+      ),
+    );
+    expect(mapping?.rules.map((rule) => rule.unitConversion)).toEqual([
+      { sourceUnit: 'kg', targetUnit: 'lb', rate: 2.2 },
+      { sourceUnit: 'USD', targetUnit: 'EUR', conversionType: 'currency', fixedRate: 0.9, rate: 0.9 },
+    ]);
+  });
+
+  it('reports every wrong enum with its path', () => {
+    expect(
+      problems((c) =>
+        c.fieldMapping(
+          {
+            unmappedFields: 'keep',
+            rules: [
+              { sourceFieldId: 's', targetFieldId: 't', transformType: 'magic', propagationMode: 'both' },
+              { sourceFieldIds: ['a'], targetFieldId: 't', transformType: 'merge' },
+              { sourceFieldId: 's', targetFieldIds: ['x', 'y'], transformType: 'split' },
+            ],
+          },
+          'm',
+        ),
+      ),
+    ).toEqual([
+      'm.unmappedFields',
+      'm.rules[0].transformType',
+      'm.rules[0].propagationMode',
+      'm.rules[1].sourceFieldIds',
+    ]);
+    expect(
+      problems((c) =>
+        c.receiverFilter(
+          { acceptMode: 'x', manualAcceptRules: { defaultAction: 'y', autoAcceptIf: { operator: 'NAND' } } },
+          'r',
+        ),
+      ),
+    ).toEqual([
+      'r.acceptMode',
+      'r.manualAcceptRules.defaultAction',
+      'r.manualAcceptRules.autoAcceptIf.operator',
+    ]);
+    expect(
+      problems((c) =>
+        c.filterGroup(
+          {
+            conditions: [
+              { fieldId: 'a', operator: 'range', value: [1] },
+              { fieldId: 'b', operator: 'gt', value: true },
+            ],
+          },
+          'g',
+        ),
+      ),
+    ).toEqual(['g.conditions[0].value', 'g.conditions[1].value']);
+  });
+
+  it('checks connector schedules with cron-parser', () => {
+    expect(isCron('*/5 * * * *', 'UTC')).toBe(true);
+    expect(isCron('0 0 8 * * 1-5', 'Europe/Paris')).toBe(true);
+    expect(isCron('61 * * * *', 'UTC')).toBe(false);
+    expect(isCron('every day', 'UTC')).toBe(false);
+    expect(problems((c) => c.connectorConfig({ syncMode: 'scheduled' }, 'k'))).toEqual(['k.scheduleConfig']);
+    expect(
+      problems((c) =>
+        c.connectorConfig(
+          { syncMode: 'scheduled', scheduleConfig: { cron: '* * * * *', timezone: 'Nowhere/City' } },
+          'k',
+        ),
+      ),
+    ).toEqual(['k.scheduleConfig.timezone']);
+    expect(parseConfig((c) => c.connectorConfig({}, 'k'))).toEqual({
+      fieldMapping: { rules: [], unmappedFields: 'ignore' },
+      syncMode: 'realtime',
+      conflictResolution: 'source_wins',
+      bidirectional: false,
+    });
+  });
+});

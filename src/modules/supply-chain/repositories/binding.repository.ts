@@ -1,0 +1,180 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type {
+  Admission,
+  BindingRecord,
+  BindingStatus,
+  ConflictResolution,
+  FieldMapping,
+  ReceiverFilter,
+} from '../domain/supply-chain.types.js';
+import { countOf, firstOf, type Paging, rowsOf } from './sql.js';
+
+const COLUMNS = `b.id, b.organization_id AS "organizationId", b.orderbook_id AS "orderBookId", b.connection_id AS "connectionId",
+  b.supplier_organization_id AS "supplierOrganizationId", b.catalog_id AS "catalogId", b.field_mapping AS "fieldMapping",
+  b.receiver_filter AS "receiverFilter", b.conflict_resolution AS "conflictResolution", b.status, b.admitted_via AS "admittedVia",
+  b.share_link_id AS "shareLinkId", b.review_note AS "reviewNote", b.reviewed_by AS "reviewedBy", b.reviewed_at AS "reviewedAt",
+  b.activated_at AS "activatedAt", b.created_by AS "createdBy", b.created_at AS "createdAt", b.updated_at AS "updatedAt"`;
+
+export interface NewBinding {
+  organizationId: string;
+  orderBookId: string;
+  connectionId: string;
+  supplierOrganizationId: string;
+  catalogId: string;
+  fieldMapping: FieldMapping;
+  receiverFilter: ReceiverFilter;
+  conflictResolution: ConflictResolution;
+  status: BindingStatus;
+  admittedVia: Admission;
+  shareLinkId: string | null;
+  createdBy: string;
+}
+
+/** Bindings: owned by the buyer (organization_id); the supplier reaches them by supplier_organization_id. */
+@Injectable()
+export class BindingRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async insert(input: NewBinding): Promise<BindingRecord> {
+    return (await firstOf<BindingRecord>(
+      this.tx,
+      `INSERT INTO orderbook_bindings AS b (organization_id, orderbook_id, connection_id, supplier_organization_id, catalog_id, field_mapping,
+              receiver_filter, conflict_resolution, status, admitted_via, share_link_id, created_by, activated_at)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9, $10, $11, $12, CASE WHEN $9 = 'active' THEN now() END)
+       RETURNING ${COLUMNS}`,
+      [
+        input.organizationId,
+        input.orderBookId,
+        input.connectionId,
+        input.supplierOrganizationId,
+        input.catalogId,
+        JSON.stringify(input.fieldMapping),
+        JSON.stringify(input.receiverFilter),
+        JSON.stringify(input.conflictResolution),
+        input.status,
+        input.admittedVia,
+        input.shareLinkId,
+        input.createdBy,
+      ],
+    )) as BindingRecord;
+  }
+
+  /** A live (pending or active) binding of this order book to this connection. */
+  findLive(orderBookId: string, connectionId: string): Promise<BindingRecord | null> {
+    return firstOf<BindingRecord>(
+      this.tx,
+      `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.orderbook_id = $1 AND b.connection_id = $2 AND b.status IN ('pending', 'active')`,
+      [orderBookId, connectionId],
+    );
+  }
+
+  /** The buyer's view: a binding of one of its order books. */
+  findForBuyer(organizationId: string, orderBookId: string, id: string): Promise<BindingRecord | null> {
+    return firstOf<BindingRecord>(
+      this.tx,
+      `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.organization_id = $1 AND b.orderbook_id = $2 AND b.id = $3`,
+      [organizationId, orderBookId, id],
+    );
+  }
+
+  /** The supplier's view: a binding of one of its connections. */
+  findForSupplier(
+    supplierOrganizationId: string,
+    connectionId: string,
+    id: string,
+    lock = false,
+  ): Promise<BindingRecord | null> {
+    return firstOf<BindingRecord>(
+      this.tx,
+      `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.supplier_organization_id = $1 AND b.connection_id = $2 AND b.id = $3${lock ? ' FOR UPDATE' : ''}`,
+      [supplierOrganizationId, connectionId, id],
+    );
+  }
+
+  findById(id: string): Promise<BindingRecord | null> {
+    return firstOf<BindingRecord>(this.tx, `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.id = $1`, [
+      id,
+    ]);
+  }
+
+  async listForOrderBook(
+    organizationId: string,
+    orderBookId: string,
+    status: BindingStatus | undefined,
+    paging: Paging,
+  ): Promise<{ items: BindingRecord[]; total: number }> {
+    const where = `FROM orderbook_bindings b WHERE b.organization_id = $1 AND b.orderbook_id = $2 AND ($3::text IS NULL OR b.status = $3)`;
+    const params = [organizationId, orderBookId, status ?? null];
+    const [items, total] = await Promise.all([
+      rowsOf<BindingRecord>(
+        this.tx,
+        `SELECT ${COLUMNS} ${where} ORDER BY b.created_at, b.id LIMIT $4 OFFSET $5`,
+        [...params, paging.limit, paging.offset],
+      ),
+      countOf(this.tx, `SELECT count(*) ${where}`, params),
+    ]);
+    return { items, total };
+  }
+
+  async listForConnection(
+    supplierOrganizationId: string,
+    connectionId: string,
+    status: BindingStatus | undefined,
+    paging: Paging,
+  ): Promise<{ items: BindingRecord[]; total: number }> {
+    const where = `FROM orderbook_bindings b WHERE b.supplier_organization_id = $1 AND b.connection_id = $2 AND ($3::text IS NULL OR b.status = $3)`;
+    const params = [supplierOrganizationId, connectionId, status ?? null];
+    const [items, total] = await Promise.all([
+      rowsOf<BindingRecord>(
+        this.tx,
+        `SELECT ${COLUMNS} ${where} ORDER BY b.created_at, b.id LIMIT $4 OFFSET $5`,
+        [...params, paging.limit, paging.offset],
+      ),
+      countOf(this.tx, `SELECT count(*) ${where}`, params),
+    ]);
+    return { items, total };
+  }
+
+  activeForConnection(connectionId: string): Promise<BindingRecord[]> {
+    return rowsOf<BindingRecord>(
+      this.tx,
+      `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.connection_id = $1 AND b.status = 'active' ORDER BY b.created_at, b.id`,
+      [connectionId],
+    );
+  }
+
+  activeForOrderBook(orderBookId: string): Promise<BindingRecord[]> {
+    return rowsOf<BindingRecord>(
+      this.tx,
+      `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.orderbook_id = $1 AND b.status = 'active' ORDER BY b.created_at, b.id`,
+      [orderBookId],
+    );
+  }
+
+  /** Whether the organization has a pending or active binding to the connection (it may then see the connection). */
+  async organizationHasLiveBinding(organizationId: string, connectionId: string): Promise<boolean> {
+    return (
+      (await countOf(
+        this.tx,
+        `SELECT count(*) FROM orderbook_bindings WHERE organization_id = $1 AND connection_id = $2 AND status IN ('pending', 'active')`,
+        [organizationId, connectionId],
+      )) > 0
+    );
+  }
+
+  async decide(
+    id: string,
+    status: 'active' | 'rejected',
+    reviewer: string,
+    note: string | null,
+  ): Promise<BindingRecord> {
+    return (await firstOf<BindingRecord>(
+      this.tx,
+      `UPDATE orderbook_bindings b SET status = $2, reviewed_by = $3, reviewed_at = now(), review_note = $4, updated_at = now(),
+              activated_at = CASE WHEN $2 = 'active' THEN now() ELSE activated_at END
+        WHERE b.id = $1 RETURNING ${COLUMNS}`,
+      [id, status, reviewer, note],
+    )) as BindingRecord;
+  }
+}

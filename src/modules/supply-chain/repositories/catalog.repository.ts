@@ -1,0 +1,186 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { CatalogRecord, GeneratedField, OrderBookRecord } from '../domain/supply-chain.types.js';
+import { countOf, firstOf, type Paging, rowsOf } from './sql.js';
+
+const CATALOG_COLUMNS = `c.id, c.organization_id AS "organizationId", c.document_id AS "documentId", c.name, c.description,
+  c.catalog_type AS "catalogType", c.sharing_enabled AS "sharingEnabled", c.field_descriptions AS "fieldDescriptions", c.created_by AS "createdBy",
+  c.created_at AS "createdAt", c.updated_at AS "updatedAt"`;
+
+const ORDERBOOK_COLUMNS = `o.id, o.organization_id AS "organizationId", o.document_id AS "documentId", o.name, o.description,
+  o.generated_fields AS "generatedFields", o.field_descriptions AS "fieldDescriptions", o.source_connection_ids AS "sourceConnectionIds", o.created_by AS "createdBy",
+  o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
+
+/** Catalog and order-book records (the supply-chain side of their organization-level documents). */
+@Injectable()
+export class CatalogRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async insertCatalog(row: Omit<CatalogRecord, 'createdAt' | 'updatedAt'>): Promise<CatalogRecord> {
+    return (await firstOf<CatalogRecord>(
+      this.tx,
+      `INSERT INTO catalogs AS c (id, organization_id, document_id, name, description, catalog_type, sharing_enabled, field_descriptions, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9) RETURNING ${CATALOG_COLUMNS}`,
+      [
+        row.id,
+        row.organizationId,
+        row.documentId,
+        row.name,
+        row.description,
+        row.catalogType,
+        row.sharingEnabled,
+        JSON.stringify(row.fieldDescriptions),
+        row.createdBy,
+      ],
+    )) as CatalogRecord;
+  }
+
+  /**
+   * Retires the catalog or order book built on a document deleted through the document API (called in the
+   * deletion's transaction through DocumentDeletionListeners), so every lookup here only checks its own table.
+   */
+  async retireByDocument(documentUuid: string): Promise<void> {
+    await this.tx.manager.query(`UPDATE catalogs SET deleted_at = now() WHERE document_id = $1 AND deleted_at IS NULL`, [documentUuid]);
+    await this.tx.manager.query(`UPDATE orderbooks SET deleted_at = now() WHERE document_id = $1 AND deleted_at IS NULL`, [documentUuid]);
+  }
+
+  /** A live catalog of the organization (its document not deleted). */
+  findCatalog(organizationId: string, id: string): Promise<CatalogRecord | null> {
+    return firstOf<CatalogRecord>(
+      this.tx,
+      `SELECT ${CATALOG_COLUMNS} FROM catalogs c
+        WHERE c.organization_id = $1 AND c.id = $2 AND c.deleted_at IS NULL`,
+      [organizationId, id],
+    );
+  }
+
+  /** Without a tenant: for server-side work (propagation) and cross-organization summaries. */
+  findCatalogById(id: string): Promise<CatalogRecord | null> {
+    return firstOf<CatalogRecord>(
+      this.tx,
+      `SELECT ${CATALOG_COLUMNS} FROM catalogs c
+        WHERE c.id = $1 AND c.deleted_at IS NULL`,
+      [id],
+    );
+  }
+
+  findCatalogByDocument(documentId: string): Promise<CatalogRecord | null> {
+    return firstOf<CatalogRecord>(
+      this.tx,
+      `SELECT ${CATALOG_COLUMNS} FROM catalogs c WHERE c.document_id = $1 AND c.deleted_at IS NULL`,
+      [documentId],
+    );
+  }
+
+  async listCatalogs(
+    organizationId: string,
+    paging: Paging,
+  ): Promise<{ items: CatalogRecord[]; total: number }> {
+    const where = `FROM catalogs c WHERE c.organization_id = $1 AND c.deleted_at IS NULL`;
+    const [items, total] = await Promise.all([
+      rowsOf<CatalogRecord>(
+        this.tx,
+        `SELECT ${CATALOG_COLUMNS} ${where} ORDER BY c.created_at, c.id LIMIT $2 OFFSET $3`,
+        [organizationId, paging.limit, paging.offset],
+      ),
+      countOf(this.tx, `SELECT count(*) ${where}`, [organizationId]),
+    ]);
+    return { items, total };
+  }
+
+  async updateCatalog(
+    id: string,
+    changes: { name?: string; description?: string | null; catalogType?: string; sharingEnabled?: boolean },
+  ): Promise<CatalogRecord | null> {
+    return firstOf<CatalogRecord>(
+      this.tx,
+      `UPDATE catalogs c SET name = COALESCE($2, name), description = CASE WHEN $3::boolean THEN $4 ELSE description END,
+              catalog_type = COALESCE($5, catalog_type), sharing_enabled = COALESCE($6, sharing_enabled), updated_at = now()
+        WHERE id = $1 RETURNING ${CATALOG_COLUMNS}`,
+      [
+        id,
+        changes.name ?? null,
+        changes.description !== undefined,
+        changes.description ?? null,
+        changes.catalogType ?? null,
+        changes.sharingEnabled ?? null,
+      ],
+    );
+  }
+
+  async insertOrderBook(row: Omit<OrderBookRecord, 'createdAt' | 'updatedAt'>): Promise<OrderBookRecord> {
+    return (await firstOf<OrderBookRecord>(
+      this.tx,
+      `INSERT INTO orderbooks AS o (id, organization_id, document_id, name, description, generated_fields, field_descriptions, source_connection_ids, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::uuid[], $9) RETURNING ${ORDERBOOK_COLUMNS}`,
+      [
+        row.id,
+        row.organizationId,
+        row.documentId,
+        row.name,
+        row.description,
+        JSON.stringify(row.generatedFields),
+        JSON.stringify(row.fieldDescriptions),
+        row.sourceConnectionIds,
+        row.createdBy,
+      ],
+    )) as OrderBookRecord;
+  }
+
+  findOrderBook(organizationId: string, id: string): Promise<OrderBookRecord | null> {
+    return firstOf<OrderBookRecord>(
+      this.tx,
+      `SELECT ${ORDERBOOK_COLUMNS} FROM orderbooks o
+        WHERE o.organization_id = $1 AND o.id = $2 AND o.deleted_at IS NULL`,
+      [organizationId, id],
+    );
+  }
+
+  findOrderBookById(id: string): Promise<OrderBookRecord | null> {
+    return firstOf<OrderBookRecord>(
+      this.tx,
+      `SELECT ${ORDERBOOK_COLUMNS} FROM orderbooks o
+        WHERE o.id = $1 AND o.deleted_at IS NULL`,
+      [id],
+    );
+  }
+
+  async listOrderBooks(
+    organizationId: string,
+    paging: Paging,
+  ): Promise<{ items: OrderBookRecord[]; total: number }> {
+    const where = `FROM orderbooks o WHERE o.organization_id = $1 AND o.deleted_at IS NULL`;
+    const [items, total] = await Promise.all([
+      rowsOf<OrderBookRecord>(
+        this.tx,
+        `SELECT ${ORDERBOOK_COLUMNS} ${where} ORDER BY o.created_at, o.id LIMIT $2 OFFSET $3`,
+        [organizationId, paging.limit, paging.offset],
+      ),
+      countOf(this.tx, `SELECT count(*) ${where}`, [organizationId]),
+    ]);
+    return { items, total };
+  }
+
+  async addGeneratedFields(id: string, fields: GeneratedField[], connectionIds: string[]): Promise<void> {
+    await rowsOf(
+      this.tx,
+      `UPDATE orderbooks SET generated_fields = generated_fields || $2::jsonb,
+              source_connection_ids = ARRAY(SELECT DISTINCT unnest(source_connection_ids || $3::uuid[])), updated_at = now()
+        WHERE id = $1`,
+      [id, JSON.stringify(fields), connectionIds],
+    );
+  }
+
+  /** Organization names for summaries shown across tenants (a supplier's name to its buyers and back). */
+  async organizationNames(ids: string[]): Promise<Map<string, string>> {
+    if (ids.length === 0) {
+      return new Map();
+    }
+    const rows = await rowsOf<{ id: string; name: string }>(
+      this.tx,
+      `SELECT id, name FROM organizations WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+    return new Map(rows.map((row) => [row.id, row.name]));
+  }
+}

@@ -1,0 +1,190 @@
+import { Injectable } from '@nestjs/common';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type {
+  SyncChange,
+  SyncLogOutcome,
+  SyncLogRecord,
+  SyncRequestRecord,
+  SyncRequestStatus,
+} from '../domain/supply-chain.types.js';
+import { countOf, firstOf, type Paging, rowsOf } from './sql.js';
+
+const REQUEST_COLUMNS = `r.id, r.organization_id AS "organizationId", r.orderbook_id AS "orderBookId", r.binding_id AS "bindingId",
+  r.request_type AS "requestType", r.source, r.changes, r.status, r.message, r.document_request_id AS "documentRequestId",
+  r.product_info AS "productInfo", r.decided_by AS "decidedBy", r.decided_at AS "decidedAt", r.created_by AS "createdBy",
+  r.created_at AS "createdAt", r.updated_at AS "updatedAt"`;
+
+const LOG_COLUMNS = `g.id, g.organization_id AS "organizationId", g.orderbook_id AS "orderBookId", g.binding_id AS "bindingId",
+  g.connection_id AS "connectionId", g.catalog_id AS "catalogId", g.catalog_revision_id AS "catalogRevisionId",
+  g.catalog_revision_version::int AS "catalogRevisionVersion", g.event_type AS "eventType", g.source_row_id AS "sourceRowId",
+  g.target_row_id AS "targetRowId", g.outcome, g.reason, g.sync_request_id AS "syncRequestId", g.details, g.created_at AS "createdAt"`;
+
+export interface NewSyncRequest {
+  id: string;
+  organizationId: string;
+  orderBookId: string;
+  bindingId: string | null;
+  requestType: string;
+  source: Record<string, unknown>;
+  changes: SyncChange[];
+  status: SyncRequestStatus;
+  message: string | null;
+  documentRequestId: string | null;
+  productInfo: Record<string, unknown> | null;
+  decidedBy: string | null;
+  createdBy: string;
+}
+
+export interface NewSyncLog {
+  organizationId: string;
+  orderBookId: string;
+  bindingId?: string | null;
+  connectionId?: string | null;
+  catalogId?: string | null;
+  catalogRevisionId?: string | null;
+  catalogRevisionVersion?: number | null;
+  eventType?: string | null;
+  sourceRowId?: string | null;
+  targetRowId?: string | null;
+  outcome: SyncLogOutcome;
+  reason?: string | null;
+  syncRequestId?: string | null;
+  details?: Record<string, unknown> | null;
+  /** With bindingId: a second record with the same key is ignored (exactly-once logging). */
+  idempotencyKey?: string | null;
+}
+
+/** Order-book sync requests and sync logs (both owned by the buyer organization). */
+@Injectable()
+export class SyncRepository {
+  constructor(private readonly tx: TransactionHost) {}
+
+  async insertRequest(input: NewSyncRequest): Promise<SyncRequestRecord> {
+    return (await firstOf<SyncRequestRecord>(
+      this.tx,
+      `INSERT INTO orderbook_sync_requests AS r (id, organization_id, orderbook_id, binding_id, request_type, source, changes, status, message,
+              document_request_id, product_info, decided_by, decided_at, created_by)
+       VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9, $10, $11::jsonb, $12, CASE WHEN $8 <> 'pending' THEN now() END, $13)
+       RETURNING ${REQUEST_COLUMNS}`,
+      [
+        input.id,
+        input.organizationId,
+        input.orderBookId,
+        input.bindingId,
+        input.requestType,
+        JSON.stringify(input.source),
+        JSON.stringify(input.changes),
+        input.status,
+        input.message,
+        input.documentRequestId,
+        input.productInfo === null ? null : JSON.stringify(input.productInfo),
+        input.decidedBy,
+        input.createdBy,
+      ],
+    )) as SyncRequestRecord;
+  }
+
+  findRequest(
+    organizationId: string,
+    orderBookId: string,
+    id: string,
+    lock = false,
+  ): Promise<SyncRequestRecord | null> {
+    return firstOf<SyncRequestRecord>(
+      this.tx,
+      `SELECT ${REQUEST_COLUMNS} FROM orderbook_sync_requests r WHERE r.organization_id = $1 AND r.orderbook_id = $2 AND r.id = $3${lock ? ' FOR UPDATE' : ''}`,
+      [organizationId, orderBookId, id],
+    );
+  }
+
+  async listRequests(
+    organizationId: string,
+    orderBookId: string,
+    filter: { status?: SyncRequestStatus; bindingId?: string },
+    paging: Paging,
+  ): Promise<{ items: SyncRequestRecord[]; total: number }> {
+    const where = `FROM orderbook_sync_requests r WHERE r.organization_id = $1 AND r.orderbook_id = $2 AND ($3::text IS NULL OR r.status = $3)
+      AND ($4::uuid IS NULL OR r.binding_id = $4)`;
+    const params = [organizationId, orderBookId, filter.status ?? null, filter.bindingId ?? null];
+    const [items, total] = await Promise.all([
+      rowsOf<SyncRequestRecord>(
+        this.tx,
+        `SELECT ${REQUEST_COLUMNS} ${where} ORDER BY r.created_at DESC, r.id LIMIT $5 OFFSET $6`,
+        [...params, paging.limit, paging.offset],
+      ),
+      countOf(this.tx, `SELECT count(*) ${where}`, params),
+    ]);
+    return { items, total };
+  }
+
+  async decideRequest(
+    id: string,
+    status: 'accepted' | 'rejected',
+    userId: string,
+    message: string | null,
+  ): Promise<SyncRequestRecord> {
+    return (await firstOf<SyncRequestRecord>(
+      this.tx,
+      `UPDATE orderbook_sync_requests r SET status = $2, decided_by = $3, decided_at = now(), message = COALESCE($4, message), updated_at = now()
+        WHERE r.id = $1 RETURNING ${REQUEST_COLUMNS}`,
+      [id, status, userId, message],
+    )) as SyncRequestRecord;
+  }
+
+  /** Inserts log rows; rows whose (binding, idempotencyKey) was recorded before are skipped. Returns the inserted ones. */
+  async insertLogs(entries: NewSyncLog[]): Promise<SyncLogRecord[]> {
+    if (entries.length === 0) {
+      return [];
+    }
+    const payload = entries.map((entry) => ({
+      organization_id: entry.organizationId,
+      orderbook_id: entry.orderBookId,
+      binding_id: entry.bindingId ?? null,
+      connection_id: entry.connectionId ?? null,
+      catalog_id: entry.catalogId ?? null,
+      catalog_revision_id: entry.catalogRevisionId ?? null,
+      catalog_revision_version: entry.catalogRevisionVersion ?? null,
+      event_type: entry.eventType ?? null,
+      source_row_id: entry.sourceRowId ?? null,
+      target_row_id: entry.targetRowId ?? null,
+      outcome: entry.outcome,
+      reason: entry.reason ?? null,
+      sync_request_id: entry.syncRequestId ?? null,
+      details: entry.details ?? null,
+      idempotency_key: entry.idempotencyKey ?? null,
+    }));
+    return rowsOf<SyncLogRecord>(
+      this.tx,
+      `INSERT INTO orderbook_sync_logs AS g (organization_id, orderbook_id, binding_id, connection_id, catalog_id, catalog_revision_id,
+              catalog_revision_version, event_type, source_row_id, target_row_id, outcome, reason, sync_request_id, details, idempotency_key)
+       SELECT organization_id, orderbook_id, binding_id, connection_id, catalog_id, catalog_revision_id, catalog_revision_version, event_type,
+              source_row_id, target_row_id, outcome, reason, sync_request_id, details, idempotency_key
+         FROM jsonb_to_recordset($1::jsonb) AS x(organization_id uuid, orderbook_id uuid, binding_id uuid, connection_id uuid, catalog_id uuid,
+              catalog_revision_id uuid, catalog_revision_version bigint, event_type text, source_row_id text, target_row_id text, outcome text,
+              reason text, sync_request_id uuid, details jsonb, idempotency_key text)
+       ON CONFLICT (binding_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+       RETURNING ${LOG_COLUMNS}`,
+      [JSON.stringify(payload)],
+    );
+  }
+
+  async listLogs(
+    organizationId: string,
+    orderBookId: string,
+    filter: { bindingId?: string; outcome?: SyncLogOutcome },
+    paging: Paging,
+  ): Promise<{ items: SyncLogRecord[]; total: number }> {
+    const where = `FROM orderbook_sync_logs g WHERE g.organization_id = $1 AND g.orderbook_id = $2 AND ($3::uuid IS NULL OR g.binding_id = $3)
+      AND ($4::text IS NULL OR g.outcome = $4)`;
+    const params = [organizationId, orderBookId, filter.bindingId ?? null, filter.outcome ?? null];
+    const [items, total] = await Promise.all([
+      rowsOf<SyncLogRecord>(
+        this.tx,
+        `SELECT ${LOG_COLUMNS} ${where} ORDER BY g.created_at DESC, g.id LIMIT $5 OFFSET $6`,
+        [...params, paging.limit, paging.offset],
+      ),
+      countOf(this.tx, `SELECT count(*) ${where}`, params),
+    ]);
+    return { items, total };
+  }
+}

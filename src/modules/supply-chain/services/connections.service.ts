@@ -1,0 +1,538 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import QRCode from 'qrcode';
+import type { Principal } from '../../../common/auth/principal.js';
+import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { type Page, pageOf } from '../../../common/http/pagination.js';
+import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type {
+  Admission,
+  BindingStatus,
+  CatalogRecord,
+  ConnectionRecord,
+  ConnectionStatus,
+  ShareLinkRecord,
+} from '../domain/supply-chain.types.js';
+import type {
+  CatalogSummaryDto,
+  ConnectionResponseDto,
+  CreateConnectionDto,
+  CreateShareLinkDto,
+  SharedConnectionDto,
+  ShareLinkInfoDto,
+  ShareLinkResponseDto,
+  UpdateConnectionDto,
+} from '../dtos/connection.dto.js';
+import { ConfigChecker, filterFieldIds, unknownFieldDetails } from '../dtos/sync-config.validation.js';
+import { BindingRepository } from '../repositories/binding.repository.js';
+import { CatalogRepository } from '../repositories/catalog.repository.js';
+import { type ConnectionChanges, ConnectionRepository } from '../repositories/connection.repository.js';
+import { isUuid } from '../repositories/sql.js';
+import { toScField } from './field-helpers.js';
+import { CATALOG_DOC_TYPE, notFound, SupplyChainAccessService } from './supply-chain-access.service.js';
+
+export function hashShareCode(code: string): string {
+  return createHash('sha256').update(code).digest('hex');
+}
+
+function iso(date: Date | null): string | null {
+  return date ? new Date(date).toISOString() : null;
+}
+
+/** Allowed state changes of a connection (docs/supply-chain.md, "Connection states"). */
+const TRANSITIONS: Record<
+  'pause' | 'resume' | 'disable',
+  { from: ConnectionStatus[]; to: ConnectionStatus }
+> = {
+  pause: { from: ['active'], to: 'paused' },
+  resume: { from: ['paused'], to: 'active' },
+  disable: { from: ['active', 'paused'], to: 'disabled' },
+};
+
+/** How a buyer organization is let in, or null when it is not (docs/supply-chain.md, "Bindings"). */
+export interface Admission_ {
+  status: BindingStatus;
+  admittedVia: Admission;
+  shareLinkId: string | null;
+}
+
+/**
+ * Connections of a catalog (owned by the supplier), their states and share links, and what a buyer organization
+ * may see of them. Supplier owners/admins manage; every supplier member reads; a buyer organization sees the
+ * shared view of a connection that is public, lists it, or that it holds a live binding to — everything else is
+ * NOT_FOUND, exactly like an id that does not exist.
+ */
+@Injectable()
+export class ConnectionsService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly access: SupplyChainAccessService,
+    private readonly connections: ConnectionRepository,
+    private readonly catalogs: CatalogRepository,
+    private readonly bindings: BindingRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async create(
+    principal: Principal,
+    organizationId: string,
+    dto: CreateConnectionDto,
+    pathCatalogId?: string,
+  ): Promise<ConnectionResponseDto> {
+    await this.access.member(principal, organizationId, 'admin');
+    if (
+      pathCatalogId &&
+      dto.sourceCatalogId &&
+      pathCatalogId.toLowerCase() !== dto.sourceCatalogId.toLowerCase()
+    ) {
+      throw AppException.validation([
+        { field: 'sourceCatalogId', reason: 'sourceCatalogId and the catalog in the path differ' },
+      ]);
+    }
+    const catalogId = pathCatalogId ?? dto.sourceCatalogId;
+    if (!catalogId) {
+      throw AppException.validation([{ field: 'sourceCatalogId', reason: 'sourceCatalogId is required' }]);
+    }
+    const { catalog, ctx } = await this.access.catalog(principal, organizationId, catalogId, 'read');
+    if (!catalog.sharingEnabled) {
+      throw new AppException(ErrorCode.INVALID_STATE, {
+        details: [
+          { field: 'sourceCatalogId', reason: 'sharing is disabled on this catalog (sharingEnabled false)' },
+        ],
+      });
+    }
+    const checker = new ConfigChecker();
+    const accessControl = checker.accessControl(dto.accessControl, 'accessControl');
+    const shareScope = checker.shareScope(dto.shareScope, 'shareScope');
+    const defaultReceiverConfig = checker.defaultReceiverConfig(
+      dto.defaultReceiverConfig,
+      'defaultReceiverConfig',
+    );
+    const propagationEvents = checker.propagationEvents(dto.propagationEvents, 'propagationEvents');
+    checker.done();
+    this.checkScopeFields(shareScope, new Set(ctx.document.metadata.fields.map((field) => field.id)));
+    const connection = await this.connections.insert({
+      organizationId,
+      catalogId: catalog.id,
+      name: dto.name,
+      description: dto.description ?? null,
+      shareMode: dto.shareMode ?? 'multiple',
+      accessControl: accessControl ?? { mode: 'approval', allowedOrganizations: [] },
+      shareScope: shareScope ?? { type: 'all' },
+      defaultReceiverConfig,
+      propagationEvents: propagationEvents ?? {
+        eventTypes: ['row_created', 'row_updated', 'row_deleted', 'field_value_changed'],
+        batchMerge: false,
+        batchWindowSeconds: 300,
+      },
+      createdBy: principal.userId,
+    });
+    return this.toDto(connection, 'owner');
+  }
+
+  async list(
+    principal: Principal,
+    organizationId: string,
+    query: { page: number; pageSize: number; catalogId?: string; status?: string },
+  ): Promise<Page<ConnectionResponseDto>> {
+    await this.access.member(principal, organizationId);
+    const { items, total } = await this.connections.list(
+      organizationId,
+      { catalogId: query.catalogId, status: query.status as ConnectionStatus | undefined },
+      { limit: query.pageSize, offset: (query.page - 1) * query.pageSize },
+    );
+    const dtos: ConnectionResponseDto[] = [];
+    for (const connection of items) {
+      dtos.push(await this.toDto(connection, 'owner'));
+    }
+    return pageOf(dtos, total, query);
+  }
+
+  /** `GET /catalogs/{catalogId}/connections`: the catalog must be one of the organization's (else NOT_FOUND). */
+  async listForCatalog(
+    principal: Principal,
+    organizationId: string,
+    catalogId: string,
+    query: { page: number; pageSize: number; status?: string },
+  ): Promise<Page<ConnectionResponseDto>> {
+    const { catalog } = await this.access.catalog(principal, organizationId, catalogId, 'read');
+    return this.list(principal, organizationId, { ...query, catalogId: catalog.id });
+  }
+
+  /** The supplier's full record, or the shared view for a buyer organization allowed to see it; else NOT_FOUND. */
+  async get(
+    principal: Principal,
+    organizationId: string,
+    connectionId: string,
+  ): Promise<ConnectionResponseDto> {
+    await this.access.member(principal, organizationId);
+    const connection = isUuid(connectionId) ? await this.connections.findById(connectionId) : null;
+    if (!connection) {
+      throw notFound('connection');
+    }
+    if (connection.organizationId === organizationId) {
+      return this.toDto(connection, 'owner');
+    }
+    if (!(await this.visibleTo(organizationId, connection))) {
+      throw notFound('connection');
+    }
+    return this.toDto(connection, 'shared');
+  }
+
+  async update(
+    principal: Principal,
+    organizationId: string,
+    connectionId: string,
+    dto: UpdateConnectionDto,
+  ): Promise<ConnectionResponseDto> {
+    const connection = await this.owned(principal, organizationId, connectionId, 'admin');
+    if (connection.status === 'disabled') {
+      throw this.invalidState(connection, 'a disabled connection cannot be changed');
+    }
+    const checker = new ConfigChecker();
+    const changes: ConnectionChanges = {};
+    if (dto.name !== undefined) {
+      changes.name = dto.name;
+    }
+    if (dto.description !== undefined) {
+      changes.description = dto.description;
+    }
+    if (dto.shareMode !== undefined) {
+      changes.shareMode = dto.shareMode;
+    }
+    if (dto.accessControl !== undefined) {
+      changes.accessControl = checker.accessControl(dto.accessControl, 'accessControl');
+    }
+    if (dto.shareScope !== undefined) {
+      changes.shareScope = checker.shareScope(dto.shareScope, 'shareScope');
+    }
+    if (dto.defaultReceiverConfig !== undefined) {
+      changes.defaultReceiverConfig = checker.defaultReceiverConfig(
+        dto.defaultReceiverConfig,
+        'defaultReceiverConfig',
+      );
+    }
+    if (dto.propagationEvents !== undefined) {
+      changes.propagationEvents = checker.propagationEvents(dto.propagationEvents, 'propagationEvents');
+    }
+    checker.done();
+    if (changes.shareScope) {
+      const { ctx } = await this.access.catalog(principal, organizationId, connection.catalogId, 'read');
+      this.checkScopeFields(
+        changes.shareScope,
+        new Set(ctx.document.metadata.fields.map((field) => field.id)),
+      );
+    }
+    return this.toDto(await this.connections.update(connection.id, changes, principal.userId), 'owner');
+  }
+
+  async transition(
+    principal: Principal,
+    organizationId: string,
+    connectionId: string,
+    action: 'pause' | 'resume' | 'disable',
+  ): Promise<ConnectionResponseDto> {
+    return this.tx.run(async () => {
+      const connection = await this.owned(principal, organizationId, connectionId, 'admin', true);
+      const rule = TRANSITIONS[action];
+      if (!rule.from.includes(connection.status)) {
+        throw this.invalidState(
+          connection,
+          `${action} needs a connection in state ${rule.from.join(' or ')}; it is ${connection.status}`,
+        );
+      }
+      return this.toDto(await this.connections.setStatus(connection.id, rule.to, principal.userId), 'owner');
+    });
+  }
+
+  async createShareLink(
+    principal: Principal,
+    organizationId: string,
+    connectionId: string,
+    dto: CreateShareLinkDto,
+  ): Promise<ShareLinkResponseDto> {
+    const connection = await this.owned(principal, organizationId, connectionId, 'admin');
+    if (connection.status === 'disabled') {
+      throw this.invalidState(connection, 'a disabled connection cannot be shared');
+    }
+    const expiresAt = dto.expiresAt ? new Date(dto.expiresAt) : null;
+    if (expiresAt && expiresAt.getTime() <= Date.now()) {
+      throw AppException.validation([{ field: 'expiresAt', reason: 'expiresAt must be in the future' }]);
+    }
+    const code = randomBytes(18).toString('base64url');
+    const link = await this.connections.insertLink({
+      organizationId,
+      connectionId: connection.id,
+      codeHash: hashShareCode(code),
+      expiresAt,
+      maxUses: dto.maxUses ?? null,
+      createdBy: principal.userId,
+    });
+    const shareUrl = `${this.config.publicBaseUrl.replace(/\/+$/, '')}/connect/share/${code}`;
+    const qrCode = await QRCode.toDataURL(shareUrl, { errorCorrectionLevel: 'M', margin: 2, width: 256 });
+    return {
+      id: link.id,
+      shareUrl,
+      code,
+      qrCode,
+      expiresAt: iso(link.expiresAt),
+      maxUses: link.maxUses,
+      uses: link.uses,
+    };
+  }
+
+  async listShareLinks(
+    principal: Principal,
+    organizationId: string,
+    connectionId: string,
+  ): Promise<ShareLinkInfoDto[]> {
+    const connection = await this.owned(principal, organizationId, connectionId, 'admin');
+    return (await this.connections.listLinks(organizationId, connection.id)).map((link) =>
+      this.linkInfo(link),
+    );
+  }
+
+  async revokeShareLink(
+    principal: Principal,
+    organizationId: string,
+    connectionId: string,
+    linkId: string,
+  ): Promise<ShareLinkInfoDto> {
+    const connection = await this.owned(principal, organizationId, connectionId, 'admin');
+    const link = isUuid(linkId)
+      ? await this.connections.revokeLink(organizationId, connection.id, linkId)
+      : null;
+    if (!link) {
+      throw notFound('share link');
+    }
+    return this.linkInfo(link);
+  }
+
+  /**
+   * `GET /connect/share/{code}`: any signed-in user holding the code sees the connection's summary. Each call is
+   * one use; revoked, expired or used-up codes (and codes of disabled connections) answer 410.
+   */
+  async resolveShareCode(code: string): Promise<SharedConnectionDto> {
+    return this.tx.run(async () => {
+      const link = await this.usableLink(code, true);
+      const used = await this.connections.countUse(link.id);
+      const connection = (await this.connections.findById(link.connectionId)) as ConnectionRecord;
+      const dto = await this.toDto(connection, 'shared');
+      return {
+        connectionId: connection.id,
+        name: connection.name,
+        sourceOrganization: dto.sourceOrganization,
+        catalog: dto.catalog,
+        shareMode: connection.shareMode,
+        accessMode: connection.accessControl.mode,
+        status: connection.status,
+        expiresAt: iso(used.expiresAt),
+        remainingUses: used.maxUses === null ? null : Math.max(0, used.maxUses - used.uses),
+      };
+    });
+  }
+
+  /**
+   * A share link that may still be used: unknown → NOT_FOUND; revoked, expired, or its connection disabled →
+   * 410 SHARE_LINK_EXPIRED; `checkUses` and used up → 410 SHARE_LINK_EXHAUSTED.
+   */
+  async usableLink(code: string, checkUses: boolean): Promise<ShareLinkRecord> {
+    const link =
+      typeof code === 'string' && code.length > 0 && code.length <= 128
+        ? await this.connections.findLinkByHash(hashShareCode(code), true)
+        : null;
+    if (!link) {
+      throw notFound('share link');
+    }
+    const connection = await this.connections.findById(link.connectionId);
+    const payload = { expiresAt: iso(link.expiresAt), maxUses: link.maxUses, uses: link.uses };
+    if (link.revokedAt || !connection || connection.status === 'disabled') {
+      throw new AppException(ErrorCode.SHARE_LINK_EXPIRED, {
+        details: [{ reason: link.revokedAt ? 'the share link was revoked' : 'the connection is disabled' }],
+        payload,
+      });
+    }
+    if (link.expiresAt && new Date(link.expiresAt).getTime() <= Date.now()) {
+      throw new AppException(ErrorCode.SHARE_LINK_EXPIRED, {
+        details: [{ reason: `the share link expired at ${iso(link.expiresAt)}` }],
+        payload,
+      });
+    }
+    if (checkUses && link.maxUses !== null && link.uses >= link.maxUses) {
+      throw new AppException(ErrorCode.SHARE_LINK_EXHAUSTED, {
+        details: [{ reason: `the share link was used ${link.uses} of ${link.maxUses} times` }],
+        payload,
+      });
+    }
+    return link;
+  }
+
+  /** Whether a buyer organization may see the connection (public, listed, or holding a live binding). */
+  async visibleTo(organizationId: string, connection: ConnectionRecord): Promise<boolean> {
+    if (connection.organizationId === organizationId) {
+      return true;
+    }
+    if (
+      connection.accessControl.mode === 'public' ||
+      connection.accessControl.allowedOrganizations.includes(organizationId)
+    ) {
+      return true;
+    }
+    return this.bindings.organizationHasLiveBinding(organizationId, connection.id);
+  }
+
+  /**
+   * A connection a buyer organization may use (for order-book fields, previews, bindings); `shareCode` lets in a
+   * buyer outside the whitelist. NOT_FOUND when it may not see it.
+   */
+  async forBuyer(
+    organizationId: string,
+    connectionId: string,
+    shareCode?: string,
+  ): Promise<ConnectionRecord> {
+    const connection = isUuid(connectionId) ? await this.connections.findById(connectionId) : null;
+    if (!connection) {
+      throw notFound('connection');
+    }
+    if (await this.visibleTo(organizationId, connection)) {
+      return connection;
+    }
+    if (shareCode !== undefined) {
+      const link = await this.usableLink(shareCode, false);
+      if (link.connectionId === connection.id) {
+        return connection;
+      }
+    }
+    throw notFound('connection');
+  }
+
+  /**
+   * How a new binding of `organizationId` is admitted: public → active; whitelisted → active; approval mode for a
+   * listed organization, or a valid share code of this connection → pending (the supplier approves or rejects).
+   * Anyone else: NOT_FOUND. A disabled connection takes no bindings (INVALID_STATE).
+   */
+  async admit(organizationId: string, connection: ConnectionRecord, shareCode?: string): Promise<Admission_> {
+    if (connection.status === 'disabled') {
+      throw this.invalidState(connection, 'a disabled connection takes no new bindings');
+    }
+    const { mode, allowedOrganizations } = connection.accessControl;
+    const listed =
+      allowedOrganizations.includes(organizationId) || connection.organizationId === organizationId;
+    if (mode === 'public') {
+      return { status: 'active', admittedVia: 'public', shareLinkId: null };
+    }
+    if (mode === 'whitelist' && listed) {
+      return { status: 'active', admittedVia: 'whitelist', shareLinkId: null };
+    }
+    if (shareCode !== undefined) {
+      const link = await this.usableLink(shareCode, false);
+      if (link.connectionId === connection.id) {
+        return { status: 'pending', admittedVia: 'share_link', shareLinkId: link.id };
+      }
+    }
+    if (mode === 'approval' && listed) {
+      return { status: 'pending', admittedVia: 'approval', shareLinkId: null };
+    }
+    throw notFound('connection');
+  }
+
+  /** A connection of the supplier organization, with the caller holding at least `minimum` there. */
+  async owned(
+    principal: Principal,
+    organizationId: string,
+    connectionId: string,
+    minimum: 'guest' | 'admin',
+    lock = false,
+  ): Promise<ConnectionRecord> {
+    await this.access.member(principal, organizationId, minimum);
+    const connection = isUuid(connectionId)
+      ? await this.connections.find(organizationId, connectionId, lock)
+      : null;
+    if (!connection) {
+      throw notFound('connection');
+    }
+    return connection;
+  }
+
+  async catalogSummary(catalog: CatalogRecord, withFields: boolean): Promise<CatalogSummaryDto> {
+    const ctx = await this.access.openAsSystem(
+      catalog.createdBy,
+      catalog.organizationId,
+      CATALOG_DOC_TYPE,
+      catalog.id,
+    );
+    const fields = ctx.document.metadata.fields;
+    return {
+      id: catalog.id,
+      name: catalog.name,
+      catalogType: catalog.catalogType,
+      fieldCount: fields.length,
+      ...(withFields ? { fields: fields.map((field) => toScField(field, catalog.fieldDescriptions)) } : {}),
+    };
+  }
+
+  async toDto(connection: ConnectionRecord, view: 'owner' | 'shared'): Promise<ConnectionResponseDto> {
+    const catalog = await this.catalogs.findCatalogById(connection.catalogId);
+    if (!catalog) {
+      throw notFound('connection');
+    }
+    const names = await this.catalogs.organizationNames([connection.organizationId]);
+    const base: ConnectionResponseDto = {
+      id: connection.id,
+      view,
+      name: connection.name,
+      description: connection.description,
+      sourceCatalogId: connection.catalogId,
+      sourceOrganization: { id: connection.organizationId, name: names.get(connection.organizationId) ?? '' },
+      catalog: await this.catalogSummary(catalog, true),
+      shareMode: connection.shareMode,
+      accessControl: view === 'owner' ? connection.accessControl : { mode: connection.accessControl.mode },
+      defaultReceiverConfig: connection.defaultReceiverConfig,
+      propagationEvents: connection.propagationEvents,
+      status: connection.status,
+      createdAt: new Date(connection.createdAt).toISOString(),
+      updatedAt: new Date(connection.updatedAt).toISOString(),
+    };
+    if (view === 'owner') {
+      base.shareScope =
+        connection.shareScope.type === 'all'
+          ? { type: 'all' }
+          : { mode: 'filter', type: 'filter', filterGroup: connection.shareScope.filterGroup };
+    }
+    return base;
+  }
+
+  private checkScopeFields(scope: ConnectionRecord['shareScope'] | undefined, known: Set<string>): void {
+    if (scope?.type !== 'filter') {
+      return;
+    }
+    const details = unknownFieldDetails(
+      filterFieldIds(scope.filterGroup).map((id) => ['shareScope.filterGroup', id]),
+      known,
+      'the catalog',
+    );
+    if (details.length > 0) {
+      throw AppException.validation(details);
+    }
+  }
+
+  private invalidState(connection: ConnectionRecord, reason: string): AppException {
+    return new AppException(ErrorCode.INVALID_STATE, {
+      details: [{ field: 'status', reason }],
+      payload: { connectionId: connection.id, status: connection.status },
+    });
+  }
+
+  private linkInfo(link: ShareLinkRecord): ShareLinkInfoDto {
+    return {
+      id: link.id,
+      expiresAt: iso(link.expiresAt),
+      maxUses: link.maxUses,
+      uses: link.uses,
+      revokedAt: iso(link.revokedAt),
+      createdAt: new Date(link.createdAt).toISOString(),
+    };
+  }
+}

@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { DocumentContext } from '../../documents/services/document-access.service.js';
+import { RequestsService } from '../../documents/services/requests.service.js';
+import { RowsService } from '../../documents/services/rows.service.js';
+import type { CreateRequestDto } from '../../documents/dtos/request.dto.js';
+import type { BatchUpdateResultDto } from '../dtos/catalog.dto.js';
+
+const ROW_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+export const MAX_BATCH_ROWS = 1000;
+
+export interface RowOp {
+  operation: 'create' | 'update' | 'delete';
+  rowId: string;
+  /** ValueEntry array (objects of field id → Value are converted). */
+  values: Array<{ fieldId: string; value: unknown }>;
+  path: string;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** ValueEntry array from either form; null when the shape is neither. */
+export function valueEntries(values: unknown): Array<{ fieldId: string; value: unknown }> | null {
+  if (values === undefined || values === null) {
+    return [];
+  }
+  if (Array.isArray(values)) {
+    return values.every((entry) => isObject(entry) && typeof entry.fieldId === 'string')
+      ? (values as Array<{ fieldId: string; value: unknown }>)
+      : null;
+  }
+  if (isObject(values)) {
+    return Object.entries(values).map(([fieldId, value]) => ({ fieldId, value }));
+  }
+  return null;
+}
+
+/**
+ * Parses the batch forms: `{target: {row}, values, metadata?, operation?}` (the order-book form of spec 4.4) or
+ * `{id, values}`. A row with a target is updated, one without is created (id generated), `operation: delete`
+ * deletes. At most 1000 rows; every problem is reported at once.
+ */
+export function parseBatchRows(rows: unknown, path = 'rows'): RowOp[] {
+  const errors: ErrorDetail[] = [];
+  if (!Array.isArray(rows) || rows.length === 0 || rows.length > MAX_BATCH_ROWS) {
+    throw AppException.validation([
+      { field: path, reason: `${path} must be an array of 1 to ${MAX_BATCH_ROWS} rows` },
+    ]);
+  }
+  const ops: RowOp[] = [];
+  const seen = new Set<string>();
+  rows.forEach((raw: unknown, index) => {
+    const at = `${path}[${index}]`;
+    if (!isObject(raw)) {
+      errors.push({ field: at, reason: 'each row must be an object {target: {row}, values}' });
+      return;
+    }
+    const target = raw.target;
+    if (target !== undefined && !isObject(target)) {
+      errors.push({ field: `${at}.target`, reason: 'target must be an object {row}' });
+      return;
+    }
+    const given = (isObject(target) ? target.row : undefined) ?? raw.id ?? raw.rowId;
+    if (given !== undefined && (typeof given !== 'string' || !ROW_ID.test(given))) {
+      errors.push({ field: `${at}.target.row`, reason: 'row id must match ^[A-Za-z0-9_.:-]{1,128}$' });
+      return;
+    }
+    const operationRaw = raw.operation ?? (given === undefined ? 'create' : 'update');
+    if (operationRaw !== 'create' && operationRaw !== 'update' && operationRaw !== 'delete') {
+      errors.push({ field: `${at}.operation`, reason: 'operation must be one of create, update, delete' });
+      return;
+    }
+    if (operationRaw !== 'create' && given === undefined) {
+      errors.push({ field: `${at}.target.row`, reason: `${operationRaw} needs target.row` });
+      return;
+    }
+    const values = valueEntries(raw.values);
+    if (values === null) {
+      errors.push({
+        field: `${at}.values`,
+        reason: 'values must be an array of {fieldId, value} or an object of field id to Value',
+      });
+      return;
+    }
+    const rowId = (given as string | undefined) ?? randomUUID();
+    if (seen.has(rowId)) {
+      errors.push({ field: `${at}.target.row`, reason: `row ${rowId} appears twice` });
+      return;
+    }
+    seen.add(rowId);
+    ops.push({ operation: operationRaw, rowId, values, path: at });
+  });
+  if (errors.length > 0) {
+    throw AppException.validation(errors);
+  }
+  return ops;
+}
+
+/**
+ * Writes to catalog and order-book documents, only through the documents module's services. A batch without
+ * `requestId` becomes one request (one Change per row) merged at once: one revision, all or nothing. With
+ * `requestId` the changes are appended to that open request.
+ */
+@Injectable()
+export class DocumentWritesService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly requests: RequestsService,
+    private readonly rows: RowsService,
+  ) {}
+
+  async batch(
+    ctx: DocumentContext,
+    ops: RowOp[],
+    requestId: string | undefined,
+    title: string,
+    description?: string,
+  ): Promise<BatchUpdateResultDto> {
+    const counts = {
+      rowsCreated: ops.filter((op) => op.operation === 'create').length,
+      rowsUpdated: ops.filter((op) => op.operation === 'update').length,
+      rowsDeleted: ops.filter((op) => op.operation === 'delete').length,
+      rowIds: ops.map((op) => op.rowId),
+    };
+    return this.tx.run(async () => {
+      if (requestId) {
+        for (const op of ops) {
+          await this.withPath(op.path, async () => {
+            if (op.operation === 'create') {
+              await this.rows.create(ctx, { id: op.rowId, values: op.values }, { requestId });
+            } else if (op.operation === 'update') {
+              await this.rows.update(ctx, op.rowId, { values: op.values }, { requestId });
+            } else {
+              await this.rows.remove(ctx, op.rowId, { requestId });
+            }
+          });
+        }
+        return { requestId, merged: false, revisionId: null, ...counts };
+      }
+      const request = await this.openRequest(ctx, ops, title, description);
+      if (ctx.document.settings.workflow?.requiresApproval === true) {
+        return { requestId: request, merged: false, revisionId: null, ...counts };
+      }
+      const merged = await this.requests.merge(ctx, request);
+      return { requestId: request, merged: true, revisionId: merged.revision.id, ...counts };
+    });
+  }
+
+  /** An open request (explicit, not merged) carrying the row changes; returns its id. */
+  async openRequest(
+    ctx: DocumentContext,
+    ops: RowOp[],
+    title: string,
+    description?: string,
+  ): Promise<string> {
+    const dto: CreateRequestDto = {
+      title,
+      ...(description ? { description } : {}),
+      changes: ops.map((op) =>
+        op.operation === 'delete'
+          ? { type: 'row-delete', target: { kind: 'row', rowId: op.rowId } }
+          : {
+              type: op.operation === 'create' ? 'row-create' : 'row-update',
+              target: { kind: 'row', rowId: op.rowId },
+              newValue: { id: op.rowId, values: op.values },
+            },
+      ),
+    };
+    try {
+      // One bulk write: merged, it raises one data_bulk_operation event, not one event per row (docs/webhooks.md).
+      return (await this.requests.create(ctx, dto, { bulkId: randomUUID() })).id;
+    } catch (error) {
+      throw renamePaths(error, ops);
+    }
+  }
+
+  private async withPath(path: string, work: () => Promise<unknown>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      if (error instanceof AppException && error.options.details) {
+        throw new AppException(error.code, {
+          ...error.options,
+          details: error.options.details.map((detail) => ({
+            ...detail,
+            field: `${path}${detail.field ? `.${detail.field}` : ''}`,
+          })),
+        });
+      }
+      throw error;
+    }
+  }
+}
+
+/** `changes[i]…` paths of the documents module → `rows[i]…` of the batch body. */
+function renamePaths(error: unknown, ops: RowOp[]): unknown {
+  if (!(error instanceof AppException) || !error.options.details) {
+    return error;
+  }
+  const details = error.options.details.map((detail) => {
+    const match = typeof detail.field === 'string' ? /^changes\[(\d+)\](.*)$/.exec(detail.field) : null;
+    const op = match ? ops[Number(match[1])] : undefined;
+    return op && match ? { ...detail, field: `${op.path}${match[2] ?? ''}` } : detail;
+  });
+  return new AppException(error.code, { ...error.options, details });
+}

@@ -1,0 +1,353 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable } from '@nestjs/common';
+import type { Principal } from '../../../common/auth/principal.js';
+import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { type Page, pageOf } from '../../../common/http/pagination.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { DocumentContext } from '../../documents/services/document-access.service.js';
+import { RequestsService } from '../../documents/services/requests.service.js';
+import { OutboxService } from '../../events/outbox.service.js';
+import {
+  type BindingRecord,
+  type OrderBookRecord,
+  SYNC_CHANGE_OPERATIONS,
+  type SyncChange,
+  type SyncChangeOperation,
+  type SyncRequestRecord,
+  type SyncRequestStatus,
+} from '../domain/supply-chain.types.js';
+import type { SyncRequestResponseDto } from '../dtos/orderbook.dto.js';
+import { CatalogRepository } from '../repositories/catalog.repository.js';
+import { isUuid } from '../repositories/sql.js';
+import { SyncRepository } from '../repositories/sync.repository.js';
+import {
+  DocumentWritesService,
+  MAX_BATCH_ROWS,
+  type RowOp,
+  valueEntries,
+} from './document-writes.service.js';
+import { notFound, ORDERBOOK_DOC_TYPE, SupplyChainAccessService } from './supply-chain-access.service.js';
+
+const ROW_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** The body of `POST /orderbooks/{id}/requests`, and what the propagation passes to `createForBinding`. */
+export interface SyncRequestInput {
+  requestId?: string;
+  requestType?: string;
+  source?: Record<string, unknown>;
+  changes: unknown[];
+  /** pending (default): an open document request waits for accept/reject; accepted: merged at once; rejected: recorded only. */
+  status?: SyncRequestStatus;
+  message?: string;
+  productInfo?: Record<string, unknown>;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** Validates sync changes (`create_row` with values, `update_row` with rowId and values, `delete_row` with rowId). */
+export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: RowOp[] } {
+  if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_BATCH_ROWS) {
+    throw AppException.validation([
+      { field: 'changes', reason: `changes must be an array of 1 to ${MAX_BATCH_ROWS} changes` },
+    ]);
+  }
+  const errors: ErrorDetail[] = [];
+  const changes: SyncChange[] = [];
+  const ops: RowOp[] = [];
+  raw.forEach((change: unknown, index) => {
+    const at = `changes[${index}]`;
+    if (!isObject(change)) {
+      errors.push({ field: at, reason: 'each change must be an object {operation, rowId, values}' });
+      return;
+    }
+    const operation = change.operation;
+    if (typeof operation !== 'string' || !(SYNC_CHANGE_OPERATIONS as readonly string[]).includes(operation)) {
+      errors.push({
+        field: `${at}.operation`,
+        reason: `operation must be one of ${SYNC_CHANGE_OPERATIONS.join(', ')}`,
+      });
+      return;
+    }
+    const op = operation as SyncChangeOperation;
+    const rowIdRaw = change.rowId ?? (isObject(change.target) ? change.target.row : undefined);
+    if (rowIdRaw !== undefined && (typeof rowIdRaw !== 'string' || !ROW_ID.test(rowIdRaw))) {
+      errors.push({ field: `${at}.rowId`, reason: 'rowId must match ^[A-Za-z0-9_.:-]{1,128}$' });
+      return;
+    }
+    if (op !== 'create_row' && rowIdRaw === undefined) {
+      errors.push({ field: `${at}.rowId`, reason: `${op} needs rowId` });
+      return;
+    }
+    const values = op === 'delete_row' ? [] : valueEntries(change.values);
+    if (values === null) {
+      errors.push({
+        field: `${at}.values`,
+        reason: 'values must be an array of {fieldId, value} or an object of field id to Value',
+      });
+      return;
+    }
+    const rowId = (rowIdRaw as string | undefined) ?? randomUUID();
+    const sourceRowId = typeof change.sourceRowId === 'string' ? change.sourceRowId.slice(0, 128) : undefined;
+    changes.push({
+      operation: op,
+      rowId,
+      ...(op === 'delete_row' ? {} : { values }),
+      ...(sourceRowId ? { sourceRowId } : {}),
+    });
+    ops.push({
+      operation: op === 'create_row' ? 'create' : op === 'update_row' ? 'update' : 'delete',
+      rowId,
+      values,
+      path: at,
+    });
+  });
+  if (errors.length > 0) {
+    throw AppException.validation(errors);
+  }
+  return { changes, ops };
+}
+
+export function syncRequestDto(record: SyncRequestRecord): SyncRequestResponseDto {
+  return {
+    requestId: record.id,
+    orderBookId: record.orderBookId,
+    bindingId: record.bindingId,
+    requestType: record.requestType,
+    source: record.source,
+    changes: record.changes,
+    status: record.status,
+    message: record.message,
+    documentRequestId: record.documentRequestId,
+    productInfo: record.productInfo,
+    decidedBy: record.decidedBy,
+    decidedAt: record.decidedAt ? new Date(record.decidedAt).toISOString() : null,
+    createdBy: record.createdBy,
+    createdAt: new Date(record.createdAt).toISOString(),
+  };
+}
+
+/**
+ * Order-book sync requests (docs/supply-chain.md, "Sync requests"): a set of row changes proposed to an order book,
+ * carried by a document request on `orderbook/{id}`. `accepted` merges it (one revision), `pending` leaves it open
+ * until accept (merge) or reject (close), `rejected` records it only. Every creation records
+ * `orderbook_sync_request_created` (`requestId`, `orderBookId`, `productInfo`, plus `status`, `bindingId`,
+ * `requestType`) in the same transaction. Exported for the propagation (`createForBinding`, `decideAsSystem`).
+ */
+@Injectable()
+export class SyncRequestService {
+  constructor(
+    private readonly tx: TransactionHost,
+    private readonly access: SupplyChainAccessService,
+    private readonly catalogs: CatalogRepository,
+    private readonly repository: SyncRepository,
+    private readonly writes: DocumentWritesService,
+    private readonly requests: RequestsService,
+    private readonly outbox: OutboxService,
+  ) {}
+
+  /** `POST /orderbooks/{id}/requests`: owners, admins and members of the buyer (order-book write right). */
+  async create(
+    principal: Principal,
+    organizationId: string,
+    orderBookId: string,
+    input: SyncRequestInput,
+  ): Promise<SyncRequestResponseDto> {
+    const { orderBook, ctx } = await this.access.orderBook(principal, organizationId, orderBookId, 'write');
+    return syncRequestDto(await this.createIn(ctx, orderBook, input, null));
+  }
+
+  /**
+   * For the propagation: a sync request on the binding's order book, acting as the binding's creator (the buyer
+   * user who attached it). `input.source` should name the catalog revision; `requestType` defaults to `catalog_sync`.
+   */
+  async createForBinding(binding: BindingRecord, input: SyncRequestInput): Promise<SyncRequestRecord> {
+    const orderBook = await this.catalogs.findOrderBookById(binding.orderBookId);
+    if (!orderBook) {
+      throw notFound('order book');
+    }
+    const ctx = await this.access.openAsSystem(
+      binding.createdBy,
+      orderBook.organizationId,
+      ORDERBOOK_DOC_TYPE,
+      orderBook.id,
+    );
+    return this.createIn(ctx, orderBook, { requestType: 'catalog_sync', ...input }, binding.id);
+  }
+
+  async list(
+    principal: Principal,
+    organizationId: string,
+    orderBookId: string,
+    query: { page: number; pageSize: number; status?: string; bindingId?: string },
+  ): Promise<Page<SyncRequestResponseDto>> {
+    const { orderBook } = await this.access.orderBook(principal, organizationId, orderBookId, 'read');
+    const { items, total } = await this.repository.listRequests(
+      organizationId,
+      orderBook.id,
+      { status: query.status as SyncRequestStatus | undefined, bindingId: query.bindingId },
+      { limit: query.pageSize, offset: (query.page - 1) * query.pageSize },
+    );
+    return pageOf(items.map(syncRequestDto), total, query);
+  }
+
+  async get(
+    principal: Principal,
+    organizationId: string,
+    orderBookId: string,
+    requestId: string,
+  ): Promise<SyncRequestResponseDto> {
+    const { orderBook } = await this.access.orderBook(principal, organizationId, orderBookId, 'read');
+    const record = isUuid(requestId)
+      ? await this.repository.findRequest(organizationId, orderBook.id, requestId)
+      : null;
+    if (!record) {
+      throw notFound('sync request');
+    }
+    return syncRequestDto(record);
+  }
+
+  /** pending → accepted (merges the document request) or rejected (closes it); other states INVALID_STATE. */
+  async decide(
+    principal: Principal,
+    organizationId: string,
+    orderBookId: string,
+    requestId: string,
+    decision: 'accept' | 'reject',
+    message?: string,
+  ): Promise<SyncRequestResponseDto> {
+    const { orderBook, ctx } = await this.access.orderBook(principal, organizationId, orderBookId, 'write');
+    return syncRequestDto(await this.decideIn(ctx, orderBook, requestId, decision, message));
+  }
+
+  /** For the propagation (e.g. a batch window closing): decide as the binding's creator. */
+  async decideAsSystem(
+    binding: BindingRecord,
+    requestId: string,
+    decision: 'accept' | 'reject',
+    message?: string,
+  ): Promise<SyncRequestRecord> {
+    const orderBook = await this.catalogs.findOrderBookById(binding.orderBookId);
+    if (!orderBook) {
+      throw notFound('order book');
+    }
+    const ctx = await this.access.openAsSystem(
+      binding.createdBy,
+      orderBook.organizationId,
+      ORDERBOOK_DOC_TYPE,
+      orderBook.id,
+    );
+    return this.decideIn(ctx, orderBook, requestId, decision, message);
+  }
+
+  private async decideIn(
+    ctx: DocumentContext,
+    orderBook: OrderBookRecord,
+    requestId: string,
+    decision: 'accept' | 'reject',
+    message?: string,
+  ): Promise<SyncRequestRecord> {
+    return this.tx.run(async () => {
+      const record = isUuid(requestId)
+        ? await this.repository.findRequest(orderBook.organizationId, orderBook.id, requestId, true)
+        : null;
+      if (!record) {
+        throw notFound('sync request');
+      }
+      if (record.status !== 'pending') {
+        throw new AppException(ErrorCode.INVALID_STATE, {
+          details: [
+            {
+              field: 'status',
+              reason: `only pending sync requests can be decided; this one is ${record.status}`,
+            },
+          ],
+          payload: { requestId: record.id, status: record.status },
+        });
+      }
+      if (record.documentRequestId) {
+        if (decision === 'accept') {
+          await this.requests.merge(ctx, record.documentRequestId);
+        } else {
+          await this.requests.close(ctx, record.documentRequestId);
+        }
+      }
+      return this.repository.decideRequest(
+        record.id,
+        decision === 'accept' ? 'accepted' : 'rejected',
+        ctx.principal.userId,
+        message ?? null,
+      );
+    });
+  }
+
+  private async createIn(
+    ctx: DocumentContext,
+    orderBook: OrderBookRecord,
+    input: SyncRequestInput,
+    bindingId: string | null,
+  ): Promise<SyncRequestRecord> {
+    const { changes, ops } = parseSyncChanges(input.changes);
+    const requested = input.status ?? 'pending';
+    const id = input.requestId?.toLowerCase() ?? randomUUID();
+    const requestType = input.requestType ?? 'manual';
+    return this.tx.run(async () => {
+      if (await this.repository.findRequest(orderBook.organizationId, orderBook.id, id)) {
+        throw new AppException(ErrorCode.ALREADY_EXISTS, {
+          details: [{ field: 'requestId', reason: 'a sync request with this id exists' }],
+          payload: { requestId: id },
+        });
+      }
+      const title = `Sync request ${id} (${requestType}, ${changes.length} changes)`;
+      let documentRequestId: string | null = null;
+      let status: SyncRequestStatus = requested;
+      if (requested === 'accepted') {
+        const written = await this.writes.batch(ctx, ops, undefined, title, input.message);
+        documentRequestId = written.requestId;
+        // The order book's workflow requires approval: its request stays open, so the sync request waits too.
+        status = written.merged ? 'accepted' : 'pending';
+      } else if (requested === 'pending') {
+        documentRequestId = await this.writes.openRequest(ctx, ops, title, input.message);
+      }
+      const productInfo = input.productInfo ?? {
+        changes: changes.length,
+        rowIds: changes.slice(0, 20).map((change) => change.rowId),
+      };
+      const record = await this.repository.insertRequest({
+        id,
+        organizationId: orderBook.organizationId,
+        orderBookId: orderBook.id,
+        bindingId,
+        requestType,
+        source: input.source ?? {},
+        changes,
+        status,
+        message: input.message ?? null,
+        documentRequestId,
+        productInfo,
+        decidedBy: status === 'pending' ? null : ctx.principal.userId,
+        createdBy: ctx.principal.userId,
+      });
+      await this.outbox.record({
+        event: 'orderbook_sync_request_created',
+        organizationId: orderBook.organizationId,
+        workspaceId: null,
+        docType: ORDERBOOK_DOC_TYPE,
+        docId: orderBook.id,
+        triggeredBy: ctx.principal.userId,
+        payload: {
+          requestId: record.id,
+          orderBookId: orderBook.id,
+          productInfo,
+          status,
+          requestType,
+          bindingId,
+          documentRequestId,
+        },
+      });
+      return record;
+    });
+  }
+}

@@ -1,0 +1,81 @@
+import { Module, type OnModuleInit } from '@nestjs/common';
+import { DocumentDeletionListeners } from '../documents/services/document-deletion-listeners.js';
+import { DocumentsModule } from '../documents/documents.module.js';
+import { TenancyModule } from '../tenancy/tenancy.module.js';
+import { CatalogsController } from './controllers/catalogs.controller.js';
+import { ConnectionsController, ShareLinksController } from './controllers/connections.controller.js';
+import { ConnectorsController } from './controllers/connectors.controller.js';
+import { OrderBooksController } from './controllers/orderbooks.controller.js';
+import { BindingRepository } from './repositories/binding.repository.js';
+import { CatalogRepository } from './repositories/catalog.repository.js';
+import { ConnectionRepository } from './repositories/connection.repository.js';
+import { ConnectorRepository } from './repositories/connector.repository.js';
+import { SyncRepository } from './repositories/sync.repository.js';
+import { BindingsService } from './services/bindings.service.js';
+import { CatalogsService } from './services/catalogs.service.js';
+import { ConnectionsService } from './services/connections.service.js';
+import { ConnectorsService } from './services/connectors.service.js';
+import { DocumentWritesService } from './services/document-writes.service.js';
+import { OrderBooksService } from './services/orderbooks.service.js';
+import { SupplyChainAccessService } from './services/supply-chain-access.service.js';
+import { SupplyChainDirectory } from './services/supply-chain-directory.service.js';
+import { SyncLogService } from './services/sync-log.service.js';
+import { SyncRequestService } from './services/sync-requests.service.js';
+
+/**
+ * Supply-chain resources (spec 2.14, 3, 4.8; docs/supply-chain.md): catalogs, connections and share links, order
+ * books, bindings, sync requests and logs, connectors. The propagation and connector runs live in
+ * supply-chain-sync, which uses the exports below (the service API is listed in docs/supply-chain.md).
+ */
+@Module({
+  imports: [TenancyModule, DocumentsModule],
+  // ShareLinksController is served at the host root (HOST_ROOT_ROUTES: connect/share/…).
+  controllers: [
+    CatalogsController,
+    ConnectionsController,
+    ShareLinksController,
+    OrderBooksController,
+    ConnectorsController,
+  ],
+  providers: [
+    CatalogRepository,
+    ConnectionRepository,
+    BindingRepository,
+    SyncRepository,
+    ConnectorRepository,
+    SupplyChainAccessService,
+    DocumentWritesService,
+    CatalogsService,
+    ConnectionsService,
+    OrderBooksService,
+    BindingsService,
+    SyncRequestService,
+    SyncLogService,
+    ConnectorsService,
+    SupplyChainDirectory,
+  ],
+  exports: [
+    SupplyChainDirectory,
+    SyncLogService,
+    SyncRequestService,
+    SupplyChainAccessService,
+    ConnectionsService,
+    // Read by supply-chain-sync's adapter; prefer SupplyChainDirectory for new code.
+    CatalogRepository,
+    ConnectionRepository,
+    BindingRepository,
+    SyncRepository,
+    ConnectorRepository,
+  ],
+})
+export class SupplyChainModule implements OnModuleInit {
+  constructor(
+    private readonly deletions: DocumentDeletionListeners,
+    private readonly catalogs: CatalogRepository,
+  ) {}
+
+  /** A catalog or order book deleted through `/doc` leaves the supply-chain routes with it (same transaction). */
+  onModuleInit(): void {
+    this.deletions.register((document) => this.catalogs.retireByDocument(document.uuid));
+  }
+}

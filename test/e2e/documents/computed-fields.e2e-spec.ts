@@ -1,0 +1,521 @@
+import request from 'supertest';
+import type { TestUser } from '../../factories/users.factory.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import {
+  addToWorkspace,
+  bearer,
+  createDocument,
+  createRow,
+  type DocHandle,
+  newUser,
+  seedRows,
+  valueOf,
+} from './documents.fixtures.js';
+
+interface RowDto {
+  id: string;
+  version: number;
+  values: { fieldId: string; value: Record<string, unknown> }[];
+}
+
+describe('documents: computed fields (formulas, lookups, rollups)', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let orders: DocHandle;
+  let products: DocHandle;
+
+  const PRODUCT_FIELDS = [
+    { id: 'name', name: 'Name', type: 'text' },
+    { id: 'price', name: 'Price', type: 'number' },
+    { id: 'label', name: 'Label', type: 'formula', formula: 'UPPER({name}) & " @ " & {price}' },
+  ];
+  const ORDER_FIELDS = [
+    { id: 'title', name: 'Title', type: 'text' },
+    { id: 'qty', name: 'Qty', type: 'number' },
+    { id: 'due', name: 'Due', type: 'date' },
+    { id: 'items', name: 'Items', type: 'relation' },
+    {
+      id: 'prices',
+      name: 'Prices',
+      type: 'lookup',
+      lookup: { relationFieldId: 'items', targetFieldId: 'price' },
+    },
+    {
+      id: 'total',
+      name: 'Total',
+      type: 'rollup',
+      rollup: { relationFieldId: 'items', targetFieldId: 'price', agg: 'sum' },
+    },
+    {
+      id: 'lines',
+      name: 'Lines',
+      type: 'rollup',
+      rollup: { relationFieldId: 'items', targetFieldId: 'price', agg: 'count' },
+    },
+    { id: 'amount', name: 'Amount', type: 'formula', formula: '{qty} * {total}' },
+    { id: 'big', name: 'Big', type: 'formula', formula: 'IF({amount} >= 100, "big", "small")' },
+    { id: 'ratio', name: 'Ratio', type: 'formula', formula: '{total} / {qty}' },
+    { id: 'late', name: 'Late', type: 'formula', formula: 'DATEDIFF({due}, TODAY())' },
+  ];
+
+  const putMetadata = (doc: DocHandle, fields: unknown[], properties?: unknown[]): request.Test =>
+    request(t.http)
+      .put(`${doc.path}/metadata`)
+      .set(bearer(owner))
+      .send({ fields, ...(properties ? { properties } : {}) });
+  const row = async (doc: DocHandle, id: string): Promise<RowDto> =>
+    (await request(t.http).get(`${doc.path}/data/${id}`).set(bearer(owner)).expect(200)).body
+      .payload as RowDto;
+  const value = async (doc: DocHandle, id: string, fieldId: string): Promise<unknown> => {
+    const found = valueOf(await row(doc, id), fieldId);
+    return found === undefined ? undefined : Object.values(found)[0];
+  };
+  const query = async (
+    doc: DocHandle,
+    body: Record<string, unknown>,
+  ): Promise<{ items: RowDto[]; groups?: unknown[] }> =>
+    (await request(t.http).post(`${doc.path}/data/query`).set(bearer(owner)).send(body).expect(200)).body
+      .payload;
+  const ref = (rowId: string): Record<string, string> => ({
+    docType: products.docType,
+    docId: products.docId,
+    rowId,
+  });
+
+  beforeAll(async () => {
+    t = await createTestApp({ LOG_LEVEL: 'error' });
+    owner = await newUser(t.http);
+    products = await createDocument(t.http, owner, { docType: 'cf-products', fields: PRODUCT_FIELDS });
+    orders = await createDocument(t.http, owner, { docType: 'cf-orders', fields: ORDER_FIELDS });
+    await createRow(t.http, owner, products, { id: 'p1', values: { name: 'apple', price: 10 } });
+    await createRow(t.http, owner, products, { id: 'p2', values: { name: 'pear', price: 25 } });
+    await createRow(t.http, owner, products, { id: 'p3', values: { name: 'fig' } });
+    await createRow(t.http, owner, orders, {
+      id: 'o1',
+      values: { title: 'one', qty: 2, due: '2020-01-01', items: [ref('p1'), ref('p2')] },
+    });
+    await createRow(t.http, owner, orders, {
+      id: 'o2',
+      values: { title: 'two', qty: 10, items: [ref('p1')] },
+    });
+    await createRow(t.http, owner, orders, { id: 'o3', values: { title: 'three', qty: 0 } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('stores the inferred result type and computes formulas on write', async () => {
+    const metadata = (await request(t.http).get(`${orders.path}/metadata`).set(bearer(owner)).expect(200))
+      .body.payload;
+    const types = Object.fromEntries(
+      metadata.fields.map((field: { id: string; resultType?: string }) => [field.id, field.resultType]),
+    );
+    expect(types).toMatchObject({ amount: 'number', big: 'text', ratio: 'number', late: 'number' });
+    expect(await value(products, 'p1', 'label')).toBe('APPLE @ 10');
+    expect(await value(products, 'p3', 'label')).toBe('FIG @ ');
+  });
+
+  it('computes lookups and rollups across two documents, and formulas over them; runtime errors leave the cell empty', async () => {
+    const o1 = await row(orders, 'o1');
+    expect(valueOf(o1, 'prices')).toEqual({ list: [10, 25] });
+    expect(valueOf(o1, 'total')).toEqual({ number: 35 });
+    expect(valueOf(o1, 'lines')).toEqual({ number: 2 });
+    expect(valueOf(o1, 'amount')).toEqual({ number: 70 });
+    expect(valueOf(o1, 'big')).toEqual({ text: 'small' });
+    expect(valueOf(o1, 'ratio')).toEqual({ number: 17.5 });
+    expect(await value(orders, 'o2', 'amount')).toBe(100);
+    expect(await value(orders, 'o2', 'big')).toBe('big');
+    // o3: no links, qty 0: total 0, ratio = 0 / 0 → empty cell, not a failed request.
+    expect(await value(orders, 'o3', 'total')).toBe(0);
+    expect(await value(orders, 'o3', 'prices')).toBeUndefined();
+    expect(await value(orders, 'o3', 'ratio')).toBeUndefined();
+    // NOW()/TODAY() formulas are evaluated at read time.
+    const late = (await value(orders, 'o1', 'late')) as number;
+    expect(late).toBeGreaterThan(2000);
+  });
+
+  it('recomputes after a change on either side, without a revision of the dependent document', async () => {
+    const revisionsBefore = (
+      await request(t.http).get(`${orders.path}/revisions`).set(bearer(owner)).expect(200)
+    ).body.payload;
+    const versionBefore = (await row(orders, 'o1')).version;
+    await request(t.http)
+      .put(`${products.path}/data/p2`)
+      .set(bearer(owner))
+      .send({ values: { price: 90 } })
+      .expect(200);
+    expect(await value(orders, 'o1', 'total')).toBe(100);
+    expect(await value(orders, 'o1', 'amount')).toBe(200);
+    expect(await value(orders, 'o1', 'big')).toBe('big');
+    expect((await row(orders, 'o1')).version).toBe(versionBefore);
+    const revisionsAfter = (
+      await request(t.http).get(`${orders.path}/revisions`).set(bearer(owner)).expect(200)
+    ).body.payload;
+    expect(JSON.stringify(revisionsAfter)).toBe(JSON.stringify(revisionsBefore));
+    // The source side: relinking and changing inputs.
+    await request(t.http)
+      .put(`${orders.path}/data/o3`)
+      .set(bearer(owner))
+      .send({ values: { qty: 3, items: [ref('p2'), ref('p3')] } })
+      .expect(200);
+    expect(await value(orders, 'o3', 'prices')).toEqual([90]);
+    expect(await value(orders, 'o3', 'lines')).toBe(1);
+    expect(await value(orders, 'o3', 'amount')).toBe(270);
+    // Deleting a target row takes it out of the lookups.
+    await request(t.http).delete(`${products.path}/data/p2`).set(bearer(owner)).expect(200);
+    expect(await value(orders, 'o1', 'prices')).toEqual([10]);
+    expect(await value(orders, 'o3', 'total')).toBe(0);
+  });
+
+  it('filters, sorts and groups by formulas, lookups and rollups in both query shapes', async () => {
+    const ids = (items: RowDto[]): string[] => items.map((item) => item.id);
+    expect(ids((await query(orders, { sorts: [{ field: 'amount', direction: 'desc' }] })).items)).toEqual([
+      'o2',
+      'o1',
+      'o3',
+    ]);
+    expect(ids((await query(orders, { sort: [{ field: 'total', order: 'asc' }] })).items)).toEqual([
+      'o3',
+      'o1',
+      'o2',
+    ]);
+    expect(
+      ids(
+        (
+          await query(orders, {
+            filter: { and: [{ field: 'amount', op: 'gte', value: 20 }] },
+            sort: [{ field: 'id', order: 'asc' }],
+          })
+        ).items,
+      ),
+    ).toEqual(['o1', 'o2']);
+    expect(
+      ids(
+        (
+          await query(orders, {
+            filters: {
+              logic: 'and',
+              conditions: [{ field: 'big', operator: 'eq', value: 'big' }],
+              groups: [],
+            },
+          })
+        ).items,
+      ),
+    ).toEqual(['o2']);
+    expect(
+      ids(
+        (
+          await query(orders, {
+            filters: {
+              logic: 'and',
+              conditions: [{ field: 'prices', operator: 'eq', value: 10 }],
+              groups: [],
+            },
+            sorts: [{ field: 'id', direction: 'asc' }],
+          })
+        ).items,
+      ),
+    ).toEqual(['o1', 'o2']);
+    expect(
+      ids((await query(orders, { filter: { and: [{ field: 'late', op: 'gt', value: 100 }] } })).items),
+    ).toEqual(['o1']);
+    expect(
+      ids(
+        (
+          await query(orders, {
+            sort: [
+              { field: 'late', order: 'desc' },
+              { field: 'id', order: 'asc' },
+            ],
+          })
+        ).items,
+      ),
+    ).toEqual(['o2', 'o3', 'o1']);
+    const grouped = await query(orders, {
+      groupBy: { fields: ['big'], aggregations: [{ kind: 'count' }, { kind: 'sum', field: 'amount' }] },
+    });
+    expect(grouped.groups).toHaveLength(2);
+    const list = await request(t.http)
+      .get(`${orders.path}/data?sort=amount:asc`)
+      .set(bearer(owner))
+      .expect(200);
+    expect(ids(list.body.payload.items)).toEqual(['o3', 'o1', 'o2']);
+    const byRollup = await query(orders, {
+      groupBy: { fields: ['lines'], aggregations: [{ kind: 'count' }] },
+    });
+    expect(byRollup.groups).toHaveLength(2);
+    // Lookups (lists) sort and group by their JSON value; empty lists last.
+    const byPrices = await query(orders, {
+      sort: [
+        { field: 'prices', order: 'asc' },
+        { field: 'id', order: 'asc' },
+      ],
+    });
+    expect(ids(byPrices.items)).toEqual(['o1', 'o2', 'o3']);
+    const byLookup = await query(orders, {
+      groupBy: { fields: ['prices'], aggregations: [{ kind: 'count' }] },
+    });
+    expect(byLookup.groups).toHaveLength(2);
+    const config = {
+      filters: { logic: 'and', conditions: [{ field: 'total', operator: 'gt', value: 0 }], groups: [] },
+      sorts: [{ field: 'amount', direction: 'asc' }],
+    };
+    await request(t.http)
+      .post(`${orders.path}/views`)
+      .set(bearer(owner))
+      .send({ id: 'cf-view', name: 'Computed', type: 'table', config })
+      .expect(201);
+    const viewed = await request(t.http)
+      .get(`${orders.path}/data?viewId=cf-view`)
+      .set(bearer(owner))
+      .expect(200);
+    expect(ids(viewed.body.payload.items)).toEqual(['o1', 'o2']);
+  });
+
+  it('refuses bad formulas, cycles and removing what a computed field depends on, naming field and position', async () => {
+    const refuse = async (fields: unknown[], properties?: unknown[]): Promise<Record<string, unknown>[]> => {
+      const res = await putMetadata(orders, fields, properties).expect(400);
+      expect(res.body.code).toBe('VALIDATION_ERROR');
+      return res.body.details;
+    };
+    const base = ORDER_FIELDS.filter((field) => field.id !== 'late');
+    expect(await refuse([...base, { id: 'bad', name: 'Bad', type: 'formula', formula: '{qty} +' }])).toEqual([
+      expect.objectContaining({ field: 'fields[10].formula', fieldId: 'bad', position: 7 }),
+    ]);
+    expect(
+      (await refuse([...base, { id: 'bad', name: 'Bad', type: 'formula', formula: '1 + {nope}' }]))[0],
+    ).toMatchObject({ fieldId: 'bad', position: 4, reason: expect.stringContaining('unknown field {nope}') });
+    expect(
+      (await refuse([...base, { id: 'bad', name: 'Bad', type: 'formula', formula: 'FROB(1)' }]))[0],
+    ).toMatchObject({ position: 0, reason: expect.stringContaining('unknown function FROB') });
+    expect(
+      (await refuse([...base, { id: 'bad', name: 'Bad', type: 'formula', formula: 'ROUND(1, 2, 3)' }]))[0]
+        .reason,
+    ).toMatch(/ROUND expects 1 to 2 arguments/);
+    expect(
+      (await refuse([...base, { id: 'bad', name: 'Bad', type: 'formula', formula: '{title} * 2' }]))[0],
+    ).toMatchObject({ position: 0, reason: expect.stringContaining('expects numbers, got text') });
+    const cycle = await refuse([
+      ...base,
+      { id: 'a', name: 'A', type: 'formula', formula: '{b} + 1' },
+      { id: 'b', name: 'B', type: 'formula', formula: '{a} * 2' },
+    ]);
+    expect(cycle[0].reason).toMatch(/circular reference: a → b → a/);
+    const self = await refuse([...base, { id: 'a', name: 'A', type: 'formula', formula: '{a} + 1' }]);
+    expect(self[0].reason).toMatch(/circular/);
+    // Through a lookup on a self relation: c looks up d over `rel`, d reads c.
+    const viaLookup = await refuse([
+      ...base,
+      { id: 'rel', name: 'Rel', type: 'relation' },
+      { id: 'c', name: 'C', type: 'lookup', lookup: { relationFieldId: 'rel', targetFieldId: 'd' } },
+      { id: 'd', name: 'D', type: 'formula', formula: 'COUNT({c})' },
+    ]);
+    expect(viaLookup[0].reason).toMatch(/circular reference/);
+    const deleted = await refuse(base.filter((field) => field.id !== 'qty'));
+    expect(deleted[0]).toMatchObject({ fieldId: 'qty', dependents: ['amount', 'ratio'] });
+    const retyped = await refuse(
+      base.map((field) => (field.id === 'qty' ? { ...field, type: 'text' } : field)),
+    );
+    expect(retyped[0]).toMatchObject({ fieldId: 'qty', dependents: ['amount', 'ratio'] });
+    const relationGone = await refuse(base.filter((field) => field.id !== 'items'));
+    expect(relationGone[0]).toMatchObject({ fieldId: 'items', dependents: ['prices', 'total', 'lines'] });
+    // A field that lookups of another document read.
+    const external = await putMetadata(
+      products,
+      PRODUCT_FIELDS.filter((field) => field.id === 'name'),
+    ).expect(400);
+    expect(external.body.details[0]).toMatchObject({
+      fieldId: 'price',
+      dependents: [
+        `cf-orders/${orders.docId}:prices`,
+        `cf-orders/${orders.docId}:total`,
+        `cf-orders/${orders.docId}:lines`,
+      ],
+    });
+  });
+
+  it('recomputes every row when a formula is added or changed', async () => {
+    const fields = [
+      ...ORDER_FIELDS,
+      { id: 'half', name: 'Half', type: 'formula', formula: 'ROUND({amount} / 2)' },
+    ];
+    await putMetadata(orders, fields).expect(200);
+    expect(await value(orders, 'o2', 'half')).toBe(50);
+    await putMetadata(
+      orders,
+      fields.map((field) => (field.id === 'half' ? { ...field, formula: '{amount} & "!"' } : field)),
+    ).expect(200);
+    expect(await value(orders, 'o2', 'half')).toBe('100!');
+  });
+
+  it('computes property formulas that aggregate rows and read other properties', async () => {
+    await putMetadata(orders, ORDER_FIELDS, [
+      { id: 'budget', name: 'Budget', type: 'number' },
+      { id: 'spent', name: 'Spent', type: 'formula', formula: 'SUM({amount})' },
+      { id: 'left', name: 'Left', type: 'formula', formula: '{budget} - {spent}' },
+      { id: 'rows', name: 'Rows', type: 'formula', formula: 'COUNT(*) & " rows, avg qty " & AVG({qty})' },
+    ]).expect(200);
+    const bad = await putMetadata(orders, ORDER_FIELDS, [
+      { id: 'x', name: 'X', type: 'formula', formula: '{qty} + 1' },
+    ]).expect(400);
+    expect(bad.body.details[0]).toMatchObject({ field: 'properties[0].formula', fieldId: 'x', position: 0 });
+    await request(t.http)
+      .patch(`${orders.path}/properties`)
+      .set(bearer(owner))
+      .send({ properties: { budget: 1000 } })
+      .expect(200);
+    const props = (await request(t.http).get(`${orders.path}/properties`).set(bearer(owner)).expect(200)).body
+      .payload;
+    const byId = Object.fromEntries(
+      props.properties.map((entry: { fieldId: string; value: Record<string, unknown> }) => [
+        entry.fieldId,
+        Object.values(entry.value)[0],
+      ]),
+    );
+    // amounts: o1 2*10 = 20, o2 10*10 = 100, o3 3*0 = 0
+    expect(byId).toMatchObject({ budget: 1000, spent: 120, left: 880, rows: '3 rows, avg qty 5' });
+  });
+
+  it('recomputes a target row linked from many rows, tells webhooks, and hides targets the reader cannot read', async () => {
+    const viewer = await newUser(t.http);
+    await addToWorkspace(t.dataSource, owner, viewer, 'viewer');
+    const secret = await createDocument(t.http, owner, {
+      docType: 'cf-secret',
+      fields: [{ id: 'price', name: 'Price', type: 'number' }],
+      settings: { permissions: { view: ['role:editor'] } },
+    });
+    await createRow(t.http, owner, secret, { id: 's1', values: { price: 7 } });
+    const notes = await createDocument(t.http, owner, {
+      docType: 'cf-notes',
+      fields: [
+        { id: 'title', name: 'Title', type: 'text' },
+        { id: 'link', name: 'Link', type: 'relation' },
+        {
+          id: 'spend',
+          name: 'Spend',
+          type: 'rollup',
+          rollup: { relationFieldId: 'link', targetFieldId: 'price', agg: 'max' },
+        },
+        { id: 'double', name: 'Double', type: 'formula', formula: '{spend} * 2' },
+      ],
+    });
+    const count = 150;
+    await seedRows(
+      t.dataSource,
+      notes,
+      Array.from({ length: count }, (_, i) => ({ id: `n${i}`, values: { title: `note ${i}` } })),
+    );
+    const link = [{ docType: secret.docType, docId: secret.docId, rowId: 's1' }];
+    await request(t.http)
+      .post(`${notes.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([
+        {
+          target: { rows: Array.from({ length: count }, (_, i) => `n${i}`), field: 'link' },
+          value: { relation: link },
+        },
+      ])
+      .expect(200);
+    expect(await value(notes, 'n149', 'double')).toBe(14);
+    await request(t.http)
+      .put(`${secret.path}/data/s1`)
+      .set(bearer(owner))
+      .send({ values: { price: 8 } })
+      .expect(200);
+    const stale = await t.dataSource.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM document_rows r JOIN documents d ON d.id = r.document_id
+        WHERE d.doc_id = $1 AND NOT (r."values" @> '{"spend": 8, "double": 16}'::jsonb)`,
+      [notes.docId],
+    );
+    expect(stale[0].n).toBe(0);
+    const events = await t.dataSource.query<{ event: string; payload: Record<string, unknown> }[]>(
+      `SELECT event_type AS event, payload FROM outbox WHERE doc_id = $1 AND payload->>'computed' = 'true'`,
+      [notes.docId],
+    );
+    expect(events).toEqual([
+      expect.objectContaining({
+        event: 'data_bulk_operation',
+        payload: expect.objectContaining({ rowsUpdated: count, revisionId: null }),
+      }),
+    ]);
+    // One more edit to a single linked row: a row event with the values.
+    await request(t.http)
+      .put(`${notes.path}/data/n0`)
+      .set(bearer(owner))
+      .send({ values: { link: null } })
+      .expect(200);
+    expect(await value(notes, 'n0', 'spend')).toBeUndefined();
+    // A viewer who cannot read cf-secret sees neither the rollup nor the formula over it, and cannot query them.
+    const asViewer = (await request(t.http).get(`${notes.path}/data/n1`).set(bearer(viewer)).expect(200)).body
+      .payload as RowDto;
+    expect(valueOf(asViewer, 'title')).toEqual({ text: 'note 1' });
+    expect(valueOf(asViewer, 'spend')).toBeUndefined();
+    expect(valueOf(asViewer, 'double')).toBeUndefined();
+    await request(t.http)
+      .post(`${notes.path}/data/query`)
+      .set(bearer(viewer))
+      .send({ sort: [{ field: 'double', order: 'asc' }] })
+      .expect(400);
+    expect(await value(notes, 'n1', 'double')).toBe(16);
+  });
+
+  it('shows computed values of a draft (open request) without touching the merged rows', async () => {
+    const open = await request(t.http)
+      .post(`${orders.path}/requests`)
+      .set(bearer(owner))
+      .send({ title: 'draft' })
+      .expect(201);
+    const reqId = open.body.payload.id as string;
+    const before = (await value(orders, 'o2', 'amount')) as number;
+    await request(t.http)
+      .put(`${orders.path}/data/o2?requestId=${reqId}`)
+      .set(bearer(owner))
+      .send({ values: { qty: 1 } })
+      .expect(200);
+    await request(t.http)
+      .post(`${orders.path}/data?requestId=${reqId}`)
+      .set(bearer(owner))
+      .send({ id: 'o9', values: { qty: 4, items: [ref('p1')] } })
+      .expect(201);
+    const draftRow = (
+      await request(t.http).get(`${orders.path}/data/o2?requestId=${reqId}`).set(bearer(owner)).expect(200)
+    ).body.payload as RowDto;
+    expect(valueOf(draftRow, 'amount')).toEqual({ number: before / 10 });
+    const created = (
+      await request(t.http).get(`${orders.path}/data/o9?requestId=${reqId}`).set(bearer(owner)).expect(200)
+    ).body.payload as RowDto;
+    expect(valueOf(created, 'amount')).toEqual({ number: 40 });
+    const sorted = await request(t.http)
+      .post(`${orders.path}/data/query?requestId=${reqId}`)
+      .set(bearer(owner))
+      .send({ sort: [{ field: 'amount', order: 'desc' }] })
+      .expect(200);
+    expect(sorted.body.payload.items[0].id).toBe('o9');
+    expect(await value(orders, 'o2', 'amount')).toBe(before);
+  });
+
+  it('refuses a cycle of lookups through another document', async () => {
+    const orderRef = { docType: orders.docType, docId: orders.docId, rowId: 'o1' };
+    await putMetadata(products, [
+      ...PRODUCT_FIELDS,
+      { id: 'ord', name: 'Orders', type: 'relation' },
+      { id: 'back', name: 'Back', type: 'lookup', lookup: { relationFieldId: 'ord', targetFieldId: 'bk' } },
+    ]).expect(200);
+    await request(t.http)
+      .put(`${products.path}/data/p1`)
+      .set(bearer(owner))
+      .send({ values: { ord: [orderRef] } })
+      .expect(200);
+    const bk = {
+      id: 'bk',
+      name: 'Bk',
+      type: 'rollup',
+      rollup: { relationFieldId: 'items', targetFieldId: 'back', agg: 'count' },
+    };
+    const res = await putMetadata(orders, [...ORDER_FIELDS, bk]).expect(400);
+    expect(res.body.details[0]).toMatchObject({
+      fieldId: 'bk',
+      reason: `circular reference through other documents: cf-orders/${orders.docId}:bk → cf-products/${products.docId}:back → cf-orders/${orders.docId}:bk`,
+    });
+  });
+});
