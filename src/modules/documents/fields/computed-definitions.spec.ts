@@ -64,6 +64,20 @@ describe('computed field definitions', () => {
     ).toMatch(/empty formula/);
   });
 
+  it('refuses lookups and rollups as properties, which have no relations to follow', () => {
+    const refused = details(() =>
+      checkComputedDefinitions(FIELDS, [
+        { id: 'p', name: 'P', type: 'formula', formula: 'SUM({qty})' },
+        { id: 'l', name: 'L', type: 'lookup', lookup: { relationFieldId: 'rel', targetFieldId: 'price' } },
+        { id: 'r', name: 'R', type: 'rollup', rollup: { relationFieldId: 'rel', targetFieldId: 'price', agg: 'sum' } },
+      ]),
+    );
+    expect(refused).toEqual([
+      expect.objectContaining({ field: 'properties[1].type', fieldId: 'l', reason: expect.stringMatching(/cannot be a lookup/) }),
+      expect.objectContaining({ field: 'properties[2].type', fieldId: 'r', reason: expect.stringMatching(/cannot be a rollup/) }),
+    ]);
+  });
+
   it('refuses deleting or retyping a field others depend on, naming them', () => {
     const without = FIELDS.filter((field) => field.id !== 'qty');
     expect(details(() => checkDependents(FIELDS, without))).toEqual([

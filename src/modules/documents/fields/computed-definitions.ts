@@ -233,16 +233,24 @@ export function checkComputedDefinitions(
   const errors: ErrorDetail[] = [];
   const checkedFields = checkList(fields, paths.fields, errors);
   const checkedProperties = checkList(properties, paths.properties, errors, checkedFields);
-  fields.forEach((field, index) => {
-    if (field.type === 'formula' && (typeof field.formula !== 'string' || field.formula.trim() === '')) {
-      if (!errors.some((error) => error.fieldId === field.id)) {
-        errors.push({
-          field: `${paths.fields}[${index}].formula`,
-          fieldId: field.id,
-          position: 0,
-          reason: 'formula is required',
-        });
+  const requireFormulas = (list: readonly FieldDefinition[], path: string): void =>
+    list.forEach((field, index) => {
+      if (field.type === 'formula' && (typeof field.formula !== 'string' || field.formula.trim() === '')) {
+        if (!errors.some((error) => error.fieldId === field.id)) {
+          errors.push({ field: `${path}[${index}].formula`, fieldId: field.id, position: 0, reason: 'formula is required' });
+        }
       }
+    });
+  requireFormulas(fields, paths.fields);
+  requireFormulas(properties, paths.properties);
+  properties.forEach((property, index) => {
+    // A lookup or rollup follows one row's relation edges; the document's properties have none to follow.
+    if (property.type === 'lookup' || property.type === 'rollup') {
+      errors.push({
+        field: `${paths.properties}[${index}].type`,
+        fieldId: property.id,
+        reason: `a property cannot be a ${property.type}: it follows a row's relations; aggregate row fields in a property formula instead (SUM({amount}), COUNT(*))`,
+      });
     }
   });
   if (errors.length > 0) {

@@ -65,13 +65,19 @@ export class WebhookQueueRepository {
          SELECT w.id AS webhook_id, h.id AS delivery_id
            FROM webhooks w
            CROSS JOIN LATERAL (
-             SELECT d.id, d.manual, d.next_attempt_at FROM webhook_deliveries d
+             SELECT d.id, d.manual, d.next_attempt_at, d.queue_order FROM webhook_deliveries d
               WHERE d.webhook_id = w.id AND d.status IN ('pending', 'retrying')
               ORDER BY d.queue_order, d.created_at
               LIMIT 1) h
           WHERE (w.leased_until IS NULL OR w.leased_until < now())
             AND (w.status = 'active' OR h.manual)
             AND h.next_attempt_at <= now()
+            -- Instances dispatch the outbox concurrently, so a later event can be queued before an earlier one:
+            -- the head waits while an earlier event of the organization awaits its first dispatch (per-webhook order).
+            AND NOT EXISTS (
+              SELECT 1 FROM outbox o
+               WHERE o.dispatched_at IS NULL AND o.attempts = 0 AND o.seq < h.queue_order
+                 AND o.organization_id = w.organization_id)
           ORDER BY h.next_attempt_at
           LIMIT $1::int
             FOR UPDATE OF w SKIP LOCKED)
