@@ -65,7 +65,10 @@ export class ComputedFieldsService {
       plan.materialised.length + plan.volatile.length > 0 &&
       needsFullRecompute(input.metadata)
     ) {
-      changed.push(...(await this.recomputeAll(document.uuid, plan, now, changedFields)));
+      // A loop, not push(...ids): spreading a million ids overflows the call stack.
+      for (const id of await this.recomputeAll(document.uuid, plan, now, changedFields)) {
+        changed.push(id);
+      }
     } else if (plan.materialised.length > 0) {
       const written = [...input.rows.created, ...input.rows.updated];
       const selfLinked = sourcesOf(input.relationOps)
@@ -83,7 +86,9 @@ export class ComputedFieldsService {
         false,
         changedFields,
       );
-      changed.push(...recomputed.map((row) => row.id));
+      for (const row of recomputed) {
+        changed.push(row.id);
+      }
     }
     for (const id of changed) {
       seen.add(`${document.uuid}|${id}`);
