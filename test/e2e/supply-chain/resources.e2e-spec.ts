@@ -1721,6 +1721,49 @@ describe('supply chain: resources', () => {
     expect((await http().get(sc(C, '/catalogs')).set(bearer(cOwner)).expect(200)).body.payload.total).toBe(0);
   });
 
+  it('a batch appended to an open request is one write and, merged, one bulk event', async () => {
+    const requestId = (
+      await http()
+        .post(`${API}/doc/catalog/${catalogId}/requests?organizationId=${S.id}`)
+        .set(bearer(sOwner))
+        .send({ title: 'batch draft' })
+        .expect(201)
+    ).body.payload.id as string;
+    const batchPath = sc(S, `/catalogs/${catalogId}/rows/batch-update?requestId=${requestId}`);
+    // A bad row names its path and appends nothing.
+    const refused = await http()
+      .post(batchPath)
+      .set(bearer(sOwner))
+      .send({ rows: [{ id: 'b0', operation: 'create', values: { sku: text('B-0') } }, { id: 'b9', operation: 'create', values: { sku: { number: 1 } } }] })
+      .expect(400);
+    expect(refused.body.details[0].field).toMatch(/^rows\[1\]/);
+    await http()
+      .post(batchPath)
+      .set(bearer(sOwner))
+      .send({
+        rows: [
+          { id: 'b1', operation: 'create', values: [{ fieldId: 'sku', value: text('B-1') }] },
+          { id: 'b2', operation: 'create', values: { sku: text('B-2') } },
+        ],
+      })
+      .expect(200);
+    const detail = await http()
+      .get(`${API}/doc/catalog/${catalogId}/requests/${requestId}?organizationId=${S.id}`)
+      .set(bearer(sOwner))
+      .expect(200);
+    expect(detail.body.payload.changes.map((change: { targetId: string }) => change.targetId)).toEqual(['b1', 'b2']);
+    await http()
+      .post(`${API}/doc/catalog/${catalogId}/requests/${requestId}/merge?organizationId=${S.id}`)
+      .set(bearer(sOwner))
+      .expect(200);
+    const events = await t.dataSource.query(
+      `SELECT event_type AS "eventType" FROM outbox
+        WHERE doc_type = 'catalog' AND doc_id = $1 AND payload->>'requestId' = $2 AND event_type LIKE 'data_%'`,
+      [catalogId, requestId],
+    );
+    expect(events.map((event: { eventType: string }) => event.eventType)).toEqual(['data_bulk_operation']);
+  });
+
   it('a catalog whose document is deleted through the document API leaves the catalog routes with it', async () => {
     const created = await http()
       .post(sc(S, '/catalogs'))

@@ -78,7 +78,7 @@ export async function buildRowUpdate(
   return change;
 }
 
-export async function buildRowDelete(scope: DraftScope, rowId: string, version?: number): Promise<ChangeDraft> {
+export async function buildRowDelete(scope: DraftScope, rowId: string, version?: number, origin?: ChangeOrigin): Promise<ChangeDraft> {
   const state = (await scope.rows([rowId])).get(rowId);
   if (!state?.exists) {
     throw rowNotFound(rowId);
@@ -86,7 +86,12 @@ export async function buildRowDelete(scope: DraftScope, rowId: string, version?:
   if (version !== undefined && version !== state.version) {
     throw versionConflict(state.version, version);
   }
-  const change: ChangeDraft = { type: 'row-delete', operation: 'delete', targetId: rowId, data: { baseVersion: state.baseVersion } };
+  const change: ChangeDraft = {
+    type: 'row-delete',
+    operation: 'delete',
+    targetId: rowId,
+    data: origin ? { baseVersion: state.baseVersion, origin } : { baseVersion: state.baseVersion },
+  };
   scope.push(change);
   return change;
 }

@@ -6,7 +6,7 @@ import { parseRowValues } from '../fields/field-type.registry.js';
 import { validationDetailsOf } from '../fields/field-value.utils.js';
 import { parseBulkRequest } from '../domain/bulk-request.js';
 import type { ChangeDraft } from '../domain/document.records.js';
-import type { BulkResultDto, RowDeleteResponseDto, RowWriteResponseDto } from '../dtos/row.dto.js';
+import type { BulkResultDto, RowDeleteResponseDto, RowWriteResponseDto, WriteResultDto } from '../dtos/row.dto.js';
 import { toRowDto, toWriteResult } from '../mappers/document.mapper.js';
 import { buildPropertiesWrite, buildRowCreate, buildRowDelete, buildRowUpdate } from './change-builders.js';
 import { ChangeEngineService, type WriteOutcome } from './change-engine.service.js';
@@ -106,6 +106,37 @@ export class RowsService {
     return { ...toWriteResult(outcome), rowsUpdated: rowIds.length, rowIds, propertiesUpdated: parsed.properties !== null };
   }
 
+  /**
+   * Row creates, updates and deletes of a batch route (supply-chain `rows/batch-update`) as one write and one bulk:
+   * all or nothing, appended to `params.requestId` or merged at once, and once merged one `data_bulk_operation`
+   * event, not one per row. A failing operation's error details are prefixed with its `path`.
+   */
+  async batch(
+    ctx: DocumentContext,
+    ops: ReadonlyArray<{ operation: 'create' | 'update' | 'delete'; rowId: string; values: unknown; path: string }>,
+    params: WriteParams,
+  ): Promise<WriteResultDto> {
+    const origin = { bulkId: randomUUID() };
+    const outcome = await this.engine.write(ctx, { ...params, title: `Batch of ${ops.length} rows`, rowsOnly: true }, async (scope) => {
+      const changes: ChangeDraft[] = [];
+      for (const op of ops) {
+        try {
+          if (op.operation === 'create') {
+            changes.push(await buildRowCreate(scope, { id: op.rowId, values: op.values as RowValuesInput }, origin));
+          } else if (op.operation === 'update') {
+            changes.push(await buildRowUpdate(scope, op.rowId, { values: op.values as RowValuesInput }, origin));
+          } else {
+            changes.push(await buildRowDelete(scope, op.rowId, undefined, origin));
+          }
+        } catch (error) {
+          throw withPathPrefix(error, op.path);
+        }
+      }
+      return changes;
+    });
+    return toWriteResult(outcome);
+  }
+
   /** The row as the write left it: the document's row when merged, else the draft's. */
   private async rowResult(ctx: DocumentContext, rowId: string, outcome: WriteOutcome): Promise<RowWriteResponseDto> {
     // A merged write already holds the row as it committed; only a draft needs reading back.
@@ -116,4 +147,15 @@ export class RowsService {
     const row = await this.rowQueries.get(ctx, rowId, outcome.merge ? undefined : outcome.request?.id);
     return { ...row, request: toWriteResult(outcome) };
   }
+}
+
+/** An AppException whose details' fields are prefixed with `path` (`rows[2].values…`). */
+function withPathPrefix(error: unknown, path: string): unknown {
+  if (!(error instanceof AppException) || !error.options.details) {
+    return error;
+  }
+  return new AppException(error.code, {
+    ...error.options,
+    details: error.options.details.map((detail) => ({ ...detail, field: `${path}${detail.field ? `.${detail.field}` : ''}` })),
+  });
 }

@@ -128,17 +128,8 @@ export class DocumentWritesService {
     };
     return this.tx.run(async () => {
       if (requestId) {
-        for (const op of ops) {
-          await this.withPath(op.path, async () => {
-            if (op.operation === 'create') {
-              await this.rows.create(ctx, { id: op.rowId, values: op.values }, { requestId });
-            } else if (op.operation === 'update') {
-              await this.rows.update(ctx, op.rowId, { values: op.values }, { requestId });
-            } else {
-              await this.rows.remove(ctx, op.rowId, { requestId });
-            }
-          });
-        }
+        // One write appending every row change, tagged as one bulk: merged, one data_bulk_operation event.
+        await this.rows.batch(ctx, ops, { requestId });
         return { requestId, merged: false, revisionId: null, ...counts };
       }
       const request = await this.openRequest(ctx, ops, title, description);
@@ -175,23 +166,6 @@ export class DocumentWritesService {
       return (await this.requests.create(ctx, dto, { bulkId: randomUUID() })).id;
     } catch (error) {
       throw renamePaths(error, ops);
-    }
-  }
-
-  private async withPath(path: string, work: () => Promise<unknown>): Promise<void> {
-    try {
-      await work();
-    } catch (error) {
-      if (error instanceof AppException && error.options.details) {
-        throw new AppException(error.code, {
-          ...error.options,
-          details: error.options.details.map((detail) => ({
-            ...detail,
-            field: `${path}${detail.field ? `.${detail.field}` : ''}`,
-          })),
-        });
-      }
-      throw error;
     }
   }
 }
