@@ -7,7 +7,7 @@ import { AccessChangeListener } from '../../../database/access-change.listener.j
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { SessionEntity } from '../entities/session.entity.js';
 import { hashToken, newOpaqueToken } from './secret-tokens.js';
-import { rowsOf } from './sql-result.js';
+import { returnedRows } from '../../../database/sql-result.js';
 import { FIRST_PARTY_CLIENT_ID } from './token.service.js';
 
 export interface ClientMeta {
@@ -67,7 +67,7 @@ export class SessionService {
     const oldHash = hashToken(refreshToken);
     const next = newOpaqueToken('qrt_');
     return this.tx.run(async () => {
-      const [updated] = rowsOf<{ id: string }>(
+      const [updated] = returnedRows<{ id: string }>(
         await this.tx.manager.query(
           `UPDATE sessions
             SET refresh_token_hash = $2, last_used_at = now(), expires_at = now() + make_interval(secs => $4)
@@ -138,7 +138,7 @@ export class SessionService {
   async end(userId: string, sessionId: string): Promise<void> {
     // Verified tokens of the session are cached (docs/auth.md): drop them here the moment this commits.
     this.accessChanges.changed();
-    const rows = rowsOf<{ id: string }>(
+    const rows = returnedRows<{ id: string }>(
       await this.tx.manager.query(
         `UPDATE sessions SET revoked_at = now(), refresh_token_hash = NULL
           WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL AND expires_at > now() RETURNING id`,
@@ -154,7 +154,7 @@ export class SessionService {
   async endAll(userId: string): Promise<number> {
     // Verified tokens of the session are cached (docs/auth.md): drop them here the moment this commits.
     this.accessChanges.changed();
-    const rows = rowsOf<{ id: string }>(
+    const rows = returnedRows<{ id: string }>(
       await this.tx.manager.query(
         `UPDATE sessions SET revoked_at = now(), refresh_token_hash = NULL
           WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > now() RETURNING id`,

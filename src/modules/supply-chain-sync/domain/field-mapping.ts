@@ -1,18 +1,8 @@
+import type { PROPAGATION_MODES, TRANSFORM_TYPES } from '../../supply-chain/domain/supply-chain.types.js';
 import { type CurrencyRate, lookupRate, physicalFactor } from './units.js';
 
-/** Spec 2.14 field mapping. */
-export const TRANSFORM_TYPES = [
-  'direct',
-  'type_convert',
-  'unit_convert',
-  'option_mapping',
-  'formula',
-  'format',
-  'merge',
-  'split',
-] as const;
+/** Spec 2.14 field mapping: the enums supply-chain's DTOs validate. */
 export type TransformType = (typeof TRANSFORM_TYPES)[number];
-export const PROPAGATION_MODES = ['oneway', 'sync'] as const;
 export type PropagationMode = (typeof PROPAGATION_MODES)[number];
 
 export interface UnitConversion {

@@ -1,27 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { FILTER_OPERATORS } from '../../supply-chain/domain/supply-chain.types.js';
 
 /**
  * Filter groups of spec 2.14 (shareScope, receiverFilter, accept rules, connector source filters), evaluated over
  * one row in memory: `{operator: AND|OR, conditions[], groups[]}` (also `logic: and|or`, spec 2.12). A condition is
  * `{fieldId | field, operator, value | values | rangeStart/rangeEnd}`. An empty group matches every row.
  */
-export const FILTER_OPERATORS = [
-  'eq',
-  'ne',
-  'in',
-  'notIn',
-  'gt',
-  'gte',
-  'lt',
-  'lte',
-  'contains',
-  'exists',
-  'range',
-  'startsWith',
-  'endsWith',
-  'is_empty',
-  'is_not_empty',
-] as const;
 export type FilterOperator = (typeof FILTER_OPERATORS)[number];
 
 export interface FilterCondition {

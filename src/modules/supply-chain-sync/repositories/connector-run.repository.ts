@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import { firstOf, rowsOf } from './sql.js';
+import { queryFirst, queryRows } from '../../../database/sql-result.js';
 
 export type RunTrigger = 'realtime' | 'scheduled' | 'manual';
 export type RunDirection = 'forward' | 'reverse';
@@ -54,7 +54,7 @@ export class ConnectorRunRepository {
     direction: RunDirection,
     revisionId: string,
   ): Promise<boolean> {
-    const rows = await rowsOf<{ id: string }>(
+    const rows = await queryRows<{ id: string }>(
       this.tx,
       `INSERT INTO connector_runs (organization_id, connector_id, trigger, direction, status, source_revision_id)
        VALUES ($1, $2, 'realtime', $3, 'pending', $4)
@@ -71,7 +71,7 @@ export class ConnectorRunRepository {
     trigger: 'scheduled' | 'manual',
     scheduledFor: Date | null,
   ): Promise<ConnectorRun | null> {
-    return firstOf<ConnectorRun>(
+    return queryFirst<ConnectorRun>(
       this.tx,
       `INSERT INTO connector_runs AS r (organization_id, connector_id, trigger, direction, status, scheduled_for)
        VALUES ($1, $2, $3, 'forward', 'pending', $4)
@@ -82,7 +82,7 @@ export class ConnectorRunRepository {
 
   /** The oldest pending run, locked until the transaction ends (several instances each take another). */
   claimPending(): Promise<ConnectorRun | null> {
-    return firstOf<ConnectorRun>(
+    return queryFirst<ConnectorRun>(
       this.tx,
       `SELECT ${COLUMNS} FROM connector_runs r WHERE r.status = 'pending' ORDER BY r.created_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
     );
@@ -112,12 +112,12 @@ export class ConnectorRunRepository {
     connectorId: string,
     paging: { limit: number; offset: number },
   ): Promise<{ items: ConnectorRun[]; total: number }> {
-    const items = await rowsOf<ConnectorRun>(
+    const items = await queryRows<ConnectorRun>(
       this.tx,
       `SELECT ${COLUMNS} FROM connector_runs r WHERE r.organization_id = $1 AND r.connector_id = $2 ORDER BY r.created_at DESC, r.id LIMIT $3 OFFSET $4`,
       [organizationId, connectorId, paging.limit, paging.offset],
     );
-    const count = await firstOf<{ count: string }>(
+    const count = await queryFirst<{ count: string }>(
       this.tx,
       `SELECT count(*) FROM connector_runs WHERE organization_id = $1 AND connector_id = $2`,
       [organizationId, connectorId],
@@ -129,7 +129,7 @@ export class ConnectorRunRepository {
   claimDueSchedule(
     now: Date,
   ): Promise<{ connectorId: string; organizationId: string; nextRunAt: Date } | null> {
-    return firstOf(
+    return queryFirst(
       this.tx,
       `SELECT connector_id AS "connectorId", organization_id AS "organizationId", next_run_at AS "nextRunAt"
          FROM connector_schedules WHERE next_run_at <= $1 ORDER BY next_run_at LIMIT 1 FOR UPDATE SKIP LOCKED`,
@@ -138,7 +138,7 @@ export class ConnectorRunRepository {
   }
 
   async scheduleOf(connectorId: string): Promise<{ nextRunAt: Date; lastRunAt: Date | null } | null> {
-    return firstOf(
+    return queryFirst(
       this.tx,
       `SELECT next_run_at AS "nextRunAt", last_run_at AS "lastRunAt" FROM connector_schedules WHERE connector_id = $1`,
       [connectorId],
@@ -164,7 +164,7 @@ export class ConnectorRunRepository {
   }
 
   async scheduledIds(): Promise<Set<string>> {
-    const rows = await rowsOf<{ id: string }>(this.tx, `SELECT connector_id AS id FROM connector_schedules`);
+    const rows = await queryRows<{ id: string }>(this.tx, `SELECT connector_id AS id FROM connector_schedules`);
     return new Set(rows.map((row) => row.id));
   }
 }

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { CurrencyRate } from '../domain/units.js';
-import { rowsOf } from './sql.js';
+import { queryRows } from '../../../database/sql-result.js';
 
 export interface CurrencyRateRecord extends CurrencyRate {
   updatedBy: string;
@@ -14,7 +14,7 @@ export class CurrencyRateRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   list(organizationId: string): Promise<CurrencyRateRecord[]> {
-    return rowsOf<CurrencyRateRecord>(
+    return queryRows<CurrencyRateRecord>(
       this.tx,
       `SELECT base_currency AS base, quote_currency AS quote, rate, to_char(effective_date, 'YYYY-MM-DD') AS "effectiveDate",
               updated_by AS "updatedBy", updated_at AS "updatedAt"

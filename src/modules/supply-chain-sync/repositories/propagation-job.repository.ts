@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import { firstOf, rowsOf } from './sql.js';
+import { queryFirst, queryRows } from '../../../database/sql-result.js';
 
 export type JobStatus = 'pending' | 'applied' | 'skipped' | 'failed';
 
@@ -81,7 +81,7 @@ export class PropagationJobRepository {
    * take different bindings. Answers 'busy' when every due binding is held by another worker.
    */
   async claimDueBinding(now: Date): Promise<PropagationJob[] | 'busy'> {
-    const candidates = await rowsOf<{ bindingId: string }>(
+    const candidates = await queryRows<{ bindingId: string }>(
       this.tx,
       `SELECT j.binding_id AS "bindingId" FROM sync_propagation_jobs j
         WHERE j.status = 'pending' AND j.due_at <= $1
@@ -92,7 +92,7 @@ export class PropagationJobRepository {
       return [];
     }
     for (const { bindingId } of candidates) {
-      const lock = await firstOf<{ locked: boolean }>(
+      const lock = await queryFirst<{ locked: boolean }>(
         this.tx,
         `SELECT pg_try_advisory_xact_lock(hashtext($1)) AS locked`,
         [bindingId],
@@ -100,7 +100,7 @@ export class PropagationJobRepository {
       if (!lock?.locked) {
         continue;
       }
-      const jobs = await rowsOf<PropagationJob>(
+      const jobs = await queryRows<PropagationJob>(
         this.tx,
         `SELECT ${COLUMNS} FROM sync_propagation_jobs j
           WHERE j.binding_id = $1 AND j.status = 'pending' AND j.due_at <= $2
@@ -140,7 +140,7 @@ export class PropagationJobRepository {
   }
 
   async listForBinding(organizationId: string, bindingId: string, limit: number): Promise<PropagationJob[]> {
-    return rowsOf<PropagationJob>(
+    return queryRows<PropagationJob>(
       this.tx,
       `SELECT ${COLUMNS} FROM sync_propagation_jobs j WHERE j.organization_id = $1 AND j.binding_id = $2 ORDER BY j.created_at DESC LIMIT $3`,
       [organizationId, bindingId, limit],
@@ -148,7 +148,7 @@ export class PropagationJobRepository {
   }
 
   async pendingCount(): Promise<number> {
-    const row = await firstOf<{ count: string }>(
+    const row = await queryFirst<{ count: string }>(
       this.tx,
       `SELECT count(*) FROM sync_propagation_jobs WHERE status = 'pending'`,
     );

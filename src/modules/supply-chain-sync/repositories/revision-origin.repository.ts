@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import { firstOf } from './sql.js';
+import { queryFirst } from '../../../database/sql-result.js';
 
 export interface RevisionOrigin {
   revisionId: string;
@@ -34,7 +34,7 @@ export class RevisionOriginRepository {
   }
 
   find(revisionId: string): Promise<RevisionOrigin | null> {
-    return firstOf<RevisionOrigin>(
+    return queryFirst<RevisionOrigin>(
       this.tx,
       `SELECT revision_id AS "revisionId", organization_id AS "organizationId", document_id AS "documentId", origin_kind AS "originKind",
               origin_id AS "originId", source_document_id AS "sourceDocumentId", source_revision_id AS "sourceRevisionId"

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import { rowsOf } from './sql.js';
+import { queryRows } from '../../../database/sql-result.js';
 
 export interface StoredLink {
   sourceRowId: string;
@@ -18,7 +18,7 @@ export class RowLinkRepository {
     if (sourceRowIds.length === 0) {
       return new Map();
     }
-    const rows = await rowsOf<StoredLink>(
+    const rows = await queryRows<StoredLink>(
       this.tx,
       `SELECT source_row_id AS "sourceRowId", target_row_id AS "targetRowId", last_values AS "lastValues", synced_at AS "syncedAt"
          FROM sync_row_links WHERE owner_id = $1 AND source_row_id = ANY($2::text[])`,
@@ -32,7 +32,7 @@ export class RowLinkRepository {
     if (targetRowIds.length === 0) {
       return [];
     }
-    return rowsOf<StoredLink>(
+    return queryRows<StoredLink>(
       this.tx,
       `SELECT source_row_id AS "sourceRowId", target_row_id AS "targetRowId", last_values AS "lastValues", synced_at AS "syncedAt"
          FROM sync_row_links WHERE owner_id = $1 AND target_row_id = ANY($2::text[])`,
@@ -42,7 +42,7 @@ export class RowLinkRepository {
 
   /** Every link of an owner (a scheduled connector run compares them with the source's rows). */
   all(ownerId: string): Promise<StoredLink[]> {
-    return rowsOf<StoredLink>(
+    return queryRows<StoredLink>(
       this.tx,
       `SELECT source_row_id AS "sourceRowId", target_row_id AS "targetRowId", last_values AS "lastValues", synced_at AS "syncedAt"
          FROM sync_row_links WHERE owner_id = $1`,

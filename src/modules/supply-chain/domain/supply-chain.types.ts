@@ -39,6 +39,7 @@ export const FILTER_OPERATORS = [
   'lte',
   'range',
   'contains',
+  'exists',
   'startsWith',
   'endsWith',
   'is_empty',

@@ -32,6 +32,22 @@ describe('supply-chain configuration validators', () => {
     expect(checker.errors).toEqual([]);
   });
 
+  it('admits exists alone or with true/false, nothing else', () => {
+    const group = parseConfig((c) =>
+      c.filterGroup(
+        { operator: 'AND', conditions: [{ fieldId: 'a', operator: 'exists' }, { fieldId: 'b', operator: 'exists', value: false }] },
+        'g',
+      ),
+    );
+    expect(group?.conditions).toEqual([
+      { fieldId: 'a', operator: 'exists' },
+      { fieldId: 'b', operator: 'exists', value: false },
+    ]);
+    expect(problems((c) => c.filterGroup({ conditions: [{ fieldId: 'a', operator: 'exists', value: 3 }] }, 'g'))).toEqual([
+      'g.conditions[0].value',
+    ]);
+  });
+
   it('normalizes filter groups and both unit-conversion forms', () => {
     const group = parseConfig((c) =>
       c.filterGroup(

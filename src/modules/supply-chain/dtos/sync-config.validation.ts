@@ -205,6 +205,13 @@ export class ConfigChecker {
       case 'is_empty':
       case 'is_not_empty':
         return { fieldId, operator };
+      case 'exists':
+        // Alone (or `value: true`) the field has a value; `value: false`, it has none.
+        if (value !== undefined && typeof value !== 'boolean') {
+          this.fail(`${path}.value`, 'exists takes no value, or true/false');
+          return undefined;
+        }
+        return value === undefined ? { fieldId, operator } : { fieldId, operator, value };
       case 'gt':
       case 'gte':
       case 'lt':

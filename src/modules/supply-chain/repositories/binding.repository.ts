@@ -8,7 +8,8 @@ import type {
   FieldMapping,
   ReceiverFilter,
 } from '../domain/supply-chain.types.js';
-import { countOf, firstOf, type Paging, rowsOf } from './sql.js';
+import { queryFirst, queryRows } from '../../../database/sql-result.js';
+import { countOf, type Paging } from './sql.js';
 
 const COLUMNS = `b.id, b.organization_id AS "organizationId", b.orderbook_id AS "orderBookId", b.connection_id AS "connectionId",
   b.supplier_organization_id AS "supplierOrganizationId", b.catalog_id AS "catalogId", b.field_mapping AS "fieldMapping",
@@ -37,7 +38,7 @@ export class BindingRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   async insert(input: NewBinding): Promise<BindingRecord> {
-    return (await firstOf<BindingRecord>(
+    return (await queryFirst<BindingRecord>(
       this.tx,
       `INSERT INTO orderbook_bindings AS b (organization_id, orderbook_id, connection_id, supplier_organization_id, catalog_id, field_mapping,
               receiver_filter, conflict_resolution, status, admitted_via, share_link_id, created_by, activated_at)
@@ -62,7 +63,7 @@ export class BindingRepository {
 
   /** A live (pending or active) binding of this order book to this connection. */
   findLive(orderBookId: string, connectionId: string): Promise<BindingRecord | null> {
-    return firstOf<BindingRecord>(
+    return queryFirst<BindingRecord>(
       this.tx,
       `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.orderbook_id = $1 AND b.connection_id = $2 AND b.status IN ('pending', 'active')`,
       [orderBookId, connectionId],
@@ -71,7 +72,7 @@ export class BindingRepository {
 
   /** The buyer's view: a binding of one of its order books. */
   findForBuyer(organizationId: string, orderBookId: string, id: string): Promise<BindingRecord | null> {
-    return firstOf<BindingRecord>(
+    return queryFirst<BindingRecord>(
       this.tx,
       `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.organization_id = $1 AND b.orderbook_id = $2 AND b.id = $3`,
       [organizationId, orderBookId, id],
@@ -85,7 +86,7 @@ export class BindingRepository {
     id: string,
     lock = false,
   ): Promise<BindingRecord | null> {
-    return firstOf<BindingRecord>(
+    return queryFirst<BindingRecord>(
       this.tx,
       `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.supplier_organization_id = $1 AND b.connection_id = $2 AND b.id = $3${lock ? ' FOR UPDATE' : ''}`,
       [supplierOrganizationId, connectionId, id],
@@ -93,7 +94,7 @@ export class BindingRepository {
   }
 
   findById(id: string): Promise<BindingRecord | null> {
-    return firstOf<BindingRecord>(this.tx, `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.id = $1`, [
+    return queryFirst<BindingRecord>(this.tx, `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.id = $1`, [
       id,
     ]);
   }
@@ -107,7 +108,7 @@ export class BindingRepository {
     const where = `FROM orderbook_bindings b WHERE b.organization_id = $1 AND b.orderbook_id = $2 AND ($3::text IS NULL OR b.status = $3)`;
     const params = [organizationId, orderBookId, status ?? null];
     const [items, total] = await Promise.all([
-      rowsOf<BindingRecord>(
+      queryRows<BindingRecord>(
         this.tx,
         `SELECT ${COLUMNS} ${where} ORDER BY b.created_at, b.id LIMIT $4 OFFSET $5`,
         [...params, paging.limit, paging.offset],
@@ -126,7 +127,7 @@ export class BindingRepository {
     const where = `FROM orderbook_bindings b WHERE b.supplier_organization_id = $1 AND b.connection_id = $2 AND ($3::text IS NULL OR b.status = $3)`;
     const params = [supplierOrganizationId, connectionId, status ?? null];
     const [items, total] = await Promise.all([
-      rowsOf<BindingRecord>(
+      queryRows<BindingRecord>(
         this.tx,
         `SELECT ${COLUMNS} ${where} ORDER BY b.created_at, b.id LIMIT $4 OFFSET $5`,
         [...params, paging.limit, paging.offset],
@@ -137,7 +138,7 @@ export class BindingRepository {
   }
 
   activeForConnection(connectionId: string): Promise<BindingRecord[]> {
-    return rowsOf<BindingRecord>(
+    return queryRows<BindingRecord>(
       this.tx,
       `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.connection_id = $1 AND b.status = 'active' ORDER BY b.created_at, b.id`,
       [connectionId],
@@ -145,7 +146,7 @@ export class BindingRepository {
   }
 
   activeForOrderBook(orderBookId: string): Promise<BindingRecord[]> {
-    return rowsOf<BindingRecord>(
+    return queryRows<BindingRecord>(
       this.tx,
       `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.orderbook_id = $1 AND b.status = 'active' ORDER BY b.created_at, b.id`,
       [orderBookId],
@@ -169,7 +170,7 @@ export class BindingRepository {
     reviewer: string,
     note: string | null,
   ): Promise<BindingRecord> {
-    return (await firstOf<BindingRecord>(
+    return (await queryFirst<BindingRecord>(
       this.tx,
       `UPDATE orderbook_bindings b SET status = $2, reviewed_by = $3, reviewed_at = now(), review_note = $4, updated_at = now(),
               activated_at = CASE WHEN $2 = 'active' THEN now() ELSE activated_at END

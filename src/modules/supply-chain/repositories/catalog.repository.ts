@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { CatalogRecord, GeneratedField, OrderBookRecord } from '../domain/supply-chain.types.js';
-import { countOf, firstOf, type Paging, rowsOf } from './sql.js';
+import { queryFirst, queryRows } from '../../../database/sql-result.js';
+import { countOf, type Paging } from './sql.js';
 
 const CATALOG_COLUMNS = `c.id, c.organization_id AS "organizationId", c.document_id AS "documentId", c.name, c.description,
   c.catalog_type AS "catalogType", c.sharing_enabled AS "sharingEnabled", c.field_descriptions AS "fieldDescriptions", c.created_by AS "createdBy",
@@ -17,7 +18,7 @@ export class CatalogRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   async insertCatalog(row: Omit<CatalogRecord, 'createdAt' | 'updatedAt'>): Promise<CatalogRecord> {
-    return (await firstOf<CatalogRecord>(
+    return (await queryFirst<CatalogRecord>(
       this.tx,
       `INSERT INTO catalogs AS c (id, organization_id, document_id, name, description, catalog_type, sharing_enabled, field_descriptions, created_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9) RETURNING ${CATALOG_COLUMNS}`,
@@ -46,7 +47,7 @@ export class CatalogRepository {
 
   /** A live catalog of the organization (its document not deleted). */
   findCatalog(organizationId: string, id: string): Promise<CatalogRecord | null> {
-    return firstOf<CatalogRecord>(
+    return queryFirst<CatalogRecord>(
       this.tx,
       `SELECT ${CATALOG_COLUMNS} FROM catalogs c
         WHERE c.organization_id = $1 AND c.id = $2 AND c.deleted_at IS NULL`,
@@ -56,7 +57,7 @@ export class CatalogRepository {
 
   /** Without a tenant: for server-side work (propagation) and cross-organization summaries. */
   findCatalogById(id: string): Promise<CatalogRecord | null> {
-    return firstOf<CatalogRecord>(
+    return queryFirst<CatalogRecord>(
       this.tx,
       `SELECT ${CATALOG_COLUMNS} FROM catalogs c
         WHERE c.id = $1 AND c.deleted_at IS NULL`,
@@ -65,7 +66,7 @@ export class CatalogRepository {
   }
 
   findCatalogByDocument(documentId: string): Promise<CatalogRecord | null> {
-    return firstOf<CatalogRecord>(
+    return queryFirst<CatalogRecord>(
       this.tx,
       `SELECT ${CATALOG_COLUMNS} FROM catalogs c WHERE c.document_id = $1 AND c.deleted_at IS NULL`,
       [documentId],
@@ -78,7 +79,7 @@ export class CatalogRepository {
   ): Promise<{ items: CatalogRecord[]; total: number }> {
     const where = `FROM catalogs c WHERE c.organization_id = $1 AND c.deleted_at IS NULL`;
     const [items, total] = await Promise.all([
-      rowsOf<CatalogRecord>(
+      queryRows<CatalogRecord>(
         this.tx,
         `SELECT ${CATALOG_COLUMNS} ${where} ORDER BY c.created_at, c.id LIMIT $2 OFFSET $3`,
         [organizationId, paging.limit, paging.offset],
@@ -92,7 +93,7 @@ export class CatalogRepository {
     id: string,
     changes: { name?: string; description?: string | null; catalogType?: string; sharingEnabled?: boolean },
   ): Promise<CatalogRecord | null> {
-    return firstOf<CatalogRecord>(
+    return queryFirst<CatalogRecord>(
       this.tx,
       `UPDATE catalogs c SET name = COALESCE($2, name), description = CASE WHEN $3::boolean THEN $4 ELSE description END,
               catalog_type = COALESCE($5, catalog_type), sharing_enabled = COALESCE($6, sharing_enabled), updated_at = now()
@@ -109,7 +110,7 @@ export class CatalogRepository {
   }
 
   async insertOrderBook(row: Omit<OrderBookRecord, 'createdAt' | 'updatedAt'>): Promise<OrderBookRecord> {
-    return (await firstOf<OrderBookRecord>(
+    return (await queryFirst<OrderBookRecord>(
       this.tx,
       `INSERT INTO orderbooks AS o (id, organization_id, document_id, name, description, generated_fields, field_descriptions, source_connection_ids, created_by)
        VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::uuid[], $9) RETURNING ${ORDERBOOK_COLUMNS}`,
@@ -128,7 +129,7 @@ export class CatalogRepository {
   }
 
   findOrderBook(organizationId: string, id: string): Promise<OrderBookRecord | null> {
-    return firstOf<OrderBookRecord>(
+    return queryFirst<OrderBookRecord>(
       this.tx,
       `SELECT ${ORDERBOOK_COLUMNS} FROM orderbooks o
         WHERE o.organization_id = $1 AND o.id = $2 AND o.deleted_at IS NULL`,
@@ -137,7 +138,7 @@ export class CatalogRepository {
   }
 
   findOrderBookById(id: string): Promise<OrderBookRecord | null> {
-    return firstOf<OrderBookRecord>(
+    return queryFirst<OrderBookRecord>(
       this.tx,
       `SELECT ${ORDERBOOK_COLUMNS} FROM orderbooks o
         WHERE o.id = $1 AND o.deleted_at IS NULL`,
@@ -151,7 +152,7 @@ export class CatalogRepository {
   ): Promise<{ items: OrderBookRecord[]; total: number }> {
     const where = `FROM orderbooks o WHERE o.organization_id = $1 AND o.deleted_at IS NULL`;
     const [items, total] = await Promise.all([
-      rowsOf<OrderBookRecord>(
+      queryRows<OrderBookRecord>(
         this.tx,
         `SELECT ${ORDERBOOK_COLUMNS} ${where} ORDER BY o.created_at, o.id LIMIT $2 OFFSET $3`,
         [organizationId, paging.limit, paging.offset],
@@ -162,7 +163,7 @@ export class CatalogRepository {
   }
 
   async addGeneratedFields(id: string, fields: GeneratedField[], connectionIds: string[]): Promise<void> {
-    await rowsOf(
+    await queryRows(
       this.tx,
       `UPDATE orderbooks SET generated_fields = generated_fields || $2::jsonb,
               source_connection_ids = ARRAY(SELECT DISTINCT unnest(source_connection_ids || $3::uuid[])), updated_at = now()
@@ -176,7 +177,7 @@ export class CatalogRepository {
     if (ids.length === 0) {
       return new Map();
     }
-    const rows = await rowsOf<{ id: string; name: string }>(
+    const rows = await queryRows<{ id: string; name: string }>(
       this.tx,
       `SELECT id, name FROM organizations WHERE id = ANY($1::uuid[])`,
       [ids],

@@ -9,7 +9,8 @@ import type {
   ShareLinkRecord,
   ShareScope,
 } from '../domain/supply-chain.types.js';
-import { countOf, firstOf, type Paging, rowsOf } from './sql.js';
+import { queryFirst, queryRows } from '../../../database/sql-result.js';
+import { countOf, type Paging } from './sql.js';
 
 interface ConnectionRow extends Omit<ConnectionRecord, 'accessControl'> {
   accessMode: AccessControl['mode'];
@@ -63,7 +64,7 @@ export class ConnectionRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   async insert(input: NewConnection): Promise<ConnectionRecord> {
-    const row = await firstOf<ConnectionRow>(
+    const row = await queryFirst<ConnectionRow>(
       this.tx,
       `INSERT INTO catalog_connections AS k (organization_id, catalog_id, name, description, share_mode, access_mode, allowed_organizations,
               share_scope, default_receiver_config, propagation_events, created_by)
@@ -86,7 +87,7 @@ export class ConnectionRepository {
   }
 
   async find(organizationId: string, id: string, lock = false): Promise<ConnectionRecord | null> {
-    const row = await firstOf<ConnectionRow>(
+    const row = await queryFirst<ConnectionRow>(
       this.tx,
       `SELECT ${COLUMNS} FROM catalog_connections k WHERE k.organization_id = $1 AND k.id = $2${lock ? ' FOR UPDATE' : ''}`,
       [organizationId, id],
@@ -95,7 +96,7 @@ export class ConnectionRepository {
   }
 
   async findById(id: string): Promise<ConnectionRecord | null> {
-    const row = await firstOf<ConnectionRow>(
+    const row = await queryFirst<ConnectionRow>(
       this.tx,
       `SELECT ${COLUMNS} FROM catalog_connections k WHERE k.id = $1`,
       [id],
@@ -104,7 +105,7 @@ export class ConnectionRepository {
   }
 
   async findByIds(ids: string[]): Promise<ConnectionRecord[]> {
-    const rows = await rowsOf<ConnectionRow>(
+    const rows = await queryRows<ConnectionRow>(
       this.tx,
       `SELECT ${COLUMNS} FROM catalog_connections k WHERE k.id = ANY($1::uuid[])`,
       [ids],
@@ -120,7 +121,7 @@ export class ConnectionRepository {
     const where = `FROM catalog_connections k WHERE k.organization_id = $1 AND ($2::uuid IS NULL OR k.catalog_id = $2) AND ($3::text IS NULL OR k.status = $3)`;
     const params = [organizationId, filter.catalogId ?? null, filter.status ?? null];
     const [rows, total] = await Promise.all([
-      rowsOf<ConnectionRow>(
+      queryRows<ConnectionRow>(
         this.tx,
         `SELECT ${COLUMNS} ${where} ORDER BY k.created_at, k.id LIMIT $4 OFFSET $5`,
         [...params, paging.limit, paging.offset],
@@ -131,7 +132,7 @@ export class ConnectionRepository {
   }
 
   async activeForCatalog(catalogId: string): Promise<ConnectionRecord[]> {
-    const rows = await rowsOf<ConnectionRow>(
+    const rows = await queryRows<ConnectionRow>(
       this.tx,
       `SELECT ${COLUMNS} FROM catalog_connections k WHERE k.catalog_id = $1 AND k.status = 'active' ORDER BY k.created_at, k.id`,
       [catalogId],
@@ -172,7 +173,7 @@ export class ConnectionRepository {
     if (changes.propagationEvents !== undefined) {
       add('propagation_events', JSON.stringify(changes.propagationEvents), '::jsonb');
     }
-    const row = await firstOf<ConnectionRow>(
+    const row = await queryFirst<ConnectionRow>(
       this.tx,
       `UPDATE catalog_connections k SET ${[...sets, 'updated_by = $2', 'updated_at = now()'].join(', ')} WHERE k.id = $1 RETURNING ${COLUMNS}`,
       params,
@@ -181,7 +182,7 @@ export class ConnectionRepository {
   }
 
   async setStatus(id: string, status: ConnectionStatus, userId: string): Promise<ConnectionRecord> {
-    const row = await firstOf<ConnectionRow>(
+    const row = await queryFirst<ConnectionRow>(
       this.tx,
       `UPDATE catalog_connections k SET status = $2, updated_by = $3, updated_at = now(),
               paused_at = CASE WHEN $2 = 'paused' THEN now() WHEN $2 = 'active' THEN NULL ELSE paused_at END,
@@ -200,7 +201,7 @@ export class ConnectionRepository {
     maxUses: number | null;
     createdBy: string;
   }): Promise<ShareLinkRecord> {
-    return (await firstOf<ShareLinkRecord>(
+    return (await queryFirst<ShareLinkRecord>(
       this.tx,
       `INSERT INTO connection_share_links AS l (organization_id, connection_id, code_hash, expires_at, max_uses, created_by)
        VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${LINK_COLUMNS}`,
@@ -216,7 +217,7 @@ export class ConnectionRepository {
   }
 
   findLinkByHash(codeHash: string, lock = false): Promise<ShareLinkRecord | null> {
-    return firstOf<ShareLinkRecord>(
+    return queryFirst<ShareLinkRecord>(
       this.tx,
       `SELECT ${LINK_COLUMNS} FROM connection_share_links l WHERE l.code_hash = $1${lock ? ' FOR UPDATE' : ''}`,
       [codeHash],
@@ -224,7 +225,7 @@ export class ConnectionRepository {
   }
 
   async countUse(id: string): Promise<ShareLinkRecord> {
-    return (await firstOf<ShareLinkRecord>(
+    return (await queryFirst<ShareLinkRecord>(
       this.tx,
       `UPDATE connection_share_links l SET uses = uses + 1, last_used_at = now() WHERE l.id = $1 RETURNING ${LINK_COLUMNS}`,
       [id],
@@ -232,7 +233,7 @@ export class ConnectionRepository {
   }
 
   listLinks(organizationId: string, connectionId: string): Promise<ShareLinkRecord[]> {
-    return rowsOf<ShareLinkRecord>(
+    return queryRows<ShareLinkRecord>(
       this.tx,
       `SELECT ${LINK_COLUMNS} FROM connection_share_links l WHERE l.organization_id = $1 AND l.connection_id = $2 ORDER BY l.created_at DESC LIMIT 200`,
       [organizationId, connectionId],
@@ -240,7 +241,7 @@ export class ConnectionRepository {
   }
 
   revokeLink(organizationId: string, connectionId: string, linkId: string): Promise<ShareLinkRecord | null> {
-    return firstOf<ShareLinkRecord>(
+    return queryFirst<ShareLinkRecord>(
       this.tx,
       `UPDATE connection_share_links l SET revoked_at = COALESCE(revoked_at, now())
         WHERE l.organization_id = $1 AND l.connection_id = $2 AND l.id = $3 RETURNING ${LINK_COLUMNS}`,

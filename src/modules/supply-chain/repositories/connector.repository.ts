@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { ConnectorRecord } from '../domain/supply-chain.types.js';
-import { countOf, firstOf, type Paging, rowsOf } from './sql.js';
+import { queryFirst, queryRows } from '../../../database/sql-result.js';
+import { countOf, type Paging } from './sql.js';
 
 const COLUMNS = `n.id, n.organization_id AS "organizationId", n.name, n.connector_type AS "connectorType", n.source_doc_type AS "sourceDocType",
   n.source_doc_id AS "sourceDocId", n.source_document_id AS "sourceDocumentId", n.target_doc_type AS "targetDocType",
@@ -17,7 +18,7 @@ export class ConnectorRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   async insert(input: NewConnector): Promise<ConnectorRecord> {
-    return (await firstOf<ConnectorRecord>(
+    return (await queryFirst<ConnectorRecord>(
       this.tx,
       `INSERT INTO connectors AS n (organization_id, name, connector_type, source_doc_type, source_doc_id, source_document_id, target_doc_type,
               target_doc_id, target_document_id, config, sync_mode, schedule_cron, schedule_timezone, bidirectional, created_by)
@@ -43,7 +44,7 @@ export class ConnectorRepository {
   }
 
   find(organizationId: string, id: string): Promise<ConnectorRecord | null> {
-    return firstOf<ConnectorRecord>(
+    return queryFirst<ConnectorRecord>(
       this.tx,
       `SELECT ${COLUMNS} FROM connectors n WHERE n.organization_id = $1 AND n.id = $2 AND n.deleted_at IS NULL`,
       [organizationId, id],
@@ -51,7 +52,7 @@ export class ConnectorRepository {
   }
 
   findById(id: string): Promise<ConnectorRecord | null> {
-    return firstOf<ConnectorRecord>(
+    return queryFirst<ConnectorRecord>(
       this.tx,
       `SELECT ${COLUMNS} FROM connectors n WHERE n.id = $1 AND n.deleted_at IS NULL`,
       [id],
@@ -61,7 +62,7 @@ export class ConnectorRepository {
   async list(organizationId: string, paging: Paging): Promise<{ items: ConnectorRecord[]; total: number }> {
     const where = `FROM connectors n WHERE n.organization_id = $1 AND n.deleted_at IS NULL`;
     const [items, total] = await Promise.all([
-      rowsOf<ConnectorRecord>(
+      queryRows<ConnectorRecord>(
         this.tx,
         `SELECT ${COLUMNS} ${where} ORDER BY n.created_at, n.id LIMIT $2 OFFSET $3`,
         [organizationId, paging.limit, paging.offset],
@@ -73,7 +74,7 @@ export class ConnectorRepository {
 
   /** Live connectors reading from (or, bidirectional, writing back to) a document. */
   forDocument(documentId: string): Promise<ConnectorRecord[]> {
-    return rowsOf<ConnectorRecord>(
+    return queryRows<ConnectorRecord>(
       this.tx,
       `SELECT ${COLUMNS} FROM connectors n WHERE n.deleted_at IS NULL AND n.status = 'active'
           AND (n.source_document_id = $1 OR (n.bidirectional AND n.target_document_id = $1)) ORDER BY n.created_at, n.id`,
@@ -82,14 +83,14 @@ export class ConnectorRepository {
   }
 
   scheduled(): Promise<ConnectorRecord[]> {
-    return rowsOf<ConnectorRecord>(
+    return queryRows<ConnectorRecord>(
       this.tx,
       `SELECT ${COLUMNS} FROM connectors n WHERE n.deleted_at IS NULL AND n.status = 'active' AND n.sync_mode = 'scheduled' ORDER BY n.created_at, n.id`,
     );
   }
 
   async softDelete(organizationId: string, id: string): Promise<boolean> {
-    const rows = await rowsOf<{ id: string }>(
+    const rows = await queryRows<{ id: string }>(
       this.tx,
       `UPDATE connectors SET deleted_at = now(), updated_at = now() WHERE organization_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING id`,
       [organizationId, id],
@@ -102,7 +103,7 @@ export class ConnectorRepository {
     id: string,
     status: 'active' | 'paused',
   ): Promise<ConnectorRecord | null> {
-    return firstOf<ConnectorRecord>(
+    return queryFirst<ConnectorRecord>(
       this.tx,
       `UPDATE connectors n SET status = $3, updated_at = now() WHERE n.organization_id = $1 AND n.id = $2 AND n.deleted_at IS NULL RETURNING ${COLUMNS}`,
       [organizationId, id, status],

@@ -7,7 +7,8 @@ import type {
   SyncRequestRecord,
   SyncRequestStatus,
 } from '../domain/supply-chain.types.js';
-import { countOf, firstOf, type Paging, rowsOf } from './sql.js';
+import { queryFirst, queryRows } from '../../../database/sql-result.js';
+import { countOf, type Paging } from './sql.js';
 
 const REQUEST_COLUMNS = `r.id, r.organization_id AS "organizationId", r.orderbook_id AS "orderBookId", r.binding_id AS "bindingId",
   r.request_type AS "requestType", r.source, r.changes, r.status, r.message, r.document_request_id AS "documentRequestId",
@@ -60,7 +61,7 @@ export class SyncRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   async insertRequest(input: NewSyncRequest): Promise<SyncRequestRecord> {
-    return (await firstOf<SyncRequestRecord>(
+    return (await queryFirst<SyncRequestRecord>(
       this.tx,
       `INSERT INTO orderbook_sync_requests AS r (id, organization_id, orderbook_id, binding_id, request_type, source, changes, status, message,
               document_request_id, product_info, decided_by, decided_at, created_by)
@@ -90,7 +91,7 @@ export class SyncRepository {
     id: string,
     lock = false,
   ): Promise<SyncRequestRecord | null> {
-    return firstOf<SyncRequestRecord>(
+    return queryFirst<SyncRequestRecord>(
       this.tx,
       `SELECT ${REQUEST_COLUMNS} FROM orderbook_sync_requests r WHERE r.organization_id = $1 AND r.orderbook_id = $2 AND r.id = $3${lock ? ' FOR UPDATE' : ''}`,
       [organizationId, orderBookId, id],
@@ -107,7 +108,7 @@ export class SyncRepository {
       AND ($4::uuid IS NULL OR r.binding_id = $4)`;
     const params = [organizationId, orderBookId, filter.status ?? null, filter.bindingId ?? null];
     const [items, total] = await Promise.all([
-      rowsOf<SyncRequestRecord>(
+      queryRows<SyncRequestRecord>(
         this.tx,
         `SELECT ${REQUEST_COLUMNS} ${where} ORDER BY r.created_at DESC, r.id LIMIT $5 OFFSET $6`,
         [...params, paging.limit, paging.offset],
@@ -123,7 +124,7 @@ export class SyncRepository {
     userId: string,
     message: string | null,
   ): Promise<SyncRequestRecord> {
-    return (await firstOf<SyncRequestRecord>(
+    return (await queryFirst<SyncRequestRecord>(
       this.tx,
       `UPDATE orderbook_sync_requests r SET status = $2, decided_by = $3, decided_at = now(), message = COALESCE($4, message), updated_at = now()
         WHERE r.id = $1 RETURNING ${REQUEST_COLUMNS}`,
@@ -153,7 +154,7 @@ export class SyncRepository {
       details: entry.details ?? null,
       idempotency_key: entry.idempotencyKey ?? null,
     }));
-    return rowsOf<SyncLogRecord>(
+    return queryRows<SyncLogRecord>(
       this.tx,
       `INSERT INTO orderbook_sync_logs AS g (organization_id, orderbook_id, binding_id, connection_id, catalog_id, catalog_revision_id,
               catalog_revision_version, event_type, source_row_id, target_row_id, outcome, reason, sync_request_id, details, idempotency_key)
@@ -178,7 +179,7 @@ export class SyncRepository {
       AND ($4::text IS NULL OR g.outcome = $4)`;
     const params = [organizationId, orderBookId, filter.bindingId ?? null, filter.outcome ?? null];
     const [items, total] = await Promise.all([
-      rowsOf<SyncLogRecord>(
+      queryRows<SyncLogRecord>(
         this.tx,
         `SELECT ${LOG_COLUMNS} ${where} ORDER BY g.created_at DESC, g.id LIMIT $5 OFFSET $6`,
         [...params, paging.limit, paging.offset],

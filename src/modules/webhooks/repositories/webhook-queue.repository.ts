@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import { returnedRows } from './sql-rows.js';
+import { returnedRows } from '../../../database/sql-result.js';
 import type { DeliveryKind, NewAttempt } from './webhook-delivery.repository.js';
 
 /** A delivery claimed for one attempt, with what sending it needs. */

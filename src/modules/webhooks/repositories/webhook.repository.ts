@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import { returnedRows } from './sql-rows.js';
+import { returnedRows } from '../../../database/sql-result.js';
 import type { WebhookFilters } from '../services/webhook-filter.js';
 
 export const WEBHOOK_STATUSES = ['active', 'paused', 'disabled'] as const;

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../../database/transaction-host.js';
 import { hashToken, newOpaqueToken } from '../secret-tokens.js';
 import { SessionService } from '../session.service.js';
-import { rowsOf } from '../sql-result.js';
+import { returnedRows } from '../../../../database/sql-result.js';
 
 /** Authorization codes live 5 minutes (RFC 6749 recommends at most 10). */
 export const AUTHORIZATION_CODE_TTL_SECONDS = 5 * 60;
@@ -66,7 +66,7 @@ export class AuthorizationCodeService {
    * failed exchange leaves the code usable. Null when the code is unknown, expired, used or another client's.
    */
   async redeem(code: string, clientId: string): Promise<AuthorizationCodeGrant | null> {
-    const [row] = rowsOf<CodeRow>(
+    const [row] = returnedRows<CodeRow>(
       await this.tx.manager.query(
         `UPDATE oauth_authorization_codes SET used_at = now()
           WHERE code_hash = $1 AND client_id = $2 AND used_at IS NULL AND expires_at > now()

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import * as oidc from 'openid-client';
 import { TransactionHost } from '../../../../database/transaction-host.js';
 import type { OAuthProvider } from '../../entities/oidc-provider.entity.js';
-import { rowsOf } from '../sql-result.js';
+import { returnedRows } from '../../../../database/sql-result.js';
 
 /** A third-party sign-in started here is valid this long. */
 export const LOGIN_STATE_TTL_SECONDS = 10 * 60;
@@ -59,7 +59,7 @@ export class LoginStateService {
 
   /** Uses up a state of `provider`; null when unknown, expired or used. */
   async consume(provider: OAuthProvider, state: string): Promise<LoginState | null> {
-    const [row] = rowsOf<StateRow>(
+    const [row] = returnedRows<StateRow>(
       await this.tx.manager.query(
         `UPDATE oauth_login_states SET used_at = now()
           WHERE state = $1 AND provider = $2 AND used_at IS NULL AND expires_at > now()
@@ -72,7 +72,7 @@ export class LoginStateService {
 
   /** The newest unused bind state the user started for `provider`, used up. */
   async consumeLatestForUser(provider: OAuthProvider, userId: string): Promise<LoginState | null> {
-    const [row] = rowsOf<StateRow>(
+    const [row] = returnedRows<StateRow>(
       await this.tx.manager.query(
         `UPDATE oauth_login_states SET used_at = now()
           WHERE state = (SELECT state FROM oauth_login_states

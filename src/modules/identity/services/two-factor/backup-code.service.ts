@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../../database/transaction-host.js';
 import { hashToken, randomBackupCode } from '../secret-tokens.js';
-import { rowsOf } from '../sql-result.js';
+import { returnedRows } from '../../../../database/sql-result.js';
 
 export const BACKUP_CODE_COUNT = 10;
 
@@ -25,7 +25,7 @@ export class BackupCodeService {
 
   /** Uses up one backup code; false when it is unknown or already used. */
   async consume(userId: string, code: string): Promise<boolean> {
-    const used = rowsOf<{ id: string }>(
+    const used = returnedRows<{ id: string }>(
       await this.tx.manager.query(
         `UPDATE backup_codes SET used_at = now() WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL RETURNING id`,
         [userId, this.hash(userId, code)],

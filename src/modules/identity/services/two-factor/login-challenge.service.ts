@@ -8,7 +8,7 @@ import type { UserEntity } from '../../entities/user.entity.js';
 import { LoginThrottleService } from '../login-throttle.service.js';
 import { hashToken, newOpaqueToken } from '../secret-tokens.js';
 import type { ClientMeta } from '../session.service.js';
-import { rowsOf } from '../sql-result.js';
+import { returnedRows } from '../../../../database/sql-result.js';
 import { UsersService } from '../users.service.js';
 import { TwoFactorService } from './two-factor.service.js';
 
@@ -83,7 +83,7 @@ export class LoginChallengeService {
         details: [{ field: 'code', reason: 'the code is wrong or expired' }],
       });
     }
-    const consumed = rowsOf<{ id: string }>(
+    const consumed = returnedRows<{ id: string }>(
       await this.tx.manager.query(
         `UPDATE login_challenges SET consumed_at = now() WHERE id = $1 AND consumed_at IS NULL RETURNING id`,
         [challenge.id],

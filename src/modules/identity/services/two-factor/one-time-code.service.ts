@@ -3,7 +3,7 @@ import { TransactionHost } from '../../../../database/transaction-host.js';
 import type { NotificationChannel } from '../../../notifications/notification.entity.js';
 import { NotifierService } from '../../../notifications/notifier.service.js';
 import { hashToken, randomDigits, safeEqual } from '../secret-tokens.js';
-import { rowsOf } from '../sql-result.js';
+import { returnedRows } from '../../../../database/sql-result.js';
 
 export type CodePurpose = 'phone_login' | 'two_factor_login' | 'two_factor_enroll';
 
@@ -100,7 +100,7 @@ export class OneTimeCodeService {
         ]);
         return null;
       }
-      const used = rowsOf<{ id: string }>(
+      const used = returnedRows<{ id: string }>(
         await this.tx.manager.query(
           `UPDATE one_time_codes SET consumed_at = now() WHERE id = $1 AND consumed_at IS NULL RETURNING id`,
           [current.id],

@@ -15,7 +15,7 @@ import { UserEntity } from '../../entities/user.entity.js';
 import { verifyPassword } from '../password-hashing.js';
 import { maskDestination } from '../secret-tokens.js';
 import { SecretBoxService } from '../secret-box.service.js';
-import { rowsOf } from '../sql-result.js';
+import { returnedRows } from '../../../../database/sql-result.js';
 import { UsersService } from '../users.service.js';
 import { BackupCodeService } from './backup-code.service.js';
 import { OneTimeCodeService } from './one-time-code.service.js';
@@ -275,7 +275,7 @@ export class TwoFactorService {
       return false;
     }
     // Only a newer step may be recorded: two requests racing with the same code cannot both succeed.
-    const updated = rowsOf<{ user_id: string }>(
+    const updated = returnedRows<{ user_id: string }>(
       await this.tx.manager.query(
         `UPDATE user_two_factor SET last_totp_step = $2
           WHERE user_id = $1 AND (last_totp_step IS NULL OR last_totp_step < $2) RETURNING user_id`,
