@@ -1,4 +1,4 @@
-import { FormulaError, parseFormula, type FormulaNode } from '../../../common/formula/index.js';
+import { dateUnit, FormulaError, parseFormula, type FormulaNode } from '../../../common/formula/index.js';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
 import { formulaTypeOfField, isVolatileField } from '../fields/computed-definitions.js';
 import { TypedComputedFieldHandler } from '../fields/computed.field.js';
@@ -29,31 +29,6 @@ const UNIT_SECONDS: Record<string, number> = {
   hours: 3600,
   days: 86400,
   weeks: 604800,
-};
-const UNIT_ALIASES: Record<string, string> = {
-  ms: 'milliseconds',
-  millisecond: 'milliseconds',
-  milliseconds: 'milliseconds',
-  s: 'seconds',
-  second: 'seconds',
-  seconds: 'seconds',
-  m: 'minutes',
-  minute: 'minutes',
-  minutes: 'minutes',
-  h: 'hours',
-  hour: 'hours',
-  hours: 'hours',
-  d: 'days',
-  day: 'days',
-  days: 'days',
-  w: 'weeks',
-  week: 'weeks',
-  weeks: 'weeks',
-  month: 'months',
-  months: 'months',
-  y: 'years',
-  year: 'years',
-  years: 'years',
 };
 
 function literal(text: string): string {
@@ -216,10 +191,8 @@ class FormulaSqlCompiler {
     if (!node) {
       return 'days';
     }
-    if (node.kind !== 'text' || !UNIT_ALIASES[node.value.toLowerCase()]) {
-      return unsupported('a computed date unit', node.pos);
-    }
-    return UNIT_ALIASES[node.value.toLowerCase()];
+    const unit = node.kind === 'text' ? dateUnit(node.value) : null;
+    return unit ?? unsupported('a computed date unit', node.pos);
   }
 
   private call(node: Extract<FormulaNode, { kind: 'call' }>): Compiled {

@@ -5,9 +5,9 @@ import type {
   ConnectorRecord,
   OrderBookRecord,
   SyncChange,
-  SyncLogOutcome,
   SyncRequestStatus,
 } from '../../supply-chain/domain/supply-chain.types.js';
+import type { NewSyncLog } from '../../supply-chain/repositories/sync.repository.js';
 
 export interface BindingContext {
   binding: BindingRecord;
@@ -16,23 +16,8 @@ export interface BindingContext {
   orderBook: OrderBookRecord;
 }
 
-export interface SyncLogEntry {
-  organizationId: string;
-  orderBookId: string;
-  bindingId?: string | null;
-  connectionId?: string | null;
-  catalogId?: string | null;
-  catalogRevisionId?: string | null;
-  catalogRevisionVersion?: number | null;
-  eventType?: string | null;
-  sourceRowId?: string | null;
-  targetRowId?: string | null;
-  outcome: SyncLogOutcome;
-  reason?: string | null;
-  syncRequestId?: string | null;
-  details?: Record<string, unknown> | null;
-  idempotencyKey?: string | null;
-}
+/** A sync-log row as supply-chain records it (one shape, owned there). */
+export type SyncLogEntry = NewSyncLog;
 
 export interface NewPropagatedSyncRequest {
   organizationId: string;
