@@ -59,30 +59,39 @@ export class SyncWorker implements OnApplicationBootstrap, BeforeApplicationShut
       this.again = true;
       return;
     }
-    this.running = this.pass();
-    this.running
+    const pass = this.pass();
+    this.running = pass;
+    pass
       .catch((error: unknown) => {
         this.logger.error({ err: error }, 'sync pass failed');
         return undefined;
       })
-      .finally(() => {
-        this.running = undefined;
-        if (this.again && !this.stopped) {
-          this.again = false;
-          this.kick();
-        }
-      });
+      .finally(() => this.passEnded(pass));
+  }
+
+  /** Passes never overlap: a pass ending clears only itself, then runs what was asked for meanwhile. */
+  private passEnded(pass: Promise<SyncPassResult>): void {
+    if (this.running === pass) {
+      this.running = undefined;
+    }
+    if (this.again && !this.stopped) {
+      this.again = false;
+      this.kick();
+    }
   }
 
   /** Runs everything due now (waiting for a pass in progress first); what tests call after moving the clock. */
   async runDue(): Promise<SyncPassResult> {
-    await this.running?.catch(() => undefined);
+    // Another pass may start while one is awaited (a kick in between): wait until none runs.
+    while (this.running) {
+      await this.running.catch(() => undefined);
+    }
     const pass = this.pass();
     this.running = pass;
     try {
       return await pass;
     } finally {
-      this.running = undefined;
+      this.passEnded(pass);
     }
   }
 
