@@ -16,6 +16,7 @@ import { HistoryApprovals1732240800000 } from './1732240800000-history-approvals
 import { ComputedFields1732240900000 } from './1732240900000-computed-fields.js';
 import { SupplyChain1732240910000 } from './1732240910000-supply-chain.js';
 import { SupplyChainSync1732240920000 } from './1732240920000-supply-chain-sync.js';
+import { RevisionHead1732241000000 } from './1732241000000-revision-head.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -40,4 +41,5 @@ export const ALL_MIGRATIONS = [
   ComputedFields1732240900000,
   SupplyChain1732240910000,
   SupplyChainSync1732240920000,
+  RevisionHead1732241000000,
 ];

@@ -1,6 +1,7 @@
 import type { DataSourceOptions } from 'typeorm';
 import { ALL_MIGRATIONS } from '../../migrations/all-migrations.js';
 import type { AppConfig } from '../config/app.config.js';
+import { PreparingClient } from './prepared-statements.js';
 import { SnakeNamingStrategy } from './snake-naming.strategy.js';
 
 /**
@@ -21,6 +22,8 @@ export function dataSourceOptions(config: AppConfig, url: string): DataSourceOpt
       max: config.database.poolSize,
       statement_timeout: config.database.statementTimeoutMs || undefined,
       idle_in_transaction_session_timeout: 60_000,
+      // Statements marked with prepared() are parsed once per connection (docs/performance.md).
+      Client: PreparingClient,
     },
   };
 }

@@ -10,6 +10,7 @@ import { APP_CONFIG, type AppConfig } from '../../config/app.config.js';
 import { TransactionHost } from '../../database/transaction-host.js';
 import { type DomainEvent, domainEventName } from './domain-event.js';
 import { OutboxEventEntity } from './outbox-event.entity.js';
+import { prepared } from '../../database/prepared-statements.js';
 
 export function toDomainEvent(row: OutboxEventEntity): DomainEvent {
   return {
@@ -127,14 +128,14 @@ export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicati
     let current: OutboxEventEntity | undefined;
     try {
       return await this.tx.run(async () => {
-        const rows = await this.tx.manager.query<OutboxEventEntity[]>(`${CLAIM_SQL} LIMIT $1 FOR UPDATE SKIP LOCKED`, [size]);
+        const rows = await this.tx.manager.query<OutboxEventEntity[]>(prepared(`${CLAIM_SQL} LIMIT $1 FOR UPDATE SKIP LOCKED`), [size]);
         for (const row of rows) {
           current = row;
           await this.deliver(toDomainEvent(row));
         }
         current = undefined;
         if (rows.length > 0) {
-          await this.tx.manager.query('UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])', [rows.map((row) => row.id)]);
+          await this.tx.manager.query(prepared('UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])'), [rows.map((row) => row.id)]);
         }
         return rows.length;
       });

@@ -81,6 +81,12 @@ describe('migration to tenant-scoped document identity', () => {
       const bundle = await request(t.http).get(`${API}/doc/table/${docId}?include=revisions`).set(bearer(reader)).expect(200);
       expect(bundle.body.payload.document).toMatchObject({ organizationId: org?.id, workspaceId: workspaces[index], version: 1 });
       expect(bundle.body.payload.revisions).toHaveLength(1);
+      // The revision head is backfilled (migration 1732241000000): the next merge links to the seeded revision.
+      await request(t.http).post(`${API}/doc/table/${docId}/data`).set(bearer(reader)).send({ id: 'r3', values: { name: 'third' } }).expect(201);
+      const [seeded, next] = (await request(t.http).get(`${API}/doc/table/${docId}?include=revisions`).set(bearer(reader)).expect(200)).body.payload.revisions
+        .slice()
+        .sort((a: { version: number }, b: { version: number }) => a.version - b.version);
+      expect(next).toMatchObject({ version: 2, previousRevisionId: seeded.id });
     }
     // The old global key is gone: the same id now exists once per workspace.
     await request(t.http)

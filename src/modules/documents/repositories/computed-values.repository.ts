@@ -3,6 +3,7 @@ import { TransactionHost } from '../../../database/transaction-host.js';
 import type { StoredRowValues, StoredValue } from '../fields/field.types.js';
 import type { RowRecord } from '../domain/document.records.js';
 import { ROW_COLUMNS, toRowRecord } from './row.repository.js';
+import { prepared } from '../../../database/prepared-statements.js';
 
 export interface LinkedValues {
   rowId: string;
@@ -149,9 +150,9 @@ export class ComputedValuesRepository {
     targetDocumentUuid: string,
   ): Promise<{ documentUuid: string; relationFieldId: string }[]> {
     return this.tx.manager.query(
-      `SELECT s.document_id AS "documentUuid", s.relation_field_id AS "relationFieldId"
+      prepared(`SELECT s.document_id AS "documentUuid", s.relation_field_id AS "relationFieldId"
          FROM computed_field_sources s
-        WHERE s.organization_id = $1 AND s.target_document_id = $2`,
+        WHERE s.organization_id = $1 AND s.target_document_id = $2`),
       [organizationId, targetDocumentUuid],
     );
   }

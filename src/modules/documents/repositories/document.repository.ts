@@ -3,6 +3,7 @@ import { TransactionHost } from '../../../database/transaction-host.js';
 import type { DocumentMetadata, DocumentRecord, DocumentSettings, RowRecord } from '../domain/document.records.js';
 import type { FieldDefinition, StoredRowValues } from '../fields/field.types.js';
 import { toRowRecord } from './row.repository.js';
+import { prepared } from '../../../database/prepared-statements.js';
 
 interface DocumentRow {
   uuid: string;
@@ -86,7 +87,7 @@ export class DocumentRepository {
   /** The live document's field definitions, its row share-locked until the transaction ends (DocumentFacts.lockFields). */
   async lockFields(uuid: string): Promise<FieldDefinition[] | null> {
     const rows = await this.tx.manager.query<Array<{ fields: FieldDefinition[] | null }>>(
-      `SELECT d.metadata->'fields' AS fields FROM documents d WHERE d.id = $1 AND d.deleted_at IS NULL FOR SHARE`,
+      prepared(`SELECT d.metadata->'fields' AS fields FROM documents d WHERE d.id = $1 AND d.deleted_at IS NULL FOR SHARE`),
       [uuid],
     );
     return rows[0] ? (rows[0].fields ?? []) : null;
@@ -114,7 +115,7 @@ export class DocumentRepository {
 
   async findInWorkspace(workspaceId: string, docType: string, docId: string): Promise<DocumentRecord | null> {
     const rows = await this.tx.manager.query<DocumentRow[]>(
-      `SELECT ${COLUMNS} FROM documents d WHERE d.workspace_id = $1 AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL`,
+      prepared(`SELECT ${COLUMNS} FROM documents d WHERE d.workspace_id = $1 AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL`),
       [workspaceId, docType, docId],
     );
     return rows[0] ? toRecord(rows[0]) : null;
@@ -131,9 +132,9 @@ export class DocumentRepository {
     rowId: string,
   ): Promise<{ document: DocumentRecord; row: RowRecord | null } | null> {
     const rows = await this.tx.manager.query<Array<DocumentRow & PrefetchedRowColumns>>(
-      `SELECT ${COLUMNS}, ${PREFETCHED_ROW_COLUMNS}
+      prepared(`SELECT ${COLUMNS}, ${PREFETCHED_ROW_COLUMNS}
          FROM documents d LEFT JOIN document_rows r ON r.document_id = d.id AND r.id = $4
-        WHERE d.workspace_id = $1 AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL`,
+        WHERE d.workspace_id = $1 AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL`),
       [workspaceId, docType, docId, rowId],
     );
     const found = rows[0];
@@ -158,8 +159,8 @@ export class DocumentRepository {
 
   async findOrganizationLevel(organizationId: string, docType: string, docId: string): Promise<DocumentRecord | null> {
     const rows = await this.tx.manager.query<DocumentRow[]>(
-      `SELECT ${COLUMNS} FROM documents d
-        WHERE d.organization_id = $1 AND d.workspace_id IS NULL AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL`,
+      prepared(`SELECT ${COLUMNS} FROM documents d
+        WHERE d.organization_id = $1 AND d.workspace_id IS NULL AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL`),
       [organizationId, docType, docId],
     );
     return rows[0] ? toRecord(rows[0]) : null;
@@ -181,14 +182,14 @@ export class DocumentRepository {
 
   /** A live document by its internal id (re-read inside a unit of work). */
   async findByUuid(uuid: string): Promise<DocumentRecord | null> {
-    const rows = await this.tx.manager.query<DocumentRow[]>(`SELECT ${COLUMNS} FROM documents d WHERE d.id = $1 AND d.deleted_at IS NULL`, [uuid]);
+    const rows = await this.tx.manager.query<DocumentRow[]>(prepared(`SELECT ${COLUMNS} FROM documents d WHERE d.id = $1 AND d.deleted_at IS NULL`), [uuid]);
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
   /** Locks the document row: every write and every merge of one document runs after this, one at a time. */
   async lock(uuid: string): Promise<DocumentRecord | null> {
     const rows = await this.tx.manager.query<DocumentRow[]>(
-      `SELECT ${COLUMNS} FROM documents d WHERE d.id = $1 AND d.deleted_at IS NULL FOR UPDATE`,
+      prepared(`SELECT ${COLUMNS} FROM documents d WHERE d.id = $1 AND d.deleted_at IS NULL FOR UPDATE`),
       [uuid],
     );
     return rows[0] ? toRecord(rows[0]) : null;
@@ -222,48 +223,5 @@ export class DocumentRepository {
       uuid,
       userId,
     ]);
-  }
-
-  /**
-   * Records a merge and allocates its revision number: `version + 1`, taken under the document row lock that this
-   * UPDATE acquires and keeps until commit — the one moment a merge serializes with other merges of the document.
-   * Row writes lock only their rows before this (docs/performance.md, "Writers"). `rowSeq` is the auto-number
-   * counter as a merge under the document lock computed it; a merge without the lock passes what it assumed and
-   * the counter still advances by at least `rowsCreated`. Returns null when the metadata changed since
-   * `expectedMetadataVersion` was read (the merge validated against stale fields and must not commit).
-   */
-  async allocateRevision(
-    uuid: string,
-    change: {
-      expectedMetadataVersion: number;
-      updatedBy: string;
-      rowSeq: number;
-      rowsCreated: number;
-      rowCountDelta: number;
-      metadata?: DocumentMetadata;
-      settings?: DocumentSettings;
-    },
-  ): Promise<{ version: number; rowSeq: number } | null> {
-    const [rows] = await this.tx.manager.query<[Array<{ version: string; rowSeq: string }>, number]>(
-      `UPDATE documents SET version = version + 1, updated_at = now(), updated_by = $2,
-              row_seq = GREATEST(row_seq + $3, $4), row_count = row_count + $5,
-              metadata = COALESCE($6::jsonb, metadata),
-              metadata_version = metadata_version + (CASE WHEN $6::jsonb IS NULL THEN 0 ELSE 1 END),
-              settings = COALESCE($7::jsonb, settings)
-        WHERE id = $1 AND metadata_version = $8 AND deleted_at IS NULL
-        RETURNING version, row_seq AS "rowSeq"`,
-      [
-        uuid,
-        change.updatedBy,
-        change.rowsCreated,
-        change.rowSeq,
-        change.rowCountDelta,
-        change.metadata ? JSON.stringify(change.metadata) : null,
-        change.settings ? JSON.stringify(change.settings) : null,
-        change.expectedMetadataVersion,
-      ],
-    );
-    const row = rows[0];
-    return row ? { version: Number(row.version), rowSeq: Number(row.rowSeq) } : null;
   }
 }

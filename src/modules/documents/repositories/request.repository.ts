@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { prepared } from '../../../database/prepared-statements.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { ChangeDraft, ChangeRecord, RequestRecord, RequestStatus } from '../domain/document.records.js';
 
@@ -18,33 +19,70 @@ function toRecord(row: RequestRow): RequestRecord {
 const CHANGE_COLUMNS = `c.id, c.seq::text AS seq, c.type, c.operation, c.target_id AS "targetId", c.data,
   c.changed_at AS "changedAt", c.changed_by AS "changedBy"`;
 
+/** Changes as the `jsonb_to_recordset` input of the inserts below, in recording order (`ord`). */
+function changesJson(changes: readonly ChangeDraft[]): string {
+  return JSON.stringify(changes.map((change, ord) => ({ type: change.type, operation: change.operation, target_id: change.targetId, data: change.data, ord })));
+}
+
 /** SQL for `requests` and their `request_changes`. Lookups name the document the request belongs to. */
 @Injectable()
 export class RequestRepository {
   constructor(private readonly tx: TransactionHost) {}
 
-  async create(input: {
-    documentUuid: string;
-    organizationId: string;
-    workspaceId: string | null;
-    title: string;
-    description: string | null;
-    author: string;
-    reviewers: string[];
-    implicit: boolean;
-  }): Promise<RequestRecord> {
-    const rows = await this.tx.manager.query<RequestRow[]>(
-      `INSERT INTO requests AS q (document_id, organization_id, workspace_id, title, description, author, reviewers, contributors, implicit)
-       VALUES ($1, $2, $3, $4, $5, $6, $7::text[], ARRAY[$6]::text[], $8)
-       RETURNING ${COLUMNS}`,
-      [input.documentUuid, input.organizationId, input.workspaceId, input.title, input.description, input.author, input.reviewers, input.implicit],
+  /**
+   * Opens a request holding its first changes, in one statement (one round trip for a write wrapped in a request
+   * of its own). The author is the writer: the first contributor and the changes' `changedBy`.
+   */
+  async createWithChanges(
+    input: {
+      documentUuid: string;
+      organizationId: string;
+      workspaceId: string | null;
+      title: string;
+      description: string | null;
+      author: string;
+      reviewers: string[];
+      implicit: boolean;
+    },
+    changes: readonly ChangeDraft[],
+  ): Promise<{ request: RequestRecord; changes: ChangeRecord[] }> {
+    const rows = await this.tx.manager.query<Array<RequestRow & { change: ChangeRecord | null }>>(
+      prepared(`WITH q AS (
+         INSERT INTO requests AS q (document_id, organization_id, workspace_id, title, description, author, reviewers, contributors, implicit, change_count)
+         VALUES ($1, $2, $3, $4, $5, $6, $7::text[], ARRAY[$6]::text[], $8, $10)
+         RETURNING ${COLUMNS}
+       ), c AS (
+         INSERT INTO request_changes AS c (request_id, type, operation, target_id, data, changed_by)
+         SELECT q.id, d.type, d.operation, d.target_id, d.data, $6
+           FROM q, jsonb_to_recordset($9::jsonb) AS d(type text, operation text, target_id text, data jsonb, ord integer)
+          ORDER BY d.ord
+         RETURNING ${CHANGE_COLUMNS}
+       )
+       SELECT q.*, to_jsonb(c) AS change FROM q LEFT JOIN c ON true`),
+      [
+        input.documentUuid,
+        input.organizationId,
+        input.workspaceId,
+        input.title,
+        input.description,
+        input.author,
+        input.reviewers,
+        input.implicit,
+        changesJson(changes),
+        changes.length,
+      ],
     );
-    return toRecord(rows[0] as RequestRow);
+    const { change: _first, ...request } = rows[0] as RequestRow & { change: ChangeRecord | null };
+    const recorded = rows
+      .map((row) => row.change)
+      .filter((change): change is ChangeRecord => change !== null)
+      .map((change) => ({ ...change, changedAt: new Date(change.changedAt) }));
+    return { request: toRecord(request), changes: recorded.sort((a, b) => Number(a.seq) - Number(b.seq)) };
   }
 
   async find(documentUuid: string, requestId: string, lock = false): Promise<RequestRecord | null> {
     const rows = await this.tx.manager.query<RequestRow[]>(
-      `SELECT ${COLUMNS} FROM requests q WHERE q.id = $1 AND q.document_id = $2 ${lock ? 'FOR UPDATE' : ''}`,
+      prepared(`SELECT ${COLUMNS} FROM requests q WHERE q.id = $1 AND q.document_id = $2 ${lock ? 'FOR UPDATE' : ''}`),
       [requestId, documentUuid],
     );
     return rows[0] ? toRecord(rows[0]) : null;
@@ -76,7 +114,7 @@ export class RequestRepository {
     }
     // One statement: the changes and the request's counters (one round trip per write, whatever the request's size).
     const rows = await this.tx.manager.query<ChangeRecord[]>(
-      `WITH counted AS (
+      prepared(`WITH counted AS (
          UPDATE requests SET change_count = change_count + $4, updated_at = now(),
                 contributors = CASE WHEN $3 = ANY(contributors) THEN contributors ELSE array_append(contributors, $3) END
           WHERE id = $1
@@ -85,10 +123,10 @@ export class RequestRepository {
        SELECT $1, d.type, d.operation, d.target_id, d.data, $3
          FROM jsonb_to_recordset($2::jsonb) AS d(type text, operation text, target_id text, data jsonb, ord integer)
         ORDER BY d.ord
-       RETURNING ${CHANGE_COLUMNS}`,
+       RETURNING ${CHANGE_COLUMNS}`),
       [
         requestId,
-        JSON.stringify(changes.map((change, ord) => ({ type: change.type, operation: change.operation, target_id: change.targetId, data: change.data, ord }))),
+        changesJson(changes),
         userId,
         changes.length,
       ],
@@ -104,15 +142,6 @@ export class RequestRepository {
         ORDER BY c.seq LIMIT $3`,
       [requestId, opts.targetIds ? [...opts.targetIds] : null, opts.limit ?? null],
     );
-  }
-
-  async markMerged(requestId: string, revisionId: string, userId: string): Promise<RequestRecord> {
-    const [rows] = await this.tx.manager.query<[RequestRow[], number]>(
-      `UPDATE requests AS q SET status = 'merged', generated_revision_id = $2, merged_at = now(), merged_by = $3, updated_at = now()
-        WHERE q.id = $1 RETURNING ${COLUMNS}`,
-      [requestId, revisionId, userId],
-    );
-    return toRecord(rows[0] as RequestRow);
   }
 
   async setStatus(requestId: string, status: 'open' | 'closed', userId: string): Promise<RequestRecord> {

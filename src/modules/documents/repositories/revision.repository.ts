@@ -1,7 +1,16 @@
 import { Injectable } from '@nestjs/common';
+import { prepared } from '../../../database/prepared-statements.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { StoredValue } from '../fields/field.types.js';
-import type { OperationRecord, OperationTarget, RevisionOperationType, RevisionRecord, RevisionStats } from '../domain/document.records.js';
+import type {
+  DocumentMetadata,
+  DocumentSettings,
+  OperationRecord,
+  OperationTarget,
+  RevisionOperationType,
+  RevisionRecord,
+  RevisionStats,
+} from '../domain/document.records.js';
 
 interface RevisionRow extends Omit<RevisionRecord, 'version' | 'operationCount'> {
   version: string;
@@ -28,6 +37,15 @@ export interface NewOperation {
   note?: string | null;
 }
 
+/** What `commit` wrote: the revision and the request's merge times. */
+export interface CommittedRevision {
+  revision: RevisionRecord;
+  requestMergedAt: Date;
+  requestUpdatedAt: Date;
+}
+
+type CommittedRevisionRow = RevisionRow & { requestMergedAt: Date; requestUpdatedAt: Date };
+
 /** SQL for the append-only `revisions` and `revision_operations`. */
 @Injectable()
 export class RevisionRepository {
@@ -42,36 +60,68 @@ export class RevisionRepository {
   }
 
   /**
-   * Inserts the revision numbered `version`. Its predecessor is found in the same statement: the caller holds the
-   * document row lock taken when the number was allocated (DocumentRepository.allocateRevision), and that lock is
-   * released only when the predecessor's transaction commits, so the predecessor is visible here.
+   * Numbers and writes a merge's revision in one statement (docs/performance.md, "Writers"): it takes the document
+   * row lock, bumps the document's version and counters (and its metadata or settings, when the merge changed
+   * them), inserts the revision linked to the document's previous head, and marks the request merged. The lock is
+   * held from here to the commit only. Null when the document's metadata is no longer `expectedMetadataVersion` or
+   * the document was deleted: nothing is written then.
+   *
+   * `rowSeq` is the auto-number counter as a merge under the document lock computed it; a merge without the lock
+   * passes what it assumed and the counter still advances by at least `rowsCreated`.
+   *
+   * The predecessor comes out of the UPDATE itself (`previous_revision_id` is set from the head it replaces, on the
+   * row version the lock was granted on): a lookup of `version - 1` would use the statement's snapshot, taken
+   * before the lock was granted, and miss a predecessor committed since.
    */
-  async insert(input: {
+  async commit(input: {
     id: string;
     documentUuid: string;
     organizationId: string;
     workspaceId: string | null;
-    version: number;
-    requestId: string | null;
+    requestId: string;
     title: string | null;
     description: string | null;
     contributors: string[];
     mergedBy: string;
     stats: RevisionStats;
     operationCount: number;
-  }): Promise<RevisionRecord> {
-    const rows = await this.tx.manager.query<RevisionRow[]>(
-      `INSERT INTO revisions AS v (id, document_id, organization_id, workspace_id, version, request_id, title, description,
-                                  contributors, merged_by, stats, operation_count, previous_revision_id)
-       VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8, $9::text[], $10, $11::jsonb, $12,
-               (SELECT p.id FROM revisions p WHERE p.document_id = $2 AND p.version = $5::bigint - 1))
-       RETURNING ${COLUMNS}`,
+    expectedMetadataVersion: number;
+    rowSeq: number;
+    rowsCreated: number;
+    rowCountDelta: number;
+    metadata?: DocumentMetadata;
+    settings?: DocumentSettings;
+  }): Promise<CommittedRevision | null> {
+    const rows = await this.tx.manager.query<CommittedRevisionRow[]>(
+      prepared(`WITH doc AS (
+         UPDATE documents d SET version = d.version + 1, updated_at = now(), updated_by = $9,
+                row_seq = GREATEST(d.row_seq + $13, $14), row_count = d.row_count + $15,
+                metadata = COALESCE($16::jsonb, d.metadata),
+                metadata_version = d.metadata_version + (CASE WHEN $16::jsonb IS NULL THEN 0 ELSE 1 END),
+                settings = COALESCE($17::jsonb, d.settings),
+                previous_revision_id = d.last_revision_id,
+                last_revision_id = $2
+          WHERE d.id = $1 AND d.metadata_version = $12 AND d.deleted_at IS NULL
+         RETURNING d.version, d.previous_revision_id AS previous
+       ), v AS (
+         INSERT INTO revisions AS v (id, document_id, organization_id, workspace_id, version, request_id, title, description,
+                                     contributors, merged_by, stats, operation_count, previous_revision_id)
+         SELECT $2::uuid, $1::uuid, $3::uuid, $4::uuid, doc.version, $5::uuid, $6::text, $7::text, $8::text[], $9::text,
+                $10::jsonb, $11::integer, doc.previous
+           FROM doc
+         RETURNING ${COLUMNS}
+       ), merged AS (
+         UPDATE requests AS q SET status = 'merged', generated_revision_id = v.id, merged_at = now(), merged_by = $9, updated_at = now()
+           FROM v WHERE q.id = $5
+         RETURNING q.merged_at, q.updated_at
+       )
+       SELECT v.*, merged.merged_at AS "requestMergedAt", merged.updated_at AS "requestUpdatedAt"
+         FROM v LEFT JOIN merged ON true`),
       [
-        input.id,
         input.documentUuid,
+        input.id,
         input.organizationId,
         input.workspaceId,
-        input.version,
         input.requestId,
         input.title,
         input.description,
@@ -79,9 +129,20 @@ export class RevisionRepository {
         input.mergedBy,
         JSON.stringify(input.stats),
         input.operationCount,
+        input.expectedMetadataVersion,
+        input.rowsCreated,
+        input.rowSeq,
+        input.rowCountDelta,
+        input.metadata ? JSON.stringify(input.metadata) : null,
+        input.settings ? JSON.stringify(input.settings) : null,
       ],
     );
-    return toRecord(rows[0] as RevisionRow);
+    const row = rows[0];
+    if (!row) {
+      return null;
+    }
+    const { requestMergedAt, requestUpdatedAt, ...revision } = row;
+    return { revision: toRecord(revision), requestMergedAt, requestUpdatedAt };
   }
 
   /** Appends operations with ordinals `firstOrdinal…`. */
@@ -101,11 +162,11 @@ export class RevisionRepository {
       note: op.note ?? null,
     }));
     await this.tx.manager.query(
-      `INSERT INTO revision_operations (revision_id, document_id, ordinal, type, target, target_kind, target_row_id, target_field_id,
+      prepared(`INSERT INTO revision_operations (revision_id, document_id, ordinal, type, target, target_kind, target_row_id, target_field_id,
                                         old_value, new_value, operator, note)
        SELECT $1, $2, d.ordinal, d.type, d.target, d.kind, d.row_id, d.field_id, d.old_value, d.new_value, $3, d.note
          FROM jsonb_to_recordset($4::jsonb) AS d(ordinal integer, type text, target jsonb, kind text, row_id text, field_id text,
-                                                 old_value jsonb, new_value jsonb, note text)`,
+                                                 old_value jsonb, new_value jsonb, note text)`),
       [revisionId, documentUuid, operator, JSON.stringify(items)],
     );
   }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { StoredRowValues, StoredValue } from '../fields/field.types.js';
 import type { RowRecord } from '../domain/document.records.js';
+import { prepared } from '../../../database/prepared-statements.js';
 
 interface RowRow {
   id: string;
@@ -40,14 +41,14 @@ export class RowRepository {
   /** The ids among `rowIds` that exist in the document. */
   async existingIds(documentUuid: string, rowIds: readonly string[]): Promise<Set<string>> {
     const rows = await this.tx.manager.query<Array<{ id: string }>>(
-      `SELECT r.id FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[])`,
+      prepared(`SELECT r.id FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[])`),
       [documentUuid, [...rowIds]],
     );
     return new Set(rows.map((row) => row.id));
   }
 
   async find(documentUuid: string, rowId: string): Promise<RowRecord | null> {
-    const rows = await this.tx.manager.query<RowRow[]>(`SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = $2`, [
+    const rows = await this.tx.manager.query<RowRow[]>(prepared(`SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = $2`), [
       documentUuid,
       rowId,
     ]);
@@ -60,7 +61,7 @@ export class RowRepository {
       return new Map();
     }
     const rows = await this.tx.manager.query<RowRow[]>(
-      `SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.id ${lock ? 'FOR UPDATE' : ''}`,
+      prepared(`SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.id ${lock ? 'FOR UPDATE' : ''}`),
       [documentUuid, [...rowIds]],
     );
     return new Map(rows.map((row) => [row.id, toRowRecord(row)]));
@@ -72,11 +73,11 @@ export class RowRepository {
       return [];
     }
     const inserted = await this.tx.manager.query<RowRow[]>(
-      `INSERT INTO document_rows AS r (document_id, id, "values", version, created_by, updated_by)
+      prepared(`INSERT INTO document_rows AS r (document_id, id, "values", version, created_by, updated_by)
        SELECT $1, d.id, d."values", 1, $3, $3
          FROM jsonb_to_recordset($2::jsonb) AS d(id text, "values" jsonb, ord integer)
         ORDER BY d.ord
-       RETURNING ${ROW_COLUMNS}`,
+       RETURNING ${ROW_COLUMNS}`),
       [documentUuid, JSON.stringify(rows.map((row, ord) => ({ id: row.id, values: row.values, ord }))), userId],
     );
     return inserted.map(toRowRecord);
@@ -88,10 +89,10 @@ export class RowRepository {
       return [];
     }
     const [updated] = await this.tx.manager.query<[RowRow[], number]>(
-      `UPDATE document_rows AS r SET "values" = d."values", version = r.version + 1, updated_at = now(), updated_by = $3
+      prepared(`UPDATE document_rows AS r SET "values" = d."values", version = r.version + 1, updated_at = now(), updated_by = $3
          FROM jsonb_to_recordset($2::jsonb) AS d(id text, "values" jsonb)
         WHERE r.document_id = $1 AND r.id = d.id
-       RETURNING ${ROW_COLUMNS}`,
+       RETURNING ${ROW_COLUMNS}`),
       [documentUuid, JSON.stringify(rows.map((row) => ({ id: row.id, values: row.values }))), userId],
     );
     return updated.map(toRowRecord);
@@ -102,7 +103,7 @@ export class RowRepository {
       return 0;
     }
     const result = await this.tx.manager.query<[unknown[], number]>(
-      `DELETE FROM document_rows WHERE document_id = $1 AND id = ANY($2::text[])`,
+      prepared(`DELETE FROM document_rows WHERE document_id = $1 AND id = ANY($2::text[])`),
       [documentUuid, [...rowIds]],
     );
     return result[1];

@@ -150,24 +150,30 @@ export class ChangeEngineService {
       }
 
       let created = false;
-      if (!request) {
+      let changes: ChangeRecord[];
+      if (request) {
+        changes = await this.requests.appendChanges(request.id, drafts, userId);
+        request = { ...request, changeCount: request.changeCount + changes.length };
+        if (!request.contributors.includes(userId)) {
+          request.contributors = [...request.contributors, userId];
+        }
+      } else {
+        // A new request and its first changes in one statement; the writer is its author and first contributor.
         const explicit = opts.newRequest;
-        request = await this.requests.create({
-          documentUuid: document.uuid,
-          organizationId: document.organizationId,
-          workspaceId: document.workspaceId,
-          title: explicit?.title ?? opts.title,
-          description: explicit?.description ?? null,
-          author: userId,
-          reviewers: explicit?.reviewers ?? [],
-          implicit: !explicit,
-        });
+        ({ request, changes } = await this.requests.createWithChanges(
+          {
+            documentUuid: document.uuid,
+            organizationId: document.organizationId,
+            workspaceId: document.workspaceId,
+            title: explicit?.title ?? opts.title,
+            description: explicit?.description ?? null,
+            author: userId,
+            reviewers: explicit?.reviewers ?? [],
+            implicit: !explicit,
+          },
+          drafts,
+        ));
         created = true;
-      }
-      const changes = await this.requests.appendChanges(request.id, drafts, userId);
-      request = { ...request, changeCount: request.changeCount + changes.length };
-      if (!request.contributors.includes(userId)) {
-        request.contributors = [...request.contributors, userId];
       }
       if (!created) {
         // Appending to an existing request: modules following it (approvals) react in this transaction.

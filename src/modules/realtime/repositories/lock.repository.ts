@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { LockTarget, LockTargetType } from '../domain/lock-targets.js';
 import type { DocRef } from '../domain/realtime.types.js';
+import { prepared } from '../../../database/prepared-statements.js';
 
 export interface LockRecord {
   id: string;
@@ -53,9 +54,9 @@ export class LockRepository {
 
   async live(organizationId: string, documentUuid: string): Promise<LockRecord[]> {
     const rows = await this.tx.manager.query<LockRow[]>(
-      `SELECT ${COLUMNS} FROM realtime_locks
+      prepared(`SELECT ${COLUMNS} FROM realtime_locks
         WHERE organization_id = $1 AND document_uuid = $2 AND expires_at > now()
-        ORDER BY created_at, id`,
+        ORDER BY created_at, id`),
       [organizationId, documentUuid],
     );
     return rows.map(toLock);

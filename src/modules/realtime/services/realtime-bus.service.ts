@@ -5,6 +5,7 @@ import pg from 'pg';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { BUS_CHANNEL } from '../domain/realtime-protocol.js';
+import { prepared } from '../../../database/prepared-statements.js';
 
 /** What instances tell each other. Kept small: PostgreSQL NOTIFY payloads are limited to 8000 bytes. */
 export type BusMessage =
@@ -98,7 +99,7 @@ export class RealtimeBus implements OnModuleInit, OnApplicationShutdown {
       });
       return;
     }
-    await this.tx.manager.query('SELECT pg_notify($1, $2)', [BUS_CHANNEL, raw]);
+    await this.tx.manager.query(prepared('SELECT pg_notify($1, $2)'), [BUS_CHANNEL, raw]);
   }
 
   private receive(raw: string): void {

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { returnedRows } from '../../../database/sql-result.js';
 import type { WebhookFilters } from '../services/webhook-filter.js';
+import { prepared } from '../../../database/prepared-statements.js';
 
 export const WEBHOOK_STATUSES = ['active', 'paused', 'disabled'] as const;
 export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
@@ -203,7 +204,7 @@ export class WebhookRepository {
    */
   /** Whether the organization has any webhook (deleted ones are gone; paused ones still queue). */
   async anyInOrganization(organizationId: string): Promise<boolean> {
-    const rows = await this.tx.manager.query<unknown[]>(`SELECT 1 FROM webhooks WHERE organization_id = $1 LIMIT 1`, [organizationId]);
+    const rows = await this.tx.manager.query<unknown[]>(prepared(`SELECT 1 FROM webhooks WHERE organization_id = $1 LIMIT 1`), [organizationId]);
     return rows.length > 0;
   }
 

@@ -145,30 +145,13 @@ export class MergeService {
     // Formulas, lookups and rollups of this document and of the documents linking to it (docs/formulas.md).
     await this.computed.afterMerge(document, { metadata: plan.metadata, fields: plan.fields, rows, relationOps, mergedBy });
 
-    const merged = await this.requests.markMerged(request.id, revisionId, mergedBy);
-    // The revision number is allocated last, under the document row lock it takes: everything before ran under
-    // row locks only (or under the document lock the caller took for writes that need it, docs/performance.md).
-    const allocated = await this.documents.allocateRevision(document.uuid, {
-      expectedMetadataVersion: document.metadataVersion,
-      updatedBy: mergedBy,
-      rowSeq: rows.rowSeq,
-      rowsCreated: rows.created.length,
-      rowCountDelta: rows.created.length - rows.deleted.length,
-      metadata: plan.metadata?.metadata,
-      settings: plan.folded.settings ?? undefined,
-    });
-    if (!allocated) {
-      throw new AppException(ErrorCode.CONFLICT, {
-        payload: { requestId: request.id, conflicts: [{ type: 'metadata-changed', targetId: 'metadata', reason: 'the metadata changed while the write was applied; retry' }] },
-        details: [{ field: 'metadata', reason: 'metadata-changed: the metadata changed while the write was applied; retry' }],
-      });
-    }
-    const revision = await this.revisions.insert({
+    // The revision is numbered last, in one statement that takes the document row lock until commit: everything
+    // before ran under row locks only (or under the document lock the caller took for writes that need it).
+    const committed = await this.revisions.commit({
       id: revisionId,
       documentUuid: document.uuid,
       organizationId: document.organizationId,
       workspaceId: document.workspaceId,
-      version: allocated.version,
       requestId: request.id,
       title: request.title,
       description: request.description,
@@ -176,7 +159,28 @@ export class MergeService {
       mergedBy,
       stats: statsOf(plan),
       operationCount: ops.count,
+      expectedMetadataVersion: document.metadataVersion,
+      rowSeq: rows.rowSeq,
+      rowsCreated: rows.created.length,
+      rowCountDelta: rows.created.length - rows.deleted.length,
+      metadata: plan.metadata?.metadata,
+      settings: plan.folded.settings ?? undefined,
     });
+    if (!committed) {
+      throw new AppException(ErrorCode.CONFLICT, {
+        payload: { requestId: request.id, conflicts: [{ type: 'metadata-changed', targetId: 'metadata', reason: 'the metadata changed while the write was applied; retry' }] },
+        details: [{ field: 'metadata', reason: 'metadata-changed: the metadata changed while the write was applied; retry' }],
+      });
+    }
+    const { revision } = committed;
+    const merged: RequestRecord = {
+      ...request,
+      status: 'merged',
+      generatedRevisionId: revisionId,
+      mergedAt: committed.requestMergedAt,
+      mergedBy,
+      updatedAt: committed.requestUpdatedAt,
+    };
     const result: MergeResult = { request: merged, revision, rows, conversions, changesApplied: changes.length };
     await this.events.merged(document, result, plan.metadata, plan.fields, plan.folded, prelude);
     if (!request.implicit) {

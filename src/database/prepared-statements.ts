@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+
+/** SQL text → the name it is prepared under. Only texts passed to `prepared()`: static SQL, so the map is bounded. */
+const statementNames = new Map<string, string>();
+
+/**
+ * Marks a hot, static statement to be prepared once per connection (docs/performance.md, "Prepared statements"):
+ * later calls on that connection send only Bind/Execute, so PostgreSQL neither parses nor analyses it again.
+ * Returns `text` unchanged, so a call site reads `query(prepared(\`…\`), params)`.
+ *
+ * Only for statements whose text never depends on input (interpolated constants are fine): every distinct text
+ * stays prepared on every pooled connection. After five runs PostgreSQL may keep a generic plan, so only keyed
+ * lookups and writes qualify; the query engine's filtered SQL is never prepared.
+ */
+export function prepared(text: string): string {
+  if (!statementNames.has(text)) {
+    // The name derives from the text: instances and connections agree, and two texts never share a name.
+    statementNames.set(text, `quire_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`);
+  }
+  return text;
+}
+
+type QueryArgs = [config: unknown, values?: unknown, callback?: unknown];
+
+/**
+ * The pool's client class (`extra.Client`): a statement marked with `prepared()` is sent as a named statement;
+ * everything else as before.
+ */
+export class PreparingClient extends pg.Client {
+  override query(...args: never[]): never {
+    const [config, values, callback] = args as unknown as QueryArgs;
+    if (typeof config === 'string' && Array.isArray(values)) {
+      const name = statementNames.get(config);
+      if (name) {
+        const named = { name, text: config, values };
+        const send = super.query.bind(this) as unknown as (...a: unknown[]) => never;
+        return typeof callback === 'function' ? send(named, callback) : send(named);
+      }
+    }
+    return (super.query as unknown as (...a: unknown[]) => never).apply(this, args);
+  }
+}
