@@ -10,7 +10,9 @@ export class RevisionHead1732241000000 implements MigrationInterface {
   name = 'RevisionHead1732241000000';
 
   async up(q: QueryRunner): Promise<void> {
-    await q.query(`ALTER TABLE documents ADD COLUMN last_revision_id uuid, ADD COLUMN previous_revision_id uuid`);
+    await q.query(
+      `ALTER TABLE documents ADD COLUMN last_revision_id uuid, ADD COLUMN previous_revision_id uuid`,
+    );
     await q.query(`
       UPDATE documents d SET last_revision_id = r.id, previous_revision_id = r.previous_revision_id
         FROM revisions r

@@ -5,7 +5,7 @@ import pg from 'pg';
 const statementNames = new Map<string, string>();
 
 /**
- * Marks a hot, static statement to be prepared once per connection (docs/performance.md, "Prepared statements"):
+ * Marks a hot, static statement to be prepared once per connection (docs/performance.md, "Third pass"):
  * later calls on that connection send only Bind/Execute, so PostgreSQL neither parses nor analyses it again.
  * Returns `text` unchanged, so a call site reads `query(prepared(\`…\`), params)`.
  *

@@ -3,16 +3,24 @@ import { PreparingClient, prepared } from '../../../src/database/prepared-statem
 import { urlFor } from '../../utils/test-database.js';
 
 /**
- * The pool's client (docs/performance.md, "Prepared statements"): a statement marked with prepared() is parsed
+ * The pool's client (docs/performance.md, "Third pass"): a statement marked with prepared() is parsed
  * once per connection and then only executed; any other statement stays unnamed.
  */
 describe('prepared statements', () => {
-  const pool = new pg.Pool({ connectionString: urlFor(process.env.QUIRE_TEST_SERVER_URL as string, 'postgres'), max: 1, Client: PreparingClient });
+  const pool = new pg.Pool({
+    connectionString: urlFor(process.env.QUIRE_TEST_SERVER_URL as string, 'postgres'),
+    max: 1,
+    Client: PreparingClient,
+  });
 
   afterAll(() => pool.end());
 
   async function preparedOnConnection(): Promise<Array<{ name: string; statement: string }>> {
-    return (await pool.query<{ name: string; statement: string }>('SELECT name, statement FROM pg_prepared_statements')).rows;
+    return (
+      await pool.query<{ name: string; statement: string }>(
+        'SELECT name, statement FROM pg_prepared_statements',
+      )
+    ).rows;
   }
 
   it('prepares a marked statement once per connection and reuses it', async () => {
