@@ -1,13 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import type {
-  Admission,
-  BindingRecord,
-  BindingStatus,
-  ConflictResolution,
-  FieldMapping,
-  ReceiverFilter,
-} from '../domain/supply-chain.types.js';
+import type { BindingRecord, BindingStatus } from '../domain/supply-chain.types.js';
 import { queryFirst, queryRows } from '../../../database/sql-result.js';
 import { countOf, type Paging } from './sql.js';
 
@@ -17,20 +10,21 @@ const COLUMNS = `b.id, b.organization_id AS "organizationId", b.orderbook_id AS 
   b.share_link_id AS "shareLinkId", b.review_note AS "reviewNote", b.reviewed_by AS "reviewedBy", b.reviewed_at AS "reviewedAt",
   b.activated_at AS "activatedAt", b.created_by AS "createdBy", b.created_at AS "createdAt", b.updated_at AS "updatedAt"`;
 
-export interface NewBinding {
-  organizationId: string;
-  orderBookId: string;
-  connectionId: string;
-  supplierOrganizationId: string;
-  catalogId: string;
-  fieldMapping: FieldMapping;
-  receiverFilter: ReceiverFilter;
-  conflictResolution: ConflictResolution;
-  status: BindingStatus;
-  admittedVia: Admission;
-  shareLinkId: string | null;
-  createdBy: string;
-}
+export type NewBinding = Pick<
+  BindingRecord,
+  | 'organizationId'
+  | 'orderBookId'
+  | 'connectionId'
+  | 'supplierOrganizationId'
+  | 'catalogId'
+  | 'fieldMapping'
+  | 'receiverFilter'
+  | 'conflictResolution'
+  | 'status'
+  | 'admittedVia'
+  | 'shareLinkId'
+  | 'createdBy'
+>;
 
 /** Bindings: owned by the buyer (organization_id); the supplier reaches them by supplier_organization_id. */
 @Injectable()
@@ -99,33 +93,45 @@ export class BindingRepository {
     ]);
   }
 
-  async listForOrderBook(
+  /** The buyer's bindings of one order book. */
+  listForOrderBook(
     organizationId: string,
     orderBookId: string,
     status: BindingStatus | undefined,
     paging: Paging,
   ): Promise<{ items: BindingRecord[]; total: number }> {
-    const where = `FROM orderbook_bindings b WHERE b.organization_id = $1 AND b.orderbook_id = $2 AND ($3::text IS NULL OR b.status = $3)`;
-    const params = [organizationId, orderBookId, status ?? null];
-    const [items, total] = await Promise.all([
-      queryRows<BindingRecord>(
-        this.tx,
-        `SELECT ${COLUMNS} ${where} ORDER BY b.created_at, b.id LIMIT $4 OFFSET $5`,
-        [...params, paging.limit, paging.offset],
-      ),
-      countOf(this.tx, `SELECT count(*) ${where}`, params),
-    ]);
-    return { items, total };
+    return this.list(
+      'b.organization_id = $1 AND b.orderbook_id = $2',
+      [organizationId, orderBookId],
+      status,
+      paging,
+    );
   }
 
-  async listForConnection(
+  /** The supplier's bindings of one connection. */
+  listForConnection(
     supplierOrganizationId: string,
     connectionId: string,
     status: BindingStatus | undefined,
     paging: Paging,
   ): Promise<{ items: BindingRecord[]; total: number }> {
-    const where = `FROM orderbook_bindings b WHERE b.supplier_organization_id = $1 AND b.connection_id = $2 AND ($3::text IS NULL OR b.status = $3)`;
-    const params = [supplierOrganizationId, connectionId, status ?? null];
+    return this.list(
+      'b.supplier_organization_id = $1 AND b.connection_id = $2',
+      [supplierOrganizationId, connectionId],
+      status,
+      paging,
+    );
+  }
+
+  /** A page of bindings matching `scope` (over $1 and $2), optionally of one status, oldest first. */
+  private async list(
+    scope: string,
+    scopeParams: [string, string],
+    status: BindingStatus | undefined,
+    paging: Paging,
+  ): Promise<{ items: BindingRecord[]; total: number }> {
+    const where = `FROM orderbook_bindings b WHERE ${scope} AND ($3::text IS NULL OR b.status = $3)`;
+    const params = [...scopeParams, status ?? null];
     const [items, total] = await Promise.all([
       queryRows<BindingRecord>(
         this.tx,

@@ -4,10 +4,7 @@ import type {
   AccessControl,
   ConnectionRecord,
   ConnectionStatus,
-  DefaultReceiverConfig,
-  PropagationEvents,
   ShareLinkRecord,
-  ShareScope,
 } from '../domain/supply-chain.types.js';
 import { queryFirst, queryRows } from '../../../database/sql-result.js';
 import { countOf, type Paging } from './sql.js';
@@ -32,18 +29,19 @@ function toRecord(row: ConnectionRow): ConnectionRecord {
   return { ...rest, accessControl: { mode: accessMode, allowedOrganizations } };
 }
 
-export interface NewConnection {
-  organizationId: string;
-  catalogId: string;
-  name: string;
-  description: string | null;
-  shareMode: string;
-  accessControl: AccessControl;
-  shareScope: ShareScope;
-  defaultReceiverConfig: DefaultReceiverConfig | null;
-  propagationEvents: PropagationEvents;
-  createdBy: string;
-}
+export type NewConnection = Pick<
+  ConnectionRecord,
+  | 'organizationId'
+  | 'catalogId'
+  | 'name'
+  | 'description'
+  | 'shareMode'
+  | 'accessControl'
+  | 'shareScope'
+  | 'defaultReceiverConfig'
+  | 'propagationEvents'
+  | 'createdBy'
+>;
 
 export type ConnectionChanges = Partial<
   Pick<

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type {
-  SyncChange,
   SyncLogOutcome,
   SyncLogRecord,
   SyncRequestRecord,
@@ -20,21 +19,7 @@ const LOG_COLUMNS = `g.id, g.organization_id AS "organizationId", g.orderbook_id
   g.catalog_revision_version::int AS "catalogRevisionVersion", g.event_type AS "eventType", g.source_row_id AS "sourceRowId",
   g.target_row_id AS "targetRowId", g.outcome, g.reason, g.sync_request_id AS "syncRequestId", g.details, g.created_at AS "createdAt"`;
 
-export interface NewSyncRequest {
-  id: string;
-  organizationId: string;
-  orderBookId: string;
-  bindingId: string | null;
-  requestType: string;
-  source: Record<string, unknown>;
-  changes: SyncChange[];
-  status: SyncRequestStatus;
-  message: string | null;
-  documentRequestId: string | null;
-  productInfo: Record<string, unknown> | null;
-  decidedBy: string | null;
-  createdBy: string;
-}
+export type NewSyncRequest = Omit<SyncRequestRecord, 'decidedAt' | 'createdAt' | 'updatedAt'>;
 
 export interface NewSyncLog {
   organizationId: string;

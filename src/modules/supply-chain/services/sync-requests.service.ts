@@ -164,16 +164,7 @@ export class SyncRequestService {
    * user who attached it). `input.source` should name the catalog revision; `requestType` defaults to `catalog_sync`.
    */
   async createForBinding(binding: BindingRecord, input: SyncRequestInput): Promise<SyncRequestRecord> {
-    const orderBook = await this.catalogs.findOrderBookById(binding.orderBookId);
-    if (!orderBook) {
-      throw notFound('order book');
-    }
-    const ctx = await this.access.openAsSystem(
-      binding.createdBy,
-      orderBook.organizationId,
-      ORDERBOOK_DOC_TYPE,
-      orderBook.id,
-    );
+    const { ctx, orderBook } = await this.openAsBindingCreator(binding);
     return this.createIn(ctx, orderBook, { requestType: 'catalog_sync', ...input }, binding.id);
   }
 
@@ -229,6 +220,12 @@ export class SyncRequestService {
     decision: 'accept' | 'reject',
     message?: string,
   ): Promise<SyncRequestRecord> {
+    const { ctx, orderBook } = await this.openAsBindingCreator(binding);
+    return this.decideIn(ctx, orderBook, requestId, decision, message);
+  }
+
+  /** The binding's order book, opened as the binding's creator (the buyer user who attached it). */
+  private async openAsBindingCreator(binding: BindingRecord) {
     const orderBook = await this.catalogs.findOrderBookById(binding.orderBookId);
     if (!orderBook) {
       throw notFound('order book');
@@ -239,7 +236,7 @@ export class SyncRequestService {
       ORDERBOOK_DOC_TYPE,
       orderBook.id,
     );
-    return this.decideIn(ctx, orderBook, requestId, decision, message);
+    return { ctx, orderBook };
   }
 
   private async decideIn(
