@@ -23,11 +23,38 @@ export function prepared(text: string): string {
 
 type QueryArgs = [config: unknown, values?: unknown, callback?: unknown];
 
+interface WireConnection {
+  stream: { cork(): void; uncork(): void };
+  _send(buffer: Buffer): boolean;
+}
+
 /**
- * The pool's client class (`extra.Client`): a statement marked with `prepared()` is sent as a named statement;
- * everything else as before.
+ * The pool's client class (`extra.Client`):
+ * - a statement marked with `prepared()` is sent as a named statement; everything else as before;
+ * - the protocol messages of one statement (Parse, Bind, Describe, Execute, Sync) leave in one socket write: `pg`
+ *   writes each message on its own, a system call apiece, which cost more CPU than the read it served
+ *   (docs/performance.md, "Third pass"). Writes of the same tick are corked and flushed on the next tick.
  */
 export class PreparingClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    const connection = (this as unknown as { connection: WireConnection }).connection;
+    const send = connection._send.bind(connection);
+    let corked = false;
+    connection._send = (buffer) => {
+      if (!corked) {
+        corked = true;
+        const stream = connection.stream;
+        stream.cork();
+        process.nextTick(() => {
+          corked = false;
+          stream.uncork();
+        });
+      }
+      return send(buffer);
+    };
+  }
+
   override query(...args: never[]): never {
     const [config, values, callback] = args as unknown as QueryArgs;
     if (typeof config === 'string' && Array.isArray(values)) {
