@@ -114,7 +114,7 @@ export class DocumentRepository {
   }
 
   async findInWorkspace(workspaceId: string, docType: string, docId: string): Promise<DocumentRecord | null> {
-    const rows = await this.tx.manager.query<DocumentRow[]>(
+    const rows = await this.tx.select<DocumentRow>(
       prepared(`SELECT ${COLUMNS} FROM documents d WHERE d.workspace_id = $1 AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL`),
       [workspaceId, docType, docId],
     );
@@ -131,7 +131,7 @@ export class DocumentRepository {
     docId: string,
     rowId: string,
   ): Promise<{ document: DocumentRecord; row: RowRecord | null } | null> {
-    const rows = await this.tx.manager.query<Array<DocumentRow & PrefetchedRowColumns>>(
+    const rows = await this.tx.select<DocumentRow & PrefetchedRowColumns>(
       prepared(`SELECT ${COLUMNS}, ${PREFETCHED_ROW_COLUMNS}
          FROM documents d LEFT JOIN document_rows r ON r.document_id = d.id AND r.id = $4
         WHERE d.workspace_id = $1 AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL`),
@@ -158,7 +158,7 @@ export class DocumentRepository {
   }
 
   async findOrganizationLevel(organizationId: string, docType: string, docId: string): Promise<DocumentRecord | null> {
-    const rows = await this.tx.manager.query<DocumentRow[]>(
+    const rows = await this.tx.select<DocumentRow>(
       prepared(`SELECT ${COLUMNS} FROM documents d
         WHERE d.organization_id = $1 AND d.workspace_id IS NULL AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL`),
       [organizationId, docType, docId],
