@@ -517,6 +517,25 @@ describe('supply-chain propagation (spec 3, rules 1–8)', () => {
       outcome: 'skipped',
       reason: 'the row was never propagated to this order book',
     });
+
+    // A propagated row that leaves the share scope (price < 10000) is withdrawn like a deleted one.
+    await writeCatalogRows(t, sup, S, c1, [
+      { operation: 'create', id: 'r5', values: { sku: 'SKU-5', name: 'Washer', price: 50 } },
+    ]);
+    await eventually(
+      async () => (await rowsOf(t, b1, 'orderbook', ob1, B1)).find((row) => row.values.tsku === 'SKU-5'),
+      15_000,
+      'r5 propagated',
+    );
+    await call(t, sup, 'patch', `/organizations/${S}/catalogs/${c1}/rows/r5`, { values: { price: 20000 } });
+    const withdrawn = await eventually(
+      async () =>
+        logsFor(await syncLogs(t, b1, B1, ob1, binding1), 'r5').find((log) => log.eventType === 'row_updated'),
+      15_000,
+      'r5 withdrawal log',
+    );
+    expect(withdrawn).toMatchObject({ outcome: 'accepted', reason: 'deleted: left the connection share scope' });
+    expect((await rowsOf(t, b1, 'orderbook', ob1, B1)).some((row) => row.values.tsku === 'SKU-5')).toBe(false);
   });
 
   it('merges a batch window into one revision; selective rules, by_fields dedup and latest_wins', async () => {

@@ -149,6 +149,55 @@ describe('planBinding', () => {
     expect(noDeletes.logs[1]).toMatchObject({ outcome: 'filtered', eventType: 'row_deleted' });
   });
 
+  it('withdraws a propagated row that leaves the share scope, when deletions propagate', () => {
+    const base = input({
+      changes: [
+        { rowId: 'a', kind: 'updated', fieldIds: ['price'] },
+        { rowId: 'b', kind: 'updated', fieldIds: ['price'] },
+      ],
+      sourceRows: new Map([
+        ['a', { sku: 'S1', name: 'A', price: 500 }],
+        ['b', { sku: 'S2', name: 'B', price: 700 }],
+      ]),
+      shareScope: {
+        type: 'filter',
+        filterGroup: { operator: 'AND', conditions: [{ fieldId: 'price', operator: 'lt', value: 100 }] },
+      },
+      // Only `a` was propagated: `b` was never in scope.
+      links: new Map([['a', { targetRowId: 't1', lastValues: { tsku: 'S1' }, syncedAt: new Date(0) }]]),
+      targetRows: new Map([['t1', { exists: true, values: { tsku: 'S1' } }]]),
+    });
+    const plan = planBinding(base);
+    expect(plan.changes).toEqual([
+      { kind: 'delete', sourceRowId: 'a', targetRowId: 't1', values: {}, decision: 'accept' },
+    ]);
+    expect(plan.logs).toEqual([
+      expect.objectContaining({
+        sourceRowId: 'a',
+        outcome: 'accepted',
+        reason: 'deleted: left the connection share scope',
+      }),
+      expect.objectContaining({
+        sourceRowId: 'b',
+        outcome: 'filtered',
+        reason: 'outside the connection share scope',
+      }),
+    ]);
+    expect(plan.links.get('a')).toBeNull();
+
+    const manual = planBinding({ ...base, receiverFilter: { acceptMode: 'manual' } });
+    expect(manual.changes[0]?.decision).toBe('pending');
+    expect(manual.logs[0]?.reason).toBe('deleted in a pending request: left the connection share scope');
+    expect(manual.links.get('a')).toEqual({ targetRowId: 't1', lastValues: { tsku: 'S1' } });
+
+    const keepsRows = planBinding({ ...base, eventTypes: ['row_created', 'row_updated'] });
+    expect(keepsRows.changes).toEqual([]);
+    expect(keepsRows.logs[0]).toMatchObject({
+      outcome: 'filtered',
+      reason: 'outside the connection share scope',
+    });
+  });
+
   it('logs a mapping failure as error and goes on', () => {
     const plan = planBinding(
       input({

@@ -128,27 +128,8 @@ export function planBinding(input: PlanInput): Plan {
         log('skipped', 'the row was never propagated to this order book');
         continue;
       }
-      if (!input.targetRows.get(link.targetRowId)?.exists) {
-        plan.links.set(change.rowId, null);
-        log('skipped', 'the order-book row no longer exists', link.targetRowId);
-        continue;
-      }
-      const read = input.reader(change.oldValues ?? {});
       // Accept rules see the row as it was before the delete.
-      const decision = decideAccept(input.receiverFilter, read);
-      recordDecision(plan, log, {
-        kind: 'delete',
-        sourceRowId: change.rowId,
-        targetRowId: link.targetRowId,
-        values: {},
-        decision,
-      });
-      if (decision !== 'reject') {
-        plan.links.set(
-          change.rowId,
-          decision === 'accept' ? null : { targetRowId: link.targetRowId, lastValues: link.lastValues },
-        );
-      }
+      planWithdrawal(input, plan, log, change.rowId, link, input.reader(change.oldValues ?? {}));
       continue;
     }
     const read = input.reader(source);
@@ -157,7 +138,12 @@ export function planBinding(input: PlanInput): Plan {
       input.shareScope.type === 'filter' &&
       !evaluateFilterGroup(input.shareScope.filterGroup, read)
     ) {
-      log('filtered', 'outside the connection share scope');
+      // A propagated row the supplier no longer shares is withdrawn like a deleted one (when deletions propagate).
+      if (link && eventScope('deleted', input.eventTypes) !== 'skip') {
+        planWithdrawal(input, plan, log, change.rowId, link, read, 'left the connection share scope');
+      } else {
+        log('filtered', 'outside the connection share scope');
+      }
       continue;
     }
     if (!evaluateFilterGroup(input.receiverFilter?.filterGroup, read)) {
@@ -319,6 +305,41 @@ export function planBinding(input: PlanInput): Plan {
   return plan;
 }
 
+/**
+ * Removes the order-book row a catalog row was propagated to (the catalog row was deleted, or left the share scope):
+ * through the accept mode like any change, the link forgotten once accepted.
+ */
+function planWithdrawal(
+  input: PlanInput,
+  plan: Plan,
+  log: (outcome: RowOutcome, reason: string | null, targetRowId?: string | null) => void,
+  sourceRowId: string,
+  link: RowLink,
+  read: FieldReader,
+  reason?: string,
+): void {
+  if (!input.targetRows.get(link.targetRowId)?.exists) {
+    plan.links.set(sourceRowId, null);
+    log('skipped', 'the order-book row no longer exists', link.targetRowId);
+    return;
+  }
+  const decision = decideAccept(input.receiverFilter, read);
+  recordDecision(
+    plan,
+    log,
+    { kind: 'delete', sourceRowId, targetRowId: link.targetRowId, values: {}, decision },
+    undefined,
+    false,
+    reason,
+  );
+  if (decision !== 'reject') {
+    plan.links.set(
+      sourceRowId,
+      decision === 'accept' ? null : { targetRowId: link.targetRowId, lastValues: link.lastValues },
+    );
+  }
+}
+
 function recordDecision(
   plan: Plan,
   log: (
@@ -330,6 +351,8 @@ function recordDecision(
   change: PlannedChange,
   details?: Record<string, unknown>,
   conflict = false,
+  /** Why the change was planned, when its kind does not say it (a row withdrawn from the share scope). */
+  because?: string,
 ): void {
   if (change.decision === 'reject') {
     log('rejected', 'rejected by the autoRejectIf rule', change.targetRowId, details);
@@ -346,9 +369,10 @@ function recordDecision(
     );
     return;
   }
+  const reason = change.decision === 'accept' ? verb : `${verb} in a pending request`;
   log(
     change.decision === 'accept' ? 'accepted' : 'pending',
-    change.decision === 'accept' ? verb : `${verb} in a pending request`,
+    because ? `${reason}: ${because}` : reason,
     change.targetRowId,
     details,
   );
