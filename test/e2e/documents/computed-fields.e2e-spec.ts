@@ -518,4 +518,30 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
       reason: `circular reference through other documents: cf-orders/${orders.docId}:bk → cf-products/${products.docId}:back → cf-orders/${orders.docId}:bk`,
     });
   });
+
+  it('empties lookups and rollups over a document that is deleted', async () => {
+    const gone = await createDocument(t.http, owner, { docType: 'cf-gone', fields: PRODUCT_FIELDS });
+    const reader = await createDocument(t.http, owner, { docType: 'cf-reader', fields: ORDER_FIELDS });
+    await createRow(t.http, owner, gone, { id: 'g1', values: { name: 'gone', price: 7 } });
+    await createRow(t.http, owner, reader, {
+      id: 'r1',
+      values: {
+        title: 'reads gone',
+        qty: 2,
+        items: [{ docType: gone.docType, docId: gone.docId, rowId: 'g1' }],
+      },
+    });
+    expect(await value(reader, 'r1', 'prices')).toEqual([7]);
+    expect(await value(reader, 'r1', 'amount')).toBe(14);
+    await request(t.http).delete(gone.path).set(bearer(owner)).expect(200);
+    // As if the row linked to nothing.
+    await createRow(t.http, owner, reader, { id: 'r2', values: { title: 'reads nothing', qty: 2 } });
+    for (const fieldId of ['prices', 'total', 'lines', 'amount']) {
+      expect([fieldId, await value(reader, 'r1', fieldId)]).toEqual([
+        fieldId,
+        await value(reader, 'r2', fieldId),
+      ]);
+    }
+    expect(await value(reader, 'r1', 'prices')).toBeUndefined();
+  });
 });

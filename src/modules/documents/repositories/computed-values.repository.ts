@@ -71,6 +71,7 @@ export class ComputedValuesRepository {
               COALESCE((SELECT jsonb_object_agg(k, t."values" -> k) FROM unnest($4::text[]) AS k WHERE t."values" ? k), '{}'::jsonb) AS "values"
          FROM document_relations e
          JOIN document_rows t ON t.document_id = e.target_document_id AND t.id = e.target_row_id
+         JOIN documents td ON td.id = e.target_document_id AND td.deleted_at IS NULL
         WHERE e.source_document_id = $1 AND e.source_row_id = ANY($2::text[]) AND e.field_id = ANY($3::text[])
         ORDER BY e.source_row_id, e.created_at, e.id`,
       [documentUuid, [...rowIds], [...relationFieldIds], [...targetFieldIds]],
@@ -88,6 +89,17 @@ export class ComputedValuesRepository {
         WHERE e.target_document_id = $1 AND e.target_row_id = ANY($2::text[]) AND e.field_id IS NOT NULL
         GROUP BY 1, 2`,
       [targetDocumentUuid, [...targetRowIds]],
+    );
+  }
+
+  /** Rows of other documents whose relation field values link to any row of this document. */
+  dependentsOfDocument(targetDocumentUuid: string): Promise<DependentRows[]> {
+    return this.tx.manager.query<DependentRows[]>(
+      `SELECT e.source_document_id AS "documentUuid", e.field_id AS "fieldId", array_agg(DISTINCT e.source_row_id) AS "rowIds"
+         FROM document_relations e
+        WHERE e.target_document_id = $1 AND e.field_id IS NOT NULL
+        GROUP BY 1, 2`,
+      [targetDocumentUuid],
     );
   }
 

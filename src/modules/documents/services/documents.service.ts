@@ -14,6 +14,7 @@ import { toDocumentDto, toMetadataDto, toRevisionDto, toSettingsDto } from '../m
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RevisionRepository } from '../repositories/revision.repository.js';
+import { ComputedFieldsService } from './computed/computed-fields.service.js';
 import { DocumentDeletionListeners } from './document-deletion-listeners.js';
 import { BundleSections } from './bundle-sections.js';
 import { buildMetadataUpdate, parseSettings } from './change-builders.js';
@@ -64,6 +65,7 @@ export class DocumentsService {
     private readonly rowQueries: RowQueryService,
     private readonly sections: BundleSections,
     private readonly deletionListeners: DocumentDeletionListeners,
+    private readonly computed: ComputedFieldsService,
   ) {}
 
   /**
@@ -240,6 +242,8 @@ export class DocumentsService {
       const locked = await this.documents.lock(ctx.document.uuid);
       if (locked) {
         await this.documents.softDelete(locked.uuid, ctx.principal.userId);
+        // Lookups of other documents reading this one go empty in the same transaction (docs/formulas.md).
+        await this.computed.afterDocumentDeleted(locked, ctx.principal.userId);
         await this.deletionListeners.notify(locked, ctx.principal.userId);
       }
     });

@@ -100,7 +100,7 @@ export class ComputedFieldsService {
         orphaned.set(source.documentUuid, (orphaned.get(source.documentUuid) ?? new Set()).add(source.rowId));
       }
     }
-    let frontier: Frontier[] = [
+    const frontier: Frontier[] = [
       { documentUuid: document.uuid, rowIds: [...new Set(changed)], fields: changedFields },
     ];
     for (const [documentUuid, rowIds] of orphaned) {
@@ -108,13 +108,47 @@ export class ComputedFieldsService {
         ...(await this.recomputeDependents(documentUuid, [...rowIds], seen, now, input.mergedBy, null)),
       );
     }
+    await this.followDependents(document.organizationId, frontier, seen, now, input.mergedBy);
+  }
+
+  /**
+   * A document was deleted (in the deleting transaction): lookups and rollups of other documents that read its rows
+   * no longer see them (`linkedValues` skips deleted documents), so the linking rows are recomputed now, and what
+   * depends on those in turn.
+   */
+  async afterDocumentDeleted(document: DocumentRecord, deletedBy: string): Promise<void> {
+    const now = new Date();
+    const seen = new Set<string>();
+    const frontier: Frontier[] = [];
+    for (const dependent of await this.values.dependentsOfDocument(document.uuid)) {
+      if (dependent.documentUuid !== document.uuid) {
+        frontier.push(
+          ...(await this.recomputeDependents(dependent.documentUuid, dependent.rowIds, seen, now, deletedBy, {
+            relationFieldId: dependent.fieldId,
+            fields: null,
+          })),
+        );
+      }
+    }
+    await this.followDependents(document.organizationId, frontier, seen, now, deletedBy);
+  }
+
+  /** Recomputes, level by level, the rows of other documents whose lookups read the rows of `frontier`. */
+  private async followDependents(
+    organizationId: string,
+    start: Frontier[],
+    seen: Set<string>,
+    now: Date,
+    by: string,
+  ): Promise<void> {
+    let frontier = start;
     const readerDocs = new Map<string, DocumentRecord | null>();
     for (let depth = 0; depth < MAX_DEPTH && frontier.length > 0; depth++) {
       const next: Frontier[] = [];
       for (const item of frontier) {
         // Only documents some lookup has read from can have dependents, and only when one of those lookups reads a
         // changed field (one indexed probe, usually empty).
-        if (item.rowIds.length === 0 || !(await this.readByAny(document.organizationId, item, readerDocs))) {
+        if (item.rowIds.length === 0 || !(await this.readByAny(organizationId, item, readerDocs))) {
           continue;
         }
         for (const dependent of await this.values.dependents(item.documentUuid, item.rowIds)) {
@@ -124,7 +158,7 @@ export class ComputedFieldsService {
               dependent.rowIds,
               seen,
               now,
-              input.mergedBy,
+              by,
               { relationFieldId: dependent.fieldId, fields: item.fields },
             )),
           );
