@@ -123,6 +123,7 @@ async function main() {
 
     // Run order: the read scenarios (1, 8, 6) before anything adds rows, so the document holds exactly ROWS rows.
     const ctx = {
+      databaseUrl: database.url,
       api,
       anon,
       auth,

@@ -394,6 +394,17 @@ export function rssKb(pid) {
   }
 }
 
+/** CPU time (user + system) a process has used so far, in ms (0 when gone): deltas show where a load's CPU went. */
+export function cpuMs(pid) {
+  try {
+    // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th, in clock ticks (100/s).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
 /** Samples VmRSS every `everyMs`; `stop()` returns the peak in MB. */
 export function rssSampler(pid, everyMs = 50) {
   let peak = rssKb(pid).rss;

@@ -1,12 +1,26 @@
 // The write scenarios of bench/speed.bench.mjs (issue 15): 7 (a 1000-row bulk write against a raw multi-row
 // INSERT), 2 (one merged row write), 3 (appends to one open request), 4 (20 concurrent writers) and 5 (a flood of
 // single-row calls into one request). They run after the read scenarios: they add rows to the document.
-import { interleaved, log, p50, percentile, round2, rowValues, timedSql } from './harness.mjs';
+import pg from 'pg';
+import { cpuMs, interleaved, log, p50, percentile, round2, rowValues, timedSql } from './harness.mjs';
 
 /** Scenarios 7, 2, 3, 4 and 5, as {n, what, run}; `ctx` is what speed.bench.mjs set up (see there). */
 export function writeScenarios(ctx) {
-  const { api, anon, auth, client, createDocument, db, docPath, documentUuid, results, report, settings } =
-    ctx;
+  const {
+    api,
+    anon,
+    auth,
+    client,
+    createDocument,
+    databaseUrl,
+    db,
+    docPath,
+    documentUuid,
+    results,
+    report,
+    service,
+    settings,
+  } = ctx;
   const { ROWS, ITERATIONS, LOAD_SECONDS, FLOOD_CALLS, BULK_RUNS } = settings;
   return [
     {
@@ -143,6 +157,7 @@ export function writeScenarios(ctx) {
           writers.timed('PUT', `${docPath}/data/r${ROWS - k}`, { values: { qty: { number: n } } });
         await Promise.all(Array.from({ length: 20 }, (_, k) => write(k, 0)));
         const start = performance.now();
+        const cpuStart = cpuMs(service.pid);
         const deadline = start + LOAD_SECONDS * 1000;
         await Promise.all(
           Array.from({ length: 20 }, async (_, k) => {
@@ -160,8 +175,16 @@ export function writeScenarios(ctx) {
         );
         const seconds = (performance.now() - start) / 1000;
         const rate = Math.round(latencies.length / seconds);
+        // The service's one thread: how busy it was, and its CPU per write (what bounds the rate once no lock does).
+        const serviceCpuMs = cpuMs(service.pid) - cpuStart;
+        const serviceBusy = Math.round(serviceCpuMs / 10 / seconds);
+        const cpuPerWriteMs = round2(serviceCpuMs / Math.max(1, latencies.length));
+        const database = await databaseAlone(databaseUrl, documentUuid, (k) => `r${ROWS - k}`, LOAD_SECONDS);
         results.concurrentWriters = {
+          databaseAlone: database,
           seconds: round2(seconds),
+          serviceBusyPercent: serviceBusy,
+          serviceCpuPerWriteMs: cpuPerWriteMs,
           writes: latencies.length,
           failures,
           writesPerSecond: rate,
@@ -170,8 +193,8 @@ export function writeScenarios(ctx) {
         };
         report('4', `PUT /data/{rowId}, 20 writers, ${LOAD_SECONDS} s`, {
           measured: `${rate.toLocaleString()} writes/s, p50 ${p50(latencies)} ms${failures ? `, ${failures} failed` : ''}`,
-          comparison: null,
-          ratio: null,
+          comparison: `database alone ${database.rate.toLocaleString()} tx/s (BEGIN; UPDATE row; UPDATE document; COMMIT); service CPU ${cpuPerWriteMs} ms per write, ${serviceBusy} % busy`,
+          ratio: `${round2(rate / database.rate)}×`,
           target: '≥ 500 writes/s',
           pass: rate >= 500 && failures === 0,
         });
@@ -228,4 +251,44 @@ export function writeScenarios(ctx) {
       },
     },
   ];
+}
+
+/**
+ * The floor under scenario 4, measured the same way: 20 connections straight to PostgreSQL, each committing the least
+ * a versioned write of its row needs (the row's update and the document's version) as fast as it can, on the same
+ * rows, for `seconds`. Returns transactions per second.
+ */
+async function databaseAlone(databaseUrl, documentUuid, rowIdOf, seconds) {
+  const clients = await Promise.all(
+    Array.from({ length: 20 }, async () => {
+      const c = new pg.Client({ connectionString: databaseUrl });
+      await c.connect();
+      return c;
+    }),
+  );
+  let count = 0;
+  const deadline = performance.now() + seconds * 1000;
+  const start = performance.now();
+  try {
+    await Promise.all(
+      clients.map(async (c, k) => {
+        for (let n = 1; performance.now() < deadline; n += 1) {
+          await c.query('BEGIN');
+          await c.query(
+            `UPDATE document_rows SET "values" = jsonb_set("values", '{qty}', to_jsonb($3::int)), version = version + 1,
+                    updated_at = now() WHERE document_id = $1 AND id = $2`,
+            [documentUuid, rowIdOf(k), n],
+          );
+          await c.query(`UPDATE documents SET version = version + 1, updated_at = now() WHERE id = $1`, [
+            documentUuid,
+          ]);
+          await c.query('COMMIT');
+          count += 1;
+        }
+      }),
+    );
+  } finally {
+    await Promise.all(clients.map((c) => c.end()));
+  }
+  return { rate: Math.round(count / ((performance.now() - start) / 1000)), transactions: count };
 }

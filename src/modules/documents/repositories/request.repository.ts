@@ -19,6 +19,20 @@ function toRecord(row: RequestRow): RequestRecord {
 const CHANGE_COLUMNS = `c.id, c.seq::text AS seq, c.type, c.operation, c.target_id AS "targetId", c.data,
   c.changed_at AS "changedAt", c.changed_by AS "changedBy"`;
 
+/**
+ * What an insert of changes hands back: per change, in recording order, its id, seq and time, as one JSON array
+ * (`[[id, seq, changedAt], …]`). The rest of each record is the draft the caller already holds: sending every
+ * change's data back, as `RETURNING` of whole rows did, cost a bulk write of 1000 rows about a third of its time.
+ */
+const STORED_CHANGES = `(SELECT json_agg(json_build_array(c.id, c.seq::text, c.changed_at) ORDER BY c.seq) FROM c)`;
+
+type StoredChange = [id: string, seq: string, changedAt: string];
+
+/** The stored changes as records: the drafts (in recording order, which `seq` follows) with what the insert assigned. */
+function storedChanges(drafts: readonly ChangeDraft[], stored: StoredChange[] | null, changedBy: string): ChangeRecord[] {
+  return (stored ?? []).map(([id, seq, changedAt], i) => ({ ...drafts[i], id, seq, changedAt: new Date(changedAt), changedBy }) as ChangeRecord);
+}
+
 /** Changes as the `jsonb_to_recordset` input of the inserts below, in recording order (`ord`). */
 function changesJson(changes: readonly ChangeDraft[]): string {
   return JSON.stringify(changes.map((change, ord) => ({ type: change.type, operation: change.operation, target_id: change.targetId, data: change.data, ord })));
@@ -46,7 +60,7 @@ export class RequestRepository {
     },
     changes: readonly ChangeDraft[],
   ): Promise<{ request: RequestRecord; changes: ChangeRecord[] }> {
-    const rows = await this.tx.manager.query<Array<RequestRow & { change: ChangeRecord | null }>>(
+    const rows = await this.tx.manager.query<Array<RequestRow & { changes: StoredChange[] | null }>>(
       prepared(`WITH q AS (
          INSERT INTO requests AS q (document_id, organization_id, workspace_id, title, description, author, reviewers, contributors, implicit, change_count)
          VALUES ($1, $2, $3, $4, $5, $6, $7::text[], ARRAY[$6]::text[], $8, $10)
@@ -56,9 +70,9 @@ export class RequestRepository {
          SELECT q.id, d.type, d.operation, d.target_id, d.data, $6
            FROM q, jsonb_to_recordset($9::jsonb) AS d(type text, operation text, target_id text, data jsonb, ord integer)
           ORDER BY d.ord
-         RETURNING ${CHANGE_COLUMNS}
+         RETURNING c.id, c.seq, c.changed_at
        )
-       SELECT q.*, to_jsonb(c) AS change FROM q LEFT JOIN c ON true`),
+       SELECT q.*, ${STORED_CHANGES} AS changes FROM q`),
       [
         input.documentUuid,
         input.organizationId,
@@ -72,12 +86,8 @@ export class RequestRepository {
         changes.length,
       ],
     );
-    const { change: _first, ...request } = rows[0] as RequestRow & { change: ChangeRecord | null };
-    const recorded = rows
-      .map((row) => row.change)
-      .filter((change): change is ChangeRecord => change !== null)
-      .map((change) => ({ ...change, changedAt: new Date(change.changedAt) }));
-    return { request: toRecord(request), changes: recorded.sort((a, b) => Number(a.seq) - Number(b.seq)) };
+    const { changes: stored, ...request } = rows[0] as RequestRow & { changes: StoredChange[] | null };
+    return { request: toRecord(request), changes: storedChanges(changes, stored, input.author) };
   }
 
   async find(documentUuid: string, requestId: string, lock = false): Promise<RequestRecord | null> {
@@ -113,17 +123,19 @@ export class RequestRepository {
       return [];
     }
     // One statement: the changes and the request's counters (one round trip per write, whatever the request's size).
-    const rows = await this.tx.manager.query<ChangeRecord[]>(
+    const rows = await this.tx.manager.query<Array<{ changes: StoredChange[] | null }>>(
       prepared(`WITH counted AS (
          UPDATE requests SET change_count = change_count + $4, updated_at = now(),
                 contributors = CASE WHEN $3 = ANY(contributors) THEN contributors ELSE array_append(contributors, $3) END
           WHERE id = $1
+       ), c AS (
+         INSERT INTO request_changes AS c (request_id, type, operation, target_id, data, changed_by)
+         SELECT $1, d.type, d.operation, d.target_id, d.data, $3
+           FROM jsonb_to_recordset($2::jsonb) AS d(type text, operation text, target_id text, data jsonb, ord integer)
+          ORDER BY d.ord
+         RETURNING c.id, c.seq, c.changed_at
        )
-       INSERT INTO request_changes AS c (request_id, type, operation, target_id, data, changed_by)
-       SELECT $1, d.type, d.operation, d.target_id, d.data, $3
-         FROM jsonb_to_recordset($2::jsonb) AS d(type text, operation text, target_id text, data jsonb, ord integer)
-        ORDER BY d.ord
-       RETURNING ${CHANGE_COLUMNS}`),
+       SELECT ${STORED_CHANGES} AS changes`),
       [
         requestId,
         changesJson(changes),
@@ -131,7 +143,7 @@ export class RequestRepository {
         changes.length,
       ],
     );
-    return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+    return storedChanges(changes, rows[0]?.changes ?? null, userId);
   }
 
   /** The request's changes in recording order; `targetIds` narrows to some targets. */

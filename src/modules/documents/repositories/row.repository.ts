@@ -22,6 +22,18 @@ export function toRowRecord(row: RowRow): RowRecord {
   return { ...row, seq: String(row.seq), version: Number(row.version), values: row.values ?? {} };
 }
 
+/**
+ * The columns a write hands back: all but the values, which the writer sent and still holds (a bulk write of 1000
+ * rows would otherwise receive and parse every row's JSON once more).
+ */
+const WRITTEN_ROW_COLUMNS = `r.id, r.seq, r.version, r.created_at AS "createdAt", r.created_by AS "createdBy",
+  r.updated_at AS "updatedAt", r.updated_by AS "updatedBy"`;
+
+function writtenRecords(written: Omit<RowRow, 'values'>[], sent: readonly { id: string; values: StoredRowValues }[]): RowRecord[] {
+  const valuesById = new Map(sent.map((row) => [row.id, row.values]));
+  return written.map((row) => toRowRecord({ ...row, values: valuesById.get(row.id) ?? {} }));
+}
+
 export interface UniqueCandidate {
   fieldId: string;
   value: StoredValue;
@@ -72,15 +84,15 @@ export class RowRepository {
     if (rows.length === 0) {
       return [];
     }
-    const inserted = await this.tx.manager.query<RowRow[]>(
+    const inserted = await this.tx.manager.query<Omit<RowRow, 'values'>[]>(
       prepared(`INSERT INTO document_rows AS r (document_id, id, "values", version, created_by, updated_by)
        SELECT $1, d.id, d."values", 1, $3, $3
          FROM jsonb_to_recordset($2::jsonb) AS d(id text, "values" jsonb, ord integer)
         ORDER BY d.ord
-       RETURNING ${ROW_COLUMNS}`),
+       RETURNING ${WRITTEN_ROW_COLUMNS}`),
       [documentUuid, JSON.stringify(rows.map((row, ord) => ({ id: row.id, values: row.values, ord }))), userId],
     );
-    return inserted.map(toRowRecord);
+    return writtenRecords(inserted, rows);
   }
 
   /** Sets the complete values of existing rows and increments their versions. */
@@ -88,14 +100,14 @@ export class RowRepository {
     if (rows.length === 0) {
       return [];
     }
-    const [updated] = await this.tx.manager.query<[RowRow[], number]>(
+    const [updated] = await this.tx.manager.query<[Omit<RowRow, 'values'>[], number]>(
       prepared(`UPDATE document_rows AS r SET "values" = d."values", version = r.version + 1, updated_at = now(), updated_by = $3
          FROM jsonb_to_recordset($2::jsonb) AS d(id text, "values" jsonb)
         WHERE r.document_id = $1 AND r.id = d.id
-       RETURNING ${ROW_COLUMNS}`),
+       RETURNING ${WRITTEN_ROW_COLUMNS}`),
       [documentUuid, JSON.stringify(rows.map((row) => ({ id: row.id, values: row.values }))), userId],
     );
-    return updated.map(toRowRecord);
+    return writtenRecords(updated, rows);
   }
 
   async deleteMany(documentUuid: string, rowIds: readonly string[]): Promise<number> {
