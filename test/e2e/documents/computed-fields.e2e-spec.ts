@@ -334,6 +334,87 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
     });
   });
 
+  it('checks readers in other documents when a request records a metadata change, and again when it merges', async () => {
+    const metadataChange = (fields: unknown[]): Record<string, unknown> => ({
+      type: 'metadata-update',
+      target: { kind: 'metadata' },
+      newValue: { fields },
+    });
+    // Recorded through POST /requests: refused like PUT /metadata.
+    const refused = await request(t.http)
+      .post(`${products.path}/requests`)
+      .set(bearer(owner))
+      .send({
+        title: 'Drop price',
+        changes: [metadataChange(PRODUCT_FIELDS.filter((field) => field.id === 'name'))],
+      })
+      .expect(400);
+    expect(refused.body.details[0]).toMatchObject({
+      fieldId: 'price',
+      dependents: expect.arrayContaining([`cf-orders/${orders.docId}:prices`]),
+    });
+
+    // Recorded while nothing read the field; a lookup starts reading it before the merge.
+    const parts = await createDocument(t.http, owner, {
+      docType: 'cf-parts',
+      fields: [
+        { id: 'name', name: 'Name', type: 'text' },
+        { id: 'weight', name: 'Weight', type: 'number' },
+      ],
+    });
+    await createRow(t.http, owner, parts, { id: 'w1', values: { name: 'bolt', weight: 3 } });
+    const drop = await request(t.http)
+      .post(`${parts.path}/requests`)
+      .set(bearer(owner))
+      .send({ title: 'Drop weight', changes: [metadataChange([{ id: 'name', name: 'Name', type: 'text' }])] })
+      .expect(201);
+    const kits = await createDocument(t.http, owner, {
+      docType: 'cf-kits',
+      fields: [
+        { id: 'parts', name: 'Parts', type: 'relation' },
+        {
+          id: 'weights',
+          name: 'Weights',
+          type: 'lookup',
+          lookup: { relationFieldId: 'parts', targetFieldId: 'weight' },
+        },
+      ],
+    });
+    await createRow(t.http, owner, kits, {
+      id: 'k1',
+      values: { parts: [{ docType: parts.docType, docId: parts.docId, rowId: 'w1' }] },
+    });
+    expect(valueOf(await row(kits, 'k1'), 'weights')).toEqual({ list: [3] });
+
+    const conflicts = (
+      await request(t.http)
+        .get(`${parts.path}/requests/${drop.body.payload.id}/conflicts`)
+        .set(bearer(owner))
+        .expect(200)
+    ).body.payload;
+    expect(conflicts.mergeable).toBe(false);
+    expect(conflicts.conflicts).toEqual([
+      expect.objectContaining({
+        type: 'field-read-elsewhere',
+        fieldId: 'weight',
+        details: [expect.objectContaining({ dependents: [`cf-kits/${kits.docId}:weights`] })],
+      }),
+    ]);
+    const merge = await request(t.http)
+      .post(`${parts.path}/requests/${drop.body.payload.id}/merge`)
+      .set(bearer(owner))
+      .expect(409);
+    expect(merge.body.payload.conflicts[0]).toMatchObject({
+      type: 'field-read-elsewhere',
+      fieldId: 'weight',
+    });
+    // Nothing applied: the field and the lookup's value are still there.
+    const fields = (await request(t.http).get(`${parts.path}/metadata`).set(bearer(owner)).expect(200)).body
+      .payload.fields as { id: string }[];
+    expect(fields.map((field) => field.id)).toEqual(['name', 'weight']);
+    expect(valueOf(await row(kits, 'k1'), 'weights')).toEqual({ list: [3] });
+  });
+
   it('recomputes every row when a formula is added or changed', async () => {
     const fields = [
       ...ORDER_FIELDS,

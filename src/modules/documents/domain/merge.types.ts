@@ -11,6 +11,7 @@ export const CONFLICT_TYPES = [
   'properties-changed',
   'metadata-changed',
   'existing-duplicates',
+  'field-read-elsewhere',
 ] as const;
 export type ConflictType = (typeof CONFLICT_TYPES)[number];
 

@@ -124,6 +124,13 @@ export class ConflictDto {
   @ApiPropertyOptional({ type: 'integer' }) currentVersion?: number;
   @ApiPropertyOptional() value?: unknown;
   @ApiProperty() reason: string;
+  @ApiPropertyOptional({
+    type: 'array',
+    items: { type: 'object', additionalProperties: true },
+    description:
+      '`invalid-value`: the values that no longer fit (as in VALIDATION_ERROR details); `field-read-elsewhere`: the lookups and rollups of other documents reading the field (`dependents`, as `docType/docId:fieldId`)',
+  })
+  details?: Record<string, unknown>[];
 }
 
 export class ConflictsResponseDto {

@@ -36,9 +36,7 @@ export class MetadataService {
       const change = await buildMetadataUpdate(scope, body, async (fieldId) => (await this.rows.duplicateValues(scope.document.uuid, fieldId)).length > 0);
       if (change) {
         // Lookups of other documents reading a field deleted or retyped here (docs/formulas.md).
-        const fields = (change.data as { fields: FieldDefinition[] }).fields;
-        await this.computed.checkReaders(scope.document, scope.document.metadata.fields, fields);
-        await this.computed.checkCycles(scope.document, fields);
+        await this.computed.checkMetadataChange(scope.document, (change.data as { fields: FieldDefinition[] }).fields);
       }
       return change ? [change] : [];
     });

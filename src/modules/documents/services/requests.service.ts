@@ -4,6 +4,7 @@ import { ErrorCode } from '../../../common/errors/error-code.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { RowValuesInput } from '../fields/field-type.registry.js';
+import type { FieldDefinition } from '../fields/field.types.js';
 import { validationDetailsOf } from '../fields/field-value.utils.js';
 import { applyPropertiesEffect, applySet, foldChanges } from '../domain/change-fold.js';
 import type { ChangeDraft, RequestStatus } from '../domain/document.records.js';
@@ -26,6 +27,7 @@ import {
   parseSettings,
 } from './change-builders.js';
 import { assertOpen, ChangeEngineService } from './change-engine.service.js';
+import { ComputedMetadataService } from './computed/computed-metadata.service.js';
 import { docNotFound, type DocumentContext } from './document-access.service.js';
 import { DocumentEventsService } from './document-events.service.js';
 import type { DraftScope } from './draft-scope.js';
@@ -48,6 +50,7 @@ export class RequestsService {
     private readonly properties: PropertiesRepository,
     private readonly events: DocumentEventsService,
     private readonly hooks: RequestHooks,
+    private readonly computed: ComputedMetadataService,
   ) {}
 
   async list(ctx: DocumentContext, query: { status?: RequestStatus; page: number; pageSize: number }): Promise<Page<RequestResponseDto>> {
@@ -117,8 +120,14 @@ export class RequestsService {
         return buildPropertiesWrite(scope, values, 'patch');
       case 'property-delete':
         return buildPropertiesDelete(scope);
-      case 'metadata-update':
-        return buildMetadataUpdate(scope, (change.newValue ?? {}) as { fields?: unknown; properties?: unknown }, async (id) => (await this.rows.duplicateValues(scope.document.uuid, id)).length > 0);
+      case 'metadata-update': {
+        const draft = await buildMetadataUpdate(scope, (change.newValue ?? {}) as { fields?: unknown; properties?: unknown }, async (id) => (await this.rows.duplicateValues(scope.document.uuid, id)).length > 0);
+        if (draft) {
+          // The same rules as PUT /metadata: readers in other documents, cycles through them (docs/formulas.md).
+          await this.computed.checkMetadataChange(scope.document, (draft.data as { fields: FieldDefinition[] }).fields);
+        }
+        return draft;
+      }
       case 'settings-update':
         return buildSettingsUpdate(scope, parseSettings(change.newValue));
       default:

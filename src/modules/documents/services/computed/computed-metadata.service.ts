@@ -9,9 +9,10 @@ import { DocumentRepository } from '../../repositories/document.repository.js';
 const COMPUTED = new Set(['formula', 'lookup', 'rollup']);
 
 /**
- * The rules of computed fields that need the database, run on `PUT /metadata` (docs/formulas.md): lookups of other
- * documents reading a field deleted or retyped here, and cycles of lookups through other documents. The rules a
- * metadata alone decides are `checkComputedDefinitions` / `checkDependents`.
+ * The rules of computed fields that need the database, run when a metadata change is written (`PUT /metadata`, or a
+ * `metadata-update` change of `POST /requests`; docs/formulas.md): lookups of other documents reading a field deleted
+ * or retyped here, and cycles of lookups through other documents. The rules a metadata alone decides are
+ * `checkComputedDefinitions` / `checkDependents`. A merge asks for the readers again (`readersOfRemoved`).
  */
 @Injectable()
 export class ComputedMetadataService {
@@ -19,6 +20,12 @@ export class ComputedMetadataService {
     private readonly values: ComputedValuesRepository,
     private readonly documents: DocumentRepository,
   ) {}
+
+  /** The database's rules for a metadata change about to be recorded: readers in other documents, then cycles. */
+  async checkMetadataChange(document: DocumentRecord, fields: readonly FieldDefinition[]): Promise<void> {
+    await this.checkReaders(document, document.metadata.fields, fields);
+    await this.checkCycles(document, fields);
+  }
 
   /**
    * Refuses deleting or retyping a field that lookups or rollups of other documents read (VALIDATION_ERROR naming
@@ -30,18 +37,38 @@ export class ComputedMetadataService {
     before: readonly FieldDefinition[],
     after: readonly FieldDefinition[],
   ): Promise<void> {
+    const errors: ErrorDetail[] = (await this.readersOfRemoved(document, before, after)).map((reader) => ({
+      field: 'fields',
+      fieldId: reader.fieldId,
+      dependents: reader.dependents,
+      reason: reader.reason,
+    }));
+    if (errors.length > 0) {
+      throw AppException.validation(errors);
+    }
+  }
+
+  /**
+   * The fields deleted or retyped from `before` to `after` that lookups or rollups of other documents read, each
+   * with those readers (`docType/docId:fieldId`) and a sentence saying so. Also asked when a request merges: a
+   * lookup may have started reading the field after the change was recorded.
+   */
+  async readersOfRemoved(
+    document: DocumentRecord,
+    before: readonly FieldDefinition[],
+    after: readonly FieldDefinition[],
+  ): Promise<{ fieldId: string; dependents: string[]; reason: string }[]> {
     const next = new Map(after.map((field) => [field.id, field]));
     const gone = before.filter((field) => {
       const now = next.get(field.id);
       return now === undefined || formulaTypeOfField(now) !== formulaTypeOfField(field);
     });
     if (gone.length === 0) {
-      return;
+      return [];
     }
     const readers = (await this.values.readers(document.organizationId, document.uuid)).filter(
       (reader) => reader.documentUuid !== document.uuid,
     );
-    const errors: ErrorDetail[] = [];
     const byDocument = new Map<string, Set<string>>();
     readers.forEach((reader) =>
       byDocument.set(
@@ -68,17 +95,11 @@ export class ComputedMetadataService {
         }
       }
     }
-    for (const [fieldId, names] of dependents) {
-      errors.push({
-        field: 'fields',
-        fieldId,
-        dependents: names,
-        reason: `field ${fieldId} is ${next.has(fieldId) ? 'retyped' : 'deleted'} but ${names.join(', ')} in other documents read it; change or remove them first`,
-      });
-    }
-    if (errors.length > 0) {
-      throw AppException.validation(errors);
-    }
+    return [...dependents].map(([fieldId, names]) => ({
+      fieldId,
+      dependents: names,
+      reason: `field ${fieldId} is ${next.has(fieldId) ? 'retyped' : 'deleted'} but ${names.join(', ')} in other documents read it; change or remove them first`,
+    }));
   }
 
   /**

@@ -7,6 +7,7 @@ import type { ConversionReport, MergeConflict } from '../../domain/merge.types.j
 import { diffFields, type FieldDiff, isEmptyDiff } from '../../domain/metadata-diff.js';
 import { FieldValuesRepository } from '../../repositories/field-values.repository.js';
 import { RowRepository } from '../../repositories/row.repository.js';
+import { ComputedMetadataService } from '../computed/computed-metadata.service.js';
 import type { OperationWriter } from './operation-writer.js';
 
 export interface MetadataPlan {
@@ -42,6 +43,7 @@ export class MetadataMergeService {
   constructor(
     private readonly fieldValues: FieldValuesRepository,
     private readonly rows: RowRepository,
+    private readonly computed: ComputedMetadataService,
   ) {}
 
   async plan(document: DocumentRecord, effect: MetadataEffect, conflicts: MergeConflict[]): Promise<MetadataPlan> {
@@ -69,6 +71,16 @@ export class MetadataMergeService {
           });
         }
       }
+    }
+    // Lookups of other documents may have started reading a field after a request recorded deleting or retyping it.
+    for (const reader of await this.computed.readersOfRemoved(document, document.metadata.fields, effect.fields)) {
+      conflicts.push({
+        type: 'field-read-elsewhere',
+        targetId: reader.fieldId,
+        fieldId: reader.fieldId,
+        reason: reader.reason,
+        details: [{ field: 'fields', fieldId: reader.fieldId, dependents: reader.dependents, reason: reader.reason }],
+      });
     }
     const order = (list: readonly FieldDefinition[]): string => list.map((field) => field.id).join('\u0000');
     const reordered =
