@@ -43,18 +43,8 @@ export type NewConnection = Pick<
   | 'createdBy'
 >;
 
-export type ConnectionChanges = Partial<
-  Pick<
-    NewConnection,
-    | 'name'
-    | 'description'
-    | 'shareMode'
-    | 'accessControl'
-    | 'shareScope'
-    | 'defaultReceiverConfig'
-    | 'propagationEvents'
-  >
->;
+/** What an update may change: everything but the owner, the catalog and the creator. */
+export type ConnectionChanges = Partial<Omit<NewConnection, 'organizationId' | 'catalogId' | 'createdBy'>>;
 
 /** Connections (owned by the supplier organization) and their share links. */
 @Injectable()
