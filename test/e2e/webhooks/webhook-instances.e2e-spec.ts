@@ -1,6 +1,8 @@
 import request from 'supertest';
 import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
 import { createTestDatabase } from '../../utils/test-database.js';
+import { TransactionHost } from '../../../src/database/transaction-host.js';
+import { OutboxService } from '../../../src/modules/events/outbox.service.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { WebhookReceiver, waitFor } from './webhook-receiver.js';
 import { API, createWebhook, deliveriesOf, recordEvents, WEBHOOK_TEST_ENV } from './webhooks.fixtures.js';
@@ -138,6 +140,37 @@ describe('webhooks: restarts and several instances on one database', () => {
     } finally {
       await a.close();
       await b.close();
+    }
+  });
+
+  it('a busy webhook does not send a later event ahead of an earlier one another instance is still dispatching', async () => {
+    const app = await createTestApp(WEBHOOK_TEST_ENV, { databaseUrl: database.url });
+    try {
+      const owner = await registerUser(app.http);
+      receiver.fallback = { status: 200, delayMs: 800 };
+      const hook = await createWebhook(app, owner, { url: receiver.url, events: ['view_updated'] });
+      await recordEvents(app, viewEvent(owner, 1));
+      await waitFor(() => receiver.received.length === 1, 10_000, 'the first delivery in flight');
+      // Event 2 is committed but not dispatchable for 2 s: what an instance busy dispatching it looks like to the others.
+      const tx = app.app.get(TransactionHost);
+      const outbox = app.app.get(OutboxService);
+      await tx.run(async () => {
+        const ids = await outbox.record(viewEvent(owner, 2));
+        await tx.manager.query(
+          `UPDATE outbox SET next_attempt_at = now() + interval '2 seconds' WHERE id = ANY($1::uuid[])`,
+          [ids],
+        );
+      });
+      await recordEvents(app, viewEvent(owner, 3));
+      await waitFor(
+        async () => (await deliveriesOf(app, owner, hook.id, '&status=succeeded')).length === 3,
+        15_000,
+        'three deliveries',
+      );
+      // Delivery 3 was queued while 1 was in flight; the webhook still waited for event 2 before sending it.
+      expect(receiver.received.map((r) => r.body.payload.n)).toEqual([1, 2, 3]);
+    } finally {
+      await app.close();
     }
   });
 });

@@ -45,6 +45,19 @@ const CLAIMED_COLUMNS = `d.id, d.webhook_id AS "webhookId", w.lease_token AS "le
   w.secret, CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS "previousSecret"`;
 
 /**
+ * Instances dispatch the outbox concurrently, so a later event can be queued before an earlier one: a queue
+ * head (`head` names its alias) of webhook `w` waits while an earlier event of its organization awaits its first
+ * dispatch, whose delivery would go before it (per-webhook order). An event whose dispatch already failed once
+ * no longer holds the queue back, so one poisoned event cannot stall every webhook of its organization.
+ */
+function noEarlierEventUnqueued(head: string): string {
+  return `NOT EXISTS (
+              SELECT 1 FROM outbox o
+               WHERE o.dispatched_at IS NULL AND o.attempts = 0 AND o.seq < ${head}.queue_order
+                 AND o.organization_id = w.organization_id)`;
+}
+
+/**
  * The delivery worker's SQL. A webhook is leased by one instance while one of its deliveries is in flight
  * (`webhooks.lease_token`/`leased_until`), which gives per-webhook ordering and at most one attempt in
  * flight per webhook across instances; the lease expires on its own (timeout + 30 s) if the holder dies.
@@ -72,12 +85,7 @@ export class WebhookQueueRepository {
           WHERE (w.leased_until IS NULL OR w.leased_until < now())
             AND (w.status = 'active' OR h.manual)
             AND h.next_attempt_at <= now()
-            -- Instances dispatch the outbox concurrently, so a later event can be queued before an earlier one:
-            -- the head waits while an earlier event of the organization awaits its first dispatch (per-webhook order).
-            AND NOT EXISTS (
-              SELECT 1 FROM outbox o
-               WHERE o.dispatched_at IS NULL AND o.attempts = 0 AND o.seq < h.queue_order
-                 AND o.organization_id = w.organization_id)
+            AND ${noEarlierEventUnqueued('h')}
           ORDER BY h.next_attempt_at
           LIMIT $1::int
             FOR UPDATE OF w SKIP LOCKED)
@@ -188,7 +196,8 @@ export class WebhookQueueRepository {
   /**
    * After finishAttempt (same transaction, the webhook row still locked by it): when the webhook's new queue
    * head is due, lease the webhook again and claim that head, so a busy webhook is drained without a full
-   * claim pass per delivery. The order rule is unchanged (only the head, only when due, only if active or manual).
+   * claim pass per delivery. The order rule is unchanged (only the head, only when due, only if active or manual,
+   * never ahead of an earlier event still being dispatched).
    */
   async claimNextOf(webhookId: string, leaseToken: string): Promise<ClaimedDelivery | null> {
     const leased = returnedRows<{ id: string }>(
@@ -196,10 +205,11 @@ export class WebhookQueueRepository {
         `UPDATE webhooks w
             SET lease_token = $2::uuid, leased_until = now() + make_interval(secs => w.timeout_seconds + 30)
           WHERE w.id = $1 AND w.lease_token IS NULL
-            AND EXISTS (SELECT 1 FROM (SELECT h.manual, h.next_attempt_at FROM webhook_deliveries h
+            AND EXISTS (SELECT 1 FROM (SELECT h.manual, h.next_attempt_at, h.queue_order FROM webhook_deliveries h
                                         WHERE h.webhook_id = w.id AND h.status IN ('pending', 'retrying')
                                         ORDER BY h.queue_order, h.created_at LIMIT 1) head
-                         WHERE head.next_attempt_at <= now() AND (w.status = 'active' OR head.manual))
+                         WHERE head.next_attempt_at <= now() AND (w.status = 'active' OR head.manual)
+                           AND ${noEarlierEventUnqueued('head')})
          RETURNING w.id`,
         [webhookId, leaseToken],
       ),
