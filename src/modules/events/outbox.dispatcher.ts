@@ -11,6 +11,7 @@ import { TransactionHost } from '../../database/transaction-host.js';
 import { type DomainEvent, domainEventName } from './domain-event.js';
 import { OutboxEventEntity } from './outbox-event.entity.js';
 import { prepared } from '../../database/prepared-statements.js';
+import { queryRows } from '../../database/sql-result.js';
 
 export function toDomainEvent(row: OutboxEventEntity): DomainEvent {
   return {
@@ -30,20 +31,29 @@ export function toDomainEvent(row: OutboxEventEntity): DomainEvent {
 /**
  * Hands committed events to in-process subscribers, in batches (see drain()):
  * `SELECT … FOR UPDATE SKIP LOCKED` claims a pending event so that several instances on one database never
- * dispatch the same event twice; subscribers run inside that transaction and the event is marked dispatched
- * in it. A subscriber failure rolls back and the event is retried with back-off, up to `maxAttempts`.
+ * dispatch the same event twice, and the same statement marks it dispatched; subscribers run inside that
+ * transaction. A subscriber failure rolls back and the event is retried with back-off, up to `maxAttempts`.
  * Runs right after a commit that recorded events (kick), at start-up and every `pollIntervalMs`
  * (recovering events left behind by a crash).
  */
 /** Events one dispatch transaction claims together. */
 const BATCH_SIZE = 50;
 
-const CLAIM_SQL = `SELECT id, seq, event_type AS "eventType", organization_id AS "organizationId",
-        workspace_id AS "workspaceId", doc_type AS "docType", doc_id AS "docId",
-        triggered_by AS "triggeredBy", payload, occurred_at AS "occurredAt", attempts
-   FROM outbox
-  WHERE dispatched_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
-  ORDER BY seq`;
+/**
+ * Claims up to $1 due events and marks them dispatched in one statement; the mark only lasts if the dispatch
+ * transaction commits (a failing subscriber rolls it back). `attempts` is the count before this dispatch. The rows
+ * come back in no particular order: dispatchBatch sorts them by `seq`.
+ */
+const CLAIM_SQL = `UPDATE outbox o SET dispatched_at = now(), attempts = o.attempts + 1
+   FROM (SELECT id, attempts FROM outbox
+          WHERE dispatched_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
+          ORDER BY seq
+          LIMIT $1
+            FOR UPDATE SKIP LOCKED) c
+  WHERE o.id = c.id
+ RETURNING o.id, o.seq, o.event_type AS "eventType", o.organization_id AS "organizationId",
+           o.workspace_id AS "workspaceId", o.doc_type AS "docType", o.doc_id AS "docId",
+           o.triggered_by AS "triggeredBy", o.payload, o.occurred_at AS "occurredAt", c.attempts`;
 
 @Injectable()
 export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -103,8 +113,9 @@ export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicati
 
   /**
    * Dispatches until nothing is pending (or `limit` events); returns how many were dispatched. Events go in
-   * batches of up to BATCH_SIZE per transaction (one claim, one mark). When a subscriber fails, the batch rolls
-   * back, the failing event alone is charged the attempt (and backs off), and the others go in the next batch.
+   * batches of up to BATCH_SIZE per transaction (one statement claims and marks them). When a subscriber fails, the
+   * batch rolls back, the failing event alone is charged the attempt (and backs off), and the others go in the next
+   * batch.
    */
   async drain(limit = this.config.outbox.batchSize): Promise<number> {
     let dispatched = 0;
@@ -128,15 +139,13 @@ export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicati
     let current: OutboxEventEntity | undefined;
     try {
       return await this.tx.run(async () => {
-        const rows = await this.tx.manager.query<OutboxEventEntity[]>(prepared(`${CLAIM_SQL} LIMIT $1 FOR UPDATE SKIP LOCKED`), [size]);
+        const rows = await queryRows<OutboxEventEntity>(this.tx, prepared(CLAIM_SQL), [size]);
+        rows.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
         for (const row of rows) {
           current = row;
           await this.deliver(toDomainEvent(row));
         }
         current = undefined;
-        if (rows.length > 0) {
-          await this.tx.manager.query(prepared('UPDATE outbox SET dispatched_at = now(), attempts = attempts + 1 WHERE id = ANY($1::uuid[])'), [rows.map((row) => row.id)]);
-        }
         return rows.length;
       });
     } catch (error) {

@@ -46,6 +46,34 @@ export interface CommittedRevision {
 
 type CommittedRevisionRow = RevisionRow & { requestMergedAt: Date; requestUpdatedAt: Date };
 
+/** An operation as `commit` inserts it (one element of its `jsonb_to_recordset` parameter). */
+export interface OperationItem {
+  ordinal: number;
+  type: RevisionOperationType;
+  target: OperationTarget;
+  kind: string;
+  row_id: string | null;
+  field_id: string | null;
+  old_value: StoredValue | null;
+  new_value: StoredValue | null;
+  note: string | null;
+}
+
+/** `ops` numbered from `firstOrdinal`, in the form `commit` inserts. */
+export function operationItems(ops: readonly NewOperation[], firstOrdinal: number): OperationItem[] {
+  return ops.map((op, index) => ({
+    ordinal: firstOrdinal + index,
+    type: op.type,
+    target: op.target,
+    kind: op.target.kind,
+    row_id: op.target.rowId ?? null,
+    field_id: op.target.fieldId ?? null,
+    old_value: op.oldValue,
+    new_value: op.newValue,
+    note: op.note ?? null,
+  }));
+}
+
 /** SQL for the append-only `revisions` and `revision_operations`. */
 @Injectable()
 export class RevisionRepository {
@@ -62,7 +90,8 @@ export class RevisionRepository {
   /**
    * Numbers and writes a merge's revision in one statement (docs/performance.md, "Writers"): it takes the document
    * row lock, bumps the document's version and counters (and its metadata or settings, when the merge changed
-   * them), inserts the revision linked to the document's previous head, and marks the request merged. The lock is
+   * them), inserts the revision linked to the document's previous head and its pending operations, and marks the
+   * request merged. The lock is
    * held from here to the commit only. Null when the document's metadata is no longer `expectedMetadataVersion` or
    * the document was deleted: nothing is written then.
    *
@@ -85,6 +114,8 @@ export class RevisionRepository {
     mergedBy: string;
     stats: RevisionStats;
     operationCount: number;
+    /** Operations still to insert (those not written before, see OperationWriter), with the revision. */
+    operations: readonly OperationItem[];
     expectedMetadataVersion: number;
     rowSeq: number;
     rowsCreated: number;
@@ -110,6 +141,12 @@ export class RevisionRepository {
                 $10::jsonb, $11::integer, doc.previous
            FROM doc
          RETURNING ${COLUMNS}
+       ), ops AS (
+         INSERT INTO revision_operations (revision_id, document_id, ordinal, type, target, target_kind, target_row_id,
+                                          target_field_id, old_value, new_value, operator, note)
+         SELECT $2::uuid, $1::uuid, o.ordinal, o.type, o.target, o.kind, o.row_id, o.field_id, o.old_value, o.new_value, $9::text, o.note
+           FROM doc, jsonb_to_recordset($18::jsonb) AS o(ordinal integer, type text, target jsonb, kind text, row_id text,
+                                                         field_id text, old_value jsonb, new_value jsonb, note text)
        ), merged AS (
          UPDATE requests AS q SET status = 'merged', generated_revision_id = v.id, merged_at = now(), merged_by = $9, updated_at = now()
            FROM v WHERE q.id = $5
@@ -135,6 +172,7 @@ export class RevisionRepository {
         input.rowCountDelta,
         input.metadata ? JSON.stringify(input.metadata) : null,
         input.settings ? JSON.stringify(input.settings) : null,
+        JSON.stringify(input.operations),
       ],
     );
     const row = rows[0];
@@ -143,32 +181,6 @@ export class RevisionRepository {
     }
     const { requestMergedAt, requestUpdatedAt, ...revision } = row;
     return { revision: toRecord(revision), requestMergedAt, requestUpdatedAt };
-  }
-
-  /** Appends operations with ordinals `firstOrdinal…`. */
-  async insertOperations(revisionId: string, documentUuid: string, operator: string, firstOrdinal: number, ops: readonly NewOperation[]): Promise<void> {
-    if (ops.length === 0) {
-      return;
-    }
-    const items = ops.map((op, index) => ({
-      ordinal: firstOrdinal + index,
-      type: op.type,
-      target: op.target,
-      kind: op.target.kind,
-      row_id: op.target.rowId ?? null,
-      field_id: op.target.fieldId ?? null,
-      old_value: op.oldValue,
-      new_value: op.newValue,
-      note: op.note ?? null,
-    }));
-    await this.tx.manager.query(
-      prepared(`INSERT INTO revision_operations (revision_id, document_id, ordinal, type, target, target_kind, target_row_id, target_field_id,
-                                        old_value, new_value, operator, note)
-       SELECT $1, $2, d.ordinal, d.type, d.target, d.kind, d.row_id, d.field_id, d.old_value, d.new_value, $3, d.note
-         FROM jsonb_to_recordset($4::jsonb) AS d(ordinal integer, type text, target jsonb, kind text, row_id text, field_id text,
-                                                 old_value jsonb, new_value jsonb, note text)`),
-      [revisionId, documentUuid, operator, JSON.stringify(items)],
-    );
   }
 
   /**

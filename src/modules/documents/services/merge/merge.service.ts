@@ -99,8 +99,8 @@ export class MergeService {
     }
 
     const revisionId = randomUUID();
-    // Operations are written while the changes are applied; the revision row itself last (the foreign key from
-    // revision_operations is deferred), so its operation count is exact.
+    // Operations are collected while the changes are applied and written with the revision row, last (the foreign
+    // key from revision_operations is deferred), so its operation count is exact.
     const ops = new OperationWriter(this.revisions, revisionId, document.uuid, mergedBy);
 
     let rowSeq = document.rowSeq;
@@ -128,20 +128,20 @@ export class MergeService {
       });
     }
     if (plan.folded.settings) {
-      await ops.write([{ type: 'settings-update', target: { kind: 'settings' }, oldValue: document.settings as never, newValue: plan.folded.settings as never }]);
+      ops.write([{ type: 'settings-update', target: { kind: 'settings' }, oldValue: document.settings as never, newValue: plan.folded.settings as never }]);
     }
     if (plan.properties) {
       const after = applyPropertiesEffect(properties, { ...plan.properties.effect, set: plan.properties.values });
-      await ops.write(propertyOperations(properties, after));
+      ops.write(propertyOperations(properties, after));
       properties = after;
     }
     if (touchesProperties && JSON.stringify(properties) !== JSON.stringify(storedProperties)) {
       await this.properties.update(document.uuid, properties, mergedBy);
     }
     const rows = await this.rowMerge.apply({ ...document, rowSeq }, plan.rows, plan.fields, mergedBy);
-    await ops.write(rows.operations);
+    ops.write(rows.operations);
     const relationOps = await this.relationMerge.apply(document, { plan: plan.rows, rows, fields: plan.fields, metadata: plan.metadata, relations: plan.folded.relations }, mergedBy);
-    await ops.write(relationOps);
+    ops.write(relationOps);
     // Formulas, lookups and rollups of this document and of the documents linking to it (docs/formulas.md).
     await this.computed.afterMerge(document, { metadata: plan.metadata, fields: plan.fields, rows, relationOps, mergedBy });
 
@@ -159,6 +159,7 @@ export class MergeService {
       mergedBy,
       stats: statsOf(plan),
       operationCount: ops.count,
+      operations: ops.pending,
       expectedMetadataVersion: document.metadataVersion,
       rowSeq: rows.rowSeq,
       rowsCreated: rows.created.length,

@@ -100,7 +100,7 @@ export class MetadataMergeService {
     let rowSeq = document.rowSeq;
 
     for (const field of plan.fields.created) {
-      await ops.write([{ type: 'field-create', target: { kind: 'field', fieldId: field.id }, oldValue: null, newValue: { field: fieldSummaryFull(field) } }]);
+      ops.write([{ type: 'field-create', target: { kind: 'field', fieldId: field.id }, oldValue: null, newValue: { field: fieldSummaryFull(field) } }]);
       if (field.type === 'auto_number') {
         const numbered = await this.fieldValues.backfillAutoNumber(document.uuid, field.id, 0);
         rowSeq = Math.max(rowSeq, numbered);
@@ -110,7 +110,7 @@ export class MetadataMergeService {
       const oldValue = { field: fieldSummaryFull(update.before) };
       const newValue = { field: fieldSummaryFull(update.after) };
       if (!update.convert) {
-        await ops.write([{ type: 'field-update', target: { kind: 'field', fieldId: update.after.id }, oldValue, newValue }]);
+        ops.write([{ type: 'field-update', target: { kind: 'field', fieldId: update.after.id }, oldValue, newValue }]);
         continue;
       }
       await this.fieldValues.snapshot(document.uuid, update.before.id);
@@ -139,7 +139,7 @@ export class MetadataMergeService {
 
     const properties = await this.applyPropertyDefinitions(plan.properties, currentProperties, ops, conversions);
     if (plan.reordered) {
-      await ops.write([
+      ops.write([
         {
           type: 'metadata-update',
           target: { kind: 'metadata' },
@@ -192,7 +192,7 @@ export class MetadataMergeService {
     }
     const values = { ...current };
     for (const field of diff.created) {
-      await ops.write([{ type: 'field-create', target: { kind: 'property', fieldId: field.id }, oldValue: null, newValue: { field: fieldSummaryFull(field) } }]);
+      ops.write([{ type: 'field-create', target: { kind: 'property', fieldId: field.id }, oldValue: null, newValue: { field: fieldSummaryFull(field) } }]);
     }
     for (const update of diff.updated) {
       const old = values[update.before.id];
@@ -216,7 +216,7 @@ export class MetadataMergeService {
           delete values[update.after.id];
         }
       }
-      await ops.write([
+      ops.write([
         {
           type: 'field-update',
           target: { kind: 'property', fieldId: update.after.id },
@@ -227,7 +227,7 @@ export class MetadataMergeService {
       ]);
     }
     for (const field of diff.deleted) {
-      await ops.write([
+      ops.write([
         { type: 'field-delete', target: { kind: 'property', fieldId: field.id }, oldValue: { field: fieldSummaryFull(field), value: values[field.id] ?? null }, newValue: null },
       ]);
       delete values[field.id];
