@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
-import { addToWorkspace, bearer, createDocument, createRow, type DocHandle, newUser, valueOf } from './documents.fixtures.js';
+import { addToWorkspace, bearer, createDocument, createRow, type DocHandle, newUser, seedRows, valueOf } from './documents.fixtures.js';
 
 describe('documents: requests, merge and revisions', () => {
   let t: TestApp;
@@ -234,5 +234,40 @@ describe('documents: requests, merge and revisions', () => {
     const res = await request(t.http).get(`${doc.path}/requests/${reqId}`).set(bearer(stranger)).expect(404);
     expect(res.body.code).toBe('DOC_NOT_FOUND');
     await request(t.http).get(`${doc.path}/revisions`).set(bearer(stranger)).expect(404);
+  });
+
+  it('every request and revision carries its changes: 1000 inline on one, the first 100 on each list item', async () => {
+    const bulkDoc = await createDocument(t.http, owner);
+    await seedRows(t.dataSource, bulkDoc, Array.from({ length: 150 }, (_v, i) => ({ id: `b${i}`, values: {} })));
+    const bulk = Array.from({ length: 150 }, (_v, i) => ({ target: { row: `b${i}` }, value: { qty: i } }));
+    const written = await request(t.http).post(`${bulkDoc.path}/data/bulk`).set(bearer(owner)).send(bulk).expect(200);
+    const { requestId, revisionId } = written.body.payload;
+
+    const requests = await request(t.http).get(`${bulkDoc.path}/requests`).set(bearer(owner)).expect(200);
+    const listed = requests.body.payload.items.find((item: { id: string }) => item.id === requestId);
+    expect(listed).toMatchObject({ status: 'merged', changeCount: 150 });
+    expect(listed.changes).toHaveLength(100);
+    expect(listed.changes[0]).toMatchObject({ type: 'row-update', operation: 'update', targetId: 'b0', changedBy: owner.id });
+    const one = await request(t.http).get(`${bulkDoc.path}/requests/${requestId}`).set(bearer(owner)).expect(200);
+    expect(one.body.payload.changes).toHaveLength(150);
+
+    const revisions = await request(t.http).get(`${bulkDoc.path}/revisions`).set(bearer(owner)).expect(200);
+    const listedRevision = revisions.body.payload.items.find((item: { id: string }) => item.id === revisionId);
+    expect(listedRevision).toMatchObject({ requestId, operationCount: 150 });
+    expect(listedRevision.changes).toHaveLength(100);
+    expect(listedRevision.changes[0]).toMatchObject({ type: 'row-update', target: { kind: 'row', rowId: 'b0' } });
+    const bundle = await request(t.http).get(`${bulkDoc.path}?include=revisions`).set(bearer(owner)).expect(200);
+    expect(bundle.body.payload.revisions.find((item: { id: string }) => item.id === revisionId).changes).toHaveLength(100);
+
+    // Close, reopen and merge answer with the request's changes, the merge also with its revision's operations.
+    const reqId = await openRequest(owner, 'Carries changes');
+    await request(t.http).put(`${doc.path}/data/base?requestId=${reqId}`).set(bearer(owner)).send({ values: { name: 'Renamed' } }).expect(200);
+    const closed = await request(t.http).post(`${doc.path}/requests/${reqId}/close`).set(bearer(owner)).expect(200);
+    expect(closed.body.payload.changes).toEqual([expect.objectContaining({ type: 'row-update', targetId: 'base' })]);
+    const reopened = await request(t.http).post(`${doc.path}/requests/${reqId}/reopen`).set(bearer(owner)).expect(200);
+    expect(reopened.body.payload.changes).toHaveLength(1);
+    const merged = await request(t.http).post(`${doc.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(200);
+    expect(merged.body.payload.changes).toHaveLength(1);
+    expect(merged.body.payload.revision.changes).toEqual([expect.objectContaining({ type: 'row-update', target: { kind: 'row', rowId: 'base' } })]);
   });
 });

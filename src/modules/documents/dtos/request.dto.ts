@@ -28,7 +28,11 @@ export class RequestResponseDto {
   @ApiProperty() author: string;
   @ApiProperty({ type: [String] }) reviewers: string[];
   @ApiProperty({ type: [String] }) contributors: string[];
-  @ApiPropertyOptional({ type: [ChangeDto], description: 'On single reads: the first 1000 changes' }) changes?: ChangeDto[];
+  @ApiProperty({
+    type: [ChangeDto],
+    description: 'The changes in recording order: the first 1000 of one request, the first 100 of each list item (changeCount is the total)',
+  })
+  changes: ChangeDto[];
   @ApiProperty({ type: 'integer' }) changeCount: number;
   @ApiProperty({ nullable: true, type: String }) generatedRevisionId: string | null;
   @ApiProperty() createdAt: string;

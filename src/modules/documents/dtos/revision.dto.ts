@@ -40,8 +40,11 @@ export class RevisionResponseDto {
   @ApiProperty({ nullable: true, type: String }) description: string | null;
   @ApiProperty({ type: [String] }) contributors: string[];
   @ApiProperty({ nullable: true, type: String }) mergedBy: string | null;
-  @ApiPropertyOptional({ type: [ChangeOperationDto], description: 'On single reads: the first 1000 operations (all: /operations)' })
-  changes?: ChangeOperationDto[];
+  @ApiProperty({
+    type: [ChangeOperationDto],
+    description: 'The operations in order: the first 1000 of one revision, the first 100 of each list or bundle item (operationCount is the total; all: /operations)',
+  })
+  changes: ChangeOperationDto[];
   @ApiProperty({ type: 'integer' }) operationCount: number;
   @ApiProperty({ type: RevisionStatsDto }) stats: RevisionStatsDto;
   @ApiProperty({ nullable: true, type: String }) previousRevisionId: string | null;

@@ -139,7 +139,15 @@ export function toChangeDto(change: ChangeRecord, metadata: DocumentMetadata): C
   };
 }
 
-export function toRequestDto(request: RequestRecord, document: DocumentRecord, changes?: readonly ChangeRecord[]): RequestResponseDto {
+/**
+ * How many changes (of a request) or operations (of a revision) a representation carries inline, in order: spec 2.9
+ * lists `changes` as a field of both, and a request of a 1000-row bulk write holds 1000 of them. One request or
+ * revision: the first 1000; each item of a list (and the revisions of a bundle): the first 100. `changeCount` /
+ * `operationCount` give the total; GET /revisions/{id}/operations pages through all operations.
+ */
+export const INLINE_CHANGES = { single: 1000, listed: 100 } as const;
+
+export function toRequestDto(request: RequestRecord, document: DocumentRecord, changes: readonly ChangeRecord[]): RequestResponseDto {
   const dto: RequestResponseDto = {
     id: request.id,
     docType: document.docType,
@@ -150,6 +158,7 @@ export function toRequestDto(request: RequestRecord, document: DocumentRecord, c
     author: request.author,
     reviewers: request.reviewers,
     contributors: request.contributors,
+    changes: changes.map((change) => toChangeDto(change, document.metadata)),
     changeCount: request.changeCount,
     generatedRevisionId: request.generatedRevisionId,
     createdAt: iso(request.createdAt) as string,
@@ -157,9 +166,6 @@ export function toRequestDto(request: RequestRecord, document: DocumentRecord, c
     mergedAt: iso(request.mergedAt),
     mergedBy: request.mergedBy,
   };
-  if (changes) {
-    dto.changes = changes.map((change) => toChangeDto(change, document.metadata));
-  }
   return dto;
 }
 
@@ -194,7 +200,7 @@ export function toOperationDto(op: OperationRecord, metadata: DocumentMetadata):
   };
 }
 
-export function toRevisionDto(revision: RevisionRecord, metadata: DocumentMetadata, operations?: readonly OperationRecord[]): RevisionResponseDto {
+export function toRevisionDto(revision: RevisionRecord, metadata: DocumentMetadata, operations: readonly OperationRecord[]): RevisionResponseDto {
   const dto: RevisionResponseDto = {
     id: revision.id,
     version: revision.version,
@@ -203,14 +209,12 @@ export function toRevisionDto(revision: RevisionRecord, metadata: DocumentMetada
     description: revision.description,
     contributors: revision.contributors,
     mergedBy: revision.mergedBy,
+    changes: operations.map((op) => toOperationDto(op, metadata)),
     operationCount: revision.operationCount,
     stats: revision.stats,
     previousRevisionId: revision.previousRevisionId,
     createdAt: iso(revision.createdAt) as string,
     updatedAt: iso(revision.updatedAt) as string,
   };
-  if (operations) {
-    dto.changes = operations.map((op) => toOperationDto(op, metadata));
-  }
   return dto;
 }

@@ -156,6 +156,25 @@ export class RequestRepository {
     );
   }
 
+  /** The first `limit` changes of each request, in recording order: one statement for a page of requests. */
+  async firstChangesOf(requestIds: readonly string[], limit: number): Promise<Map<string, ChangeRecord[]>> {
+    const result = new Map(requestIds.map((id) => [id, [] as ChangeRecord[]]));
+    if (requestIds.length === 0) {
+      return result;
+    }
+    const rows = await this.tx.manager.query<Array<ChangeRecord & { requestId: string }>>(
+      `SELECT r.id AS "requestId", ${CHANGE_COLUMNS}
+         FROM unnest($1::uuid[]) AS r(id)
+        CROSS JOIN LATERAL (SELECT * FROM request_changes c WHERE c.request_id = r.id ORDER BY c.seq LIMIT $2) c
+        ORDER BY c.seq`,
+      [[...requestIds], limit],
+    );
+    for (const { requestId, ...change } of rows) {
+      result.get(requestId)?.push(change);
+    }
+    return result;
+  }
+
   async setStatus(requestId: string, status: 'open' | 'closed', userId: string): Promise<RequestRecord> {
     const [rows] = await this.tx.manager.query<[RequestRow[], number]>(
       `UPDATE requests AS q SET status = $2, updated_at = now(),

@@ -257,6 +257,25 @@ export class RevisionRepository {
     );
   }
 
+  /** The first `limit` operations of each revision, in order: one statement for a page of revisions. */
+  async firstOperationsOf(revisionIds: readonly string[], limit: number): Promise<Map<string, OperationRecord[]>> {
+    const result = new Map(revisionIds.map((id) => [id, [] as OperationRecord[]]));
+    if (revisionIds.length === 0) {
+      return result;
+    }
+    const rows = await this.tx.manager.query<OperationRecord[]>(
+      `SELECT ${OPERATION_COLUMNS}
+         FROM unnest($1::uuid[]) AS v(id)
+        CROSS JOIN LATERAL (SELECT * FROM revision_operations o WHERE o.revision_id = v.id ORDER BY o.ordinal LIMIT $2) o
+        ORDER BY o.revision_id, o.ordinal`,
+      [[...revisionIds], limit],
+    );
+    for (const operation of rows) {
+      result.get(operation.revisionId)?.push(operation);
+    }
+    return result;
+  }
+
   /** Operations on one kind of target of a document (newest first), e.g. the history of the properties. */
   async history(
     documentUuid: string,

@@ -10,7 +10,7 @@ import { WorkspaceAccessService } from '../../tenancy/services/workspace-access.
 import { validateFieldDefinitions } from '../fields/field-definition.validator.js';
 import { BUNDLE_SECTIONS, type BundleSection } from '../dtos/document-query.dto.js';
 import type { CreateDocumentDto, DocumentBundleDto, DocumentResponseDto } from '../dtos/document.dto.js';
-import { toDocumentDto, toMetadataDto, toRevisionDto, toSettingsDto } from '../mappers/document.mapper.js';
+import { INLINE_CHANGES, toDocumentDto, toMetadataDto, toRevisionDto, toSettingsDto } from '../mappers/document.mapper.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RevisionRepository } from '../repositories/revision.repository.js';
@@ -225,7 +225,8 @@ export class DocumentsService {
       if (sections.has('revisions')) {
         const limit = query.revisionsLimit ?? DEFAULT_REVISIONS_LIMIT;
         const { items } = limit > 0 ? await this.revisions.list(document.uuid, { limit, offset: 0 }) : { items: [] };
-        bundle.revisions = items.map((revision) => toRevisionDto(revision, document.metadata));
+        const operations = await this.revisions.firstOperationsOf(items.map((revision) => revision.id), INLINE_CHANGES.listed);
+        bundle.revisions = items.map((revision) => toRevisionDto(revision, document.metadata, operations.get(revision.id) ?? []));
       }
       if (sections.has('settings')) {
         bundle.settings = toSettingsDto(document.settings);

@@ -11,10 +11,11 @@ import type { ChangeDraft, RequestStatus } from '../domain/document.records.js';
 import { diffFields } from '../domain/metadata-diff.js';
 import { parseRowChangeInput } from '../domain/row-change-input.js';
 import type { ChangeInputDto, ConflictsResponseDto, CreateRequestDto, MergeResponseDto, RequestDiffDto, RequestResponseDto } from '../dtos/request.dto.js';
-import { renderValue, toRequestDto, toRevisionDto, toRowDto } from '../mappers/document.mapper.js';
+import { INLINE_CHANGES, renderValue, toRequestDto, toRevisionDto, toRowDto } from '../mappers/document.mapper.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RequestRepository } from '../repositories/request.repository.js';
+import { RevisionRepository } from '../repositories/revision.repository.js';
 import { RowRepository } from '../repositories/row.repository.js';
 import {
   buildMetadataUpdate,
@@ -34,9 +35,6 @@ import type { DraftScope } from './draft-scope.js';
 import { MergeService } from './merge/merge.service.js';
 import { RequestHooks } from './request-hooks.js';
 
-/** Changes a request returns inline on single reads. */
-const MAX_INLINE_CHANGES = 1000;
-
 /** Change requests: create with changes, list, read, diff, conflicts, merge, close, reopen (spec section 3). */
 @Injectable()
 export class RequestsService {
@@ -51,6 +49,7 @@ export class RequestsService {
     private readonly events: DocumentEventsService,
     private readonly hooks: RequestHooks,
     private readonly computed: ComputedMetadataService,
+    private readonly revisions: RevisionRepository,
   ) {}
 
   async list(ctx: DocumentContext, query: { status?: RequestStatus; page: number; pageSize: number }): Promise<Page<RequestResponseDto>> {
@@ -58,8 +57,9 @@ export class RequestsService {
       limit: query.pageSize,
       offset: (query.page - 1) * query.pageSize,
     });
+    const changes = await this.requests.firstChangesOf(items.map((request) => request.id), INLINE_CHANGES.listed);
     return pageOf(
-      items.map((request) => toRequestDto(request, ctx.document)),
+      items.map((request) => toRequestDto(request, ctx.document, changes.get(request.id) ?? [])),
       total,
       query,
     );
@@ -98,7 +98,7 @@ export class RequestsService {
     if (!outcome.request) {
       throw new Error('request was not created');
     }
-    return toRequestDto(outcome.request, outcome.document, outcome.changes);
+    return toRequestDto(outcome.request, outcome.document, outcome.changes.slice(0, INLINE_CHANGES.single));
   }
 
   private async buildChange(scope: DraftScope, change: ChangeInputDto): Promise<ChangeDraft | null> {
@@ -158,7 +158,7 @@ export class RequestsService {
 
   async get(ctx: DocumentContext, requestId: string): Promise<RequestResponseDto> {
     const request = await this.engine.findRequest(ctx.document, requestId);
-    const changes = await this.requests.changes(request.id, { limit: MAX_INLINE_CHANGES });
+    const changes = await this.requests.changes(request.id, { limit: INLINE_CHANGES.single });
     return toRequestDto(request, ctx.document, changes);
   }
 
@@ -258,8 +258,8 @@ export class RequestsService {
       const result = await this.merger.merge(document, request, changes, userId);
       const merged = (await this.documents.lock(document.uuid)) ?? document;
       return {
-        ...toRequestDto(result.request, merged),
-        revision: toRevisionDto(result.revision, merged.metadata),
+        ...toRequestDto(result.request, merged, changes.slice(0, INLINE_CHANGES.single)),
+        revision: toRevisionDto(result.revision, merged.metadata, await this.revisions.operations(result.revision.id, { limit: INLINE_CHANGES.single, offset: 0 })),
         conversions: result.conversions,
       };
     });
@@ -287,7 +287,7 @@ export class RequestsService {
       if (to === 'closed') {
         await this.hooks.notifyClosed({ document: ctx.document, request: updated, userId: ctx.principal.userId });
       }
-      return toRequestDto(updated, ctx.document);
+      return toRequestDto(updated, ctx.document, await this.requests.changes(updated.id, { limit: INLINE_CHANGES.single }));
     });
   }
 }

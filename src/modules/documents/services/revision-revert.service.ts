@@ -4,7 +4,7 @@ import { OutboxService } from '../../events/outbox.service.js';
 import { inverseOf, type InverseResult } from '../domain/revision-inverse.js';
 import type { OperationRecord } from '../domain/document.records.js';
 import type { RevertResponseDto } from '../dtos/revision-history.dto.js';
-import { toRequestDto } from '../mappers/document.mapper.js';
+import { INLINE_CHANGES, toRequestDto } from '../mappers/document.mapper.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RevisionHistoryRepository } from '../repositories/revision-history.repository.js';
 import { AppException } from '../../../common/errors/app.exception.js';
@@ -82,7 +82,7 @@ export class RevisionRevertService implements OnModuleInit {
       throw new Error('revert request was not created');
     }
     if (outcome.document.settings.workflow?.requiresApproval === true) {
-      return { request: toRequestDto(request, outcome.document, outcome.changes), revision: null, merged: false, pendingApproval: true, skipped: inverse.skipped };
+      return { request: toRequestDto(request, outcome.document, outcome.changes.slice(0, INLINE_CHANGES.single)), revision: null, merged: false, pendingApproval: true, skipped: inverse.skipped };
     }
     // A conflict here is CONFLICT with {requestId, conflicts}: the revert request stays open, like any other.
     const merged = await this.requestsService.merge(ctx, request.id);

@@ -4,14 +4,12 @@ import { type Page, pageOf } from '../../../common/http/pagination.js';
 import type { RevisionRecord } from '../domain/document.records.js';
 import type { RequestResponseDto } from '../dtos/request.dto.js';
 import type { ChangeOperationDto, RevisionResponseDto } from '../dtos/revision.dto.js';
-import { toOperationDto, toRequestDto, toRevisionDto } from '../mappers/document.mapper.js';
+import { INLINE_CHANGES, toOperationDto, toRequestDto, toRevisionDto } from '../mappers/document.mapper.js';
 import { RequestRepository } from '../repositories/request.repository.js';
 import { RevisionRepository } from '../repositories/revision.repository.js';
 import type { DocumentContext } from './document-access.service.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-/** Operations a single revision read returns inline; all of them are paged under /operations. */
-const MAX_INLINE_OPERATIONS = 1000;
 
 /** The immutable history: revisions, their ChangeOperations, and the request each came from. */
 @Injectable()
@@ -23,8 +21,14 @@ export class RevisionsService {
 
   async list(ctx: DocumentContext, paging: { page: number; pageSize: number }): Promise<Page<RevisionResponseDto>> {
     const { items, total } = await this.revisions.list(ctx.document.uuid, { limit: paging.pageSize, offset: (paging.page - 1) * paging.pageSize });
+    return this.page(ctx, items, total, paging);
+  }
+
+  /** Listed revisions with the first operations of each (mappers, INLINE_CHANGES). */
+  private async page(ctx: DocumentContext, items: RevisionRecord[], total: number, paging: { page: number; pageSize: number }): Promise<Page<RevisionResponseDto>> {
+    const operations = await this.revisions.firstOperationsOf(items.map((revision) => revision.id), INLINE_CHANGES.listed);
     return pageOf(
-      items.map((revision) => toRevisionDto(revision, ctx.document.metadata)),
+      items.map((revision) => toRevisionDto(revision, ctx.document.metadata, operations.get(revision.id) ?? [])),
       total,
       paging,
     );
@@ -34,16 +38,12 @@ export class RevisionsService {
   async listSince(ctx: DocumentContext, since: string | undefined, paging: { page: number; pageSize: number }): Promise<Page<RevisionResponseDto>> {
     const after = since === undefined ? 0 : (await this.find(ctx, since)).version;
     const { items, total } = await this.revisions.listAfter(ctx.document.uuid, after, { limit: paging.pageSize, offset: (paging.page - 1) * paging.pageSize });
-    return pageOf(
-      items.map((revision) => toRevisionDto(revision, ctx.document.metadata)),
-      total,
-      paging,
-    );
+    return this.page(ctx, items, total, paging);
   }
 
   async get(ctx: DocumentContext, revisionId: string): Promise<RevisionResponseDto> {
     const revision = await this.find(ctx, revisionId);
-    const operations = await this.revisions.operations(revision.id, { limit: MAX_INLINE_OPERATIONS, offset: 0 });
+    const operations = await this.revisions.operations(revision.id, { limit: INLINE_CHANGES.single, offset: 0 });
     return toRevisionDto(revision, ctx.document.metadata, operations);
   }
 
@@ -63,7 +63,7 @@ export class RevisionsService {
     if (!request) {
       throw AppException.notFound('request');
     }
-    return toRequestDto(request, ctx.document, await this.requests.changes(request.id, { limit: 1000 }));
+    return toRequestDto(request, ctx.document, await this.requests.changes(request.id, { limit: INLINE_CHANGES.single }));
   }
 
   private async find(ctx: DocumentContext, revisionId: string): Promise<RevisionRecord> {
