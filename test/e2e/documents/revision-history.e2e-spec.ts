@@ -63,12 +63,16 @@ describe('documents: revision diff, target history and revert', () => {
     const field = await request(t.http).get(`${doc.path}/revisions/history?targetKind=field&fieldId=qty`).set(bearer(owner)).expect(200);
     expect(field.body.payload.items.map((item: { type: string }) => item.type)).toEqual(['field-create']);
 
+    // A row id alone names a row.
+    const byRow = await request(t.http).get(`${doc.path}/revisions/history?rowId=a`).set(bearer(owner)).expect(200);
+    expect(byRow.body.payload.items).toEqual(res.body.payload.items);
+
     const paged = await request(t.http).get(`${doc.path}/revisions/history?targetKind=row&pageSize=2&page=2`).set(bearer(owner)).expect(200);
     expect(paged.body.payload.total).toBe(5);
     expect(paged.body.payload.items).toHaveLength(2);
   });
 
-  it('refuses a history without a valid targetKind with VALIDATION_ERROR', async () => {
+  it('refuses a history without a target or with an unknown targetKind with VALIDATION_ERROR', async () => {
     const missing = await request(t.http).get(`${doc.path}/revisions/history`).set(bearer(owner)).expect(400);
     expect(missing.body.code).toBe('VALIDATION_ERROR');
     const bad = await request(t.http).get(`${doc.path}/revisions/history?targetKind=cells`).set(bearer(owner)).expect(400);

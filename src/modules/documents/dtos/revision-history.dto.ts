@@ -15,9 +15,10 @@ export class RevisionDiffQueryDto extends PagedScopeQueryDto {
 }
 
 export class RevisionHistoryQueryDto extends PagedScopeQueryDto {
-  @ApiProperty({ enum: TARGET_KINDS })
+  @ApiPropertyOptional({ enum: TARGET_KINDS, description: 'The kind of target; `row` when only rowId is given (one of the two is required)' })
+  @IsOptional()
   @IsIn(TARGET_KINDS)
-  targetKind: string;
+  targetKind?: string;
 
   @ApiPropertyOptional({ description: 'The row (targetKind row or relation)' }) @IsOptional() @IsString() @MaxLength(128) rowId?: string;
 

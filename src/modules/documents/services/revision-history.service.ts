@@ -134,11 +134,16 @@ export class RevisionHistoryService {
   /** The operations on one target, newest first, each with its revision id and version. */
   async targetHistory(
     ctx: DocumentContext,
-    query: { targetKind: string; rowId?: string; fieldId?: string; page: number; pageSize: number },
+    query: { targetKind?: string; rowId?: string; fieldId?: string; page: number; pageSize: number },
   ): Promise<Page<HistoryEntryDto>> {
+    // A row names itself: `?rowId=` alone is that row's history. Without either there is no target to follow.
+    const kind = query.targetKind ?? (query.rowId !== undefined ? 'row' : null);
+    if (!kind) {
+      throw AppException.validation([{ field: 'targetKind', reason: 'targetKind (or rowId, for a row) is required' }]);
+    }
     const { items, total } = await this.history.history(
       ctx.document.uuid,
-      { kind: query.targetKind, rowId: query.rowId, fieldId: query.fieldId },
+      { kind, rowId: query.rowId, fieldId: query.fieldId },
       { limit: query.pageSize, offset: (query.page - 1) * query.pageSize },
     );
     return pageOf(
