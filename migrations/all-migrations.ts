@@ -17,6 +17,7 @@ import { ComputedFields1732240900000 } from './1732240900000-computed-fields.js'
 import { SupplyChain1732240910000 } from './1732240910000-supply-chain.js';
 import { SupplyChainSync1732240920000 } from './1732240920000-supply-chain-sync.js';
 import { RevisionHead1732241000000 } from './1732241000000-revision-head.js';
+import { SyncRequestIds1732241100000 } from './1732241100000-sync-request-ids.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -42,4 +43,5 @@ export const ALL_MIGRATIONS = [
   SupplyChain1732240910000,
   SupplyChainSync1732240920000,
   RevisionHead1732241000000,
+  SyncRequestIds1732241100000,
 ];

@@ -1351,6 +1351,50 @@ describe('supply chain: resources', () => {
       .set(bearer(cOwner))
       .send({ requestId, status: 'rejected', changes: [{ operation: 'delete_row', rowId: 'x' }] })
       .expect(201);
+    // A client may choose any URL-safe id, not only a UUID; it names the request in the paths as given.
+    const clientId = 'req-2024_0001';
+    const chosen = await http()
+      .post(sc(B, `/orderbooks/${orderBookId}/requests`))
+      .set(bearer(bMember))
+      .send({
+        requestId: clientId,
+        changes: [{ operation: 'update_row', rowId: 'o2', values: { quantity: { number: 5 } } }],
+      })
+      .expect(201);
+    expect(chosen.body.payload).toMatchObject({ requestId: clientId, status: 'pending' });
+    await http()
+      .get(sc(B, `/orderbooks/${orderBookId}/requests/${clientId}`))
+      .set(bearer(bGuest))
+      .expect(200);
+    await http()
+      .post(sc(B, `/orderbooks/${orderBookId}/requests`))
+      .set(bearer(bMember))
+      .send({ requestId: clientId, changes: [{ operation: 'delete_row', rowId: 'o2' }] })
+      .expect(409);
+    const rejectedByClientId = await http()
+      .post(sc(B, `/orderbooks/${orderBookId}/requests/${clientId}/reject`))
+      .set(bearer(bOwner))
+      .send({})
+      .expect(200);
+    expect(rejectedByClientId.body.payload).toMatchObject({ requestId: clientId, status: 'rejected' });
+    await http()
+      .post(sc(C, `/orderbooks/${cOrderBookId}/requests`))
+      .set(bearer(cOwner))
+      .send({ requestId: clientId, status: 'rejected', changes: [{ operation: 'delete_row', rowId: 'x' }] })
+      .expect(201);
+    const malformed = await http()
+      .post(sc(B, `/orderbooks/${orderBookId}/requests`))
+      .set(bearer(bMember))
+      .send({ requestId: 'req 1/2', changes: [{ operation: 'delete_row', rowId: 'o2' }] })
+      .expect(400);
+    expect(malformed.body).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [expect.objectContaining({ field: 'requestId' })],
+    });
+    await http()
+      .get(sc(B, `/orderbooks/${orderBookId}/requests/no%20such`))
+      .set(bearer(bGuest))
+      .expect(404);
     const badOp = await http()
       .post(sc(B, `/orderbooks/${orderBookId}/requests`))
       .set(bearer(bMember))
@@ -1734,7 +1778,12 @@ describe('supply chain: resources', () => {
     const refused = await http()
       .post(batchPath)
       .set(bearer(sOwner))
-      .send({ rows: [{ id: 'b0', operation: 'create', values: { sku: text('B-0') } }, { id: 'b9', operation: 'create', values: { sku: { number: 1 } } }] })
+      .send({
+        rows: [
+          { id: 'b0', operation: 'create', values: { sku: text('B-0') } },
+          { id: 'b9', operation: 'create', values: { sku: { number: 1 } } },
+        ],
+      })
       .expect(400);
     expect(refused.body.details[0].field).toMatch(/^rows\[1\]/);
     await http()
@@ -1751,7 +1800,10 @@ describe('supply chain: resources', () => {
       .get(`${API}/doc/catalog/${catalogId}/requests/${requestId}?organizationId=${S.id}`)
       .set(bearer(sOwner))
       .expect(200);
-    expect(detail.body.payload.changes.map((change: { targetId: string }) => change.targetId)).toEqual(['b1', 'b2']);
+    expect(detail.body.payload.changes.map((change: { targetId: string }) => change.targetId)).toEqual([
+      'b1',
+      'b2',
+    ]);
     await http()
       .post(`${API}/doc/catalog/${catalogId}/requests/${requestId}/merge?organizationId=${S.id}`)
       .set(bearer(sOwner))
@@ -1771,11 +1823,20 @@ describe('supply chain: resources', () => {
       .send({ name: 'Short-lived', catalogType: 'product', fields: [{ name: 'SKU', type: 'text' }] })
       .expect(201);
     const id = created.body.payload.id as string;
-    const before = (await http().get(sc(S, '/catalogs')).set(bearer(sOwner)).expect(200)).body.payload.total as number;
+    const before = (await http().get(sc(S, '/catalogs')).set(bearer(sOwner)).expect(200)).body.payload
+      .total as number;
     await http().delete(`${API}/doc/catalog/${id}?organizationId=${S.id}`).set(bearer(sOwner)).expect(200);
-    await http().get(sc(S, `/catalogs/${id}`)).set(bearer(sOwner)).expect(404);
-    await http().get(sc(S, `/catalogs/${id}/fields`)).set(bearer(sOwner)).expect(404);
-    expect((await http().get(sc(S, '/catalogs')).set(bearer(sOwner)).expect(200)).body.payload.total).toBe(before - 1);
+    await http()
+      .get(sc(S, `/catalogs/${id}`))
+      .set(bearer(sOwner))
+      .expect(404);
+    await http()
+      .get(sc(S, `/catalogs/${id}/fields`))
+      .set(bearer(sOwner))
+      .expect(404);
+    expect((await http().get(sc(S, '/catalogs')).set(bearer(sOwner)).expect(200)).body.payload.total).toBe(
+      before - 1,
+    );
   });
 
   it('delegated credentials need the matching scope', async () => {

@@ -9,6 +9,7 @@ import {
   IsOptional,
   IsString,
   IsUUID,
+  Matches,
   MaxLength,
   MinLength,
   ValidateNested,
@@ -26,6 +27,7 @@ import {
   TRANSFORM_TYPES,
   UNMAPPED_FIELDS,
 } from '../domain/supply-chain.types.js';
+import { SYNC_REQUEST_ID_PATTERN } from '../domain/sync-request-id.js';
 import { FieldInputDto } from './catalog.dto.js';
 import { FilterGroupDocDto, ScFieldDto } from './common.dto.js';
 
@@ -244,12 +246,16 @@ export class SyncChangeDocDto {
 
 export class CreateSyncRequestDto {
   @ApiPropertyOptional({
-    format: 'uuid',
+    pattern: SYNC_REQUEST_ID_PATTERN.source,
+    maxLength: 128,
+    example: 'req-2024-0001',
     description:
-      'The sync request id (idempotency: a second POST with it is ALREADY_EXISTS); generated when absent',
+      'The sync request id, chosen by the client: letters, digits and . _ ~ : - (a UUID is stored in lower case); ' +
+      'unique within the organization (idempotency: a second POST with it is ALREADY_EXISTS); a UUID is generated when absent',
   })
   @IsOptional()
-  @IsUUID()
+  @IsString()
+  @Matches(SYNC_REQUEST_ID_PATTERN, { message: 'requestId must be 1–128 characters: letters, digits and . _ ~ : - (not starting with a sign)' })
   requestId?: string;
   @ApiPropertyOptional({
     default: 'manual',
@@ -288,7 +294,7 @@ export class CreateSyncRequestDto {
 }
 
 export class SyncRequestResponseDto {
-  @ApiProperty({ format: 'uuid' }) requestId: string;
+  @ApiProperty({ description: 'The sync request id: as the client chose it (requestId), or a generated UUID' }) requestId: string;
   @ApiProperty({ format: 'uuid' }) orderBookId: string;
   @ApiProperty({ nullable: true, type: String }) bindingId: string | null;
   @ApiProperty() requestType: string;

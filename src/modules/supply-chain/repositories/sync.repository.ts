@@ -104,7 +104,7 @@ export class SyncRepository {
   }
 
   async decideRequest(
-    id: string,
+    request: Pick<SyncRequestRecord, 'id' | 'organizationId'>,
     status: 'accepted' | 'rejected',
     userId: string,
     message: string | null,
@@ -112,8 +112,8 @@ export class SyncRepository {
     return (await queryFirst<SyncRequestRecord>(
       this.tx,
       `UPDATE orderbook_sync_requests r SET status = $2, decided_by = $3, decided_at = now(), message = COALESCE($4, message), updated_at = now()
-        WHERE r.id = $1 RETURNING ${REQUEST_COLUMNS}`,
-      [id, status, userId, message],
+        WHERE r.organization_id = $5 AND r.id = $1 RETURNING ${REQUEST_COLUMNS}`,
+      [request.id, status, userId, message, request.organizationId],
     )) as SyncRequestRecord;
   }
 
@@ -147,7 +147,7 @@ export class SyncRepository {
               source_row_id, target_row_id, outcome, reason, sync_request_id, details, idempotency_key
          FROM jsonb_to_recordset($1::jsonb) AS x(organization_id uuid, orderbook_id uuid, binding_id uuid, connection_id uuid, catalog_id uuid,
               catalog_revision_id uuid, catalog_revision_version bigint, event_type text, source_row_id text, target_row_id text, outcome text,
-              reason text, sync_request_id uuid, details jsonb, idempotency_key text)
+              reason text, sync_request_id text, details jsonb, idempotency_key text)
        ON CONFLICT (binding_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
        RETURNING ${LOG_COLUMNS}`,
       [JSON.stringify(payload)],

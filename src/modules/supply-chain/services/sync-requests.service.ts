@@ -19,7 +19,7 @@ import {
 } from '../domain/supply-chain.types.js';
 import type { SyncRequestResponseDto } from '../dtos/orderbook.dto.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
-import { isUuid } from '../repositories/sql.js';
+import { syncRequestKey } from '../domain/sync-request-id.js';
 import { SyncRepository } from '../repositories/sync.repository.js';
 import {
   DocumentWritesService,
@@ -191,9 +191,8 @@ export class SyncRequestService {
     requestId: string,
   ): Promise<SyncRequestResponseDto> {
     const { orderBook } = await this.access.orderBook(principal, organizationId, orderBookId, 'read');
-    const record = isUuid(requestId)
-      ? await this.repository.findRequest(organizationId, orderBook.id, requestId)
-      : null;
+    const key = syncRequestKey(requestId);
+    const record = key ? await this.repository.findRequest(organizationId, orderBook.id, key) : null;
     if (!record) {
       throw notFound('sync request');
     }
@@ -247,9 +246,8 @@ export class SyncRequestService {
     message?: string,
   ): Promise<SyncRequestRecord> {
     return this.tx.run(async () => {
-      const record = isUuid(requestId)
-        ? await this.repository.findRequest(orderBook.organizationId, orderBook.id, requestId, true)
-        : null;
+      const key = syncRequestKey(requestId);
+      const record = key ? await this.repository.findRequest(orderBook.organizationId, orderBook.id, key, true) : null;
       if (!record) {
         throw notFound('sync request');
       }
@@ -272,7 +270,7 @@ export class SyncRequestService {
         }
       }
       return this.repository.decideRequest(
-        record.id,
+        record,
         decision === 'accept' ? 'accepted' : 'rejected',
         ctx.principal.userId,
         message ?? null,
@@ -288,7 +286,8 @@ export class SyncRequestService {
   ): Promise<SyncRequestRecord> {
     const { changes, ops } = parseSyncChanges(input.changes);
     const requested = input.status ?? 'pending';
-    const id = input.requestId?.toLowerCase() ?? randomUUID();
+    // The DTO admitted only SYNC_REQUEST_ID_PATTERN; the propagation passes none.
+    const id = (input.requestId !== undefined ? syncRequestKey(input.requestId) : null) ?? randomUUID();
     const requestType = input.requestType ?? 'manual';
     return this.tx.run(async () => {
       if (await this.repository.findRequest(orderBook.organizationId, orderBook.id, id)) {
