@@ -83,6 +83,18 @@ describe('documents: metadata', () => {
     expect(summary).toEqual(expect.arrayContaining(['metadata_updated:', 'metadata_field_added:done', 'metadata_field_updated:amount', 'metadata_field_deleted:note']));
     const added = events.find((event) => event.event_type === 'metadata_field_added');
     expect(added?.payload).toMatchObject({ field: { id: expect.any(String), name: expect.any(String), type: expect.any(String), required: false }, updatedBy: owner.id, updatedAt: expect.any(String) });
+    expect(events.find((event) => event.event_type === 'metadata_updated')?.payload).toMatchObject({ field: null, updatedBy: owner.id });
+
+    // An update that changes one field names it in metadata_updated too.
+    const fresh = await createDocument(t.http, owner);
+    const current = await request(t.http).get(`${fresh.path}/metadata`).set(bearer(owner)).expect(200);
+    const fields = [...current.body.payload.fields, { id: 'extra', name: 'Extra', type: 'text' }];
+    await request(t.http).put(`${fresh.path}/metadata`).set(bearer(owner)).send({ fields, properties: current.body.payload.properties }).expect(200);
+    const [single] = await t.dataSource.query<{ payload: Record<string, unknown> }[]>(
+      `SELECT payload FROM outbox WHERE doc_id = $1 AND event_type = 'metadata_updated' ORDER BY seq DESC LIMIT 1`,
+      [fresh.docId],
+    );
+    expect(single.payload).toMatchObject({ field: { id: 'extra', name: 'Extra', type: 'text', required: false }, updatedBy: owner.id, updatedAt: expect.any(String) });
   });
 
   it('refuses invalid definitions with VALIDATION_ERROR and changes nothing', async () => {

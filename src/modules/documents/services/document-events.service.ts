@@ -68,8 +68,16 @@ export class DocumentEventsService {
       }),
     );
     if (metadata) {
+      // Spec 6.2 gives the metadata events a `field`: on the whole update it is the one field or property the update
+      // changed, null when it changed several (then `fields` and `properties` say everything).
+      const changed = [metadata.fields, metadata.properties].flatMap((diff) => [
+        ...diff.created,
+        ...diff.updated.map((update) => update.after),
+        ...diff.deleted,
+      ]);
       events.push(
         this.event(document, 'metadata_updated', by, {
+          field: changed.length === 1 ? fieldSummary(changed[0]) : null,
           fields: metadata.metadata.fields.map(fieldSummary),
           properties: metadata.metadata.properties.map(fieldSummary),
           conversions: result.conversions,
