@@ -28,23 +28,16 @@ export function toDomainEvent(row: OutboxEventEntity): DomainEvent {
   };
 }
 
-/**
- * Hands committed events to in-process subscribers, in batches (see drain()):
- * `SELECT … FOR UPDATE SKIP LOCKED` claims a pending event so that several instances on one database never
- * dispatch the same event twice, and the same statement marks it dispatched; subscribers run inside that
- * transaction. A subscriber failure rolls back and the event is retried with back-off, up to `maxAttempts`.
- * Runs right after a commit that recorded events (kick), at start-up and every `pollIntervalMs`
- * (recovering events left behind by a crash).
- */
 /** Events one dispatch transaction claims together. */
 const BATCH_SIZE = 50;
 
 /**
  * Claims up to $1 due events and marks them dispatched in one statement; the mark only lasts if the dispatch
- * transaction commits (a failing subscriber rolls it back). `attempts` is the count before this dispatch. The rows
- * come back in no particular order: dispatchBatch sorts them by `seq`.
+ * transaction commits (a failing subscriber rolls it back). `attempts` is the count before this dispatch. The events
+ * come back in `seq` order, the order subscribers see them in.
  */
-const CLAIM_SQL = `UPDATE outbox o SET dispatched_at = now(), attempts = o.attempts + 1
+const CLAIM_SQL = `WITH claimed AS (
+ UPDATE outbox o SET dispatched_at = now(), attempts = o.attempts + 1
    FROM (SELECT id, attempts FROM outbox
           WHERE dispatched_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())
           ORDER BY seq
@@ -53,8 +46,18 @@ const CLAIM_SQL = `UPDATE outbox o SET dispatched_at = now(), attempts = o.attem
   WHERE o.id = c.id
  RETURNING o.id, o.seq, o.event_type AS "eventType", o.organization_id AS "organizationId",
            o.workspace_id AS "workspaceId", o.doc_type AS "docType", o.doc_id AS "docId",
-           o.triggered_by AS "triggeredBy", o.payload, o.occurred_at AS "occurredAt", c.attempts`;
+           o.triggered_by AS "triggeredBy", o.payload, o.occurred_at AS "occurredAt", c.attempts
+)
+SELECT * FROM claimed ORDER BY seq`;
 
+/**
+ * Hands committed events to in-process subscribers, in batches (see drain()):
+ * `SELECT … FOR UPDATE SKIP LOCKED` claims a pending event so that several instances on one database never
+ * dispatch the same event twice, and the same statement marks it dispatched; subscribers run inside that
+ * transaction. A subscriber failure rolls back and the event is retried with back-off, up to `maxAttempts`.
+ * Runs right after a commit that recorded events (kick), at start-up and every `pollIntervalMs`
+ * (recovering events left behind by a crash).
+ */
 @Injectable()
 export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(OutboxDispatcher.name);
@@ -140,7 +143,6 @@ export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicati
     try {
       return await this.tx.run(async () => {
         const rows = await queryRows<OutboxEventEntity>(this.tx, prepared(CLAIM_SQL), [size]);
-        rows.sort((a, b) => (BigInt(a.seq) < BigInt(b.seq) ? -1 : 1));
         for (const row of rows) {
           current = row;
           await this.deliver(toDomainEvent(row));

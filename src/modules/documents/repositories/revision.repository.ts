@@ -91,9 +91,8 @@ export class RevisionRepository {
    * Numbers and writes a merge's revision in one statement (docs/performance.md, "Writers"): it takes the document
    * row lock, bumps the document's version and counters (and its metadata or settings, when the merge changed
    * them), inserts the revision linked to the document's previous head and its pending operations, and marks the
-   * request merged. The lock is
-   * held from here to the commit only. Null when the document's metadata is no longer `expectedMetadataVersion` or
-   * the document was deleted: nothing is written then.
+   * request merged. The lock is held from here to the commit only. Null when the document's metadata is no longer
+   * `expectedMetadataVersion` or the document was deleted: nothing is written then.
    *
    * `rowSeq` is the auto-number counter as a merge under the document lock computed it; a merge without the lock
    * passes what it assumed and the counter still advances by at least `rowsCreated`.

@@ -27,7 +27,7 @@ import {
   TRANSFORM_TYPES,
   UNMAPPED_FIELDS,
 } from '../domain/supply-chain.types.js';
-import { SYNC_REQUEST_ID_PATTERN } from '../domain/sync-request-id.js';
+import { SYNC_REQUEST_ID_PATTERN, SYNC_REQUEST_ID_RULE } from '../domain/sync-request-id.js';
 import { FieldInputDto } from './catalog.dto.js';
 import { FilterGroupDocDto, ScFieldDto } from './common.dto.js';
 
@@ -255,7 +255,7 @@ export class CreateSyncRequestDto {
   })
   @IsOptional()
   @IsString()
-  @Matches(SYNC_REQUEST_ID_PATTERN, { message: 'requestId must be 1–128 characters: letters, digits and . _ ~ : - (not starting with a sign)' })
+  @Matches(SYNC_REQUEST_ID_PATTERN, { message: SYNC_REQUEST_ID_RULE })
   requestId?: string;
   @ApiPropertyOptional({
     default: 'manual',

@@ -19,7 +19,7 @@ import {
 } from '../domain/supply-chain.types.js';
 import type { SyncRequestResponseDto } from '../dtos/orderbook.dto.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
-import { syncRequestKey } from '../domain/sync-request-id.js';
+import { SYNC_REQUEST_ID_RULE, syncRequestKey } from '../domain/sync-request-id.js';
 import { SyncRepository } from '../repositories/sync.repository.js';
 import {
   DocumentWritesService,
@@ -286,8 +286,11 @@ export class SyncRequestService {
   ): Promise<SyncRequestRecord> {
     const { changes, ops } = parseSyncChanges(input.changes);
     const requested = input.status ?? 'pending';
-    // The DTO admitted only SYNC_REQUEST_ID_PATTERN; the propagation passes none.
-    const id = (input.requestId !== undefined ? syncRequestKey(input.requestId) : null) ?? randomUUID();
+    const id = input.requestId === undefined ? randomUUID() : syncRequestKey(input.requestId);
+    if (id === null) {
+      // The DTO admits only SYNC_REQUEST_ID_PATTERN; a caller inside the service gets the same answer.
+      throw AppException.validation([{ field: 'requestId', reason: SYNC_REQUEST_ID_RULE }]);
+    }
     const requestType = input.requestType ?? 'manual';
     return this.tx.run(async () => {
       if (await this.repository.findRequest(orderBook.organizationId, orderBook.id, id)) {
