@@ -18,6 +18,7 @@ import { SupplyChain1732240910000 } from './1732240910000-supply-chain.js';
 import { SupplyChainSync1732240920000 } from './1732240920000-supply-chain-sync.js';
 import { RevisionHead1732241000000 } from './1732241000000-revision-head.js';
 import { SyncRequestIds1732241100000 } from './1732241100000-sync-request-ids.js';
+import { InlineRequestChanges1732241200000 } from './1732241200000-inline-request-changes.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -44,4 +45,5 @@ export const ALL_MIGRATIONS = [
   SupplyChainSync1732240920000,
   RevisionHead1732241000000,
   SyncRequestIds1732241100000,
+  InlineRequestChanges1732241200000,
 ];

@@ -31,6 +31,13 @@ describe('loadConfig', () => {
     });
   });
 
+  it('allows private webhook receivers by default except under NODE_ENV=production, and as told', () => {
+    expect(loadConfig({}).webhooks.allowPrivate).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'production' }).webhooks.allowPrivate).toBe(false);
+    expect(loadConfig({ NODE_ENV: 'production', WEBHOOK_ALLOW_PRIVATE: 'true' }).webhooks.allowPrivate).toBe(true);
+    expect(loadConfig({ WEBHOOK_ALLOW_PRIVATE: 'false' }).webhooks.allowPrivate).toBe(false);
+  });
+
   it('reads and normalises every kind of value', () => {
     const config = loadConfig({
       PORT: '8080',

@@ -59,8 +59,9 @@ function trustProxyOf(raw: string): boolean | number | string {
 export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
   const port = readInt(env, 'PORT', 3000, 0, 65535);
   const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', ['http', 'https']) ?? `http://localhost:${port}`;
+  const nodeEnv = readString(env, 'NODE_ENV', 'development') ?? 'development';
   return {
-    nodeEnv: readString(env, 'NODE_ENV', 'development') ?? 'development',
+    nodeEnv,
     port,
     host: readString(env, 'HOST', '0.0.0.0') ?? '0.0.0.0',
     publicBaseUrl,
@@ -107,7 +108,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retryBaseMs: readInt(env, 'MAIL_RETRY_BASE_MS', 2000, 10, 3_600_000),
       maxAttempts: readInt(env, 'MAIL_MAX_ATTEMPTS', 30, 1, 1000),
     },
-    webhooks: loadWebhooksConfig(env),
+    webhooks: loadWebhooksConfig(env, nodeEnv),
   };
 }
 

@@ -6,7 +6,9 @@ type Env = Record<string, string | undefined>;
 export interface WebhooksConfig {
   /**
    * Allow destinations on loopback, private, link-local and other non-public addresses. Unsafe in
-   * production (server-side request forgery); meant for local development and tests.
+   * production (server-side request forgery); meant for local development and tests, where it is the default:
+   * off only when NODE_ENV=production (the image), on otherwise (`npm start`, the tests), so a receiver on the
+   * developer's machine works out of the box.
    */
   allowPrivate: boolean;
   /** How often each instance looks for due deliveries (new deliveries also wake it right after commit). */
@@ -23,9 +25,9 @@ export interface WebhooksConfig {
   retentionDays: number;
 }
 
-export function loadWebhooksConfig(env: Env): WebhooksConfig {
+export function loadWebhooksConfig(env: Env, nodeEnv: string): WebhooksConfig {
   return {
-    allowPrivate: readBool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
+    allowPrivate: readBool(env, 'WEBHOOK_ALLOW_PRIVATE', nodeEnv !== 'production'),
     pollIntervalMs: readInt(env, 'WEBHOOK_POLL_INTERVAL_MS', 1000, 20, 600_000),
     concurrency: readInt(env, 'WEBHOOK_CONCURRENCY', 32, 1, 1000),
     disableAfterFailures: readInt(env, 'WEBHOOK_DISABLE_AFTER_FAILURES', 50, 1, 100_000),

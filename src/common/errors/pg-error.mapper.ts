@@ -31,6 +31,10 @@ export function mapPgError(error: unknown): AppException | undefined {
       return new AppException(ErrorCode.ALREADY_EXISTS, {
         details: [{ field: pg.constraint, reason: 'already exists' }],
       });
+    case '23502': // not_null_violation: a required value sent as null past a DTO
+      return new AppException(ErrorCode.VALIDATION_ERROR, {
+        details: [{ field: pg.column, reason: 'must not be null' }],
+      });
     case '23503': // foreign_key_violation
       return new AppException(ErrorCode.VALIDATION_ERROR, {
         details: [{ field: pg.constraint, reason: 'refers to something that does not exist' }],

@@ -11,7 +11,7 @@ import { AppException, type ErrorDetail } from '../errors/app.exception.js';
 import { ErrorCode } from '../errors/error-code.js';
 import { mapPgError } from '../errors/pg-error.mapper.js';
 import { messageOf } from '../i18n/error-messages.js';
-import type { Envelope } from './envelope.js';
+import { type Envelope, errorDetailsOf } from './envelope.js';
 import { allowedMethodsFor, markUnmatched } from './route-table.js';
 
 interface BodyParserError {
@@ -84,8 +84,9 @@ export class AllExceptionsFilter implements ExceptionFilter {
       message: app.options.message ?? messageOf(app.code),
       payload: app.options.payload ?? null,
     };
-    if (app.options.details?.length) {
-      body.details = app.options.details;
+    const details = errorDetailsOf(app.options.details);
+    if (details) {
+      body.details = details;
     }
     response.status(app.status).json(body);
   }

@@ -62,10 +62,16 @@ export const ERROR_ENVELOPE_SCHEMA = {
     message: messageSchema,
     payload: { type: 'object', nullable: true },
     details: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: { field: { type: 'string' }, fieldId: { type: 'string' }, reason: { type: 'string' } },
+      type: 'object',
+      description: 'The problem as {field, reason} (spec 7); with several problems, `errors` lists them all, the first repeated at the top',
+      properties: {
+        field: { type: 'string' },
+        fieldId: { type: 'string' },
+        reason: { type: 'string' },
+        errors: {
+          type: 'array',
+          items: { type: 'object', properties: { field: { type: 'string' }, fieldId: { type: 'string' }, reason: { type: 'string' } } },
+        },
       },
     },
   },

@@ -2,6 +2,7 @@ import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { addToWorkspace, bearer, createDocument, createRow, type DocHandle, newUser, scopedToken } from '../documents/documents.fixtures.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 interface OutboxRow {
   event_type: string;
@@ -95,7 +96,7 @@ describe('comments', () => {
     for (const [target, field] of cases) {
       const res = await post(editor, { target, content: 'x' }).expect(400);
       expect(res.body.code).toBe('VALIDATION_ERROR');
-      expect(res.body.details.map((detail: { field: string }) => detail.field)).toContain(field);
+      expect(problemsOf(res.body).map((detail: { field: string }) => detail.field)).toContain(field);
     }
     expect((await post(editor, { content: 'no target' }).expect(400)).body.code).toBe('VALIDATION_ERROR');
     expect((await post(editor, { target: { scope: 'document' }, content: '' }).expect(400)).body.code).toBe('VALIDATION_ERROR');
@@ -112,7 +113,7 @@ describe('comments', () => {
 
     const otherThread = (await post(owner, { target: { scope: 'document' }, content: 'Other doc' }, otherDoc.path).expect(201)).body.payload;
     const wrongParent = await post(owner, { parentId: otherThread.id, content: 'cross' }).expect(400);
-    expect(wrongParent.body.details[0].field).toBe('parentId');
+    expect(wrongParent.body.details.field).toBe('parentId');
     expect((await post(owner, { parentId: thread.id, target: { scope: 'document' }, content: 'x' }).expect(400)).body.code).toBe('VALIDATION_ERROR');
 
     const list = await request(t.http).get(`${doc.path}/comments?rowId=r1&scope=row`).set(bearer(viewer)).expect(200);
@@ -146,7 +147,7 @@ describe('comments', () => {
     const before = await commentCount();
     const refused = await post(owner, { target: { scope: 'document' }, content: 'hi', mentions: [outsider.id] }).expect(400);
     expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR' });
-    expect(refused.body.details[0].field).toBe('mentions');
+    expect(refused.body.details.field).toBe('mentions');
     await post(owner, { target: { scope: 'document' }, content: 'hi', mentions: ['00000000-0000-4000-8000-000000000000'] }).expect(400);
     expect(await commentCount()).toBe(before);
 
@@ -172,7 +173,7 @@ describe('comments', () => {
       const bad = await request(t.http).post(path).set(bearer(owner)).send({ emoji }).expect(400);
       expect(bad.body.code).toBe('VALIDATION_ERROR');
     }
-    expect((await request(t.http).post(path).set(bearer(owner)).send({}).expect(400)).body.details[0].field).toBe('emoji');
+    expect((await request(t.http).post(path).set(bearer(owner)).send({}).expect(400)).body.details.field).toBe('emoji');
 
     const removed = await request(t.http).delete(`${path}/${encodeURIComponent('👍')}`).set(bearer(editor)).expect(200);
     expect(removed.body.payload.reactions[0]).toEqual({ emoji: '👍', users: [owner.id], count: 1 });

@@ -2,6 +2,7 @@ import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { addToWorkspace, bearer, createDocument, type DocHandle, newUser, seedRows, valueOf } from './documents.fixtures.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 describe('documents: bulk writes', () => {
   let t: TestApp;
@@ -77,7 +78,7 @@ describe('documents: bulk writes', () => {
     const body = Array.from({ length: 1000 }, (_, i) => ({ target: { row: `b${i}`, field: 'qty' }, value: i === 999 ? { number: 'many' } : { number: 7 } }));
     const res = await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send(body).expect(400);
     expect(res.body.code).toBe('VALIDATION_ERROR');
-    expect(res.body.details).toEqual([expect.objectContaining({ fieldId: 'qty', rowId: 'b999', field: '[999].value' })]);
+    expect(problemsOf(res.body)).toEqual([expect.objectContaining({ fieldId: 'qty', rowId: 'b999', field: '[999].value' })]);
     expect(await rowsWhere('qty', 7)).toBe(1);
   });
 
@@ -87,19 +88,19 @@ describe('documents: bulk writes', () => {
       .set(bearer(owner))
       .send([{ target: { row: 'b10', field: 'qty' }, value: 12345 }, { target: { row: 'missing', field: 'qty' }, value: 12345 }])
       .expect(400);
-    expect(unknownRow.body.details[0]).toMatchObject({ rowId: 'missing' });
+    expect(unknownRow.body.details).toMatchObject({ rowId: 'missing' });
     const clash = await request(t.http)
       .post(`${doc.path}/data/bulk`)
       .set(bearer(owner))
       .send([{ target: { rows: ['b11', 'b12'], field: 'sku' }, value: 'SAME' }, { target: { row: 'b10', field: 'qty' }, value: 12345 }])
       .expect(400);
-    expect(clash.body.details[0]).toMatchObject({ fieldId: 'sku' });
+    expect(clash.body.details).toMatchObject({ fieldId: 'sku' });
     const badProperty = await request(t.http)
       .post(`${doc.path}/data/bulk`)
       .set(bearer(owner))
       .send([{ target: { row: 'b10', field: 'qty' }, value: 12345 }, { target: { property: 'budget' }, value: 'lots' }])
       .expect(400);
-    expect(badProperty.body.details[0]).toMatchObject({ fieldId: 'budget', field: '[1].value' });
+    expect(badProperty.body.details).toMatchObject({ fieldId: 'budget', field: '[1].value' });
     expect(await rowsWhere('qty', 12345)).toBe(0);
   });
 
@@ -109,7 +110,7 @@ describe('documents: bulk writes', () => {
       .set(bearer(owner))
       .send([{ target: { rows: Array.from({ length: 1001 }, (_, i) => `x${i}`), field: 'qty' }, value: 1 }])
       .expect(400);
-    expect(tooMany.body.details[0].reason).toContain('1000');
+    expect(tooMany.body.details.reason).toContain('1000');
     await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send([{ target: { cell: 'x' }, value: 1 }]).expect(400);
     await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send([]).expect(400);
     await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send({ nothing: true }).expect(400);

@@ -11,6 +11,7 @@ import {
   seedRows,
   valueOf,
 } from './documents.fixtures.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 interface RowDto {
   id: string;
@@ -276,7 +277,7 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
     const refuse = async (fields: unknown[], properties?: unknown[]): Promise<Record<string, unknown>[]> => {
       const res = await putMetadata(orders, fields, properties).expect(400);
       expect(res.body.code).toBe('VALIDATION_ERROR');
-      return res.body.details;
+      return problemsOf(res.body);
     };
     const base = ORDER_FIELDS.filter((field) => field.id !== 'late');
     expect(await refuse([...base, { id: 'bad', name: 'Bad', type: 'formula', formula: '{qty} +' }])).toEqual([
@@ -324,7 +325,7 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
       products,
       PRODUCT_FIELDS.filter((field) => field.id === 'name'),
     ).expect(400);
-    expect(external.body.details[0]).toMatchObject({
+    expect(external.body.details).toMatchObject({
       fieldId: 'price',
       dependents: [
         `cf-orders/${orders.docId}:prices`,
@@ -349,7 +350,7 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
         changes: [metadataChange(PRODUCT_FIELDS.filter((field) => field.id === 'name'))],
       })
       .expect(400);
-    expect(refused.body.details[0]).toMatchObject({
+    expect(refused.body.details).toMatchObject({
       fieldId: 'price',
       dependents: expect.arrayContaining([`cf-orders/${orders.docId}:prices`]),
     });
@@ -439,7 +440,7 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
     const bad = await putMetadata(orders, ORDER_FIELDS, [
       { id: 'x', name: 'X', type: 'formula', formula: '{qty} + 1' },
     ]).expect(400);
-    expect(bad.body.details[0]).toMatchObject({ field: 'properties[0].formula', fieldId: 'x', position: 0 });
+    expect(bad.body.details).toMatchObject({ field: 'properties[0].formula', fieldId: 'x', position: 0 });
     await request(t.http)
       .patch(`${orders.path}/properties`)
       .set(bearer(owner))
@@ -594,7 +595,7 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
       rollup: { relationFieldId: 'items', targetFieldId: 'back', agg: 'count' },
     };
     const res = await putMetadata(orders, [...ORDER_FIELDS, bk]).expect(400);
-    expect(res.body.details[0]).toMatchObject({
+    expect(res.body.details).toMatchObject({
       fieldId: 'bk',
       reason: `circular reference through other documents: cf-orders/${orders.docId}:bk → cf-products/${products.docId}:back → cf-orders/${orders.docId}:bk`,
     });

@@ -2,6 +2,7 @@ import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { addToWorkspace, addWorkspace, API, bearer, createDocument, createRow, type DocHandle, newUser, scopedToken } from './documents.fixtures.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 describe('documents: documents, bundle, scopes and data-source references', () => {
   let t: TestApp;
@@ -29,19 +30,19 @@ describe('documents: documents, bundle, scopes and data-source references', () =
     const dup = await request(t.http).post(`${API}/doc/orders`).set(bearer(owner)).send({ id: doc.docId, organizationId: owner.defaultOrganizationId, workspaceId: owner.defaultWorkspaceId }).expect(409);
     expect(dup.body.code).toBe('ALREADY_EXISTS');
     const invalid = await request(t.http).post(`${API}/doc/orders`).set(bearer(owner)).send({ organizationId: 'x', workspaceId: owner.defaultWorkspaceId, extra: 1 }).expect(400);
-    expect(invalid.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['organizationId', 'extra']));
+    expect(problemsOf(invalid.body).map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['organizationId', 'extra']));
     const badFields = await request(t.http)
       .post(`${API}/doc/orders`)
       .set(bearer(owner))
       .send({ organizationId: owner.defaultOrganizationId, workspaceId: owner.defaultWorkspaceId, metadata: { fields: [{ id: 'x', name: 'X', type: 'nope' }] } })
       .expect(400);
-    expect(badFields.body.details[0].field).toBe('metadata.fields[0].type');
+    expect(badFields.body.details.field).toBe('metadata.fields[0].type');
 
     const stranger = await newUser(t.http);
     const wrongOrg = await request(t.http).post(`${API}/doc/orders`).set(bearer(stranger)).send({ organizationId: stranger.defaultOrganizationId, workspaceId: owner.defaultWorkspaceId }).expect(404);
     expect(wrongOrg.body.code).toBe('NOT_FOUND');
     const mismatch = await request(t.http).post(`${API}/doc/orders`).set(bearer(owner)).send({ organizationId: stranger.defaultOrganizationId, workspaceId: owner.defaultWorkspaceId }).expect(400);
-    expect(mismatch.body.details[0].field).toBe('organizationId');
+    expect(mismatch.body.details.field).toBe('organizationId');
 
     const viewer = await newUser(t.http);
     await addToWorkspace(t.dataSource, owner, viewer, 'viewer');

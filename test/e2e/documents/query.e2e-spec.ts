@@ -159,7 +159,7 @@ describe('documents: query engine', () => {
       .get(`${doc.path}/data?limit=1&sort=price:asc&cursor=${encodeURIComponent(otherSort.body.payload.nextCursor)}`)
       .set(bearer(owner))
       .expect(400);
-    expect(mismatch.body.details[0].field).toBe('cursor');
+    expect(mismatch.body.details.field).toBe('cursor');
     await t.dataSource.query(`DELETE FROM document_rows WHERE id = 'q0'`);
     await t.dataSource.query(`UPDATE documents SET row_count = row_count - 1 WHERE doc_id = $1`, [doc.docId]);
   });
@@ -204,7 +204,7 @@ describe('documents: query engine', () => {
       .set(bearer(owner))
       .send({ filters: { logic: 'and', conditions: [{ field: 'files', operator: 'eq', value: 'a.pdf' }], groups: [] } })
       .expect(400);
-    expect(wrong.body.details[0].field).toBe('filters.conditions[0].operator');
+    expect(wrong.body.details.field).toBe('filters.conditions[0].operator');
   });
 
   it('refuses unknown fields, operators that do not fit the type and bad operands with VALIDATION_ERROR (never 500)', async () => {

@@ -105,8 +105,8 @@ describe('documents: relations', () => {
     const before = await edgeCount();
     const missingTarget = await relate(owner, edge('o1', 'nope')).expect(400);
     expect(missingTarget.body).toMatchObject({ code: 'VALIDATION_ERROR' });
-    expect(missingTarget.body.details[0].field).toBe('target.rowId');
-    expect((await relate(owner, edge('nope', 's1')).expect(400)).body.details[0].field).toBe('source.rowId');
+    expect(missingTarget.body.details.field).toBe('target.rowId');
+    expect((await relate(owner, edge('nope', 's1')).expect(400)).body.details.field).toBe('source.rowId');
     expect((await relate(owner, { ...edge('o1', 's1'), type: 'bad type!' }).expect(400)).body.code).toBe('VALIDATION_ERROR');
     expect((await relate(owner, { ...edge('o1', 's1'), direction: 'sideways' }).expect(400)).body.code).toBe('VALIDATION_ERROR');
     const duplicate = await relate(owner, edge('o1', 's1')).expect(409);
@@ -212,5 +212,14 @@ describe('documents: relations', () => {
     expect(ops.filter((op) => op.type === 'relation-delete').map((op) => op.target)).toEqual([{ kind: 'relation', rowId: 'o6', fieldId: 'links' }]);
     // Free-standing edges are not touched by a field's removal.
     expect((await list(orders, '?rowId=o3&type=supplied-by')).length).toBe(1);
+  });
+
+  it('takes the deprecated apply like every write, answering X-API-Deprecated', async () => {
+    await createRow(t.http, owner, orders, { id: 'ap-o', values: { name: 'ap-o' } });
+    await createRow(t.http, owner, suppliers, { id: 'ap-s', values: { name: 'ap-s' } });
+    const res = await relate(editor, edge('ap-o', 'ap-s', 'applied'), '?apply=true').expect(201);
+    expect(res.headers['x-api-deprecated']).toBe('true');
+    expect(res.body.payload.request).toMatchObject({ merged: true });
+    await relate(editor, edge('ap-o', 'ap-s', 'applied-again'), '?apply=maybe').expect(400);
   });
 });

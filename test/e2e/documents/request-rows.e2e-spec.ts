@@ -2,6 +2,7 @@ import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { bearer, createDocument, createRow, type DocHandle, newUser, valueOf } from './documents.fixtures.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 interface RowBody {
   id: string;
@@ -189,7 +190,7 @@ describe('documents: row changes of POST /requests in the Row shape (spec 2.6)',
         change,
       ]);
       expect({ change, status: res.status, code: res.body.code }).toEqual({ change, status: 400, code: 'VALIDATION_ERROR' });
-      expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining(detail)]));
+      expect(problemsOf(res.body)).toEqual(expect.arrayContaining([expect.objectContaining(detail)]));
     }
     const list = await request(t.http).get(`${doc.path}/requests?status=open`).set(bearer(owner)).expect(200);
     expect(list.body.payload.items).toEqual([]);

@@ -201,7 +201,7 @@ describe('documents: requests, merge and revisions', () => {
       .set(bearer(owner))
       .send({ title: 'Bad', changes: [{ type: 'row-update', target: { kind: 'row', rowId: 'base', fieldId: 'qty' }, newValue: 'abc' }] })
       .expect(400);
-    expect(bad.body.details[0].field).toMatch(/^changes\[0\]/);
+    expect(bad.body.details.field).toMatch(/^changes\[0\]/);
     const merged = await request(t.http).post(`${doc.path}/requests/${res.body.payload.id}/merge`).set(bearer(owner)).expect(200);
     expect(merged.body.payload.revision.stats.rowsCreated).toBe(1);
     const row = await request(t.http).get(`${doc.path}/data/b1`).set(bearer(owner)).expect(200);
@@ -269,5 +269,39 @@ describe('documents: requests, merge and revisions', () => {
     const merged = await request(t.http).post(`${doc.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(200);
     expect(merged.body.payload.changes).toHaveLength(1);
     expect(merged.body.payload.revision.changes).toEqual([expect.objectContaining({ type: 'row-update', target: { kind: 'row', rowId: 'base' } })]);
+  });
+
+  it('keeps the changes of a request merged at once on the request, those of a request left open as rows; both read alike', async () => {
+    const inlineDoc = await createDocument(t.http, owner);
+    await seedRows(t.dataSource, inlineDoc, [
+      { id: 'i1', values: {} },
+      { id: 'i2', values: {} },
+    ]);
+    const bulk = [
+      { target: { row: 'i1' }, value: { qty: 1 } },
+      { target: { row: 'i2' }, value: { qty: 2 } },
+    ];
+    const written = await request(t.http).post(`${inlineDoc.path}/data/bulk`).set(bearer(owner)).send(bulk).expect(200);
+    const { requestId } = written.body.payload;
+    const storedAs = `SELECT (SELECT count(*)::int FROM request_changes c WHERE c.request_id = q.id) AS "rows", json_array_length(q.inline_changes) AS "inline"
+                        FROM requests q WHERE q.id = $1`;
+    expect(await t.dataSource.query(storedAs, [requestId])).toEqual([{ rows: 0, inline: 2 }]);
+    const merged = (await request(t.http).get(`${inlineDoc.path}/requests/${requestId}`).set(bearer(owner)).expect(200)).body.payload;
+    expect(merged).toMatchObject({ status: 'merged', changeCount: 2 });
+    expect(merged.changes.map((change: { targetId: string }) => change.targetId)).toEqual(['i1', 'i2']);
+    expect(merged.changes[1]).toMatchObject({ type: 'row-update', operation: 'update', changedBy: owner.id, changedAt: merged.createdAt });
+    expect(merged.changes[1].id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(merged.changes[0].id).not.toBe(merged.changes[1].id);
+    const listed = (await request(t.http).get(`${inlineDoc.path}/requests`).set(bearer(owner)).expect(200)).body.payload.items;
+    expect(listed.find((item: { id: string }) => item.id === requestId).changes).toEqual(merged.changes);
+
+    // Waiting for approval, the request can still change: its changes are rows, read the same way.
+    const gated = await createDocument(t.http, owner, { settings: { workflow: { requiresApproval: true } } });
+    const pending = await request(t.http).post(`${gated.path}/data`).set(bearer(owner)).send({ id: 'g1', values: { name: 'Gated' } }).expect(201);
+    const pendingId = pending.body.payload.request.requestId;
+    expect(await t.dataSource.query(storedAs, [pendingId])).toEqual([{ rows: 1, inline: null }]);
+    const open = (await request(t.http).get(`${gated.path}/requests/${pendingId}`).set(bearer(owner)).expect(200)).body.payload;
+    expect(open).toMatchObject({ status: 'open', changeCount: 1 });
+    expect(open.changes).toEqual([expect.objectContaining({ type: 'row-create', operation: 'create', targetId: 'g1', changedBy: owner.id })]);
   });
 });

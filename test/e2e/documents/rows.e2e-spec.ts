@@ -2,6 +2,7 @@ import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { addToWorkspace, bearer, createDocument, createRow, type DocHandle, newUser, valueOf } from './documents.fixtures.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 describe('documents: rows', () => {
   let t: TestApp;
@@ -51,7 +52,7 @@ describe('documents: rows', () => {
       .send({ values: { name: 'x', price: -3, code: 'abc', status: 'nope', rating: 9, due: 'not a date', unknownField: 1 } })
       .expect(400);
     expect(res.body.code).toBe('VALIDATION_ERROR');
-    const byField = Object.fromEntries(res.body.details.map((d: { fieldId: string }) => [d.fieldId, d]));
+    const byField = Object.fromEntries(problemsOf(res.body).map((d: { fieldId: string; message?: Record<string, string> }) => [d.fieldId, d]));
     expect(Object.keys(byField)).toEqual(expect.arrayContaining(['price', 'code', 'status', 'rating', 'due', 'unknownField']));
     expect(byField.price.message).toMatchObject({ en: 'Price must not be negative', de: 'Preis darf nicht negativ sein' });
     expect(byField.code.message).toMatchObject({ en: 'Three capitals' });
@@ -59,7 +60,7 @@ describe('documents: rows', () => {
 
   it('requires required fields on create and refuses a duplicate row id', async () => {
     const missing = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ values: { price: 1 } }).expect(400);
-    expect(missing.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ fieldId: 'name', reason: 'field is required' })]));
+    expect(problemsOf(missing.body)).toEqual(expect.arrayContaining([expect.objectContaining({ fieldId: 'name', reason: 'field is required' })]));
     const dup = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ id: 'r1', values: { name: 'again' } }).expect(409);
     expect(dup.body.code).toBe('ALREADY_EXISTS');
   });
@@ -67,7 +68,7 @@ describe('documents: rows', () => {
   it('enforces unique values', async () => {
     await createRow(t.http, owner, doc, { id: 'u1', values: { name: 'A', sku: 'SKU-1' } });
     const res = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ id: 'u2', values: { name: 'B', sku: 'SKU-1' } }).expect(400);
-    expect(res.body.details[0]).toMatchObject({ fieldId: 'sku', reason: expect.stringContaining('unique') });
+    expect(res.body.details).toMatchObject({ fieldId: 'sku', reason: expect.stringContaining('unique') });
     await request(t.http).get(`${doc.path}/data/u2`).set(bearer(owner)).expect(404);
   });
 

@@ -99,7 +99,7 @@ describe('documents belong to their tenant: per-scope ids, workspace context, re
     const both = await request(t.http).get(`${API}/doc/table/twin/data?workspaceId=${second}`).set(bearer(alice)).set('X-Workspace-Id', alice.defaultWorkspaceId);
     expect(both.status).toBe(400);
     expect(both.body.code).toBe('VALIDATION_ERROR');
-    expect(both.body.details[0].field).toBe('x-workspace-id');
+    expect(both.body.details.field).toBe('x-workspace-id');
     const badHeader = await request(t.http).get(`${API}/doc/table/twin/data`).set(bearer(alice)).set('X-Workspace-Id', 'not-a-uuid');
     expect(badHeader.status).toBe(400);
 

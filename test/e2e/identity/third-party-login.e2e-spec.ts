@@ -147,7 +147,7 @@ describe('third-party login through a real OpenID provider', () => {
         .expect(400);
       expect(facebook.body).toMatchObject({
         code: 'VALIDATION_ERROR',
-        details: [expect.objectContaining({ field: 'provider' })],
+        details: expect.objectContaining({ field: 'provider' }),
       });
       const duplicate = await request(t.http)
         .post('/api/v1/admin/oidc/providers')
@@ -206,7 +206,7 @@ describe('third-party login through a real OpenID provider', () => {
     const again = await request(t.http).post('/api/v1/auth/oauth/google/callback').send(body).expect(401);
     expect(again.body).toMatchObject({
       code: 'INVALID_TOKEN',
-      details: [expect.objectContaining({ field: 'state' })],
+      details: expect.objectContaining({ field: 'state' }),
     });
     const missing = await request(t.http)
       .post('/api/v1/auth/oauth/google/callback')

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { bearer, registerUser } from '../../factories/users.factory.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 describe('envelope and errors', () => {
   let t: TestApp;
@@ -44,7 +45,7 @@ describe('envelope and errors', () => {
     expect(res.body).toMatchObject({
       success: false,
       code: 'VALIDATION_ERROR',
-      details: [{ field: 'body', reason: 'malformed JSON' }],
+      details: { field: 'body', reason: 'malformed JSON' },
     });
   });
 
@@ -54,7 +55,7 @@ describe('envelope and errors', () => {
       .send({ email: 'not-an-email', password: 5, displayName: 'x', isAdmin: true })
       .expect(400);
     expect(res.body.code).toBe('VALIDATION_ERROR');
-    const fields = res.body.details.map((d: { field: string }) => d.field);
+    const fields = problemsOf(res.body).map((d: { field: string }) => d.field);
     expect(fields).toEqual(expect.arrayContaining(['email', 'password', 'isAdmin']));
   });
 

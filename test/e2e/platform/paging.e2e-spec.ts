@@ -2,6 +2,7 @@ import request from 'supertest';
 import { bearer, registerUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { ProbeModule } from './support/probe.module.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 /** Paging, cursors, deprecation and bad numbers, through a test-only controller using the shared DTOs. */
 describe('paging, cursors, deprecation and number bounds', () => {
@@ -14,8 +15,7 @@ describe('paging, cursors, deprecation and number bounds', () => {
     await t.close();
   });
 
-  const fieldsOf = (body: { details?: Array<{ field: string }> }): string[] =>
-    (body.details ?? []).map((d) => d.field);
+  const fieldsOf = (body: Parameters<typeof problemsOf>[0]): string[] => problemsOf(body).map((d: { field: string }) => d.field);
 
   it('defaults to page 1 of 20 with total and totalPages', async () => {
     const res = await request(t.http).get('/api/v1/platform-probe/items').expect(200);
@@ -91,7 +91,7 @@ describe('paging, cursors, deprecation and number bounds', () => {
     } while (cursor);
     expect(seen).toEqual(Array.from({ length: 45 }, (_, i) => i + 1));
     const forged = await request(t.http).get('/api/v1/platform-probe/cursor?cursor=not-a-cursor').expect(400);
-    expect(forged.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'cursor' }] });
+    expect(forged.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'cursor' } });
     const tooMany = await request(t.http).get('/api/v1/platform-probe/cursor?limit=1001').expect(400);
     expect(fieldsOf(tooMany.body)).toEqual(['limit']);
   });

@@ -61,7 +61,7 @@ describe('route access declarations', () => {
       const res = await request(bad.http).get('/api/v1/platform-undeclared').expect(403);
       expect(res.body).toMatchObject({
         code: 'FORBIDDEN',
-        details: [{ reason: 'route declares no access rule' }],
+        details: { reason: 'route declares no access rule' },
       });
     } finally {
       await bad.close();

@@ -108,6 +108,10 @@ describe('realtime locks and snapshots', () => {
       lockId,
       otherRow.body.payload.lockId,
     ]);
+    // Listings take page and pageSize (spec 4): here they select a slice of the list.
+    const second = await http(viewer, 'get', 'locks').query({ page: 2, pageSize: 1 }).expect(200);
+    expect(second.body.payload.map((item: { lockId: string }) => item.lockId)).toEqual([otherRow.body.payload.lockId]);
+    await http(viewer, 'get', 'users').query({ page: 1, pageSize: 20 }).expect(200);
 
     expect((await http(editor, 'delete', `unlock/${lockId}`)).status).toBe(403);
     expect((await http(owner, 'delete', `unlock/${lockId}`)).status).toBe(200);

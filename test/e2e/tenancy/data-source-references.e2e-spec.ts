@@ -2,6 +2,7 @@ import request from 'supertest';
 import { DocumentSourceService } from '../../../src/modules/tenancy/services/document-source.service.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { API, bearer, organizationWithRoles, type TestUser } from './tenancy-helpers.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 describe('tenancy: data-source references', () => {
   let t: TestApp;
@@ -67,7 +68,7 @@ describe('tenancy: data-source references', () => {
     const { org, owner, member, guest, target, base } = await setup();
     const secret = await createWorkspace(owner, org.id);
     const denied = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: secret, docType: 'catalog' }).expect(403);
-    expect(denied.body).toMatchObject({ code: 'FORBIDDEN', details: [{ reason: expect.stringContaining('source') }] });
+    expect(denied.body).toMatchObject({ code: 'FORBIDDEN', details: { reason: expect.stringContaining('source') } });
 
     // An editor of the target cannot add, pause or delete.
     await request(t.http).post(`${API}/organizations/${org.id}/workspaces/${target}/members`).set(bearer(owner)).send({ userId: guest.id, role: 'editor' }).expect(201);
@@ -105,12 +106,12 @@ describe('tenancy: data-source references', () => {
     const { member, target, base } = await setup();
     const other = await organizationWithRoles(t.http);
     const self = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: target, docType: 'catalog' }).expect(400);
-    expect(self.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'sourceWorkspaceId' }] });
+    expect(self.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'sourceWorkspaceId' } });
     const foreign = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: other.org.defaultWorkspaceId, docType: 'catalog' }).expect(404);
     expect(foreign.body.code).toBe('NOT_FOUND');
     await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: '00000000-0000-4000-8000-000000000000', docType: 'catalog' }).expect(404);
     const bad = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: 'x', docType: '../etc', status: 'on' }).expect(400);
-    expect(bad.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['sourceWorkspaceId', 'docType', 'status']));
+    expect(problemsOf(bad.body).map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['sourceWorkspaceId', 'docType', 'status']));
     await request(t.http).patch(`${base}/00000000-0000-4000-8000-000000000000`).set(bearer(member)).send({ status: 'inactive' }).expect(404);
     const [n] = await t.dataSource.query(`SELECT count(*)::int AS n FROM data_source_references WHERE workspace_id = $1`, [target]);
     expect(n.n).toBe(0);

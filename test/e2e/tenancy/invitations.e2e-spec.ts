@@ -3,6 +3,7 @@ import { lastMessageTo } from '../../factories/notifications.js';
 import { InvitationExpiryJob } from '../../../src/modules/tenancy/jobs/invitation-expiry.job.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { API, bearer, organizationWithRoles, registerUser, type TestUser } from './tenancy-helpers.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 describe('tenancy: invitations', () => {
   let t: TestApp;
@@ -33,7 +34,6 @@ describe('tenancy: invitations', () => {
       .expect(201);
     const invitation = res.body.payload;
     expect(invitation).toMatchObject({ organizationId: org.id, role: 'member', status: 'pending', message: 'Join us!', invitedBy: admin.id, inviter: { id: admin.id } });
-    expect(invitation).not.toHaveProperty('token');
     const days = (Date.parse(invitation.expiresAt) - Date.parse(invitation.createdAt)) / 86_400_000;
     expect(days).toBeCloseTo(7, 1);
 
@@ -41,6 +41,10 @@ describe('tenancy: invitations', () => {
     expect(mail).toMatchObject({ channel: 'email', kind: 'invitation', data: { invitationId: invitation.id, organizationId: org.id, role: 'member' } });
     const token = String(mail?.data.token);
     expect(mail?.body).toContain(token);
+    // Shown once to the inviter too (docs/tenancy.md), never in a read of the invitation.
+    expect(invitation).toMatchObject({ token, url: expect.stringMatching(new RegExp(`/api/v1/invitations/${token}$`)) });
+    const reread = await request(t.http).get(`${API}/organizations/${org.id}/invitations/${invitation.id}`).set(bearer(admin)).expect(200);
+    expect(reread.body.payload).not.toHaveProperty('token');
     const [stored] = await t.dataSource.query(`SELECT token_hash FROM organization_invitations WHERE id = $1`, [invitation.id]);
     expect(stored.token_hash).not.toBe(token);
 
@@ -57,7 +61,7 @@ describe('tenancy: invitations', () => {
       .set(bearer(owner))
       .send({ email: 'not-mail', role: 'owner', expiresInDays: 0 })
       .expect(400);
-    expect(bad.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['email', 'role', 'expiresInDays']));
+    expect(problemsOf(bad.body).map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['email', 'role', 'expiresInDays']));
     const already = await request(t.http).post(`${API}/organizations/${org.id}/invitations`).set(bearer(owner)).send({ email: member.email }).expect(409);
     expect(already.body.code).toBe('ALREADY_MEMBER');
     await invite(owner, org.id, 'dup@example.test');
@@ -96,7 +100,7 @@ describe('tenancy: invitations', () => {
     const { id, token } = await invite(owner, org.id, invitee.email, { role: 'admin' });
 
     const wrong = await request(t.http).post(`${API}/invitations/${token}/accept`).set(bearer(outsider)).expect(403);
-    expect(wrong.body).toMatchObject({ code: 'FORBIDDEN', details: [{ reason: expect.stringContaining('e-mail') }] });
+    expect(wrong.body).toMatchObject({ code: 'FORBIDDEN', details: { reason: expect.stringContaining('e-mail') } });
     await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(outsider)).expect(404);
 
     const res = await request(t.http).post(`${API}/invitations/${token}/accept`).set(bearer(invitee)).expect(200);

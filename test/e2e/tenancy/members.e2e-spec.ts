@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { addMember, API, bearer, createOrganization, organizationWithRoles, registerUser } from './tenancy-helpers.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 describe('tenancy: organization members', () => {
   let t: TestApp;
@@ -35,7 +36,7 @@ describe('tenancy: organization members', () => {
     expect(suspended.body.payload.items.map((m: { userId: string }) => m.userId)).toEqual([guest.id]);
 
     const bad = await request(t.http).get(`${API}/organizations/${org.id}/members?role=king&status=x&pageSize=500`).set(bearer(owner)).expect(400);
-    expect(bad.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['role', 'status', 'pageSize']));
+    expect(problemsOf(bad.body).map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['role', 'status', 'pageSize']));
   });
 
   it('refuses the member list to guests (FORBIDDEN) and to outsiders (NOT_FOUND)', async () => {
@@ -59,9 +60,9 @@ describe('tenancy: organization members', () => {
       .set(bearer(admin))
       .send({ userId: '00000000-0000-4000-8000-000000000000' })
       .expect(400);
-    expect(ghost.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'userId' }] });
+    expect(ghost.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'userId' } });
     const invalid = await request(t.http).post(`${API}/organizations/${org.id}/members`).set(bearer(admin)).send({ userId: 'nope', role: 'boss', extra: 1 }).expect(400);
-    expect(invalid.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['userId', 'role', 'extra']));
+    expect(problemsOf(invalid.body).map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['userId', 'role', 'extra']));
     const [count] = await t.dataSource.query(`SELECT count(*)::int AS n FROM organization_members WHERE organization_id = $1`, [org.id]);
     expect(count.n).toBe(5);
     const [event] = await t.dataSource.query(`SELECT payload FROM outbox WHERE event_type = 'member_added' AND payload->>'userId' = $1`, [newcomer.id]);
@@ -94,7 +95,7 @@ describe('tenancy: organization members', () => {
     await request(t.http).post(`${API}/organizations/${org.id}/members`).set(bearer(admin)).send({ userId: newcomer.id, role: 'owner' }).expect(403);
     // The owner is pointed to the transfer endpoint instead.
     const viaPatch = await request(t.http).patch(`${API}/organizations/${org.id}/members/${memberIds.member}`).set(bearer(owner)).send({ role: 'owner' }).expect(400);
-    expect(viaPatch.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'role' }] });
+    expect(viaPatch.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'role' } });
 
     const [ownerRow] = await t.dataSource.query(`SELECT owner_id FROM organizations WHERE id = $1`, [org.id]);
     expect(ownerRow.owner_id).toBe(owner.id);

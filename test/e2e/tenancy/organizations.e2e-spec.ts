@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { API, bearer, createOrganization, organizationWithRoles, registerUser, uniqueSlug } from './tenancy-helpers.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 describe('tenancy: organizations', () => {
   let t: TestApp;
@@ -56,7 +57,7 @@ describe('tenancy: organizations', () => {
     const org = await createOrganization(t.http, a);
     const before = await t.dataSource.query(`SELECT count(*)::int AS n FROM organizations`);
     const res = await request(t.http).post(`${API}/organizations`).set(bearer(b)).send({ name: 'Copy', slug: org.slug, type: 'team' }).expect(409);
-    expect(res.body).toMatchObject({ success: false, code: 'ALREADY_EXISTS', details: [{ field: 'slug' }] });
+    expect(res.body).toMatchObject({ success: false, code: 'ALREADY_EXISTS', details: { field: 'slug' } });
     const after = await t.dataSource.query(`SELECT count(*)::int AS n FROM organizations`);
     expect(after[0].n).toBe(before[0].n);
   });
@@ -69,7 +70,7 @@ describe('tenancy: organizations', () => {
       .send({ name: '', slug: 'Bad Slug!', type: 'club', settings: { defaultJoinRole: 'owner' } })
       .expect(400);
     expect(res.body.code).toBe('VALIDATION_ERROR');
-    const fields = res.body.details.map((d: { field: string }) => d.field);
+    const fields = problemsOf(res.body).map((d: { field: string }) => d.field);
     expect(fields).toEqual(expect.arrayContaining(['name', 'slug', 'type', 'settings']));
   });
 
@@ -98,7 +99,7 @@ describe('tenancy: organizations', () => {
       expect(denied.body.code).toBe('FORBIDDEN');
     }
     const bad = await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ name: null, slug: 'x' }).expect(400);
-    expect(bad.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['name', 'slug']));
+    expect(problemsOf(bad.body).map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['name', 'slug']));
     const detail = await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(guest)).expect(200);
     expect(detail.body.payload).toMatchObject({ name: 'Renamed', role: 'guest', statistics: { memberCount: 4 } });
   });
@@ -171,7 +172,7 @@ describe('tenancy: organizations', () => {
     // Only the owner transfers, only to an active member.
     await request(t.http).post(`${API}/organizations/${org.id}/transfer-ownership`).set(bearer(admin)).send({ userId: admin.id }).expect(403);
     const notMember = await request(t.http).post(`${API}/organizations/${org.id}/transfer-ownership`).set(bearer(owner)).send({ userId: member.id }).expect(400);
-    expect(notMember.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'userId' }] });
+    expect(notMember.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'userId' } });
     const moved = await request(t.http).post(`${API}/organizations/${org.id}/transfer-ownership`).set(bearer(owner)).send({ userId: admin.id }).expect(200);
     expect(moved.body.payload).toMatchObject({ ownerId: admin.id, role: 'admin' });
     const asNewOwner = await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(admin)).expect(200);
@@ -188,17 +189,17 @@ describe('tenancy: organizations', () => {
     expect(ok.body.payload).toMatchObject({ defaultOrganizationId: org.id, defaultWorkspaceId: org.defaultWorkspaceId });
 
     const foreign = await request(t.http).patch(`${API}/users/me`).set(bearer(member)).send({ defaultOrganizationId: other.id }).expect(400);
-    expect(foreign.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'defaultOrganizationId' }] });
+    expect(foreign.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'defaultOrganizationId' } });
     // A private workspace the member is not in.
     const privateWs = await request(t.http).patch(`${API}/users/me`).set(bearer(member)).send({ defaultOrganizationId: org.id, defaultWorkspaceId: org.defaultWorkspaceId }).expect(400);
-    expect(privateWs.body.details[0].field).toBe('defaultWorkspaceId');
+    expect(privateWs.body.details.field).toBe('defaultWorkspaceId');
     // Workspace of another organization than the default one.
     const mismatch = await request(t.http)
       .patch(`${API}/users/me`)
       .set(bearer(owner))
       .send({ defaultOrganizationId: owner.defaultOrganizationId, defaultWorkspaceId: org.defaultWorkspaceId })
       .expect(400);
-    expect(mismatch.body.details[0].field).toBe('defaultWorkspaceId');
+    expect(mismatch.body.details.field).toBe('defaultWorkspaceId');
     const me = await request(t.http).get(`${API}/users/me`).set(bearer(member)).expect(200);
     expect(me.body.payload.defaultOrganizationId).toBe(member.defaultOrganizationId);
   });

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { API, bearer, organizationWithRoles, registerUser, type TestUser } from './tenancy-helpers.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 describe('tenancy: workspaces', () => {
   let t: TestApp;
@@ -48,9 +49,9 @@ describe('tenancy: workspaces', () => {
       expect((await request(t.http).post(`${API}/organizations/${org.id}/workspaces`).set(bearer(user)).send({ name: 'X', slug: 'x' }).expect(403)).body.code).toBe('FORBIDDEN');
     }
     const dup = await request(t.http).post(`${API}/organizations/${org.id}/workspaces`).set(bearer(admin)).send({ name: 'Again', slug: 'SALES'.toLowerCase() }).expect(409);
-    expect(dup.body).toMatchObject({ code: 'ALREADY_EXISTS', details: [{ field: 'slug' }] });
+    expect(dup.body).toMatchObject({ code: 'ALREADY_EXISTS', details: { field: 'slug' } });
     const invalid = await request(t.http).post(`${API}/organizations/${org.id}/workspaces`).set(bearer(admin)).send({ slug: 'Bad Slug', visibility: 'secret' }).expect(400);
-    expect(invalid.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['name', 'slug', 'visibility']));
+    expect(problemsOf(invalid.body).map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['name', 'slug', 'visibility']));
     const [n] = await t.dataSource.query(`SELECT count(*)::int AS n FROM workspaces WHERE organization_id = $1`, [org.id]);
     expect(n.n).toBe(2);
   });
@@ -138,7 +139,7 @@ describe('tenancy: workspaces', () => {
     await request(t.http).patch(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(admin)).send({ color: 'green' }).expect(200);
     expect((await request(t.http).patch(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(guest)).send({ name: 'Editor' }).expect(403)).body.code).toBe('FORBIDDEN');
     const bad = await request(t.http).patch(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(owner)).send({ name: null, slug: 'new' }).expect(400);
-    expect(bad.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['name', 'slug']));
+    expect(problemsOf(bad.body).map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['name', 'slug']));
     const [row] = await t.dataSource.query(`SELECT name, color FROM workspaces WHERE id = $1`, [ws]);
     expect(row).toEqual({ name: 'Renamed', color: 'green' });
   });
@@ -156,7 +157,7 @@ describe('tenancy: workspaces', () => {
     await request(t.http).get(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(member)).expect(200);
     await request(t.http).get(`${API}/organizations/${org.id}/workspaces/${ws}/members`).set(bearer(member)).expect(200);
     const patch = await request(t.http).patch(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(owner)).send({ name: 'Nope' }).expect(403);
-    expect(patch.body).toMatchObject({ code: 'FORBIDDEN', details: [{ reason: expect.stringContaining('archived') }] });
+    expect(patch.body).toMatchObject({ code: 'FORBIDDEN', details: { reason: expect.stringContaining('archived') } });
     await request(t.http).post(`${API}/organizations/${org.id}/workspaces/${ws}/members`).set(bearer(owner)).send({ userId: guest.id }).expect(403);
     const { WorkspaceAccessService } = await import('../../../src/modules/tenancy/services/workspace-access.service.js');
     const access = t.app.get(WorkspaceAccessService);
@@ -199,7 +200,7 @@ describe('tenancy: workspaces', () => {
       await request(t.http).post(base).set(bearer(owner)).send({ userId: guest.id, role: 'viewer' }).expect(201);
 
       const notInOrg = await request(t.http).post(base).set(bearer(owner)).send({ userId: outsider.id }).expect(400);
-      expect(notInOrg.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'userId' }] });
+      expect(notInOrg.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'userId' } });
       expect((await request(t.http).post(base).set(bearer(owner)).send({ userId: member.id }).expect(409)).body.code).toBe('ALREADY_MEMBER');
       await request(t.http).post(base).set(bearer(owner)).send({ userId: member.id, role: 'admin' }).expect(400);
 

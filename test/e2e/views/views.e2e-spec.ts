@@ -11,6 +11,7 @@ import {
   PRODUCT_FIELDS,
   scopedToken,
 } from '../documents/documents.fixtures.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 interface RowDto {
   id: string;
@@ -96,7 +97,7 @@ describe('views: CRUD, validation, access, applied views, chart series, field cl
       const res = await request(t.http).post(`${doc.path}/views`).set(bearer(editor)).send({ name: 'Bad', type: 'table', ...body });
       expect(res.status).toBe(400);
       expect(res.body.code).toBe('VALIDATION_ERROR');
-      return res.body.details.map((detail: { field: string }) => detail.field);
+      return problemsOf(res.body).map((detail: { field: string }) => detail.field);
     };
     expect(await attempt({ type: 'spreadsheet' })).toContain('type');
     expect(await attempt({ config: { columns: ['name', 'nope'] } })).toEqual(['config.columns[1]']);

@@ -310,7 +310,7 @@ describe('webhooks: server-side request forgery guard (WEBHOOK_ALLOW_PRIVATE off
       .send({ name: 'ssrf', url, events: ['*'] })
       .expect(400);
     expect(res.body.code).toBe('VALIDATION_ERROR');
-    expect(res.body.details[0].field).toBe('url');
+    expect(res.body.details.field).toBe('url');
   });
 
   it('re-checks at delivery time: a destination that turned private is refused and nothing is sent', async () => {

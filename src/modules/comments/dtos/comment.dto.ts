@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
-import { QueryBoolean } from '../../documents/dtos/document-query.dto.js';
+import { QueryBoolean } from '../../../common/http/validation-decorators.js';
 import { COMMENT_SCOPES, type CommentScope } from '../domain/comment.records.js';
 
 export const MAX_COMMENT_LENGTH = 10_000;

@@ -248,14 +248,14 @@ export class CommentsService {
     const details = [];
     if (needsField && !target.fieldId) {
       details.push({ field: 'target.fieldId', reason: `fieldId is required for scope ${target.scope}` });
-    } else if (!needsField && target.fieldId !== undefined) {
+    } else if (!needsField && (target.fieldId ?? null) !== null) {
       details.push({ field: 'target.fieldId', reason: `fieldId is not allowed for scope ${target.scope}` });
     } else if (needsField && !ctx.document.metadata.fields.some((field) => field.id === target.fieldId)) {
       details.push({ field: 'target.fieldId', reason: `unknown field ${target.fieldId}` });
     }
     if (needsRow && !target.rowId) {
       details.push({ field: 'target.rowId', reason: `rowId is required for scope ${target.scope}` });
-    } else if (!needsRow && target.rowId !== undefined) {
+    } else if (!needsRow && (target.rowId ?? null) !== null) {
       details.push({ field: 'target.rowId', reason: `rowId is not allowed for scope ${target.scope}` });
     } else if (needsRow && !(await this.facts.existingRowIds(ctx.document, [target.rowId as string])).has(target.rowId as string)) {
       details.push({ field: 'target.rowId', reason: `unknown row ${target.rowId} in this document` });
@@ -306,11 +306,12 @@ export class CommentsService {
   }
 }
 
+/** The target with only the ids its scope uses; a `null` id counts as absent. */
 function normalTarget(target: CommentTarget): CommentTarget {
   return {
     scope: target.scope,
-    ...(target.fieldId !== undefined ? { fieldId: target.fieldId } : {}),
-    ...(target.rowId !== undefined ? { rowId: target.rowId } : {}),
+    ...((target.fieldId ?? null) !== null ? { fieldId: target.fieldId } : {}),
+    ...((target.rowId ?? null) !== null ? { rowId: target.rowId } : {}),
   };
 }
 

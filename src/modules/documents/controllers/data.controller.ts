@@ -16,7 +16,7 @@ import {
 import type { DocumentContext } from '../services/document-access.service.js';
 import { RowQueryService, type RowPage } from '../services/row-query.service.js';
 import { RowsService } from '../services/rows.service.js';
-import { ApplyDeprecationInterceptor } from './apply-deprecation.interceptor.js';
+import { ApplyDeprecationInterceptor } from '../../../common/http/apply-deprecation.interceptor.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
 
 const COUNT_MODE_DESCRIPTION =

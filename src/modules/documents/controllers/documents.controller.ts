@@ -16,7 +16,7 @@ import {
 import type { DocumentContext, DocumentScope } from '../services/document-access.service.js';
 import { DocumentsService } from '../services/documents.service.js';
 import { MetadataService } from '../services/metadata.service.js';
-import { ApplyDeprecationInterceptor } from './apply-deprecation.interceptor.js';
+import { ApplyDeprecationInterceptor } from '../../../common/http/apply-deprecation.interceptor.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
 import { CurrentDocumentScope } from './document-scope.js';
 

@@ -6,7 +6,7 @@ import { DraftReadQueryDto, WriteQueryDto } from '../dtos/document-query.dto.js'
 import { MetadataResponseDto, MetadataWriteResponseDto, UpdateMetadataDto } from '../dtos/document.dto.js';
 import type { DocumentContext } from '../services/document-access.service.js';
 import { MetadataService } from '../services/metadata.service.js';
-import { ApplyDeprecationInterceptor } from './apply-deprecation.interceptor.js';
+import { ApplyDeprecationInterceptor } from '../../../common/http/apply-deprecation.interceptor.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
 
 @ApiTags('documents: metadata')

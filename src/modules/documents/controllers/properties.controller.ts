@@ -8,7 +8,7 @@ import { DocumentPropertiesDto, PropertiesBodyDto, PropertiesWriteResponseDto } 
 import { PropertyHistoryEntryDto } from '../dtos/revision.dto.js';
 import type { DocumentContext } from '../services/document-access.service.js';
 import { PropertiesService } from '../services/properties.service.js';
-import { ApplyDeprecationInterceptor } from './apply-deprecation.interceptor.js';
+import { ApplyDeprecationInterceptor } from '../../../common/http/apply-deprecation.interceptor.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
 
 /** Document properties (values of Metadata.properties). */

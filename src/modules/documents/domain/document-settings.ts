@@ -14,7 +14,8 @@ export type SettingsAction = (typeof SETTINGS_ACTIONS)[number];
 
 /** Role subjects, from the caller's rights on the document: manage → owner, write → editor, read → viewer. */
 export const ROLE_SUBJECTS = ['role:owner', 'role:editor', 'role:viewer'] as const;
-const ROLE_RANK: Record<string, number> = { 'role:viewer': 1, 'role:editor': 2, 'role:owner': 3 };
+/** A workspace role as a subject: `role:editor`, or the bare role name `editor`. */
+const ROLE_RANK: Record<string, number> = { 'role:viewer': 1, 'role:editor': 2, 'role:owner': 3, viewer: 1, editor: 2, owner: 3 };
 
 export const NOTIFICATION_KEYS = ['onCommentAdd', 'onDataChange', 'onMerge', 'emailOnChange'] as const;
 export type NotificationKey = (typeof NOTIFICATION_KEYS)[number];
@@ -55,14 +56,18 @@ function subjectsAt(section: Record<string, unknown>, key: string, path: string,
     return;
   }
   list.forEach((item: unknown, index) => {
-    const ok = isUuid(item) || (!usersOnly && typeof item === 'string' && (ROLE_SUBJECTS as readonly string[]).includes(item));
+    const ok = isUuid(item) || (!usersOnly && typeof item === 'string' && ROLE_RANK[item] !== undefined);
     if (!ok) {
       details.push({ field: `${path}.${key}[${index}]`, reason: `must be one of ${what}` });
     }
   });
 }
 
-/** `permissions` of document settings and of type-level settings: the four subject lists and two booleans. */
+/**
+ * `permissions` of document settings and of type-level settings: the four subject lists and two booleans, the keys
+ * the service enforces, must be well-formed. Other keys are kept as given and not enforced: spec 2.11 leaves the
+ * set open ("other keys such as `allowComment`, `requireApproval` also appear").
+ */
 export function validatePermissions(input: unknown, path: string, details: ErrorDetail[], booleans = true): void {
   if (input === undefined || input === null) {
     return;
@@ -71,7 +76,6 @@ export function validatePermissions(input: unknown, path: string, details: Error
     details.push({ field: path, reason: `${path} must be an object` });
     return;
   }
-  unknownKeys(input, booleans ? [...SETTINGS_ACTIONS, ...PERMISSION_BOOLEANS] : SETTINGS_ACTIONS, path, details);
   SETTINGS_ACTIONS.forEach((action) => subjectsAt(input, action, path, details));
   if (booleans) {
     PERMISSION_BOOLEANS.forEach((key) => booleanAt(input, key, path, details));
@@ -79,8 +83,9 @@ export function validatePermissions(input: unknown, path: string, details: Error
 }
 
 /**
- * Validates document settings (VALIDATION_ERROR listing every problem). Known keys only inside the three sections,
- * so a misspelt key is refused rather than silently not enforced. `permissions.requireApproval` is the same switch
+ * Validates document settings (VALIDATION_ERROR listing every problem). Known keys only inside `notifications` and
+ * `workflow`, so a misspelt key is refused rather than silently not enforced; `permissions` is open (see
+ * validatePermissions). `permissions.requireApproval` is the same switch
  * as `workflow.requiresApproval`: given alone it is copied there (where the merge reads it); both given must agree.
  */
 export function validateDocumentSettings(input: unknown): DocumentSettings {

@@ -1,13 +1,10 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Transform, Type } from 'class-transformer';
+import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
 import { DEFAULT_PAGE_SIZE, MAX_CURSOR_LIMIT, MAX_PAGE_SIZE } from '../../../common/http/pagination.js';
+import { DeprecatedApplyParam, QueryBoolean } from '../../../common/http/validation-decorators.js';
 import { REQUEST_STATUSES, type RequestStatus } from '../domain/document.records.js';
 import { COUNT_MODES, type CountMode, DEFAULT_COUNT_MODE } from '../query/count-mode.js';
-
-/** Query-string booleans: `true`/`false` (also `1`/`0`); anything else is left for @IsBoolean to refuse. */
-export const QueryBoolean = (): PropertyDecorator =>
-  Transform(({ value }: { value: unknown }) => (value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value));
 
 const PageProps = {
   page: () => [
@@ -48,6 +45,22 @@ export class DocumentScopeQueryDto {
   organizationId?: string;
 }
 
+/**
+ * Writes to document-scoped things that are not versioned through requests (views, docs/views.md). Spec 1 binds
+ * writes to a request with `requestId` and spec 9 keeps the deprecated `apply`: both are accepted and ignored here
+ * (such a write is saved at once either way), `apply` still answering `X-API-Deprecated: true`.
+ */
+export class UnversionedWriteQueryDto extends DocumentScopeQueryDto {
+  @ApiPropertyOptional({ description: 'Accepted and ignored: this write is saved at once, not recorded on a request' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  requestId?: string;
+
+  @DeprecatedApplyParam('accepted and ignored')
+  apply?: boolean;
+}
+
 /** Reads that may show a request's draft. */
 export class DraftReadQueryDto extends DocumentScopeQueryDto {
   @ApiPropertyOptional({ description: 'Show the document as it would be after merging this open request' })
@@ -68,10 +81,7 @@ export class QueryReadQueryDto extends DraftReadQueryDto {
 
 /** Writes: `requestId` appends to an open request; without it the write is its own request, merged at once. */
 export class WriteQueryDto extends DraftReadQueryDto {
-  @ApiPropertyOptional({ type: Boolean, deprecated: true, description: 'Deprecated: write directly (answers X-API-Deprecated: true)' })
-  @IsOptional()
-  @QueryBoolean()
-  @IsBoolean()
+  @DeprecatedApplyParam('write directly')
   apply?: boolean;
 }
 

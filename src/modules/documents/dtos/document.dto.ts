@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow, IsObject, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { Allow, IsInt, IsObject, IsOptional, IsString, IsUUID, MaxLength, Min } from 'class-validator';
 import { FIELD_TYPES, type FieldType } from '../fields/field.types.js';
 import { COUNT_MODES, type CountMode } from '../query/count-mode.js';
 import { RevisionResponseDto } from './revision.dto.js';
@@ -69,6 +69,14 @@ export class MetadataWriteResponseDto extends MetadataResponseDto {
 export class UpdateMetadataDto {
   @ApiProperty({ type: [FieldDto], description: 'Required: the complete list of data fields' }) @Allow() fields: unknown;
   @ApiPropertyOptional({ type: [FieldDto], description: 'Document-property fields; kept when omitted' }) @IsOptional() @Allow() properties?: unknown;
+  @ApiPropertyOptional({
+    type: 'integer',
+    description: 'Optimistic lock: the `version` of the metadata as read (GET /metadata, with the same requestId); 409 VERSION_CONFLICT when it is no longer current',
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  version?: number;
 }
 
 export class DocumentResponseDto {

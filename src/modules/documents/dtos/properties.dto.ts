@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsInt, IsOptional, Min } from 'class-validator';
+import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { ValueEntryDto, WriteResultDto } from './row.dto.js';
 
 /** DocumentProperties (spec 2.6). */
@@ -30,4 +31,15 @@ export class PropertiesBodyDto {
   @IsInt()
   @Min(0)
   version?: number;
+
+  // The other keys of DocumentProperties (the read representation): accepted and ignored, so what GET answered
+  // can be sent back with new values.
+  @ReadOnlyEcho() id?: unknown;
+  @ReadOnlyEcho() docId?: unknown;
+  @ReadOnlyEcho() docType?: unknown;
+  @ReadOnlyEcho() organizationId?: unknown;
+  @ReadOnlyEcho() workspaceId?: unknown;
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
+  @ReadOnlyEcho() updatedBy?: unknown;
 }

@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { IsIn, IsObject, IsOptional, IsString, IsUUID, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { RELATION_DIRECTIONS, type RelationDirection } from '../domain/document.records.js';
+import { DeprecatedApplyParam } from '../../../common/http/validation-decorators.js';
 import { WriteResultDto } from './row.dto.js';
 
 export const RELATION_TYPE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
@@ -57,6 +58,9 @@ export class CreateRelationQueryDto {
   @IsString()
   @MaxLength(64)
   requestId?: string;
+
+  @DeprecatedApplyParam('merge at once even when the workflow requires approval')
+  apply?: boolean;
 
   @IsOptional() @IsUUID() workspaceId?: string;
   @IsOptional() @IsUUID() organizationId?: string;

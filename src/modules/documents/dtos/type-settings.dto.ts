@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsObject, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
+import { Allow, IsObject, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 
 /** `PUT /doc/{docType}/setting` (spec 2.11): a full replace; omitted sections go back to their defaults. */
 export class TypeSettingsDto {
@@ -15,10 +15,14 @@ export class TypeSettingsDto {
   @IsObject()
   sharing?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { edit: ['role:editor'], delete: [] } })
+  @ApiPropertyOptional({
+    description:
+      'Any JSON (spec 2.11). When an object, its `view`, `edit`, `delete` and `share` lists of subjects narrow access to documents of the type; everything else is stored as given',
+    example: { edit: ['role:editor'], delete: [] },
+  })
   @IsOptional()
-  @IsObject()
-  permissions?: Record<string, unknown>;
+  @Allow()
+  permissions?: unknown;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { closedRequestsDays: 90 } })
   @IsOptional()
@@ -32,7 +36,7 @@ export class TypeSettingsResponseDto {
   @ApiProperty({ type: String, format: 'uuid', nullable: true }) workspaceId: string | null;
   @ApiProperty({ type: String, nullable: true }) defaultViewId: string | null;
   @ApiProperty({ type: 'object', additionalProperties: true }) sharing: Record<string, unknown>;
-  @ApiProperty({ type: 'object', additionalProperties: true }) permissions: Record<string, unknown>;
+  @ApiProperty({ description: 'As given (any JSON); {} when never set' }) permissions: unknown;
   @ApiProperty({ type: 'object', additionalProperties: true }) retention: Record<string, unknown>;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) updatedAt: string | null;
   @ApiProperty({ type: String, nullable: true }) updatedBy: string | null;

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../database/prepared-statements.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
@@ -38,7 +39,10 @@ function changesJson(changes: readonly ChangeDraft[]): string {
   return JSON.stringify(changes.map((change, ord) => ({ type: change.type, operation: change.operation, target_id: change.targetId, data: change.data, ord })));
 }
 
-/** SQL for `requests` and their `request_changes`. Lookups name the document the request belongs to. */
+/**
+ * SQL for `requests` and their changes (`request_changes` rows, or `inline_changes` for a request merged at once;
+ * read through `request_change_items`). Lookups name the document the request belongs to.
+ */
 @Injectable()
 export class RequestRepository {
   constructor(private readonly tx: TransactionHost) {}
@@ -46,6 +50,11 @@ export class RequestRepository {
   /**
    * Opens a request holding its first changes, in one statement (one round trip for a write wrapped in a request
    * of its own). The author is the writer: the first contributor and the changes' `changedBy`.
+   *
+   * `mergedAtOnce`: the request is merged in this transaction and never takes another change, so its changes are
+   * kept as one JSON value on the request (`inline_changes`), with ids drawn here and `seq` their position, instead
+   * of one `request_changes` row each (docs/performance.md, "Sixth pass"). Readers see both through
+   * `request_change_items`.
    */
   async createWithChanges(
     input: {
@@ -57,9 +66,33 @@ export class RequestRepository {
       author: string;
       reviewers: string[];
       implicit: boolean;
+      mergedAtOnce: boolean;
     },
     changes: readonly ChangeDraft[],
   ): Promise<{ request: RequestRecord; changes: ChangeRecord[] }> {
+    const request = [
+      input.documentUuid,
+      input.organizationId,
+      input.workspaceId,
+      input.title,
+      input.description,
+      input.author,
+      input.reviewers,
+      input.implicit,
+    ];
+    if (input.mergedAtOnce) {
+      const records = changes.map((change, i) => ({ ...change, id: randomUUID(), seq: String(i + 1) }));
+      const inline = JSON.stringify(records.map(({ id, type, operation, targetId, data }) => ({ id, type, operation, targetId, data })));
+      const rows = await this.tx.manager.query<RequestRow[]>(
+        prepared(`INSERT INTO requests AS q (document_id, organization_id, workspace_id, title, description, author, reviewers,
+                                             contributors, implicit, inline_changes, change_count)
+                  VALUES ($1, $2, $3, $4, $5, $6, $7::text[], ARRAY[$6]::text[], $8, $9::json, $10)
+                  RETURNING ${COLUMNS}`),
+        [...request, inline, changes.length],
+      );
+      const created = toRecord(rows[0] as RequestRow);
+      return { request: created, changes: records.map((record) => ({ ...record, changedAt: created.createdAt, changedBy: input.author }) as ChangeRecord) };
+    }
     const rows = await this.tx.manager.query<Array<RequestRow & { changes: StoredChange[] | null }>>(
       prepared(`WITH q AS (
          INSERT INTO requests AS q (document_id, organization_id, workspace_id, title, description, author, reviewers, contributors, implicit, change_count)
@@ -73,21 +106,10 @@ export class RequestRepository {
          RETURNING c.id, c.seq, c.changed_at
        )
        SELECT q.*, ${STORED_CHANGES} AS changes FROM q`),
-      [
-        input.documentUuid,
-        input.organizationId,
-        input.workspaceId,
-        input.title,
-        input.description,
-        input.author,
-        input.reviewers,
-        input.implicit,
-        changesJson(changes),
-        changes.length,
-      ],
+      [...request, changesJson(changes), changes.length],
     );
-    const { changes: stored, ...request } = rows[0] as RequestRow & { changes: StoredChange[] | null };
-    return { request: toRecord(request), changes: storedChanges(changes, stored, input.author) };
+    const { changes: stored, ...created } = rows[0] as RequestRow & { changes: StoredChange[] | null };
+    return { request: toRecord(created), changes: storedChanges(changes, stored, input.author) };
   }
 
   async find(documentUuid: string, requestId: string, lock = false): Promise<RequestRecord | null> {
@@ -149,7 +171,7 @@ export class RequestRepository {
   /** The request's changes in recording order; `targetIds` narrows to some targets. */
   async changes(requestId: string, opts: { targetIds?: readonly string[]; limit?: number } = {}): Promise<ChangeRecord[]> {
     return this.tx.manager.query<ChangeRecord[]>(
-      `SELECT ${CHANGE_COLUMNS} FROM request_changes c
+      `SELECT ${CHANGE_COLUMNS} FROM request_change_items c
         WHERE c.request_id = $1 AND ($2::text[] IS NULL OR c.target_id = ANY($2::text[]))
         ORDER BY c.seq LIMIT $3`,
       [requestId, opts.targetIds ? [...opts.targetIds] : null, opts.limit ?? null],
@@ -165,8 +187,8 @@ export class RequestRepository {
     const rows = await this.tx.manager.query<Array<ChangeRecord & { requestId: string }>>(
       `SELECT r.id AS "requestId", ${CHANGE_COLUMNS}
          FROM unnest($1::uuid[]) AS r(id)
-        CROSS JOIN LATERAL (SELECT * FROM request_changes c WHERE c.request_id = r.id ORDER BY c.seq LIMIT $2) c
-        ORDER BY c.seq`,
+        CROSS JOIN LATERAL (SELECT * FROM request_change_items c WHERE c.request_id = r.id ORDER BY c.seq LIMIT $2) c
+        ORDER BY c.request_id, c.seq`,
       [[...requestIds], limit],
     );
     for (const { requestId, ...change } of rows) {

@@ -11,7 +11,8 @@ export interface TypeSettingsRecord {
   docType: string;
   defaultViewId: string | null;
   sharing: Record<string, unknown>;
-  permissions: Record<string, unknown>;
+  /** Any JSON (spec 2.11); enforced only as an object of subject lists (DocumentSettingsPolicy). */
+  permissions: unknown;
   retention: Record<string, unknown>;
   updatedAt: Date;
   updatedBy: string | null;

@@ -27,6 +27,11 @@ export interface WriteOptions {
   title: string;
   /** The write changes rows only (no metadata, settings or properties): it may run without the document lock. */
   rowsOnly?: boolean;
+  /**
+   * `build` parsed every row value against the document's fields (change-builders, RowsService): merged at once,
+   * the values are not parsed a second time.
+   */
+  valuesValidated?: boolean;
 }
 
 /**
@@ -149,6 +154,9 @@ export class ChangeEngineService {
         return { document, request, changes: [], merge: null, pendingApproval: false };
       }
 
+      const requiresApproval = document.settings.workflow?.requiresApproval === true;
+      // A write without requestId wraps its changes in a request of its own, merged at once unless approval is due.
+      const mergesAtOnce = !request && !opts.newRequest && (opts.apply === true || !requiresApproval);
       let created = false;
       let changes: ChangeRecord[];
       if (request) {
@@ -170,6 +178,7 @@ export class ChangeEngineService {
             author: userId,
             reviewers: explicit?.reviewers ?? [],
             implicit: !explicit,
+            mergedAtOnce: mergesAtOnce,
           },
           drafts,
         ));
@@ -180,10 +189,12 @@ export class ChangeEngineService {
         await this.hooks.notifyAppended({ document, request, userId });
       }
 
-      const requiresApproval = document.settings.workflow?.requiresApproval === true;
       const createdEvent = created ? this.events.requestEvent(document, 'request_created', request, userId) : null;
-      if (created && !opts.newRequest && (opts.apply === true || !requiresApproval)) {
-        const merge = await this.merger.merge(document, request, changes, userId, createdEvent ? [createdEvent] : [], scope.lockedRows);
+      if (mergesAtOnce) {
+        const merge = await this.merger.merge(document, request, changes, userId, createdEvent ? [createdEvent] : [], {
+          lockedRows: scope.lockedRows,
+          valuesValidated: opts.valuesValidated,
+        });
         return { document, request: merge.request, changes, merge, pendingApproval: false };
       }
       if (createdEvent) {

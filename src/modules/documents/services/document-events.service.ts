@@ -68,8 +68,9 @@ export class DocumentEventsService {
       }),
     );
     if (metadata) {
-      // Spec 6.2 gives the metadata events a `field`: on the whole update it is the one field or property the update
-      // changed, null when it changed several (then `fields` and `properties` say everything).
+      // Spec 6.2 gives the metadata events a `field`: on the whole update it is the first field or property the
+      // update changed (created, then updated, then deleted; fields before properties), null only when it changed
+      // none. `fields` and `properties` say everything, and each changed field has its own metadata_field_* event.
       const changed = [metadata.fields, metadata.properties].flatMap((diff) => [
         ...diff.created,
         ...diff.updated.map((update) => update.after),
@@ -77,7 +78,7 @@ export class DocumentEventsService {
       ]);
       events.push(
         this.event(document, 'metadata_updated', by, {
-          field: changed.length === 1 ? fieldSummary(changed[0]) : null,
+          field: changed[0] ? fieldSummary(changed[0]) : null,
           fields: metadata.metadata.fields.map(fieldSummary),
           properties: metadata.metadata.properties.map(fieldSummary),
           conversions: result.conversions,

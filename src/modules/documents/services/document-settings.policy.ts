@@ -3,6 +3,7 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { commentsAllowed, permissionListAdmits, type SettingsAction } from '../domain/document-settings.js';
 import { type TypeScope, TypeSettingsRepository } from '../repositories/type-settings.repository.js';
 import type { DocumentContext } from './document-access.service.js';
+import { isPlainObject } from '../fields/field-value.utils.js';
 
 /**
  * Enforces document settings (docs/settings.md) on top of the caller's role: the document's `permissions.*` and its
@@ -22,7 +23,8 @@ export class DocumentSettingsPolicy {
       return true;
     }
     const type = await this.typeSettings.cached({ organizationId: ctx.document.organizationId, workspaceId: ctx.document.workspaceId }, ctx.document.docType);
-    return permissionListAdmits(type?.permissions[action], ctx.access, userId);
+    const typePermissions = type?.permissions;
+    return permissionListAdmits(isPlainObject(typePermissions) ? typePermissions[action] : undefined, ctx.access, userId);
   }
 
   /** FORBIDDEN unless the settings admit the caller for `action` (view, edit, delete, share). */

@@ -4,7 +4,7 @@ import { toMetadataDto, toSettingsDto, toWriteResult } from '../mappers/document
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { RowRepository } from '../repositories/row.repository.js';
 import type { FieldDefinition } from '../fields/field.types.js';
-import { buildMetadataUpdate, buildSettingsUpdate, parseSettings } from './change-builders.js';
+import { buildMetadataUpdate, buildSettingsUpdate, parseSettings, versionConflict } from './change-builders.js';
 import { ChangeEngineService } from './change-engine.service.js';
 import { ComputedMetadataService } from './computed/computed-metadata.service.js';
 import type { DocumentContext } from './document-access.service.js';
@@ -31,8 +31,16 @@ export class MetadataService {
    * PUT /metadata: the complete new definitions, diffed on merge into field-create/-update/-delete operations;
    * type changes convert stored values and report what could not be converted.
    */
-  async put(ctx: DocumentContext, body: { fields?: unknown; properties?: unknown }, params: WriteParams): Promise<MetadataWriteResponseDto> {
+  async put(ctx: DocumentContext, body: { fields?: unknown; properties?: unknown; version?: number }, params: WriteParams): Promise<MetadataWriteResponseDto> {
     const outcome = await this.engine.write(ctx, { ...params, title: 'Update metadata' }, async (scope) => {
+      if (body.version !== undefined) {
+        // The version as GET /metadata shows it to this writer: the merged one, plus one when the request it
+        // writes to already changes the metadata.
+        const current = (await this.get({ ...ctx, document: scope.document }, scope.request?.id)).version;
+        if (current !== body.version) {
+          throw versionConflict(current, body.version);
+        }
+      }
       const change = await buildMetadataUpdate(scope, body, async (fieldId) => (await this.rows.duplicateValues(scope.document.uuid, fieldId)).length > 0);
       if (change) {
         // Lookups of other documents reading a field deleted or retyped here (docs/formulas.md).

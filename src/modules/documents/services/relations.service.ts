@@ -48,7 +48,7 @@ export class RelationsService {
     private readonly workspaces: WorkspaceAccessService,
   ) {}
 
-  async create(principal: Principal, scope: DocumentScope, dto: CreateRelationDto, requestId?: string): Promise<RelationWriteResponseDto> {
+  async create(principal: Principal, scope: DocumentScope, dto: CreateRelationDto, params: { requestId?: string; apply?: boolean } = {}): Promise<RelationWriteResponseDto> {
     if (dto.metadata !== undefined && JSON.stringify(dto.metadata).length > MAX_METADATA_BYTES) {
       throw AppException.validation([{ field: 'metadata', reason: `metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON` }]);
     }
@@ -59,7 +59,7 @@ export class RelationsService {
     }
     const sameDocument = target.document.uuid === source.document.uuid;
     const id = randomUUID();
-    const outcome = await this.engine.write(source, { requestId, title: `Relation ${dto.type}` }, async (draft) => {
+    const outcome = await this.engine.write(source, { requestId: params.requestId, apply: params.apply, title: `Relation ${dto.type}` }, async (draft) => {
       const rowIds = sameDocument ? [dto.source.rowId, dto.target.rowId] : [dto.source.rowId];
       const states = await draft.rows(rowIds);
       const details = [];

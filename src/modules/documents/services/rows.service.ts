@@ -29,7 +29,7 @@ export class RowsService {
 
   async create(ctx: DocumentContext, body: { id?: string; values?: unknown }, params: WriteParams): Promise<RowWriteResponseDto> {
     let rowId = body.id;
-    const outcome = await this.engine.write(ctx, { ...params, title: 'Create row', rowsOnly: true }, async (scope) => {
+    const outcome = await this.engine.write(ctx, { ...params, title: 'Create row', rowsOnly: true, valuesValidated: true }, async (scope) => {
       const change = await buildRowCreate(scope, { id: body.id, values: (body.values ?? []) as RowValuesInput });
       rowId = change.targetId;
       return [change];
@@ -41,7 +41,7 @@ export class RowsService {
     if (body.values === undefined || body.values === null) {
       throw AppException.validation([{ field: 'values', reason: 'values is required' }]);
     }
-    const outcome = await this.engine.write(ctx, { ...params, title: `Update row ${rowId}`, rowsOnly: true }, async (scope) => [
+    const outcome = await this.engine.write(ctx, { ...params, title: `Update row ${rowId}`, rowsOnly: true, valuesValidated: true }, async (scope) => [
       await buildRowUpdate(scope, rowId, { values: body.values as RowValuesInput, version: body.version }),
     ]);
     return this.rowResult(ctx, rowId, outcome);
@@ -60,7 +60,7 @@ export class RowsService {
     const parsed = parseBulkRequest(body);
     const bulkId = randomUUID();
     const rowIds = [...parsed.rows.keys()];
-    const outcome = await this.engine.write(ctx, { ...params, title: `Bulk update of ${rowIds.length} rows`, rowsOnly: parsed.properties === null }, async (scope) => {
+    const outcome = await this.engine.write(ctx, { ...params, title: `Bulk update of ${rowIds.length} rows`, rowsOnly: parsed.properties === null, valuesValidated: true }, async (scope) => {
       const metadata = await scope.metadata();
       const states = await scope.rows(rowIds);
       const errors: ErrorDetail[] = [];
@@ -117,7 +117,7 @@ export class RowsService {
     params: WriteParams,
   ): Promise<WriteResultDto> {
     const origin = { bulkId: randomUUID() };
-    const outcome = await this.engine.write(ctx, { ...params, title: `Batch of ${ops.length} rows`, rowsOnly: true }, async (scope) => {
+    const outcome = await this.engine.write(ctx, { ...params, title: `Batch of ${ops.length} rows`, rowsOnly: true, valuesValidated: true }, async (scope) => {
       const changes: ChangeDraft[] = [];
       for (const op of ops) {
         try {

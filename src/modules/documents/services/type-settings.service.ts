@@ -32,7 +32,10 @@ export function validateTypeSettings(body: TypeSettingsDto): void {
   if (body.sharing?.allowDataSourceReferences !== undefined && typeof body.sharing.allowDataSourceReferences !== 'boolean') {
     details.push({ field: 'sharing.allowDataSourceReferences', reason: 'must be a boolean' });
   }
-  validatePermissions(body.permissions, 'permissions', details, false);
+  // `permissions` may be any JSON (spec 2.11); as an object, the lists the service enforces must be well-formed.
+  if (isPlainObject(body.permissions)) {
+    validatePermissions(body.permissions, 'permissions', details, false);
+  }
   validateSection(body.retention, 'retention', RETENTION_KEYS, details);
   const days = body.retention?.closedRequestsDays;
   if (days !== undefined && !(typeof days === 'number' && Number.isInteger(days) && days >= 1 && days <= MAX_RETENTION_DAYS)) {
@@ -81,7 +84,7 @@ export class TypeSettingsService {
       this.settings.upsert(target, docType, {
         defaultViewId: body.defaultViewId ?? null,
         sharing: isPlainObject(body.sharing) ? body.sharing : {},
-        permissions: isPlainObject(body.permissions) ? body.permissions : {},
+        permissions: body.permissions ?? {},
         retention: isPlainObject(body.retention) ? body.retention : {},
         updatedBy: principal.userId,
       }),

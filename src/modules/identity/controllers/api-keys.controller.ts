@@ -4,7 +4,6 @@ import {
   Get,
   HttpCode,
   Param,
-  ParseUUIDPipe,
   Post,
   Query,
   UseGuards,
@@ -22,6 +21,7 @@ import {
 } from '../dtos/api-key.dto.js';
 import { FirstPartySessionGuard } from '../../../common/auth/first-party-session.guard.js';
 import { ApiKeyService } from '../services/api-keys/api-key.service.js';
+import { UuidParamPipe } from '../../../common/http/uuid-param.pipe.js';
 
 @ApiTags('api-keys')
 @Controller('api-keys')
@@ -56,7 +56,7 @@ export class ApiKeysController {
   @ApiEnvelope(ApiKeyResponseDto)
   revoke(
     @CurrentPrincipal() principal: Principal,
-    @Param('keyId', new ParseUUIDPipe()) keyId: string,
+    @Param('keyId', new UuidParamPipe('API key')) keyId: string,
   ): Promise<ApiKeyResponseDto> {
     return this.keys.revoke(principal, keyId);
   }
@@ -66,7 +66,7 @@ export class ApiKeysController {
   @ApiEnvelope(ApiKeyUsageDto, { shape: 'page' })
   usage(
     @CurrentPrincipal() principal: Principal,
-    @Param('keyId', new ParseUUIDPipe()) keyId: string,
+    @Param('keyId', new UuidParamPipe('API key')) keyId: string,
     @Query() query: PageQueryDto,
   ): Promise<Page<ApiKeyUsageDto>> {
     return this.keys.usage(principal, keyId, query);

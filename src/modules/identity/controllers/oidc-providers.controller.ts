@@ -4,7 +4,6 @@ import {
   Delete,
   Get,
   Param,
-  ParseUUIDPipe,
   Patch,
   Post,
   Query,
@@ -22,6 +21,7 @@ import {
 } from '../dtos/oidc-provider.dto.js';
 import { PlatformAdminGuard } from '../guards/platform-admin.guard.js';
 import { OidcProviderAdminService } from '../services/third-party/oidc-provider-admin.service.js';
+import { UuidParamPipe } from '../../../common/http/uuid-param.pipe.js';
 
 @ApiTags('third-party login')
 @Controller('oidc/providers')
@@ -62,7 +62,7 @@ export class OidcProvidersAdminController {
   @ApiOperation({ summary: 'Change a login provider' })
   @ApiEnvelope(OidcProviderAdminDto)
   update(
-    @Param('providerId', new ParseUUIDPipe()) providerId: string,
+    @Param('providerId', new UuidParamPipe('provider')) providerId: string,
     @Body() dto: UpdateOidcProviderDto,
   ): Promise<OidcProviderAdminDto> {
     return this.providers.update(providerId, dto);
@@ -71,7 +71,7 @@ export class OidcProvidersAdminController {
   @Delete(':providerId')
   @ApiOperation({ summary: 'Remove a login provider (bound identities stay, unusable until it returns)' })
   @ApiEnvelope(null)
-  remove(@Param('providerId', new ParseUUIDPipe()) providerId: string): Promise<void> {
+  remove(@Param('providerId', new UuidParamPipe('provider')) providerId: string): Promise<void> {
     return this.providers.remove(providerId);
   }
 }

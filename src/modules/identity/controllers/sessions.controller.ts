@@ -4,7 +4,6 @@ import {
   Get,
   HttpCode,
   Param,
-  ParseUUIDPipe,
   Post,
   Query,
   UseGuards,
@@ -17,6 +16,7 @@ import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import { EndedSessionsDto, SessionResponseDto } from '../dtos/auth.dto.js';
 import { FirstPartySessionGuard } from '../../../common/auth/first-party-session.guard.js';
 import { AccountSessionsService } from '../services/account-sessions.service.js';
+import { UuidParamPipe } from '../../../common/http/uuid-param.pipe.js';
 
 @ApiTags('auth')
 @Controller('auth/sessions')
@@ -48,7 +48,7 @@ export class SessionsController {
   @ApiEnvelope(null)
   end(
     @CurrentPrincipal() principal: Principal,
-    @Param('sessionId', new ParseUUIDPipe()) sessionId: string,
+    @Param('sessionId', new UuidParamPipe('session')) sessionId: string,
   ): Promise<void> {
     return this.sessions.end(principal, sessionId);
   }

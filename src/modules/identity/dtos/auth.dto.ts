@@ -17,11 +17,12 @@ export class RegisterDto {
   @MaxLength(256)
   password: string;
 
-  @ApiProperty({ example: 'Ada Lovelace' })
+  @ApiPropertyOptional({ example: 'Ada Lovelace', description: "Default: the e-mail address's local part (the register body is not shown in the spec)" })
+  @IsOptional()
   @IsString()
   @MinLength(1)
   @MaxLength(100)
-  displayName: string;
+  displayName?: string;
 }
 
 /**

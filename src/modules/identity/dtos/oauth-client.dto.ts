@@ -35,21 +35,31 @@ export class CreateOAuthClientDto {
   @MaxLength(2048, { each: true })
   redirectUris?: string[];
 
-  @ApiProperty({
+  @ApiPropertyOptional({
     enum: SCOPES,
     isArray: true,
-    description: 'The most a token of this client may carry (spec 5.8)',
+    description: 'The most a token of this client may carry (spec 5.8); required unless given as `scopes`',
   })
+  @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(SCOPES.length)
   @IsString({ each: true })
-  allowedScopes: string[];
+  allowedScopes?: string[];
+
+  @ApiPropertyOptional({ enum: SCOPES, isArray: true, description: 'The same as allowedScopes (the name API keys use)' })
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(SCOPES.length)
+  @IsString({ each: true })
+  scopes?: string[];
 
   @ApiPropertyOptional({
     enum: CLIENT_GRANT_TYPES,
     isArray: true,
-    default: ['authorization_code', 'refresh_token'],
+    description:
+      'Default: authorization_code, refresh_token and client_credentials with redirect URIs; client_credentials without',
   })
   @IsOptional()
   @IsArray()

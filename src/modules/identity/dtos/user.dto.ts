@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, IsUrl, IsUUID, Matches, MaxLength } from 'class-validator';
+import { IsNotEmpty, IsOptional, IsString, IsUrl, IsUUID, Matches, MaxLength } from 'class-validator';
+import { PresentNotNull } from '../../../common/http/validation-decorators.js';
 import type { UserEntity } from '../entities/user.entity.js';
 
 export class UserResponseDto {
@@ -36,9 +37,12 @@ export class UserResponseDto {
 
 /** Spec 2.1: every field optional. */
 export class UpdateUserDto {
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(100) displayName?: string;
-  @ApiPropertyOptional() @IsOptional() @IsUrl({ require_tld: false }) @MaxLength(2048) avatarUrl?: string;
-  @ApiPropertyOptional({ example: 'en' }) @IsOptional() @Matches(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/) locale?: string;
+  @ApiPropertyOptional({ description: 'Not null: every user has a name' }) @PresentNotNull() @IsString() @IsNotEmpty() @MaxLength(100) displayName?: string;
+  @ApiPropertyOptional({ description: 'An http(s) URL; null removes it' }) @IsOptional() @IsUrl({ require_tld: false }) @MaxLength(2048) avatarUrl?: string;
+  @ApiPropertyOptional({ example: 'en-US', description: 'A language tag: a 2–3 letter language, then subtags joined by - or _ (en, de-CH, zh_CN); null resets it' })
+  @IsOptional()
+  @Matches(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$/)
+  locale?: string;
   @ApiPropertyOptional({ example: 'Europe/Berlin' }) @IsOptional() @IsString() @MaxLength(64) timezone?: string;
   @ApiPropertyOptional() @IsOptional() @IsUUID() defaultOrganizationId?: string;
   @ApiPropertyOptional() @IsOptional() @IsUUID() defaultWorkspaceId?: string;

@@ -23,7 +23,7 @@ export class OAuthTokenExceptionFilter implements ExceptionFilter {
     response.json = (body: Envelope<unknown>): Response => {
       const code = body.code ?? ErrorCode.INTERNAL_ERROR;
       const error = explicit ?? oauthErrorOf(code);
-      const description = body.details?.[0]?.reason ?? body.message?.en ?? error;
+      const description = body.details?.reason ?? body.message?.en ?? error;
       if (error === 'invalid_client' && usedBasic) {
         response.setHeader('WWW-Authenticate', 'Basic realm="quire", charset="UTF-8"');
       }

@@ -38,7 +38,7 @@ export class AccountService {
       const created = this.tx.manager.create(UserEntity, {
         email: dto.email.trim(),
         passwordHash,
-        displayName: dto.displayName.trim(),
+        displayName: dto.displayName?.trim() || defaultDisplayName(dto.email),
       });
       await this.tx.manager.save(created);
       await this.lifecycle.userRegistered(created);
@@ -109,4 +109,9 @@ export class AccountService {
     await this.throttle.clearAccount(account);
     return this.signIn.finish(user, meta, 'phone_code');
   }
+}
+
+/** A registering user who gives no name is called by the local part of the address (`ada` for ada@example.com). */
+function defaultDisplayName(email: string): string {
+  return email.trim().split('@')[0]?.slice(0, 100) || email.trim();
 }

@@ -3,7 +3,6 @@ import {
   Controller,
   Delete,
   Get,
-  Header,
   HttpCode,
   Param,
   Post,
@@ -21,7 +20,7 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Public, RequireScopes } from '../../../common/auth/auth.decorators.js';
+import { Authenticated, Public, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
 import { RawResponse } from '../../../common/http/raw-response.decorator.js';
@@ -39,6 +38,7 @@ import {
   CreateSnapshotDto,
   LockDto,
   OnlineUserDto,
+  RealtimeMessageSchemaDto,
   SnapshotDto,
   SnapshotListQueryDto,
   SnapshotQueryDto,
@@ -61,18 +61,11 @@ export class RealtimeController {
   ) {}
 
   @Get('messages/schema')
-  @Public()
-  @RawResponse()
-  @Header('Content-Type', 'application/schema+json')
+  @Authenticated()
   @ApiOperation({
-    summary:
-      'JSON Schema (2020-12) of every socket message kind, both directions (served as is, not enveloped)',
+    summary: 'JSON Schema (2020-12) of every socket message kind, both directions, as the payload of the envelope',
   })
-  @ApiResponse({
-    status: 200,
-    description: 'The JSON Schema',
-    content: { 'application/schema+json': { schema: { type: 'object' } } },
-  })
+  @ApiEnvelope(RealtimeMessageSchemaDto)
   messageSchema(): Record<string, unknown> {
     return REALTIME_MESSAGE_SCHEMA;
   }
@@ -152,13 +145,13 @@ export class RealtimeController {
   @Get('doc/:docType/:docId/users')
   @RequireScopes('doc:read')
   @DocumentAccess('read')
-  @ApiOperation({ summary: 'Who is online on the document (every instance), with awareness state' })
+  @ApiOperation({ summary: 'Who is online on the document (every instance), with awareness state; `page`/`pageSize` select a slice of the list' })
   @ApiEnvelope(OnlineUserDto, { shape: 'array' })
-  users(
+  async users(
     @CurrentDocument() doc: DocumentContext,
-    @Query() _query: DocumentScopeQueryDto,
+    @Query() query: PagedScopeQueryDto,
   ): Promise<OnlineUserDto[]> {
-    return this.realtime.users(doc);
+    return sliceOf(await this.realtime.users(doc), query);
   }
 
   @Post('doc/:docType/:docId/lock')
@@ -195,10 +188,10 @@ export class RealtimeController {
   @Get('doc/:docType/:docId/locks')
   @RequireScopes('doc:read')
   @DocumentAccess('read')
-  @ApiOperation({ summary: 'Live locks of the document' })
+  @ApiOperation({ summary: 'Live locks of the document; `page`/`pageSize` select a slice of the list' })
   @ApiEnvelope(LockDto, { shape: 'array' })
-  locks(@CurrentDocument() doc: DocumentContext, @Query() _query: DocumentScopeQueryDto): Promise<LockDto[]> {
-    return this.realtime.listLocks(doc);
+  async locks(@CurrentDocument() doc: DocumentContext, @Query() query: PagedScopeQueryDto): Promise<LockDto[]> {
+    return sliceOf(await this.realtime.listLocks(doc), query);
   }
 
   @Post('doc/:docType/:docId/snapshot')
@@ -277,4 +270,12 @@ export class RealtimeController {
   ): Promise<Record<string, never>> {
     return this.realtime.disconnectAll(doc);
   }
+}
+
+/**
+ * Spec 4: listings take `page` and `pageSize` (defaults 1 and 20). Online users and live locks are short lists kept
+ * in the answer's array form; the parameters select a slice of it.
+ */
+function sliceOf<T>(items: readonly T[], paging: { page: number; pageSize: number }): T[] {
+  return items.slice((paging.page - 1) * paging.pageSize, paging.page * paging.pageSize);
 }

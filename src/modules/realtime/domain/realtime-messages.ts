@@ -317,7 +317,7 @@ export const REALTIME_MESSAGE_SCHEMA: Json = {
           properties: {
             code: { type: 'string', description: 'An error code of docs/errors.md' },
             message: { type: 'object', additionalProperties: { type: 'string' } },
-            details: { type: 'array' },
+            details: { type: 'object', description: 'As in HTTP error envelopes: {field, reason}, with errors[] when there are several' },
             payload: {},
           },
         },

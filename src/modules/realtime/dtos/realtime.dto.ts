@@ -19,6 +19,13 @@ import { LOCK_TARGET_TYPES, type LockTargetType } from '../domain/lock-targets.j
 
 const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
+/** GET /realtime/messages/schema: a JSON Schema (2020-12) document. */
+export class RealtimeMessageSchemaDto {
+  @ApiProperty({ example: 'https://json-schema.org/draft/2020-12/schema' }) $schema: string;
+  @ApiProperty({ type: 'object', additionalProperties: true, description: '`client` and `server`: one schema per message kind' })
+  $defs: Record<string, unknown>;
+}
+
 export class ConnectResponseDto {
   @ApiProperty({
     example: 'ws://localhost:3000/realtime/ws?docType=products&docId=p-1&workspaceId=…',

@@ -9,6 +9,7 @@ import { CLOSE_CODES, type CloseReason } from '../domain/realtime-protocol.js';
 import type { DocRef, HubClient, StreamEvent } from '../domain/realtime.types.js';
 import { encodeAwarenessFrame, encodeSync, fromBase64, SYNC_UPDATE } from '../domain/yjs-wire.js';
 import type { RealtimeIdentity } from './realtime-auth.service.js';
+import { errorDetailsOf } from '../../../common/http/envelope.js';
 
 /** One serialization per event, however many sockets carry it. */
 const framed = new WeakMap<StreamEvent, string>();
@@ -105,7 +106,7 @@ export class RealtimeSession implements HubClient {
     this.reply(seq, 'error', {
       code: failure.code,
       message: failure.options.message ?? messageOf(failure.code),
-      ...(failure.options.details ? { details: failure.options.details } : {}),
+      ...(failure.options.details?.length ? { details: errorDetailsOf(failure.options.details) } : {}),
       ...(failure.options.payload !== undefined ? { payload: failure.options.payload } : {}),
     });
     return failure;

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
@@ -12,6 +12,7 @@ import {
   PutCurrencyRatesDto,
 } from '../dtos/sync-admin.dto.js';
 import { SyncAdminService } from '../services/sync-admin.service.js';
+import { UuidParamPipe } from '../../../common/http/uuid-param.pipe.js';
 
 @ApiTags('supply-chain')
 @Controller('organizations/:organizationId')
@@ -27,7 +28,7 @@ export class SyncAdminController {
   @ApiEnvelope(CurrencyRatesResponseDto)
   listRates(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId', ParseUUIDPipe) organizationId: string,
+    @Param('organizationId', new UuidParamPipe('organization')) organizationId: string,
   ): Promise<CurrencyRatesResponseDto> {
     return this.admin.listRates(principal, organizationId);
   }
@@ -38,7 +39,7 @@ export class SyncAdminController {
   @ApiEnvelope(CurrencyRatesResponseDto)
   putRates(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId', ParseUUIDPipe) organizationId: string,
+    @Param('organizationId', new UuidParamPipe('organization')) organizationId: string,
     @Body() dto: PutCurrencyRatesDto,
   ): Promise<CurrencyRatesResponseDto> {
     return this.admin.putRates(principal, organizationId, dto);
@@ -53,7 +54,7 @@ export class SyncAdminController {
   @ApiEnvelope(ConnectorRunResponseDto, { shape: 'page' })
   listRuns(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId', ParseUUIDPipe) organizationId: string,
+    @Param('organizationId', new UuidParamPipe('organization')) organizationId: string,
     @Param('connectorId') connectorId: string,
     @Query() query: PageQueryDto,
   ): Promise<Page<ConnectorRunResponseDto>> {
@@ -69,7 +70,7 @@ export class SyncAdminController {
   @ApiEnvelope(ConnectorScheduleResponseDto)
   schedule(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId', ParseUUIDPipe) organizationId: string,
+    @Param('organizationId', new UuidParamPipe('organization')) organizationId: string,
     @Param('connectorId') connectorId: string,
   ): Promise<ConnectorScheduleResponseDto> {
     return this.admin.schedule(principal, organizationId, connectorId);
@@ -84,7 +85,7 @@ export class SyncAdminController {
   @ApiEnvelope(ConnectorRunResponseDto, { status: 202 })
   runNow(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId', ParseUUIDPipe) organizationId: string,
+    @Param('organizationId', new UuidParamPipe('organization')) organizationId: string,
     @Param('connectorId') connectorId: string,
   ): Promise<ConnectorRunResponseDto> {
     return this.admin.runNow(principal, organizationId, connectorId);
@@ -99,7 +100,7 @@ export class SyncAdminController {
   @ApiEnvelope(PropagationJobResponseDto, { shape: 'array' })
   listJobs(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId', ParseUUIDPipe) organizationId: string,
+    @Param('organizationId', new UuidParamPipe('organization')) organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Param('bindingId') bindingId: string,
   ): Promise<PropagationJobResponseDto[]> {

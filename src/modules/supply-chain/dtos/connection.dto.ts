@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   Allow,
   IsDateString,
@@ -137,6 +137,7 @@ export class OrganizationSummaryDto {
  * A connection. The supplier sees every field; a buyer organization that may see it (public, whitelisted, or
  * holding a live binding) sees `view: "shared"`: no `accessControl.allowedOrganizations`, no share-scope filter.
  */
+@ApiExtraModels(AccessControlDocDto)
 export class ConnectionResponseDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ enum: ['owner', 'shared'] }) view: string;
@@ -146,10 +147,11 @@ export class ConnectionResponseDto {
   @ApiProperty({ type: OrganizationSummaryDto }) sourceOrganization: OrganizationSummaryDto;
   @ApiProperty({ type: CatalogSummaryDto }) catalog: CatalogSummaryDto;
   @ApiProperty() shareMode: string;
-  @ApiProperty({ type: AccessControlDocDto }) accessControl: {
-    mode: string;
-    allowedOrganizations?: string[];
-  };
+  @ApiProperty({
+    description: '`public` for a public connection (spec 2.14); otherwise the object (`allowedOrganizations` in the owner view only)',
+    oneOf: [{ type: 'string', enum: ['public'] }, { $ref: '#/components/schemas/AccessControlDocDto' }],
+  })
+  accessControl: 'public' | { mode: string; allowedOrganizations?: string[] };
   @ApiPropertyOptional({ type: ShareScopeDocDto }) shareScope?: unknown;
   @ApiProperty({ type: DefaultReceiverConfigDocDto, nullable: true }) defaultReceiverConfig: unknown;
   @ApiProperty({ type: PropagationEventsDocDto }) propagationEvents: unknown;

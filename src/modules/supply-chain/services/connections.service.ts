@@ -488,7 +488,7 @@ export class ConnectionsService {
       sourceOrganization: { id: connection.organizationId, name: names.get(connection.organizationId) ?? '' },
       catalog: await this.catalogSummary(catalog, true),
       shareMode: connection.shareMode,
-      accessControl: view === 'owner' ? connection.accessControl : { mode: connection.accessControl.mode },
+      accessControl: accessControlAnswer(connection.accessControl, view),
       defaultReceiverConfig: connection.defaultReceiverConfig,
       propagationEvents: connection.propagationEvents,
       status: connection.status,
@@ -535,4 +535,15 @@ export class ConnectionsService {
       createdAt: new Date(link.createdAt).toISOString(),
     };
   }
+}
+
+/**
+ * A connection's access control as answered: the string `public` for a public connection without an organization
+ * list (spec 2.14 writes it so); otherwise the object, whose `allowedOrganizations` only the owner sees.
+ */
+function accessControlAnswer(access: { mode: string; allowedOrganizations: string[] }, view: 'owner' | 'shared'): ConnectionResponseDto['accessControl'] {
+  if (access.mode === 'public' && access.allowedOrganizations.length === 0) {
+    return 'public';
+  }
+  return view === 'owner' ? access : { mode: access.mode };
 }

@@ -5,7 +5,7 @@ import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decor
 import type { Principal } from '../../../common/auth/principal.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
-import { CreateInvitationDto, InvitationQueryDto, InvitationResponseDto } from '../dtos/invitation.dto.js';
+import { CreatedInvitationDto, CreateInvitationDto, InvitationQueryDto, InvitationResponseDto } from '../dtos/invitation.dto.js';
 import { RequireOrgRole } from '../guards/tenancy-roles.decorators.js';
 import { InvitationsService } from '../services/invitations.service.js';
 
@@ -18,13 +18,13 @@ export class InvitationsController {
   @Post()
   @FirstPartyOnly()
   @RequireOrgRole('admin')
-  @ApiOperation({ summary: 'Invite someone by e-mail (owner or admin); the token is e-mailed to the invitee' })
-  @ApiEnvelope(InvitationResponseDto, { status: 201 })
+  @ApiOperation({ summary: 'Invite someone by e-mail (owner or admin); the token is e-mailed to the invitee and shown once in this answer' })
+  @ApiEnvelope(CreatedInvitationDto, { status: 201 })
   create(
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,
     @Body() dto: CreateInvitationDto,
-  ): Promise<InvitationResponseDto> {
+  ): Promise<CreatedInvitationDto> {
     return this.invitations.create(principal, organizationId, dto);
   }
 

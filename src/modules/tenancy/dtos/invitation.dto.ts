@@ -47,6 +47,17 @@ export class InvitationResponseDto {
   @ApiProperty() updatedAt: string;
 }
 
+/**
+ * The answer to creating an invitation: the invitation, plus its token and acceptance URL, shown this once to the
+ * inviter (the database keeps only the token's hash). Accepting still needs the invitee's own sign-in with the
+ * invited e-mail address, so the inviter holding the token gains nothing; they can pass the link on another way.
+ */
+export class CreatedInvitationDto extends InvitationResponseDto {
+  @ApiProperty({ description: 'The invitation token (GET /invitations/{token}, …/accept, …/decline); shown only here and in the e-mail' })
+  token: string;
+  @ApiProperty({ description: 'GET this URL for the details; POST …/accept or …/decline signed in as the invitee' }) url: string;
+}
+
 export class InvitedOrganizationDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() name: string;

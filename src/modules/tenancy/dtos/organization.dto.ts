@@ -4,7 +4,8 @@ import { GRANTABLE_ROLES, type GrantableRole } from '../entities/organization-in
 import { ORGANIZATION_ROLES, type OrganizationRole } from '../entities/organization-member.entity.js';
 import { ORGANIZATION_TYPES, type OrganizationEntity, type OrganizationType } from '../entities/organization.entity.js';
 import { effectiveSettings, settingsProblem } from '../policies/organization-roles.js';
-import { isoRequired, PresentNotNull } from './tenancy-common.dto.js';
+import { PresentNotNull } from '../../../common/http/validation-decorators.js';
+import { isoRequired } from './tenancy-common.dto.js';
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const SLUG_RULE = 'lower-case letters, digits and hyphens, 1-64 characters, not starting or ending with a hyphen';

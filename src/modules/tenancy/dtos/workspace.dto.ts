@@ -7,7 +7,8 @@ import { WORKSPACE_VISIBILITIES, type WorkspaceEntity, type WorkspaceVisibility 
 import type { WorkspaceAccess } from '../services/workspace-access.service.js';
 import { DataSourceReferenceInputDto, DataSourceReferenceResponseDto } from './data-source-reference.dto.js';
 import { SLUG_PATTERN } from './organization.dto.js';
-import { iso, isoRequired, PresentNotNull, QueryBoolean } from './tenancy-common.dto.js';
+import { PresentNotNull, QueryBoolean } from '../../../common/http/validation-decorators.js';
+import { iso, isoRequired } from './tenancy-common.dto.js';
 
 const refsDoc: ApiPropertyOptions = {
   type: [DataSourceReferenceInputDto],

@@ -9,7 +9,7 @@ import { TransactionHost } from '../../../database/transaction-host.js';
 import { OutboxService } from '../../events/outbox.service.js';
 import { UsersService } from '../../identity/services/users.service.js';
 import { NotifierService } from '../../notifications/notifier.service.js';
-import { type CreateInvitationDto, DEFAULT_INVITATION_DAYS, type InvitationQueryDto, type InvitationResponseDto } from '../dtos/invitation.dto.js';
+import { type CreatedInvitationDto, type CreateInvitationDto, DEFAULT_INVITATION_DAYS, type InvitationQueryDto, type InvitationResponseDto } from '../dtos/invitation.dto.js';
 import { iso, isoRequired } from '../dtos/tenancy-common.dto.js';
 import { OrganizationInvitationEntity } from '../entities/organization-invitation.entity.js';
 import { OrganizationEntity } from '../entities/organization.entity.js';
@@ -32,7 +32,7 @@ export class InvitationsService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async create(principal: Principal, organizationId: string, dto: CreateInvitationDto): Promise<InvitationResponseDto> {
+  async create(principal: Principal, organizationId: string, dto: CreateInvitationDto): Promise<CreatedInvitationDto> {
     return this.tx.run(async () => {
       await this.access.require(principal.userId, organizationId, 'admin');
       const email = dto.email.trim();
@@ -74,7 +74,7 @@ export class InvitationsService {
         triggeredBy: principal.userId,
         payload: { invitationId: invitation.id, email, role: invitation.role, expiresAt: invitation.expiresAt.toISOString() },
       });
-      return this.toDto(invitation);
+      return { ...(await this.toDto(invitation)), token, url: this.invitationUrl(token) };
     });
   }
 
@@ -194,11 +194,15 @@ export class InvitationsService {
     return invitation;
   }
 
+  private invitationUrl(token: string): string {
+    return `${this.config.publicBaseUrl.replace(/\/+$/, '')}/api/v1/invitations/${token}`;
+  }
+
   private async sendInvitation(invitation: OrganizationInvitationEntity, token: string, inviterId: string): Promise<void> {
     const org = await this.tx.manager.findOneOrFail(OrganizationEntity, { where: { id: invitation.organizationId } });
     const inviter = await this.users.getById(inviterId);
     const orgName = org.displayName ?? org.name;
-    const url = `${this.config.publicBaseUrl.replace(/\/+$/, '')}/api/v1/invitations/${token}`;
+    const url = this.invitationUrl(token);
     await this.notifier.send({
       channel: 'email',
       to: invitation.email,

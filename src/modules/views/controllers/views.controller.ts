@@ -1,10 +1,11 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApplyDeprecationInterceptor } from '../../../common/http/apply-deprecation.interceptor.js';
 import type { Page } from '../../../common/http/pagination.js';
 import { CurrentDocument, DocumentAccess } from '../../documents/controllers/document-access.guard.js';
-import { DocumentScopeQueryDto, DraftReadQueryDto, PagedScopeQueryDto } from '../../documents/dtos/document-query.dto.js';
+import { DocumentScopeQueryDto, DraftReadQueryDto, PagedScopeQueryDto, UnversionedWriteQueryDto } from '../../documents/dtos/document-query.dto.js';
 import type { DocumentContext } from '../../documents/services/document-access.service.js';
 import { ChartSeriesDto, CreateViewDto, UpdateViewDto, ViewResponseDto } from '../dtos/view.dto.js';
 import { ViewsService } from '../services/views.service.js';
@@ -12,6 +13,7 @@ import { ViewsService } from '../services/views.service.js';
 /** Views of a document (spec 2.7, 4.4). Reads need doc:read and read rights; writes views:manage and editor rights. */
 @ApiTags('views')
 @Controller('doc/:docType/:docId/views')
+@UseInterceptors(ApplyDeprecationInterceptor)
 export class ViewsController {
   constructor(private readonly views: ViewsService) {}
 
@@ -29,7 +31,7 @@ export class ViewsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Create a view (config validated against the metadata)' })
   @ApiEnvelope(ViewResponseDto, { status: 201 })
-  create(@CurrentDocument() doc: DocumentContext, @Query() _query: DocumentScopeQueryDto, @Body() body: CreateViewDto): Promise<ViewResponseDto> {
+  create(@CurrentDocument() doc: DocumentContext, @Query() _query: UnversionedWriteQueryDto, @Body() body: CreateViewDto): Promise<ViewResponseDto> {
     return this.views.create(doc, body);
   }
 
@@ -50,7 +52,7 @@ export class ViewsController {
   update(
     @CurrentDocument() doc: DocumentContext,
     @Param('viewId') viewId: string,
-    @Query() _query: DocumentScopeQueryDto,
+    @Query() _query: UnversionedWriteQueryDto,
     @Body() body: UpdateViewDto,
   ): Promise<ViewResponseDto> {
     return this.views.update(doc, viewId, body);
@@ -61,7 +63,7 @@ export class ViewsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Delete a view' })
   @ApiEnvelope(ViewResponseDto)
-  remove(@CurrentDocument() doc: DocumentContext, @Param('viewId') viewId: string, @Query() _query: DocumentScopeQueryDto): Promise<ViewResponseDto> {
+  remove(@CurrentDocument() doc: DocumentContext, @Param('viewId') viewId: string, @Query() _query: UnversionedWriteQueryDto): Promise<ViewResponseDto> {
     return this.views.remove(doc, viewId);
   }
 
@@ -71,7 +73,7 @@ export class ViewsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: "Make the view the document's default view (one per document)" })
   @ApiEnvelope(ViewResponseDto)
-  setDefault(@CurrentDocument() doc: DocumentContext, @Param('viewId') viewId: string, @Query() _query: DocumentScopeQueryDto): Promise<ViewResponseDto> {
+  setDefault(@CurrentDocument() doc: DocumentContext, @Param('viewId') viewId: string, @Query() _query: UnversionedWriteQueryDto): Promise<ViewResponseDto> {
     return this.views.setDefault(doc, viewId);
   }
 

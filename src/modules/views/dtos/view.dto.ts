@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { CHART_TYPES, VIEW_TYPES, type ViewType } from '../domain/view-config.js';
 
 const CONFIG_DESCRIPTION =
@@ -24,14 +25,29 @@ export class CreateViewDto {
   config?: Record<string, unknown>;
 }
 
-/** `PUT /views/{viewId}`: the given keys replace the view's (config as a whole); omitted ones are kept. */
+/**
+ * `PUT /views/{viewId}`: the given keys replace the view's (config as a whole); omitted ones are kept. The body may
+ * be a View as read: `id` must then name this view, and the read-only keys are ignored.
+ */
 export class UpdateViewDto {
+  @ApiPropertyOptional({ description: "The view's id; when given it must be the id in the path (a view is never renamed by id)" })
+  @IsOptional()
+  @IsString()
+  id?: string;
+
   @ApiPropertyOptional() @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
   @ApiPropertyOptional({ enum: VIEW_TYPES }) @IsOptional() @IsIn(VIEW_TYPES) type?: ViewType;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: CONFIG_DESCRIPTION })
   @IsOptional()
   @IsObject()
   config?: Record<string, unknown>;
+
+  @ReadOnlyEcho() isDefault?: unknown;
+  @ReadOnlyEcho() defaultSource?: unknown;
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() createdBy?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
+  @ReadOnlyEcho() updatedBy?: unknown;
 }
 
 export class ViewResponseDto {

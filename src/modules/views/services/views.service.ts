@@ -113,6 +113,9 @@ export class ViewsService {
 
   async update(ctx: DocumentContext, viewId: string, dto: UpdateViewDto): Promise<ViewResponseDto> {
     const { document, principal } = ctx;
+    if (dto.id !== undefined && dto.id !== viewId) {
+      throw AppException.validation([{ field: 'id', reason: `the body names view ${dto.id}, the path ${viewId}` }]);
+    }
     const view = await this.tx.run(async () => {
       const fields = await this.lockFields(document);
       const current = await this.views.find(document.uuid, viewId, true);

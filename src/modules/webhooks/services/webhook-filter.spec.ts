@@ -79,6 +79,21 @@ describe('webhook filters', () => {
     expect(holds('$..qty', 'range', [2, 4])).toBe(false);
   });
 
+  it('takes the query language operators the spec names: startsWith, endsWith, is_empty, is_not_empty', () => {
+    expect(holds('$.payload.note', 'startsWith', 'urgent')).toBe(true);
+    expect(holds('$.payload.note', 'startsWith', 'order')).toBe(false);
+    expect(holds('$.payload.note', 'endsWith', 'order')).toBe(true);
+    expect(holds('$.payload.qty', 'endsWith', '5')).toBe(false);
+    expect(holds('$.payload.missing', 'is_empty')).toBe(true);
+    expect(holds('$.payload.tags', 'is_empty')).toBe(false);
+    expect(holds('$.payload.tags', 'is_not_empty')).toBe(true);
+    expect(conditionHolds({ path: '$.payload.note', operator: 'is_empty' }, { ...delivery, payload: { note: '' } })).toBe(true);
+    expect(filtersProblems({ conditions: [{ path: '$.payload.note', operator: 'startsWith', value: 1 }] })).toEqual([
+      { field: 'filters.conditions[0].value', reason: 'startsWith needs a string value' },
+    ]);
+    expect(filtersProblems({ conditions: [{ path: '$.payload.note', operator: 'is_not_empty' }] })).toEqual([]);
+  });
+
   it('combines kinds with AND and list entries with OR', () => {
     expect(filtersMatch({}, delivery)).toBe(true);
     expect(filtersMatch({ docTypes: ['orders', 'products'], userIds: ['u-1'] }, delivery)).toBe(true);

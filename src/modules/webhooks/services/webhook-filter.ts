@@ -12,7 +12,11 @@ export const CONDITION_OPERATORS = [
   'lt',
   'lte',
   'contains',
+  'startsWith',
+  'endsWith',
   'exists',
+  'is_empty',
+  'is_not_empty',
   'range',
 ] as const;
 export type ConditionOperator = (typeof CONDITION_OPERATORS)[number];
@@ -114,6 +118,14 @@ function conditionProblem(condition: unknown): { field: string; reason: string }
       return isScalar(value)
         ? null
         : { field: 'value', reason: 'contains needs a string, number or boolean' };
+    case 'startsWith':
+    case 'endsWith':
+      return typeof value === 'string' ? null : { field: 'value', reason: `${op} needs a string value` };
+    case 'is_empty':
+    case 'is_not_empty':
+      return value === undefined || value === null || value === true
+        ? null
+        : { field: 'value', reason: `${op} takes no value` };
     case 'exists':
       return value === undefined || typeof value === 'boolean'
         ? null
@@ -207,7 +219,7 @@ function contains(actual: unknown, expected: unknown): boolean {
 
 /** One value the path selected against the operator. */
 function holds(
-  operator: Exclude<ConditionOperator, 'ne' | 'notIn' | 'exists'>,
+  operator: Exclude<ConditionOperator, 'ne' | 'notIn' | 'exists' | 'is_empty' | 'is_not_empty'>,
   actual: unknown,
   expected: unknown,
 ): boolean {
@@ -226,6 +238,10 @@ function holds(
       return ordered(actual, expected, (diff) => diff <= 0);
     case 'contains':
       return contains(actual, expected);
+    case 'startsWith':
+      return typeof actual === 'string' && typeof expected === 'string' && actual.startsWith(expected);
+    case 'endsWith':
+      return typeof actual === 'string' && typeof expected === 'string' && actual.endsWith(expected);
     case 'range': {
       const [min, max] = expected as [unknown, unknown];
       const low = compare(actual, min);
@@ -237,16 +253,32 @@ function holds(
   }
 }
 
+/** The query language's notion of empty (docs/values.md): absent, null, an empty string, array or object. */
+function isEmptyValue(value: unknown): boolean {
+  return (
+    value === undefined ||
+    value === null ||
+    value === '' ||
+    (Array.isArray(value) && value.length === 0) ||
+    (typeof value === 'object' && value !== null && !Array.isArray(value) && Object.keys(value).length === 0)
+  );
+}
+
 /**
  * A condition holds when any value its path selects satisfies the operator; `ne` and `notIn` are the
  * negations of `eq` and `in` (so they hold when the path selects nothing); `exists` (value true, the
  * default) holds when the path selects at least one value, `exists: false` when it selects none.
+ * `is_empty` holds when the path selects nothing or only empty values, `is_not_empty` when it does not.
  */
 export function conditionHolds(condition: WebhookCondition, delivery: object): boolean {
   const values = JSONPath({ path: condition.path, json: delivery, wrap: true, eval: false }) as unknown[];
   switch (condition.operator) {
     case 'exists':
       return (condition.value !== false) === values.length > 0;
+    case 'is_empty':
+      return values.every(isEmptyValue);
+    case 'is_not_empty':
+      return !values.every(isEmptyValue);
     case 'ne':
       return !values.some((actual) => holds('eq', actual, condition.value));
     case 'notIn':
@@ -258,6 +290,8 @@ export function conditionHolds(condition: WebhookCondition, delivery: object): b
     case 'lt':
     case 'lte':
     case 'contains':
+    case 'startsWith':
+    case 'endsWith':
     case 'range': {
       const operator = condition.operator;
       return values.some((actual) => holds(operator, actual, condition.value));

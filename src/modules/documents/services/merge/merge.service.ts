@@ -80,7 +80,8 @@ export class MergeService {
   /**
    * `prelude`: events of the same write to record first, in the same insert as the merge's (request_created).
    * `lockedRows`: rows this transaction already read FOR UPDATE (the write that built the changes; null: no such
-   * row), not read again.
+   * row), not read again. `valuesValidated`: the changes' row values were parsed against the document's fields in
+   * this transaction (a write merged at once): without a metadata change in the request they are not parsed again.
    */
   async merge(
     document: DocumentRecord,
@@ -88,9 +89,9 @@ export class MergeService {
     changes: readonly ChangeRecord[],
     mergedBy: string,
     prelude: readonly NewDomainEvent[] = [],
-    lockedRows?: ReadonlyMap<string, RowRecord | null>,
+    written: { lockedRows?: ReadonlyMap<string, RowRecord | null>; valuesValidated?: boolean } = {},
   ): Promise<MergeResult> {
-    const plan = await this.plan(document, changes, true, lockedRows);
+    const plan = await this.plan(document, changes, true, written);
     if (plan.conflicts.length > 0) {
       throw new AppException(ErrorCode.CONFLICT, {
         payload: { requestId: request.id, conflicts: plan.conflicts },
@@ -99,8 +100,8 @@ export class MergeService {
     }
 
     const revisionId = randomUUID();
-    // Operations are collected while the changes are applied and written with the revision row, last (the foreign
-    // key from revision_operations is deferred), so its operation count is exact.
+    // Operations are collected while the changes are applied and written with the revision row, last, so its
+    // operation count is exact (snapshot operations go in earlier, under the revision id drawn here).
     const ops = new OperationWriter(this.revisions, revisionId, document.uuid, mergedBy);
 
     let rowSeq = document.rowSeq;
@@ -191,12 +192,20 @@ export class MergeService {
     return result;
   }
 
-  private async plan(document: DocumentRecord, changes: readonly ChangeRecord[], lock: boolean, lockedRows?: ReadonlyMap<string, RowRecord | null>): Promise<MergePlan> {
+  private async plan(
+    document: DocumentRecord,
+    changes: readonly ChangeRecord[],
+    lock: boolean,
+    written: { lockedRows?: ReadonlyMap<string, RowRecord | null>; valuesValidated?: boolean } = {},
+  ): Promise<MergePlan> {
     const folded = foldChanges(changes);
     const conflicts: MergeConflict[] = [];
     const metadata = folded.metadata ? await this.metadataMerge.plan(document, folded.metadata, conflicts) : null;
     const effective: DocumentMetadata = metadata?.metadata ?? document.metadata;
-    const rows = await this.rowMerge.plan(document, [...folded.rows.values()], effective.fields, lock, conflicts, lockedRows);
+    const rows = await this.rowMerge.plan(document, [...folded.rows.values()], effective.fields, lock, conflicts, {
+      lockedRows: written.lockedRows,
+      revalidate: !(written.valuesValidated === true && metadata === null),
+    });
     let properties: PropertiesPlan | null = null;
     if (folded.properties) {
       const record = await this.properties.find(document.uuid);

@@ -1,9 +1,4 @@
-import type {
-  NewOperation,
-  OperationItem,
-  RevisionRepository,
-} from '../../repositories/revision.repository.js';
-import { operationItems } from '../../repositories/revision.repository.js';
+import { type NewOperation, type OperationItem, operationItems, type RevisionRepository } from '../../repositories/revision.repository.js';
 
 /**
  * Collects a revision's ChangeOperations in order, numbering them. Plain operations are held until the revision is

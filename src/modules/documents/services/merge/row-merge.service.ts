@@ -27,6 +27,14 @@ function revalidate(values: StoredRowValues, fields: readonly FieldDefinition[],
   return parseRowValues(values, [...fields], { partial, applyDefaults: false });
 }
 
+/** Stored values compared by content: scalars directly, arrays and objects (options, attachments) by their JSON. */
+function sameValue(a: StoredValue, b: StoredValue): boolean {
+  if (a === b) {
+    return true;
+  }
+  return typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b);
+}
+
 /** Changed keys of an update: old and new stored values (null = absent). */
 function changedCells(before: StoredRowValues, after: StoredRowValues): { oldValues: StoredRowValues; newValues: StoredRowValues } {
   const oldValues: StoredRowValues = {};
@@ -34,7 +42,7 @@ function changedCells(before: StoredRowValues, after: StoredRowValues): { oldVal
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {
     const a = before[key] ?? null;
     const b = after[key] ?? null;
-    if (JSON.stringify(a) !== JSON.stringify(b)) {
+    if (!sameValue(a, b)) {
       oldValues[key] = a;
       newValues[key] = b;
     }
@@ -57,8 +65,11 @@ export class RowMergeService {
     fields: readonly FieldDefinition[],
     lock: boolean,
     conflicts: MergeConflict[],
-    lockedRows?: ReadonlyMap<string, RowRecord | null>,
+    opts: { lockedRows?: ReadonlyMap<string, RowRecord | null>; revalidate: boolean } = { revalidate: true },
   ): Promise<RowMergePlan> {
+    const { lockedRows } = opts;
+    // Values parsed against these fields earlier in the transaction are not parsed again (see MergeService.merge).
+    const valuesOf = (values: StoredRowValues, partial: boolean) => (opts.revalidate ? revalidate(values, fields, partial) : values);
     const plan: RowMergePlan = { creates: [], updates: [], deletes: [] };
     if (effects.length === 0) {
       return plan;
@@ -95,16 +106,16 @@ export class RowMergeService {
       try {
         switch (effect.kind) {
           case 'create':
-            plan.creates.push({ id: effect.rowId, values: revalidate(effect.values, fields, false), effect });
+            plan.creates.push({ id: effect.rowId, values: valuesOf(effect.values, false), effect });
             break;
           case 'replace': {
             const old = row as RowRecord;
-            plan.updates.push({ id: effect.rowId, values: { ...computedValues(old.values, fields), ...revalidate(effect.values, fields, false) }, old, effect });
+            plan.updates.push({ id: effect.rowId, values: { ...computedValues(old.values, fields), ...valuesOf(effect.values, false) }, old, effect });
             break;
           }
           case 'update': {
             const old = row as RowRecord;
-            plan.updates.push({ id: effect.rowId, values: applySet(old.values, revalidate(effect.set, fields, true)), old, effect });
+            plan.updates.push({ id: effect.rowId, values: applySet(old.values, valuesOf(effect.set, true)), old, effect });
             break;
           }
           case 'delete':

@@ -36,11 +36,21 @@ export class OAuthClientService {
   ) {}
 
   async create(principal: Principal, dto: CreateOAuthClientDto): Promise<OAuthClientWithSecretDto> {
-    assertKnownScopes(dto.allowedScopes, 'allowedScopes');
-    const grantTypes: ClientGrantType[] = [
-      ...new Set(dto.grantTypes ?? (['authorization_code', 'refresh_token'] as const)),
-    ];
+    // `scopes` is taken for `allowedScopes`: the spec's API keys name their scopes so, and the client body is not shown.
+    const allowedScopes = dto.allowedScopes ?? dto.scopes;
+    if (!allowedScopes) {
+      throw AppException.validation([{ field: 'allowedScopes', reason: 'allowedScopes (or scopes) must list at least one scope' }]);
+    }
+    if (dto.allowedScopes && dto.scopes && JSON.stringify([...new Set(dto.allowedScopes)].sort()) !== JSON.stringify([...new Set(dto.scopes)].sort())) {
+      throw AppException.validation([{ field: 'scopes', reason: 'scopes and allowedScopes differ; give one of them' }]);
+    }
+    assertKnownScopes(allowedScopes, dto.allowedScopes ? 'allowedScopes' : 'scopes');
     const redirectUris = [...new Set(dto.redirectUris ?? [])];
+    // Without grantTypes: every grant the client can use — the code flow (with refresh) when it has redirect URIs,
+    // client_credentials always (docs/auth.md).
+    const grantTypes: ClientGrantType[] = [
+      ...new Set(dto.grantTypes ?? (redirectUris.length > 0 ? (['authorization_code', 'refresh_token', 'client_credentials'] as const) : (['client_credentials'] as const))),
+    ];
     redirectUris.forEach((uri, index) => this.assertRedirectUri(uri, index));
     if (grantTypes.includes('authorization_code') && redirectUris.length === 0) {
       throw AppException.validation([
@@ -53,7 +63,7 @@ export class OAuthClientService {
       ownerId: principal.userId,
       name: dto.name.trim(),
       redirectUris,
-      allowedScopes: [...new Set(dto.allowedScopes)],
+      allowedScopes: [...new Set(allowedScopes)],
       grantTypes,
       secretHash: hashToken(secret),
       secretRotatedAt: null,

@@ -1,0 +1,30 @@
+import { applyDecorators } from '@nestjs/common';
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { Allow, IsBoolean, IsOptional, ValidateIf } from 'class-validator';
+
+/** The field may be left out, but when present it must not be null (non-nullable columns). */
+export const PresentNotNull = (): PropertyDecorator =>
+  ValidateIf((_object: object, value: unknown) => value !== undefined);
+
+/** Query-string booleans: `true`/`false` (also `1`/`0`); anything else is left for @IsBoolean to refuse. */
+export const QueryBoolean = (): PropertyDecorator =>
+  Transform(({ value }: { value: unknown }) =>
+    value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value,
+  );
+
+/**
+ * A read-only key of a resource's representation, accepted in a write body and ignored: what GET answered can be
+ * sent back with changes (the whitelist would otherwise refuse the key).
+ */
+export const ReadOnlyEcho = (): PropertyDecorator =>
+  applyDecorators(ApiPropertyOptional({ readOnly: true, description: 'Read-only; ignored' }), IsOptional(), Allow());
+
+/** The deprecated `apply` query flag of writes (spec 9): a query-string boolean; `what` says what it does on the route. */
+export const DeprecatedApplyParam = (what: string): PropertyDecorator =>
+  applyDecorators(
+    ApiPropertyOptional({ type: Boolean, deprecated: true, description: `Deprecated: ${what} (answers X-API-Deprecated: true)` }),
+    IsOptional(),
+    QueryBoolean(),
+    IsBoolean(),
+  );
