@@ -1,7 +1,7 @@
 import { EventSource } from 'eventsource';
 import request from 'supertest';
 import type { App } from 'supertest/types.js';
-import { WebSocket } from 'ws';
+import { type ClientOptions, WebSocket } from 'ws';
 import { TransactionHost } from '../../../src/database/transaction-host.js';
 import { DOMAIN_EVENT_TYPES } from '../../../src/modules/events/event-catalogue.js';
 import { OutboxService } from '../../../src/modules/events/outbox.service.js';
@@ -158,8 +158,8 @@ export class TestSocket {
     });
   }
 
-  static async open(url: string): Promise<TestSocket> {
-    const ws = new WebSocket(url);
+  static async open(url: string, options?: ClientOptions): Promise<TestSocket> {
+    const ws = new WebSocket(url, options);
     const socket = new TestSocket(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
@@ -169,8 +169,8 @@ export class TestSocket {
   }
 
   /** Opens and authenticates; throws when the server refuses. */
-  static async connect(url: string, token: string): Promise<TestSocket> {
-    const socket = await TestSocket.open(url);
+  static async connect(url: string, token: string, options?: ClientOptions): Promise<TestSocket> {
+    const socket = await TestSocket.open(url, options);
     const reply = await socket.send('auth', { token });
     if (reply.kind !== 'ack') {
       throw new Error(`auth refused: ${JSON.stringify(reply)}`);

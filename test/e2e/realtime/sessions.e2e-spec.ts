@@ -394,6 +394,23 @@ describe('realtime WebSocket sessions', () => {
     expect(decodeFrame(binaryClient.binary[2]).type).toBe('update');
   });
 
+  it('terminates a socket that stops answering pings, and keeps one whose process stalled past a heartbeat', async () => {
+    const silent = track(await TestSocket.connect(wsUrl, await tokenFor(owner), { autoPong: false }));
+    const stalled = track(await TestSocket.connect(wsUrl, await tokenFor(editor)));
+    // The server and this client share one process: blocking inside the client's ping handler (after its
+    // automatic pong is written) stalls the server past its next heartbeat, as a loaded machine would.
+    stalled.ws.once('ping', () => {
+      const until = Date.now() + 3 * Number(REALTIME_TEST_ENV.REALTIME_HEARTBEAT_MS);
+      while (Date.now() < until) {
+        // busy: nothing else runs
+      }
+    });
+    // Terminated, not closed: no close frame, so the client sees 1006.
+    expect(await silent.closed()).toBe(1006);
+    expect(stalled.closeCode).toBeUndefined();
+    expect((await stalled.send('ping')).kind).toBe('ack');
+  });
+
   it('limits connections per user', async () => {
     const limited = await createTestApp({ ...REALTIME_TEST_ENV, REALTIME_MAX_CONNECTIONS_PER_USER: '2' });
     try {

@@ -23,6 +23,9 @@ export interface OnlineUser {
   }>;
 }
 
+/** Floor of a presence row's life (see ttlMs). */
+export const PRESENCE_MIN_TTL_MS = 5000;
+
 /**
  * Who is online on a document, across instances: one `realtime_presence` row per stream or socket (and per
  * HTTP awareness client), refreshed by its instance every heartbeat and expiring after three missed ones.
@@ -38,8 +41,12 @@ export class PresenceService implements OnApplicationBootstrap, OnApplicationShu
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /**
+   * Three missed heartbeats, and never under PRESENCE_MIN_TTL_MS: with short heartbeats, one stalled event loop
+   * would otherwise let another instance sweep this instance's live sessions and the locks they hold.
+   */
   get ttlMs(): number {
-    return this.config.realtime.heartbeatMs * 3;
+    return Math.max(this.config.realtime.heartbeatMs * 3, PRESENCE_MIN_TTL_MS);
   }
 
   onApplicationBootstrap(): void {

@@ -38,7 +38,8 @@ export class RealtimeSession implements HubClient {
   private closed = false;
   private tokens: number;
   private lastRefill = Date.now();
-  private awaitingPong = false;
+  /** Pings sent since the last pong. */
+  private unansweredPings = 0;
 
   constructor(
     readonly socket: WebSocket,
@@ -134,21 +135,26 @@ export class RealtimeSession implements HubClient {
     this.send(JSON.stringify({ kind, payload }));
   }
 
-  /** A ping per heartbeat; a socket that did not answer the previous one is gone and is terminated. */
+  /**
+   * A ping per heartbeat; a socket that answered neither of the last two is gone and is terminated. Two, not
+   * one: after the event loop stalls for longer than a heartbeat, Node runs the late timer before it reads
+   * the pong already waiting on the socket, so a single missed answer is not proof of a dead peer. Between
+   * two firings of the interval the loop always polls the sockets once.
+   */
   heartbeat(): void {
     if (this.closed) {
       return;
     }
-    if (this.awaitingPong) {
+    if (this.unansweredPings >= 2) {
       this.socket.terminate();
       return;
     }
-    this.awaitingPong = true;
+    this.unansweredPings += 1;
     this.socket.ping();
   }
 
   pong(): void {
-    this.awaitingPong = false;
+    this.unansweredPings = 0;
   }
 
   close(reason: CloseReason): void {
