@@ -19,6 +19,7 @@ import { SupplyChainSync1732240920000 } from './1732240920000-supply-chain-sync.
 import { RevisionHead1732241000000 } from './1732241000000-revision-head.js';
 import { SyncRequestIds1732241100000 } from './1732241100000-sync-request-ids.js';
 import { InlineRequestChanges1732241200000 } from './1732241200000-inline-request-changes.js';
+import { RequestDocumentReference1732241300000 } from './1732241300000-request-document-reference.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -46,4 +47,5 @@ export const ALL_MIGRATIONS = [
   RevisionHead1732241000000,
   SyncRequestIds1732241100000,
   InlineRequestChanges1732241200000,
+  RequestDocumentReference1732241300000,
 ];

@@ -539,13 +539,16 @@ export function writeResults(file, data) {
   return path;
 }
 
-/** Sequential samples of several calls, interleaved so that every figure sees the same machine load. */
-export async function interleaved(iterations, calls) {
+/**
+ * Sequential samples of several calls, interleaved so that every figure sees the same machine load, after `warmup`
+ * unmeasured rounds (10 by default).
+ */
+export async function interleaved(iterations, calls, { warmup = 10 } = {}) {
   const samples = calls.map(() => []);
-  for (let i = 0; i < iterations + 10; i += 1) {
+  for (let i = 0; i < iterations + warmup; i += 1) {
     for (const [k, call] of calls.entries()) {
       const ms = await call(i);
-      if (i >= 10) {
+      if (i >= warmup) {
         samples[k].push(ms);
       }
     }

@@ -49,3 +49,23 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
     drop: () => adminQuery(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`).then(() => undefined),
   };
 }
+
+/**
+ * Undoes the newest migrations of `db` down to and including `name` (a migration class name), so a migration's
+ * `down` can be tested whatever was added after it.
+ */
+export async function undoMigrationsThrough(
+  db: { query: (sql: string) => Promise<Array<{ name: string }>>; undoLastMigration: (options: { transaction: 'each' }) => Promise<void> },
+  name: string,
+): Promise<void> {
+  for (;;) {
+    const [last] = await db.query(`SELECT name FROM schema_migrations ORDER BY timestamp DESC, id DESC LIMIT 1`);
+    if (!last) {
+      throw new Error(`migration ${name} is not applied`);
+    }
+    await db.undoLastMigration({ transaction: 'each' });
+    if (last.name === name) {
+      return;
+    }
+  }
+}

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { loadConfig } from '../../../src/config/app.config.js';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
-import { adminQuery, urlFor } from '../../utils/test-database.js';
+import { adminQuery, undoMigrationsThrough, urlFor } from '../../utils/test-database.js';
 
 /**
  * Migration 1732241200000 (docs/performance.md, "Sixth pass"): a request merged at once keeps its changes on the
@@ -96,7 +96,7 @@ describe('migration: inline request changes', () => {
       })),
     );
 
-    await db.undoLastMigration({ transaction: 'each' });
+    await undoMigrationsThrough(db, 'InlineRequestChanges1732241200000');
     const rows = await db.query<Array<{ id: string; target_id: string }>>(
       `SELECT id, target_id FROM request_changes WHERE request_id = $1 ORDER BY seq`,
       [seeded.requestId],

@@ -69,7 +69,7 @@ export class RequestRepository {
       mergedAtOnce: boolean;
     },
     changes: readonly ChangeDraft[],
-  ): Promise<{ request: RequestRecord; changes: ChangeRecord[] }> {
+  ): Promise<{ request: RequestRecord; changes: ChangeRecord[] } | null> {
     const request = [
       input.documentUuid,
       input.organizationId,
@@ -93,10 +93,15 @@ export class RequestRepository {
       const created = toRecord(rows[0] as RequestRow);
       return { request: created, changes: records.map((record) => ({ ...record, changedAt: created.createdAt, changedBy: input.author }) as ChangeRecord) };
     }
+    // A request that stays open locks its document row FOR KEY SHARE, as a foreign key would (migration
+    // 1732241300000): a document deleted meanwhile yields no row. One merged at once needs no lock here: its merge
+    // updates the document row in this transaction and finds none for a deleted document.
     const rows = await this.tx.manager.query<Array<RequestRow & { changes: StoredChange[] | null }>>(
-      prepared(`WITH q AS (
+      prepared(`WITH doc AS (
+         SELECT d.id FROM documents d WHERE d.id = $1 FOR KEY SHARE
+       ), q AS (
          INSERT INTO requests AS q (document_id, organization_id, workspace_id, title, description, author, reviewers, contributors, implicit, change_count)
-         VALUES ($1, $2, $3, $4, $5, $6, $7::text[], ARRAY[$6]::text[], $8, $10)
+         SELECT doc.id, $2, $3, $4, $5, $6, $7::text[], ARRAY[$6]::text[], $8, $10 FROM doc
          RETURNING ${COLUMNS}
        ), c AS (
          INSERT INTO request_changes AS c (request_id, type, operation, target_id, data, changed_by)
@@ -108,7 +113,10 @@ export class RequestRepository {
        SELECT q.*, ${STORED_CHANGES} AS changes FROM q`),
       [...request, changesJson(changes), changes.length],
     );
-    const { changes: stored, ...created } = rows[0] as RequestRow & { changes: StoredChange[] | null };
+    if (!rows[0]) {
+      return null;
+    }
+    const { changes: stored, ...created } = rows[0];
     return { request: toRecord(created), changes: storedChanges(changes, stored, input.author) };
   }
 

@@ -168,7 +168,7 @@ export class ChangeEngineService {
       } else {
         // A new request and its first changes in one statement; the writer is its author and first contributor.
         const explicit = opts.newRequest;
-        ({ request, changes } = await this.requests.createWithChanges(
+        const opened = await this.requests.createWithChanges(
           {
             documentUuid: document.uuid,
             organizationId: document.organizationId,
@@ -181,7 +181,12 @@ export class ChangeEngineService {
             mergedAtOnce: mergesAtOnce,
           },
           drafts,
-        ));
+        );
+        if (!opened) {
+          // The document was deleted since the caller opened it.
+          throw docNotFound();
+        }
+        ({ request, changes } = opened);
         created = true;
       }
       if (!created) {
