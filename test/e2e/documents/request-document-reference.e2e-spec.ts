@@ -92,7 +92,6 @@ describe('requests without a foreign key to their document', () => {
           author: owner.id,
           reviewers: [],
           implicit: false,
-          mergedAtOnce: false,
         },
         [{ type: 'row-create', operation: 'create', targetId: 'r1', data: { values: {} } }],
       ),

@@ -29,6 +29,14 @@ const STORED_CHANGES = `(SELECT json_agg(json_build_array(c.id, c.seq::text, c.c
 
 type StoredChange = [id: string, seq: string, changedAt: string];
 
+/** What the revision's statement needs to insert a request merged at once (see mergedAtOnceDraft). */
+export interface MergedAtOnceInsert {
+  author: string;
+  /** The changes, as the JSON array stored in `inline_changes`. */
+  inlineChanges: string;
+  changeCount: number;
+}
+
 /** The stored changes as records: the drafts (in recording order, which `seq` follows) with what the insert assigned. */
 function storedChanges(drafts: readonly ChangeDraft[], stored: StoredChange[] | null, changedBy: string): ChangeRecord[] {
   return (stored ?? []).map(([id, seq, changedAt], i) => ({ ...drafts[i], id, seq, changedAt: new Date(changedAt), changedBy }) as ChangeRecord);
@@ -48,13 +56,50 @@ export class RequestRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   /**
-   * Opens a request holding its first changes, in one statement (one round trip for a write wrapped in a request
-   * of its own). The author is the writer: the first contributor and the changes' `changedBy`.
+   * A request merged in the transaction that opens it (a write without `requestId`), not written yet: the merge
+   * inserts it, already merged, in the statement that numbers its revision (RevisionRepository.commit), one round
+   * trip less per write. Such a request never takes another change, so its changes are kept as one JSON value on
+   * the request (`inline_changes`), with ids drawn here and `seq` their position, instead of one `request_changes`
+   * row each (docs/performance.md, "Sixth pass"); readers see both forms through `request_change_items`.
    *
-   * `mergedAtOnce`: the request is merged in this transaction and never takes another change, so its changes are
-   * kept as one JSON value on the request (`inline_changes`), with ids drawn here and `seq` their position, instead
-   * of one `request_changes` row each (docs/performance.md, "Sixth pass"). Readers see both through
-   * `request_change_items`.
+   * The times are the transaction's (`now()`), known once the insert ran: `createdAt`, `updatedAt` and the changes'
+   * `changedAt` are provisional until the merge sets them from what the commit returned (MergeService.merge).
+   */
+  mergedAtOnceDraft(
+    input: { documentUuid: string; organizationId: string; workspaceId: string | null; title: string; author: string },
+    changes: readonly ChangeDraft[],
+  ): { request: RequestRecord; changes: ChangeRecord[]; insert: MergedAtOnceInsert } {
+    const now = new Date();
+    const records = changes.map((change, i) => ({ ...change, id: randomUUID(), seq: String(i + 1), changedAt: now, changedBy: input.author }) as ChangeRecord);
+    const request: RequestRecord = {
+      id: randomUUID(),
+      documentUuid: input.documentUuid,
+      organizationId: input.organizationId,
+      workspaceId: input.workspaceId,
+      title: input.title,
+      description: null,
+      status: 'open',
+      author: input.author,
+      reviewers: [],
+      contributors: [input.author],
+      implicit: true,
+      changeCount: changes.length,
+      generatedRevisionId: null,
+      createdAt: now,
+      updatedAt: now,
+      mergedAt: null,
+      mergedBy: null,
+      closedAt: null,
+      closedBy: null,
+    };
+    const inlineChanges = JSON.stringify(records.map(({ id, type, operation, targetId, data }) => ({ id, type, operation, targetId, data })));
+    return { request, changes: records, insert: { author: input.author, inlineChanges, changeCount: changes.length } };
+  }
+
+  /**
+   * Opens a request that stays open (explicit, or waiting for approval) holding its first changes, in one
+   * statement. The author is the writer: the first contributor and the changes' `changedBy`. Null when the
+   * document is gone.
    */
   async createWithChanges(
     input: {
@@ -66,7 +111,6 @@ export class RequestRepository {
       author: string;
       reviewers: string[];
       implicit: boolean;
-      mergedAtOnce: boolean;
     },
     changes: readonly ChangeDraft[],
   ): Promise<{ request: RequestRecord; changes: ChangeRecord[] } | null> {
@@ -80,22 +124,9 @@ export class RequestRepository {
       input.reviewers,
       input.implicit,
     ];
-    if (input.mergedAtOnce) {
-      const records = changes.map((change, i) => ({ ...change, id: randomUUID(), seq: String(i + 1) }));
-      const inline = JSON.stringify(records.map(({ id, type, operation, targetId, data }) => ({ id, type, operation, targetId, data })));
-      const rows = await this.tx.manager.query<RequestRow[]>(
-        prepared(`INSERT INTO requests AS q (document_id, organization_id, workspace_id, title, description, author, reviewers,
-                                             contributors, implicit, inline_changes, change_count)
-                  VALUES ($1, $2, $3, $4, $5, $6, $7::text[], ARRAY[$6]::text[], $8, $9::json, $10)
-                  RETURNING ${COLUMNS}`),
-        [...request, inline, changes.length],
-      );
-      const created = toRecord(rows[0] as RequestRow);
-      return { request: created, changes: records.map((record) => ({ ...record, changedAt: created.createdAt, changedBy: input.author }) as ChangeRecord) };
-    }
-    // A request that stays open locks its document row FOR KEY SHARE, as a foreign key would (migration
-    // 1732241300000): a document deleted meanwhile yields no row. One merged at once needs no lock here: its merge
-    // updates the document row in this transaction and finds none for a deleted document.
+    // The document row is locked FOR KEY SHARE, as a foreign key would (migration 1732241300000): a document
+    // deleted meanwhile yields no row. A request merged at once needs no such lock: the statement inserting it
+    // updates the document row and finds none for a deleted document.
     const rows = await this.tx.manager.query<Array<RequestRow & { changes: StoredChange[] | null }>>(
       prepared(`WITH doc AS (
          SELECT d.id FROM documents d WHERE d.id = $1 FOR KEY SHARE

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../database/prepared-statements.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { StoredValue } from '../fields/field.types.js';
+import type { MergedAtOnceInsert } from './request.repository.js';
 import type {
   DocumentMetadata,
   DocumentSettings,
@@ -37,14 +38,15 @@ export interface NewOperation {
   note?: string | null;
 }
 
-/** What `commit` wrote: the revision and the request's merge times. */
+/** What `commit` wrote: the revision and the request's times. */
 export interface CommittedRevision {
   revision: RevisionRecord;
+  requestCreatedAt: Date;
   requestMergedAt: Date;
   requestUpdatedAt: Date;
 }
 
-type CommittedRevisionRow = RevisionRow & { requestMergedAt: Date; requestUpdatedAt: Date };
+type CommittedRevisionRow = RevisionRow & { requestCreatedAt: Date; requestMergedAt: Date; requestUpdatedAt: Date };
 
 /** An operation as `commit` inserts it (one element of its `jsonb_to_recordset` parameter). */
 export interface OperationItem {
@@ -91,7 +93,8 @@ export class RevisionRepository {
    * Numbers and writes a merge's revision in one statement (docs/performance.md, "Writers"): it takes the document
    * row lock, bumps the document's version and counters (and its metadata or settings, when the merge changed
    * them), inserts the revision linked to the document's previous head and its pending operations, and marks the
-   * request merged. The lock is held from here to the commit only. Null when the document's metadata is no longer
+   * request merged — or, for a request merged in the transaction that opens it (`openedRequest`), inserts it
+   * already merged. The lock is held from here to the commit only. Null when the document's metadata is no longer
    * `expectedMetadataVersion` or the document was deleted: nothing is written then.
    *
    * `rowSeq` is the auto-number counter as a merge under the document lock computed it; a merge without the lock
@@ -121,7 +124,21 @@ export class RevisionRepository {
     rowCountDelta: number;
     metadata?: DocumentMetadata;
     settings?: DocumentSettings;
+    /** The request is not written yet (RequestRepository.mergedAtOnceDraft): insert it, merged. */
+    openedRequest?: MergedAtOnceInsert;
   }): Promise<CommittedRevision | null> {
+    const opened = input.openedRequest;
+    // The request's row: marked merged, or inserted merged ($19–$21: author, inline changes, change count).
+    const request = opened
+      ? `INSERT INTO requests AS q (id, document_id, organization_id, workspace_id, title, description, author, contributors,
+                                    implicit, inline_changes, change_count, status, generated_revision_id, merged_at, merged_by)
+         SELECT $5::uuid, $1::uuid, $3::uuid, $4::uuid, $6::text, $7::text, $19::text, $8::text[], true, $20::json,
+                $21::integer, 'merged', v.id, now(), $9::text
+           FROM v
+         RETURNING q.created_at, q.merged_at, q.updated_at`
+      : `UPDATE requests AS q SET status = 'merged', generated_revision_id = v.id, merged_at = now(), merged_by = $9, updated_at = now()
+           FROM v WHERE q.id = $5
+         RETURNING q.created_at, q.merged_at, q.updated_at`;
     const rows = await this.tx.manager.query<CommittedRevisionRow[]>(
       prepared(`WITH doc AS (
          UPDATE documents d SET version = d.version + 1, updated_at = now(), updated_by = $9,
@@ -147,11 +164,9 @@ export class RevisionRepository {
            FROM doc, jsonb_to_recordset($18::jsonb) AS o(ordinal integer, type text, target jsonb, kind text, row_id text,
                                                          field_id text, old_value jsonb, new_value jsonb, note text)
        ), merged AS (
-         UPDATE requests AS q SET status = 'merged', generated_revision_id = v.id, merged_at = now(), merged_by = $9, updated_at = now()
-           FROM v WHERE q.id = $5
-         RETURNING q.merged_at, q.updated_at
+         ${request}
        )
-       SELECT v.*, merged.merged_at AS "requestMergedAt", merged.updated_at AS "requestUpdatedAt"
+       SELECT v.*, merged.created_at AS "requestCreatedAt", merged.merged_at AS "requestMergedAt", merged.updated_at AS "requestUpdatedAt"
          FROM v LEFT JOIN merged ON true`),
       [
         input.documentUuid,
@@ -172,14 +187,15 @@ export class RevisionRepository {
         input.metadata ? JSON.stringify(input.metadata) : null,
         input.settings ? JSON.stringify(input.settings) : null,
         JSON.stringify(input.operations),
+        ...(opened ? [opened.author, opened.inlineChanges, opened.changeCount] : []),
       ],
     );
     const row = rows[0];
     if (!row) {
       return null;
     }
-    const { requestMergedAt, requestUpdatedAt, ...revision } = row;
-    return { revision: toRecord(revision), requestMergedAt, requestUpdatedAt };
+    const { requestCreatedAt, requestMergedAt, requestUpdatedAt, ...revision } = row;
+    return { revision: toRecord(revision), requestCreatedAt, requestMergedAt, requestUpdatedAt };
   }
 
   /**

@@ -11,7 +11,7 @@ import type { ChangeRecord, DocumentMetadata, DocumentRecord, RequestRecord, Rev
 import type { ConversionReport, MergeConflict } from '../../domain/merge.types.js';
 import { DocumentRepository } from '../../repositories/document.repository.js';
 import { PropertiesRepository } from '../../repositories/properties.repository.js';
-import { RequestRepository } from '../../repositories/request.repository.js';
+import { type MergedAtOnceInsert, RequestRepository } from '../../repositories/request.repository.js';
 import { type NewOperation, RevisionRepository } from '../../repositories/revision.repository.js';
 import type { NewDomainEvent } from '../../../events/domain-event.js';
 import { ComputedFieldsService } from '../computed/computed-fields.service.js';
@@ -30,6 +30,19 @@ export interface MergeResult {
   rows: RowMergeResult;
   conversions: ConversionReport[];
   changesApplied: number;
+}
+
+/** What the write that built a merge's changes already did in its transaction. */
+export interface MergeWritten {
+  /** Rows it read FOR UPDATE (null: no such row): not read again. */
+  lockedRows?: ReadonlyMap<string, RowRecord | null>;
+  /**
+   * The changes' row values were parsed against the document's fields in this transaction (a write merged at
+   * once): without a metadata change in the request they are not parsed again.
+   */
+  valuesValidated?: boolean;
+  /** The request is not written yet (RequestRepository.mergedAtOnceDraft): the revision's statement inserts it. */
+  openedRequest?: MergedAtOnceInsert;
 }
 
 interface PropertiesPlan {
@@ -79,9 +92,7 @@ export class MergeService {
 
   /**
    * `prelude`: events of the same write to record first, in the same insert as the merge's (request_created).
-   * `lockedRows`: rows this transaction already read FOR UPDATE (the write that built the changes; null: no such
-   * row), not read again. `valuesValidated`: the changes' row values were parsed against the document's fields in
-   * this transaction (a write merged at once): without a metadata change in the request they are not parsed again.
+   * `written`: what the write that built the changes already did in this transaction (see MergeWritten).
    */
   async merge(
     document: DocumentRecord,
@@ -89,7 +100,7 @@ export class MergeService {
     changes: readonly ChangeRecord[],
     mergedBy: string,
     prelude: readonly NewDomainEvent[] = [],
-    written: { lockedRows?: ReadonlyMap<string, RowRecord | null>; valuesValidated?: boolean } = {},
+    written: MergeWritten = {},
   ): Promise<MergeResult> {
     const plan = await this.plan(document, changes, true, written);
     if (plan.conflicts.length > 0) {
@@ -167,6 +178,7 @@ export class MergeService {
       rowCountDelta: rows.created.length - rows.deleted.length,
       metadata: plan.metadata?.metadata,
       settings: plan.folded.settings ?? undefined,
+      openedRequest: written.openedRequest,
     });
     if (!committed) {
       throw new AppException(ErrorCode.CONFLICT, {
@@ -181,6 +193,7 @@ export class MergeService {
       generatedRevisionId: revisionId,
       mergedAt: committed.requestMergedAt,
       mergedBy,
+      createdAt: committed.requestCreatedAt,
       updatedAt: committed.requestUpdatedAt,
     };
     const result: MergeResult = { request: merged, revision, rows, conversions, changesApplied: changes.length };
@@ -196,7 +209,7 @@ export class MergeService {
     document: DocumentRecord,
     changes: readonly ChangeRecord[],
     lock: boolean,
-    written: { lockedRows?: ReadonlyMap<string, RowRecord | null>; valuesValidated?: boolean } = {},
+    written: MergeWritten = {},
   ): Promise<MergePlan> {
     const folded = foldChanges(changes);
     const conflicts: MergeConflict[] = [];
