@@ -24,7 +24,15 @@ export interface NewDomainEvent<P extends Record<string, unknown> = Record<strin
   docId?: string | null;
   triggeredBy?: string | null;
   payload: P;
+  /**
+   * Payload keys whose value only the statement recording the event knows (outboxInsertSql with stamps, as the
+   * statement that numbers a revision records its merge's events): `revisionVersion` is the revision number that
+   * statement allocates, `committedAt` the transaction's time (ISO 8601, milliseconds, UTC).
+   */
+  commitStamps?: Record<string, CommitStamp>;
 }
+
+export type CommitStamp = 'revisionVersion' | 'committedAt';
 
 /**
  * The event emitter runs with wildcards on ('.' delimiter), so DOMAIN_EVENT_ANY receives every event.

@@ -54,6 +54,44 @@ describe('documents: domain events', () => {
     expect(deleteEvents.find((event) => event.event_type === 'data_row_deleted')?.payload).toMatchObject({ rowId: 'e1' });
   });
 
+  it('stamps the revision number and the merge time the commit gave: the events say what the API reads', async () => {
+    const stamped = async (requestId: string): Promise<void> => {
+      const events = await eventsOf(requestId);
+      const merged = events.find((event) => event.event_type === 'request_merged')?.payload as Record<string, unknown>;
+      const revision = events.find((event) => event.event_type === 'revision_created')?.payload as Record<string, unknown>;
+      const readRequest = (await request(t.http).get(`${doc.path}/requests/${requestId}`).set(bearer(owner)).expect(200)).body.payload;
+      const readRevision = (await request(t.http).get(`${doc.path}/revisions/${String(revision.revisionId)}`).set(bearer(owner)).expect(200)).body.payload;
+      expect(merged.mergedAt).toBe(readRequest.mergedAt);
+      expect(revision.version).toBe(readRevision.version);
+      expect(revision.createdAt).toBe(readRevision.createdAt);
+      expect(merged.mergedAt).toBe(revision.createdAt);
+    };
+    // A write merged at once (its request is inserted by the revision's statement)…
+    const first = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ values: { name: 'Stamped' } }).expect(201);
+    await stamped(first.body.payload.request.requestId);
+    const second = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ values: { name: 'Next' } }).expect(201);
+    await stamped(second.body.payload.request.requestId);
+    // …and an explicit request merged later (its row is marked merged by that statement).
+    const open = await request(t.http).post(`${doc.path}/requests`).set(bearer(owner)).send({ title: 'Explicit' }).expect(201);
+    await request(t.http).post(`${doc.path}/data`).query({ requestId: open.body.payload.id }).set(bearer(owner)).send({ values: { name: 'Later' } }).expect(201);
+    await request(t.http).post(`${doc.path}/requests/${open.body.payload.id}/merge`).set(bearer(owner)).expect(200);
+    await stamped(open.body.payload.id);
+    // Metadata events carry the same time.
+    const metadata = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
+    await request(t.http)
+      .put(`${doc.path}/metadata`)
+      .set(bearer(owner))
+      .send({ ...metadata, fields: [...metadata.fields, { id: 'stamp_note', name: 'Note', type: 'text' }] })
+      .expect(200);
+    const [added] = await t.dataSource.query<OutboxRow[]>(
+      `SELECT * FROM outbox WHERE doc_id = $1 AND event_type = 'metadata_field_added' ORDER BY seq DESC LIMIT 1`,
+      [doc.docId],
+    );
+    const revisions = (await request(t.http).get(`${doc.path}/revisions`).set(bearer(owner)).expect(200)).body.payload;
+    const latest = (revisions.items ?? revisions).find((item: { id: string }) => item.id === added?.payload.revisionId);
+    expect(added?.payload.updatedAt).toBe(latest.createdAt);
+  });
+
   it('raises request_closed and request_reopened; a failed write records no event', async () => {
     const open = await request(t.http).post(`${doc.path}/requests`).set(bearer(owner)).send({ title: 'Lifecycle' }).expect(201);
     const requestId = open.body.payload.id;

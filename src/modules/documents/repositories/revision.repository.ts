@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { prepared } from '../../../database/prepared-statements.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { StoredValue } from '../fields/field.types.js';
+import { outboxInsertSql } from '../../events/outbox.service.js';
 import type { MergedAtOnceInsert } from './request.repository.js';
 import type {
   DocumentMetadata,
@@ -24,6 +25,9 @@ const COLUMNS = `v.id, v.document_id AS "documentUuid", v.version, v.request_id 
 
 const OPERATION_COLUMNS = `o.id, o.revision_id AS "revisionId", o.ordinal, o.type, o.target, o.old_value AS "oldValue",
   o.new_value AS "newValue", o.operator, o."timestamp", o.note`;
+
+/** A merge's events ($19), stamped with the revision's number and the transaction's time (its `createdAt`). */
+const MERGE_EVENTS_INSERT = outboxInsertSql('$19', { from: 'v', revisionVersion: 'v.version', committedAt: 'v."createdAt"' });
 
 function toRecord(row: RevisionRow): RevisionRecord {
   return { ...row, version: Number(row.version), operationCount: Number(row.operationCount), contributors: row.contributors ?? [] };
@@ -94,7 +98,7 @@ export class RevisionRepository {
    * row lock, bumps the document's version and counters (and its metadata or settings, when the merge changed
    * them), inserts the revision linked to the document's previous head and its pending operations, and marks the
    * request merged — or, for a request merged in the transaction that opens it (`openedRequest`), inserts it
-   * already merged. The lock is held from here to the commit only. Null when the document's metadata is no longer
+   * already merged — and records the merge's events. The lock is held from here to the commit only. Null when the document's metadata is no longer
    * `expectedMetadataVersion` or the document was deleted: nothing is written then.
    *
    * `rowSeq` is the auto-number counter as a merge under the document lock computed it; a merge without the lock
@@ -126,14 +130,16 @@ export class RevisionRepository {
     settings?: DocumentSettings;
     /** The request is not written yet (RequestRepository.mergedAtOnceDraft): insert it, merged. */
     openedRequest?: MergedAtOnceInsert;
+    /** The merge's events (DocumentEventsService.mergedStatementEvents), recorded by this statement. */
+    events: string;
   }): Promise<CommittedRevision | null> {
     const opened = input.openedRequest;
-    // The request's row: marked merged, or inserted merged ($19–$21: author, inline changes, change count).
+    // The request's row: marked merged, or inserted merged ($20–$22: author, inline changes, change count).
     const request = opened
       ? `INSERT INTO requests AS q (id, document_id, organization_id, workspace_id, title, description, author, contributors,
                                     implicit, inline_changes, change_count, status, generated_revision_id, merged_at, merged_by)
-         SELECT $5::uuid, $1::uuid, $3::uuid, $4::uuid, $6::text, $7::text, $19::text, $8::text[], true, $20::json,
-                $21::integer, 'merged', v.id, now(), $9::text
+         SELECT $5::uuid, $1::uuid, $3::uuid, $4::uuid, $6::text, $7::text, $20::text, $8::text[], true, $21::json,
+                $22::integer, 'merged', v.id, now(), $9::text
            FROM v
          RETURNING q.created_at, q.merged_at, q.updated_at`
       : `UPDATE requests AS q SET status = 'merged', generated_revision_id = v.id, merged_at = now(), merged_by = $9, updated_at = now()
@@ -165,6 +171,8 @@ export class RevisionRepository {
                                                          field_id text, old_value jsonb, new_value jsonb, note text)
        ), merged AS (
          ${request}
+       ), evt AS (
+         ${MERGE_EVENTS_INSERT}
        )
        SELECT v.*, merged.created_at AS "requestCreatedAt", merged.merged_at AS "requestMergedAt", merged.updated_at AS "requestUpdatedAt"
          FROM v LEFT JOIN merged ON true`),
@@ -187,6 +195,7 @@ export class RevisionRepository {
         input.metadata ? JSON.stringify(input.metadata) : null,
         input.settings ? JSON.stringify(input.settings) : null,
         JSON.stringify(input.operations),
+        input.events,
         ...(opened ? [opened.author, opened.inlineChanges, opened.changeCount] : []),
       ],
     );

@@ -4,12 +4,24 @@ import { OutboxService } from '../../events/outbox.service.js';
 import type { FieldDefinition } from '../fields/field.types.js';
 import { rowToValueEntries } from '../fields/field-type.registry.js';
 import type { FoldedChanges } from '../domain/change-fold.js';
-import type { DocumentRecord, RequestRecord, RowRecord } from '../domain/document.records.js';
+import type { DocumentRecord, RequestRecord, RevisionStats, RowRecord } from '../domain/document.records.js';
+import type { ConversionReport } from '../domain/merge.types.js';
 import type { MetadataPlan } from './merge/metadata-merge.service.js';
 import { fieldSummary } from './merge/metadata-merge.service.js';
-import type { MergeResult } from './merge/merge.service.js';
+import type { RowMergeResult } from './merge/row-merge.service.js';
 
 const MAX_BULK_ROW_IDS = 1000;
+
+/** What a merge's events say, all known before its revision is numbered. */
+export interface MergeFacts {
+  request: RequestRecord;
+  revisionId: string;
+  mergedBy: string;
+  stats: RevisionStats;
+  rows: RowMergeResult;
+  conversions: ConversionReport[];
+  changesApplied: number;
+}
 
 /**
  * Builds the document events of spec 6.2 and records them in the outbox, inside the transaction of the change.
@@ -44,29 +56,45 @@ export class DocumentEventsService {
     return this.event(document, event, by, { requestId: request.id, title: request.title, author: request.author, status: request.status });
   }
 
-  async merged(
+  /**
+   * The events of a merge as the parameter of the statement that numbers its revision and records them
+   * (RevisionRepository.commit): the revision's number and the merge's time are set there (`commitStamps`),
+   * everything else is known before. `prelude`: events of the same write to record first (request_created).
+   */
+  mergedStatementEvents(
     document: DocumentRecord,
-    result: MergeResult,
+    merge: MergeFacts,
     metadata: MetadataPlan | null,
     fields: readonly FieldDefinition[],
     folded: FoldedChanges,
     prelude: readonly NewDomainEvent[] = [],
-  ): Promise<void> {
-    const { request, revision } = result;
-    const by = request.mergedBy ?? request.author;
-    const at = (request.mergedAt ?? new Date()).toISOString();
+  ): string {
+    return this.outbox.statementEvents(this.mergedEvents(document, merge, metadata, fields, folded, prelude)).json;
+  }
+
+  private mergedEvents(
+    document: DocumentRecord,
+    merge: MergeFacts,
+    metadata: MetadataPlan | null,
+    fields: readonly FieldDefinition[],
+    folded: FoldedChanges,
+    prelude: readonly NewDomainEvent[] = [],
+  ): NewDomainEvent[] {
+    const { request, revisionId, mergedBy: by } = merge;
+    const atMerge = { updatedAt: 'committedAt' } as const;
     const events: NewDomainEvent[] = [...prelude];
-    events.push(
-      this.event(document, 'request_merged', by, {
+    events.push({
+      ...this.event(document, 'request_merged', by, {
         requestId: request.id,
         title: request.title,
         author: request.author,
         mergedBy: by,
-        mergedAt: at,
-        revisionId: revision.id,
-        changesApplied: result.changesApplied,
+        mergedAt: null,
+        revisionId,
+        changesApplied: merge.changesApplied,
       }),
-    );
+      commitStamps: { mergedAt: 'committedAt' },
+    });
     if (metadata) {
       // Spec 6.2 gives the metadata events a `field`: on the whole update it is the first field or property the
       // update changed (created, then updated, then deleted; fields before properties), null only when it changed
@@ -76,45 +104,49 @@ export class DocumentEventsService {
         ...diff.updated.map((update) => update.after),
         ...diff.deleted,
       ]);
-      events.push(
-        this.event(document, 'metadata_updated', by, {
+      events.push({
+        ...this.event(document, 'metadata_updated', by, {
           field: changed[0] ? fieldSummary(changed[0]) : null,
           fields: metadata.metadata.fields.map(fieldSummary),
           properties: metadata.metadata.properties.map(fieldSummary),
-          conversions: result.conversions,
-          revisionId: revision.id,
+          conversions: merge.conversions,
+          revisionId,
           updatedBy: by,
-          updatedAt: at,
+          updatedAt: null,
         }),
-      );
-      const fieldEvent = (name: string, field: FieldDefinition): NewDomainEvent =>
-        this.event(document, name, by, { field: fieldSummary(field), revisionId: revision.id, updatedBy: by, updatedAt: at });
+        commitStamps: atMerge,
+      });
+      const fieldEvent = (name: string, field: FieldDefinition): NewDomainEvent => ({
+        ...this.event(document, name, by, { field: fieldSummary(field), revisionId, updatedBy: by, updatedAt: null }),
+        commitStamps: atMerge,
+      });
       for (const diff of [metadata.fields, metadata.properties]) {
         events.push(...diff.created.map((field) => fieldEvent('metadata_field_added', field)));
         events.push(...diff.updated.map((update) => fieldEvent('metadata_field_updated', update.after)));
         events.push(...diff.deleted.map((field) => fieldEvent('metadata_field_deleted', field)));
       }
     }
-    events.push(...this.dataEvents(document, result, fields, folded, by));
-    events.push(
-      this.event(document, 'revision_created', by, {
-        revisionId: revision.id,
-        version: revision.version,
+    events.push(...this.dataEvents(document, merge, fields, folded, by));
+    events.push({
+      ...this.event(document, 'revision_created', by, {
+        revisionId,
+        version: null,
         requestId: request.id,
-        title: revision.title,
+        title: request.title,
         mergedBy: by,
-        stats: revision.stats,
-        createdAt: revision.createdAt.toISOString(),
+        stats: merge.stats,
+        createdAt: null,
       }),
-    );
-    await this.outbox.record(...events);
+      commitStamps: { version: 'revisionVersion', createdAt: 'committedAt' },
+    });
+    return events;
   }
 
   /** One event per row written by single-row writes; one `data_bulk_operation` per bulk write. */
-  private dataEvents(document: DocumentRecord, result: MergeResult, fields: readonly FieldDefinition[], folded: FoldedChanges, by: string): NewDomainEvent[] {
+  private dataEvents(document: DocumentRecord, result: MergeFacts, fields: readonly FieldDefinition[], folded: FoldedChanges, by: string): NewDomainEvent[] {
     const events: NewDomainEvent[] = [];
     const bulks = new Map<string, { rowsCreated: number; rowsUpdated: number; rowsDeleted: number; rowIds: string[] }>();
-    const base = { requestId: result.request.id, revisionId: result.revision.id };
+    const base = { requestId: result.request.id, revisionId: result.revisionId };
     const handle = (row: RowRecord, kind: 'created' | 'updated' | 'deleted'): void => {
       const origin = folded.rows.get(row.id)?.origins[0] ?? 'single';
       if (origin !== 'single') {

@@ -157,8 +157,18 @@ export class MergeService {
     // Formulas, lookups and rollups of this document and of the documents linking to it (docs/formulas.md).
     await this.computed.afterMerge(document, { metadata: plan.metadata, fields: plan.fields, rows, relationOps, mergedBy });
 
-    // The revision is numbered last, in one statement that takes the document row lock until commit: everything
-    // before ran under row locks only (or under the document lock the caller took for writes that need it).
+    // The revision is numbered last, in one statement that takes the document row lock until commit and records
+    // the merge's events: everything before ran under row locks only (or under the document lock the caller took
+    // for writes that need it).
+    const stats = statsOf(plan);
+    const events = this.events.mergedStatementEvents(
+      document,
+      { request, revisionId, mergedBy, stats, rows, conversions, changesApplied: changes.length },
+      plan.metadata,
+      plan.fields,
+      plan.folded,
+      prelude,
+    );
     const committed = await this.revisions.commit({
       id: revisionId,
       documentUuid: document.uuid,
@@ -169,7 +179,7 @@ export class MergeService {
       description: request.description,
       contributors: request.contributors,
       mergedBy,
-      stats: statsOf(plan),
+      stats,
       operationCount: ops.count,
       operations: ops.pending,
       expectedMetadataVersion: document.metadataVersion,
@@ -179,6 +189,7 @@ export class MergeService {
       metadata: plan.metadata?.metadata,
       settings: plan.folded.settings ?? undefined,
       openedRequest: written.openedRequest,
+      events,
     });
     if (!committed) {
       throw new AppException(ErrorCode.CONFLICT, {
@@ -197,7 +208,6 @@ export class MergeService {
       updatedAt: committed.requestUpdatedAt,
     };
     const result: MergeResult = { request: merged, revision, rows, conversions, changesApplied: changes.length };
-    await this.events.merged(document, result, plan.metadata, plan.fields, plan.folded, prelude);
     if (!request.implicit) {
       // Explicit requests may carry state of other modules (a revert marker, an approval instance).
       await this.requestHooks.notifyMerged({ document, request: merged, revision, mergedBy });
