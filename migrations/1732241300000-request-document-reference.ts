@@ -37,7 +37,9 @@ export class RequestDocumentReference1732241300000 implements MigrationInterface
   async down(q: QueryRunner): Promise<void> {
     await q.query(`DROP TRIGGER documents_delete_requests ON documents`);
     await q.query(`DROP FUNCTION quire_delete_document_requests()`);
-    await q.query(`DELETE FROM requests q WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.id = q.document_id)`);
+    await q.query(
+      `DELETE FROM requests q WHERE NOT EXISTS (SELECT 1 FROM documents d WHERE d.id = q.document_id)`,
+    );
     await q.query(
       `ALTER TABLE requests ADD CONSTRAINT requests_document_id_fkey
          FOREIGN KEY (document_id) REFERENCES documents(id) ON DELETE CASCADE`,

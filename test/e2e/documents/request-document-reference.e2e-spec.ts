@@ -30,7 +30,9 @@ describe('requests without a foreign key to their document', () => {
 
   const uuidOf = async (doc: DocHandle): Promise<string> =>
     (
-      await t.dataSource.query<Array<{ id: string }>>(`SELECT id FROM documents WHERE doc_id = $1`, [doc.docId])
+      await t.dataSource.query<Array<{ id: string }>>(`SELECT id FROM documents WHERE doc_id = $1`, [
+        doc.docId,
+      ])
     )[0]?.id as string;
   const requestsOf = async (documentUuid: string): Promise<number> =>
     (
@@ -63,7 +65,9 @@ describe('requests without a foreign key to their document', () => {
     expect(await requestsOf(doomedUuid)).toBe(3);
     const keptCount = await requestsOf(keptUuid);
     const doomedRequestIds = (
-      await t.dataSource.query<Array<{ id: string }>>(`SELECT id FROM requests WHERE document_id = $1`, [doomedUuid])
+      await t.dataSource.query<Array<{ id: string }>>(`SELECT id FROM requests WHERE document_id = $1`, [
+        doomedUuid,
+      ])
     ).map((row) => row.id);
 
     await t.dataSource.query(`DELETE FROM documents WHERE id = $1`, [doomedUuid]);
