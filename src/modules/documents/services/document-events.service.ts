@@ -69,17 +69,6 @@ export class DocumentEventsService {
     folded: FoldedChanges,
     prelude: readonly NewDomainEvent[] = [],
   ): string {
-    return this.outbox.statementEvents(this.mergedEvents(document, merge, metadata, fields, folded, prelude)).json;
-  }
-
-  private mergedEvents(
-    document: DocumentRecord,
-    merge: MergeFacts,
-    metadata: MetadataPlan | null,
-    fields: readonly FieldDefinition[],
-    folded: FoldedChanges,
-    prelude: readonly NewDomainEvent[] = [],
-  ): NewDomainEvent[] {
     const { request, revisionId, mergedBy: by } = merge;
     const atMerge = { updatedAt: 'committedAt' } as const;
     const events: NewDomainEvent[] = [...prelude];
@@ -139,7 +128,7 @@ export class DocumentEventsService {
       }),
       commitStamps: { version: 'revisionVersion', createdAt: 'committedAt' },
     });
-    return events;
+    return this.outbox.statementEvents(events).json;
   }
 
   /** One event per row written by single-row writes; one `data_bulk_operation` per bulk write. */
