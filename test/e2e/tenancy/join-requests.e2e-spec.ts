@@ -86,6 +86,8 @@ describe('tenancy: join requests', () => {
     expect(missing.body).toMatchObject({ code: 'VALIDATION_ERROR' });
     expect(problemsOf(missing.body)).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'reviewNote' })]));
     await request(t.http).post(`${API}/organizations/${org.id}/join-requests/${id}/reject`).set(bearer(owner)).send({ reviewNote: '' }).expect(400);
+    const blank = await request(t.http).post(`${API}/organizations/${org.id}/join-requests/${id}/reject`).set(bearer(owner)).send({ reviewNote: '   ' }).expect(400);
+    expect(problemsOf(blank.body)).toEqual([expect.objectContaining({ field: 'reviewNote', reason: 'reviewNote must not be blank' })]);
     const res = await request(t.http).post(`${API}/organizations/${org.id}/join-requests/${id}/reject`).set(bearer(owner)).send({ reviewNote: 'Not now' }).expect(200);
     expect(res.body.payload).toMatchObject({ status: 'rejected', reviewNote: 'Not now', reviewedBy: owner.id, role: null });
     const mail = await lastMessageTo(t.dataSource, outsider.email, 'join_request_rejected');

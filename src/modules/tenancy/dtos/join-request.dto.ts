@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsNotEmpty, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsNotEmpty, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { GRANTABLE_ROLES, type GrantableRole } from '../entities/organization-invitation.entity.js';
 import { JOIN_REQUEST_STATUSES, type JoinRequestStatus } from '../entities/join-request.entity.js';
@@ -19,7 +19,12 @@ export class ApproveJoinRequestDto {
 }
 
 export class RejectJoinRequestDto {
-  @ApiProperty({ maxLength: 2000 }) @IsString() @IsNotEmpty() @MaxLength(2000) reviewNote: string;
+  @ApiProperty({ maxLength: 2000, description: 'Required; blank (only spaces) is refused' })
+  @IsString()
+  @IsNotEmpty()
+  @Matches(/\S/, { message: 'reviewNote must not be blank' })
+  @MaxLength(2000)
+  reviewNote: string;
 }
 
 export class JoinRequestQueryDto extends PageQueryDto {

@@ -147,4 +147,9 @@ describe('webhook retry schedule', () => {
     expect(retryDelaySeconds(60, 3, () => 0.999)).toBeCloseTo(240 * 1.24975);
     expect(retryDelaySeconds(3600, 10, () => 0)).toBe(6 * 3600);
   });
+
+  it('never waits less than retryInterval, even above the six-hour cap', () => {
+    expect(retryDelaySeconds(86_400, 1, () => 0)).toBe(86_400);
+    expect(retryDelaySeconds(30_000, 3, () => 0)).toBe(30_000);
+  });
 });
