@@ -188,6 +188,21 @@ describe('supply-chain connectors (orderbook_to_catalog, catalog_clone)', () => 
     // 09:00 in Tokyo is 00:00 UTC.
     expect(schedule.nextRunAt).toBe('2030-01-02T00:00:00.000Z');
 
+    // At most 1000 rows per batch (spec 8): a larger one is refused whole (the run below counts only o1 and o2).
+    await call(
+      t,
+      u,
+      'post',
+      `/organizations/${S}/orderbooks/${ob}/rows/batch-update`,
+      {
+        rows: Array.from({ length: 1001 }, (_, i) => ({
+          operation: 'create',
+          id: `big-${i}`,
+          values: { sku: 'Z', qty: 1 },
+        })),
+      },
+      400,
+    );
     await call(
       t,
       u,

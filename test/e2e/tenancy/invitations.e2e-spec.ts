@@ -83,6 +83,8 @@ describe('tenancy: invitations', () => {
     expect(list.body.payload).toMatchObject({ total: 2, page: 1, pageSize: 10 });
     const pending = await request(t.http).get(`${API}/organizations/${org.id}/invitations?status=pending`).set(bearer(owner)).expect(200);
     expect(pending.body.payload.items.map((i: { id: string }) => i.id)).toEqual([a.id]);
+    // Without paging parameters: page 1 of 20 (spec 8).
+    expect(pending.body.payload).toMatchObject({ page: 1, pageSize: 20, total: 1, totalPages: 1 });
     const revoked = await request(t.http).get(`${API}/organizations/${org.id}/invitations?status=revoked`).set(bearer(owner)).expect(200);
     expect(revoked.body.payload.items).toEqual([expect.objectContaining({ id: b.id, status: 'revoked', revokedBy: owner.id })]);
     await request(t.http).get(`${API}/organizations/${org.id}/invitations`).set(bearer(member)).expect(403);

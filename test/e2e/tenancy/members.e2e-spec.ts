@@ -21,6 +21,10 @@ describe('tenancy: organization members', () => {
     const second = await request(t.http).get(`${API}/organizations/${org.id}/members?page=2&pageSize=2`).set(bearer(member)).expect(200);
     expect(second.body.payload.items.map((m: { userId: string }) => m.userId)).toEqual([member.id, guest.id]);
 
+    // Without paging parameters: page 1 of 20 (spec 8).
+    const defaults = await request(t.http).get(`${API}/organizations/${org.id}/members`).set(bearer(member)).expect(200);
+    expect(defaults.body.payload).toMatchObject({ page: 1, pageSize: 20, total: 4, totalPages: 1 });
+
     const admins = await request(t.http).get(`${API}/organizations/${org.id}/members?role=admin`).set(bearer(owner)).expect(200);
     expect(admins.body.payload.items.map((m: { id: string }) => m.id)).toEqual([memberIds.admin]);
 

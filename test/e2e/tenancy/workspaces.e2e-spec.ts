@@ -190,6 +190,16 @@ describe('tenancy: workspaces', () => {
     await createWorkspace(owner, org.id, { slug });
   });
 
+  it('deletes an archived workspace too (spec 3: delete from any state)', async () => {
+    const { org, owner } = await organizationWithRoles(t.http);
+    const ws = await createWorkspace(owner, org.id);
+    await request(t.http).post(`${API}/organizations/${org.id}/workspaces/${ws}/archive`).set(bearer(owner)).expect(200);
+    await request(t.http).delete(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(owner)).expect(200);
+    await request(t.http).get(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(owner)).expect(404);
+    const list = await request(t.http).get(`${API}/organizations/${org.id}/workspaces?includeArchived=true`).set(bearer(owner)).expect(200);
+    expect(list.body.payload.items.map((w: { id: string }) => w.id)).not.toContain(ws);
+  });
+
   describe('workspace members', () => {
     it('adds organization members only (default editor), lists with role filter, gets, updates and removes', async () => {
       const { org, owner, member, guest, outsider } = await organizationWithRoles(t.http);
