@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { problemsOf } from '../../utils/error-details.js';
 import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { startTestIdp, type TestIdp } from './test-idp.js';
@@ -213,6 +214,41 @@ describe('third-party login through a real OpenID provider', () => {
       .send({ state })
       .expect(400);
     expect(missing.body.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('takes the code as `authorizationCode` (spec 2.1) with the optional `redirectUri` of the authorize step', async () => {
+    const first = await startLogin();
+    const back = await idp.signIn(first.authorizationUrl, 'alice');
+    const signedIn = await request(t.http)
+      .post('/api/v1/auth/oauth/google/callback')
+      .send({
+        authorizationCode: back.searchParams.get('code'),
+        redirectUri: idp.redirectUri,
+        state: first.state,
+        iss: back.searchParams.get('iss') ?? undefined,
+      })
+      .expect(200);
+    expect(signedIn.body.payload).toMatchObject({
+      accessToken: expect.any(String),
+      isNewUser: expect.any(Boolean),
+    });
+
+    const second = await startLogin();
+    const again = await idp.signIn(second.authorizationUrl, 'alice');
+    const otherUri = await request(t.http)
+      .post('/api/v1/auth/oauth/google/callback')
+      .send({
+        authorizationCode: again.searchParams.get('code'),
+        redirectUri: 'https://elsewhere.test/cb',
+        state: second.state,
+      })
+      .expect(400);
+    expect(problemsOf(otherUri.body)).toEqual([expect.objectContaining({ field: 'redirectUri' })]);
+    const twoCodes = await request(t.http)
+      .post('/api/v1/auth/oauth/google/callback')
+      .send({ code: 'a', authorizationCode: 'b', state: second.state })
+      .expect(400);
+    expect(problemsOf(twoCodes.body)).toEqual([expect.objectContaining({ field: 'authorizationCode' })]);
   });
 
   it('does not take over an existing account with the same e-mail; the owner binds it, then signs in with it', async () => {

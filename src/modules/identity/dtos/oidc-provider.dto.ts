@@ -10,6 +10,7 @@ import {
   Matches,
   MaxLength,
   MinLength,
+  ValidateIf,
 } from 'class-validator';
 import {
   OAUTH_PROVIDERS,
@@ -169,11 +170,31 @@ export class ThirdPartyAuthorizeDto {
 }
 
 export class ThirdPartyCallbackDto {
-  @ApiProperty({ description: 'The `code` the provider returned' })
+  @ApiPropertyOptional({
+    description: 'The `code` the provider returned. Required unless sent as `authorizationCode`.',
+  })
+  @ValidateIf((body: ThirdPartyCallbackDto) => body.authorizationCode === undefined)
   @IsString()
   @MinLength(1)
   @MaxLength(4096)
-  code: string;
+  code?: string;
+
+  @ApiPropertyOptional({
+    description: 'The same code under the name spec 2.1 gives it (bind request); send one of the two.',
+  })
+  @ValidateIf((body: ThirdPartyCallbackDto) => body.code === undefined)
+  @IsString()
+  @MinLength(1)
+  @MaxLength(4096)
+  authorizationCode?: string;
+
+  @ApiPropertyOptional({
+    description: 'Optional: when sent, it must be the `redirectUri` of the authorize step the `state` names.',
+  })
+  @IsOptional()
+  @IsUrl(URL_OPTIONS)
+  @MaxLength(2048)
+  redirectUri?: string;
 
   @ApiProperty({ description: 'The `state` the provider returned' })
   @IsString()

@@ -73,14 +73,26 @@ export class ThirdPartyLoginService {
     dto: ThirdPartyCallbackDto & { iss?: string },
     meta: ClientMeta,
   ): Promise<ThirdPartyLoginResultDto> {
+    // `authorizationCode` is the spec 2.1 name of the same code (the bind request's); one of the two is enough.
+    if (dto.code !== undefined && dto.authorizationCode !== undefined && dto.code !== dto.authorizationCode) {
+      throw AppException.validation([
+        { field: 'authorizationCode', reason: 'differs from code; send one of the two' },
+      ]);
+    }
+    const code = dto.code ?? (dto.authorizationCode as string);
     const state = await this.states.consume(provider, dto.state);
     if (!state) {
       throw new AppException(ErrorCode.INVALID_TOKEN, {
         details: [{ field: 'state', reason: 'unknown, expired or already used state' }],
       });
     }
+    if (dto.redirectUri !== undefined && dto.redirectUri !== state.redirectUri) {
+      throw AppException.validation([
+        { field: 'redirectUri', reason: 'must be the redirectUri of the authorize step the state names' },
+      ]);
+    }
     const config = await this.providers.enabled(provider);
-    const identity = await this.relyingParty.exchange(config, dto.code, state, dto.iss);
+    const identity = await this.relyingParty.exchange(config, code, state, dto.iss);
     const { user, isNewUser } = await this.findOrCreate(provider, identity);
     const pair = await this.signIn.finish(user, meta, `oauth:${provider}`);
     return { ...pair, isNewUser };
