@@ -208,6 +208,51 @@ describe('documents: requests, merge and revisions', () => {
     expect(valueOf(row.body.payload, 'qty')).toEqual({ number: 4 });
   });
 
+  it('takes field-create, field-update and field-delete changes in the body (spec 2.9), recorded as a metadata update', async () => {
+    const own = await createDocument(t.http, owner);
+    const res = await request(t.http)
+      .post(`${own.path}/requests`)
+      .set(bearer(owner))
+      .send({
+        title: 'Fields',
+        changes: [
+          { type: 'field-create', target: { kind: 'field', fieldId: 'color' }, newValue: { name: 'Color', type: 'text' } },
+          { type: 'field-update', target: { kind: 'field', fieldId: 'qty' }, newValue: { name: 'Amount' } },
+          { type: 'field-delete', target: { kind: 'field', fieldId: 'code' } },
+          { type: 'row-create', target: { kind: 'row', rowId: 'f1' }, newValue: { values: { name: { text: 'F1' }, color: { text: 'red' } } } },
+        ],
+      })
+      .expect(201);
+    expect(res.body.payload.changes.map((change: { type: string }) => change.type)).toEqual([
+      'metadata-update',
+      'metadata-update',
+      'metadata-update',
+      'row-create',
+    ]);
+    const merged = await request(t.http).post(`${own.path}/requests/${res.body.payload.id}/merge`).set(bearer(owner)).expect(200);
+    expect(merged.body.payload.revision.stats).toMatchObject({ fieldsCreated: 1, fieldsUpdated: 1, fieldsDeleted: 1, rowsCreated: 1 });
+    const metadata = (await request(t.http).get(`${own.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
+    const ids = metadata.fields.map((field: { id: string }) => field.id);
+    expect(ids).toContain('color');
+    expect(ids).not.toContain('code');
+    expect(metadata.fields.find((field: { id: string }) => field.id === 'qty')).toMatchObject({ name: 'Amount', type: 'number' });
+    const row = await request(t.http).get(`${own.path}/data/f1`).set(bearer(owner)).expect(200);
+    expect(valueOf(row.body.payload, 'color')).toEqual({ text: 'red' });
+
+    for (const [change, field] of [
+      [{ type: 'field-create', target: { kind: 'field', fieldId: 'color' }, newValue: { name: 'Again', type: 'text' } }, 'target.fieldId'],
+      [{ type: 'field-update', target: { kind: 'field', fieldId: 'nope' }, newValue: { name: 'X' } }, 'target.fieldId'],
+      [{ type: 'field-delete', target: { kind: 'field' } }, 'target.fieldId'],
+      [{ type: 'field-create', target: { kind: 'field', fieldId: 'bad' }, newValue: { name: 'Bad', type: 'no-such-type' } }, undefined],
+    ] as const) {
+      const bad = await request(t.http).post(`${own.path}/requests`).set(bearer(owner)).send({ title: 'Bad', changes: [change] }).expect(400);
+      expect(bad.body.code).toBe('VALIDATION_ERROR');
+      if (field) {
+        expect(bad.body.details.field).toBe(`changes[0].${field}`);
+      }
+    }
+  });
+
   it('keeps writes open when the workflow requires approval; without an approved approval nobody merges them', async () => {
     const gated = await createDocument(t.http, owner, { settings: { workflow: { requiresApproval: true } } });
     const res = await request(t.http).post(`${gated.path}/data`).set(bearer(editor)).send({ id: 'p1', values: { name: 'Pending' } }).expect(201);

@@ -54,9 +54,23 @@ export class ChangeTargetInputDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) fieldId?: string;
 }
 
+/** Change types a request body may carry (spec 2.9); `field-*` are recorded as a `metadata-update` of the draft. */
+export const CHANGE_INPUT_TYPES = [
+  'row-create',
+  'row-update',
+  'row-delete',
+  'field-create',
+  'field-update',
+  'field-delete',
+  'property-update',
+  'property-delete',
+  'metadata-update',
+  'settings-update',
+] as const;
+
 export class ChangeInputDto {
-  @ApiProperty({ enum: ['row-create', 'row-update', 'row-delete', 'property-update', 'property-delete', 'metadata-update', 'settings-update'] })
-  @IsIn(['row-create', 'row-update', 'row-delete', 'property-update', 'property-delete', 'metadata-update', 'settings-update'])
+  @ApiProperty({ enum: CHANGE_INPUT_TYPES })
+  @IsIn(CHANGE_INPUT_TYPES)
   type: string;
 
   @ApiProperty({ type: ChangeTargetInputDto }) @ValidateNested() @Type(() => ChangeTargetInputDto) @IsObject() target: ChangeTargetInputDto;
@@ -65,7 +79,9 @@ export class ChangeInputDto {
     description:
       'row-create/row-update: a Row {id?, values: [{fieldId, value}], version?} (spec 2.6; createdAt, createdBy, updatedAt, updatedBy are read-only and ignored; ' +
       'id must equal target.rowId when both are given; version is checked on row-update like PUT /data/{rowId}), or the values alone (array of {fieldId, value} or object of field id to Value); ' +
-      'with target.fieldId one Value. property-update: values, or one Value with target.fieldId. metadata-update: {fields, properties}. settings-update: settings.',
+      'with target.fieldId one Value. property-update: values, or one Value with target.fieldId. metadata-update: {fields, properties}. settings-update: settings. ' +
+      'field-create: a Field (its id, or target.fieldId); field-update: the Field or the keys to change, target.fieldId naming it; field-delete: target.fieldId. ' +
+      'Field changes are recorded as one metadata-update of the metadata the request builds on.',
     example: { id: 'row-1', values: [{ fieldId: 'name', value: { text: 'Widget' } }] },
   })
   @IsOptional()

@@ -36,6 +36,49 @@ import { MergeService } from './merge/merge.service.js';
 import { RequestHooks } from './request-hooks.js';
 
 /** Change requests: create with changes, list, read, diff, conflicts, merge, close, reopen (spec section 3). */
+/**
+ * The field list after one `field-create`, `field-update` or `field-delete` change of a request body (spec 2.9),
+ * on the list the request builds on. The result is validated as any metadata update.
+ */
+function fieldListAfter(
+  fields: readonly FieldDefinition[],
+  type: 'field-create' | 'field-update' | 'field-delete',
+  fieldId: string | undefined,
+  newValue: unknown,
+): unknown[] {
+  const given = typeof newValue === 'object' && newValue !== null && !Array.isArray(newValue) ? (newValue as Record<string, unknown>) : null;
+  if (type === 'field-create') {
+    if (!given) {
+      throw AppException.validation([{ field: 'newValue', reason: 'a Field {id, name, type, …} is required' }]);
+    }
+    const id = given.id ?? fieldId;
+    if (fieldId !== undefined && given.id !== undefined && given.id !== fieldId) {
+      throw AppException.validation([{ field: 'newValue.id', reason: 'must equal target.fieldId' }]);
+    }
+    if (fields.some((field) => field.id === id)) {
+      throw AppException.validation([{ field: 'target.fieldId', reason: `field ${String(id)} already exists` }]);
+    }
+    return [...fields, { ...given, id }];
+  }
+  if (!fieldId) {
+    throw AppException.validation([{ field: 'target.fieldId', reason: 'fieldId is required' }]);
+  }
+  const existing = fields.find((field) => field.id === fieldId);
+  if (!existing) {
+    throw AppException.validation([{ field: 'target.fieldId', reason: `no field ${fieldId}` }]);
+  }
+  if (type === 'field-delete') {
+    return fields.filter((field) => field.id !== fieldId);
+  }
+  if (!given) {
+    throw AppException.validation([{ field: 'newValue', reason: 'the Field, or the keys of it to change, is required' }]);
+  }
+  if (given.id !== undefined && given.id !== fieldId) {
+    throw AppException.validation([{ field: 'newValue.id', reason: 'must equal target.fieldId' }]);
+  }
+  return fields.map((field) => (field.id === fieldId ? { ...field, ...given, id: fieldId } : field));
+}
+
 @Injectable()
 export class RequestsService {
   constructor(
@@ -120,19 +163,29 @@ export class RequestsService {
         return buildPropertiesWrite(scope, values, 'patch');
       case 'property-delete':
         return buildPropertiesDelete(scope);
-      case 'metadata-update': {
-        const draft = await buildMetadataUpdate(scope, (change.newValue ?? {}) as { fields?: unknown; properties?: unknown }, async (id) => (await this.rows.duplicateValues(scope.document.uuid, id)).length > 0);
-        if (draft) {
-          // The same rules as PUT /metadata: readers in other documents, cycles through them (docs/formulas.md).
-          await this.computed.checkMetadataChange(scope.document, (draft.data as { fields: FieldDefinition[] }).fields);
-        }
-        return draft;
+      case 'metadata-update':
+        return this.buildMetadataChange(scope, (change.newValue ?? {}) as { fields?: unknown; properties?: unknown });
+      case 'field-create':
+      case 'field-update':
+      case 'field-delete': {
+        const current = await scope.metadata();
+        const fields = fieldListAfter(current.fields, change.type, change.target.fieldId, change.newValue);
+        return this.buildMetadataChange(scope, { fields, properties: current.properties });
       }
       case 'settings-update':
         return buildSettingsUpdate(scope, parseSettings(change.newValue));
       default:
         throw AppException.validation([{ field: 'type', reason: `unknown change type ${change.type}` }]);
     }
+  }
+
+  /** A new metadata for the draft, by the rules of PUT /metadata (also readers in other documents, docs/formulas.md). */
+  private async buildMetadataChange(scope: DraftScope, input: { fields?: unknown; properties?: unknown }): Promise<ChangeDraft | null> {
+    const draft = await buildMetadataUpdate(scope, input, async (id) => (await this.rows.duplicateValues(scope.document.uuid, id)).length > 0);
+    if (draft) {
+      await this.computed.checkMetadataChange(scope.document, (draft.data as { fields: FieldDefinition[] }).fields);
+    }
+    return draft;
   }
 
   /** A row-create or row-update in any `newValue` form (docs/documents.md, "The change engine"); details name paths of the change. */
