@@ -229,6 +229,17 @@ describe('comments', () => {
     await request(t.http).delete(`${doc.path}/comments/${own.id}`).set(bearer(editor)).expect(200);
   });
 
+  it("lets an editor left out of permissions.delete remove their own comment and reaction (that setting is about content)", async () => {
+    const narrowed = await createDocument(t.http, owner, { settings: { permissions: { delete: [owner.id] } } });
+    const mine = (await post(editor, { target: { scope: 'document' }, content: 'Mine' }, narrowed.path).expect(201)).body.payload;
+    await request(t.http).post(`${narrowed.path}/comments/${mine.id}/reactions`).query({ emoji: '👍' }).set(bearer(editor)).expect(200);
+    await request(t.http).delete(`${narrowed.path}/comments/${mine.id}/reactions/${encodeURIComponent('👍')}`).set(bearer(editor)).expect(200);
+    await request(t.http).delete(`${narrowed.path}/comments/${mine.id}`).set(bearer(editor)).expect(200);
+    // Document content stays under the setting: the same editor cannot delete a row.
+    await createRow(t.http, owner, narrowed, { id: 'kept', values: { name: 'Kept' } });
+    expect((await request(t.http).delete(`${narrowed.path}/data/kept`).set(bearer(editor)).expect(403)).body.code).toBe('FORBIDDEN');
+  });
+
   it('refuses the viewer role, a missing comments:write scope, a foreign tenant and allowComment false', async () => {
     const before = await commentCount();
     expect((await post(viewer, { target: { scope: 'document' }, content: 'x' }).expect(403)).body.code).toBe('FORBIDDEN');

@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
-import { CurrentDocument, DocumentAccess } from '../../documents/controllers/document-access.guard.js';
+import { CurrentDocument, DocumentAccess, NotDocumentContent } from '../../documents/controllers/document-access.guard.js';
 import type { DocumentContext } from '../../documents/services/document-access.service.js';
 import {
   CommentDeleteResponseDto,
@@ -19,6 +19,9 @@ import { CommentsService } from '../services/comments.service.js';
 /** Comments of a document (spec 2.8 / 4.4, docs/comments.md). Reads need doc:read; writes comments:write and the editor role. */
 @ApiTags('documents: comments')
 @Controller('doc/:docType/:docId/comments')
+// Deleting a comment or a reaction follows the comment rules (author, workspace owner, organization owner/admin),
+// not the document's permissions.delete.
+@NotDocumentContent()
 export class CommentsController {
   constructor(private readonly comments: CommentsService) {}
 

@@ -18,6 +18,14 @@ import { DocumentAccessService, type DocumentContext, type DocumentNeed } from '
 import { readDocumentScope } from './document-scope.js';
 
 const DOCUMENT_NEED = 'quire:document-need';
+const NOT_DOCUMENT_CONTENT = 'quire:not-document-content';
+
+/**
+ * A DELETE that removes the caller's own contribution about the document (a comment, a reaction), not document
+ * content: `permissions.delete` (who may delete the document, rows, properties, views; docs/settings.md) does not
+ * apply; the route's own rules do.
+ */
+export const NotDocumentContent = (): MethodDecorator & ClassDecorator => SetMetadata(NOT_DOCUMENT_CONTENT, true);
 
 interface DocumentRequest extends Request, AuthenticatedRequest {
   documentContext?: DocumentContext;
@@ -47,7 +55,8 @@ export class DocumentAccessGuard implements CanActivate {
     // A read of one row fetches the row with the document (one statement instead of two; docs/performance.md).
     const rowId = need === 'read' && request.method === 'GET' && typeof request.params.rowId === 'string' ? request.params.rowId : undefined;
     request.documentContext = await this.access.open(request.principal, docType, docId, need, readDocumentScope(request), rowId);
-    if (request.method === 'DELETE' && need !== 'read') {
+    const notContent = this.reflector.getAllAndOverride<boolean | undefined>(NOT_DOCUMENT_CONTENT, [context.getHandler(), context.getClass()]);
+    if (request.method === 'DELETE' && need !== 'read' && notContent !== true) {
       await this.access.narrowBySettings(request.documentContext, 'delete');
     }
     return true;
