@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { Allow, ArrayMaxSize, IsArray, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
-import { CHANGE_OPERATIONS, CHANGE_TYPES, REQUEST_STATUSES, type RequestStatus } from '../domain/document.records.js';
+import { CHANGE_OPERATIONS, CHANGE_TYPES, REQUEST_STATUSES, REVISION_OPERATION_TYPES, type RequestStatus } from '../domain/document.records.js';
 import { CONFLICT_TYPES } from '../domain/merge.types.js';
 import { ConversionReportDto } from './document.dto.js';
 import { RevisionResponseDto } from './revision.dto.js';
@@ -54,19 +54,11 @@ export class ChangeTargetInputDto {
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) fieldId?: string;
 }
 
-/** Change types a request body may carry (spec 2.9); `field-*` are recorded as a `metadata-update` of the draft. */
-export const CHANGE_INPUT_TYPES = [
-  'row-create',
-  'row-update',
-  'row-delete',
-  'field-create',
-  'field-update',
-  'field-delete',
-  'property-update',
-  'property-delete',
-  'metadata-update',
-  'settings-update',
-] as const;
+/**
+ * Change types a request body may carry (spec 2.9): the ChangeOperation types but the relation ones (relation edges
+ * are written through relation fields' values and POST /relations). `field-*` are recorded as a `metadata-update`.
+ */
+export const CHANGE_INPUT_TYPES = REVISION_OPERATION_TYPES.filter((type) => !type.startsWith('relation-'));
 
 export class ChangeInputDto {
   @ApiProperty({ enum: CHANGE_INPUT_TYPES })
