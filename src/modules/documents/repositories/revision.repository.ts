@@ -98,8 +98,8 @@ export class RevisionRepository {
    * row lock, bumps the document's version and counters (and its metadata or settings, when the merge changed
    * them), inserts the revision linked to the document's previous head and its pending operations, and marks the
    * request merged — or, for a request merged in the transaction that opens it (`openedRequest`), inserts it
-   * already merged — and records the merge's events. The lock is held from here to the commit only. Null when the document's metadata is no longer
-   * `expectedMetadataVersion` or the document was deleted: nothing is written then.
+   * already merged — and records the merge's events. The lock is held from here to the commit only. Null when the
+   * document's metadata is no longer `expectedMetadataVersion` or the document was deleted: nothing is written then.
    *
    * `rowSeq` is the auto-number counter as a merge under the document lock computed it; a merge without the lock
    * passes what it assumed and the counter still advances by at least `rowsCreated`.
