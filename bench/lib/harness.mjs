@@ -4,7 +4,7 @@
 // Node ESM, no TypeScript: the benchmarks import the built service only where they must (the migrations, the
 // embedded PostgreSQL and the query compiler, all from dist/). bench/speed/harness.mjs re-exports this module.
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -403,6 +403,26 @@ export function cpuMs(pid) {
   } catch {
     return 0;
   }
+}
+
+/** CPU time (ms) of every process named `postgres` on the machine: the database's share of a load, read before and after it. */
+export function postgresCpuMs() {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) {
+      continue;
+    }
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.includes('(postgres)')) {
+        const fields = stat.split(') ')[1].split(' ');
+        total += (Number(fields[11]) + Number(fields[12])) * 10;
+      }
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return total;
 }
 
 /** Samples VmRSS every `everyMs`; `stop()` returns the peak in MB. */

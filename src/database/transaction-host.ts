@@ -2,6 +2,24 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 
+/** The parts of `pg.Client` that pipelining uses (`pipeline` is read on every query; its queues are internal). */
+interface PipelinedClient {
+  pipeline: boolean;
+  getTransactionStatus(): string | null;
+  once(event: 'drain', listener: () => void): unknown;
+  _activeQuery?: unknown;
+  _queryQueue: unknown[];
+  _sentQueryQueue: unknown[];
+}
+
+/** Resolves once `client` has no statement queued, sent or running. */
+function settled(client: PipelinedClient): Promise<void> {
+  if (!client._activeQuery && client._queryQueue.length === 0 && client._sentQueryQueue.length === 0) {
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => client.once('drain', () => resolve()));
+}
+
 type IsolationLevel = 'READ COMMITTED' | 'REPEATABLE READ' | 'SERIALIZABLE';
 
 interface TransactionState {
@@ -11,6 +29,8 @@ interface TransactionState {
   collected?: Map<object, unknown[]>;
   /** Values loaded once per transaction (memo). */
   memos?: Map<object, Map<string, Promise<unknown>>>;
+  /** A transaction of several concurrent parts (runPipelined). */
+  grouped?: boolean;
 }
 
 /**
@@ -46,14 +66,64 @@ export class TransactionHost {
       isolation === 'READ COMMITTED'
         ? await this.dataSource.transaction(body)
         : await this.dataSource.transaction(isolation, body);
-    for (const hook of afterCommit) {
+    this.runAfterCommit(afterCommit);
+    return result;
+  }
+
+  private runAfterCommit(hooks: ReadonlyArray<() => void>): void {
+    for (const hook of hooks) {
       try {
         hook();
       } catch (error) {
         this.logger.error({ err: error }, 'after-commit hook failed');
       }
     }
+  }
+
+  /**
+   * Like `run()`, for work made of several concurrent parts (a group of writes, WriteBatcher): the transaction's
+   * connection pipelines its statements, so the statements the parts send in one tick leave in one socket write and
+   * PostgreSQL answers them in order without waiting for the client between them. The parts share the transaction,
+   * its after-commit hooks and its memos. Statements of the parts interleave, so parts must not read what another
+   * part writes. Never nested: inside a transaction it refuses.
+   */
+  async runPipelined<T>(work: () => Promise<T>): Promise<T> {
+    if (this.storage.getStore()) {
+      throw new Error('runPipelined cannot join an open transaction');
+    }
+    const afterCommit: Array<() => void> = [];
+    const result = await this.dataSource.transaction(async (manager) => {
+      const client = (manager.queryRunner as unknown as { databaseConnection: PipelinedClient })
+        .databaseConnection;
+      client.pipeline = true;
+      try {
+        return await this.storage.run({ manager, afterCommit, grouped: true }, work);
+      } finally {
+        // COMMIT, ROLLBACK and the pool's next user talk to the connection one statement at a time again.
+        await settled(client);
+        client.pipeline = false;
+      }
+    });
+    this.runAfterCommit(afterCommit);
     return result;
+  }
+
+  /**
+   * A function that runs work inside the current transaction (or outside any, when none is open), from whatever
+   * async context it is called: for work carried into another context, such as a request's own (WriteBatcher).
+   */
+  capture(): <T>(work: () => T) => T {
+    const state = this.storage.getStore();
+    return (work) => (state ? this.storage.run(state, work) : this.storage.exit(work));
+  }
+
+  /** Whether the current transaction failed (a statement errored: PostgreSQL will roll it back at COMMIT). */
+  get failed(): boolean {
+    const state = this.storage.getStore();
+    const client = (
+      state?.manager.queryRunner as unknown as { databaseConnection?: PipelinedClient } | undefined
+    )?.databaseConnection;
+    return client?.getTransactionStatus() === 'E';
   }
 
   /**
@@ -100,6 +170,11 @@ export class TransactionHost {
       memos.set(key, value);
     }
     return value;
+  }
+
+  /** `memo` inside a transaction of several parts (runPipelined), which they share; elsewhere loaded every time. */
+  groupMemo<T>(collector: object, key: string, load: () => Promise<T>): Promise<T> {
+    return this.storage.getStore()?.grouped === true ? this.memo(collector, key, load) : load();
   }
 
   /**

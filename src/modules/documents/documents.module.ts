@@ -22,6 +22,7 @@ import { RevisionRepository } from './repositories/revision.repository.js';
 import { RevisionHistoryRepository } from './repositories/revision-history.repository.js';
 import { RowQueryRepository } from './repositories/row-query.repository.js';
 import { RowRepository } from './repositories/row.repository.js';
+import { WriteBatcher } from './services/write-batcher.js';
 import { ChangeEngineService } from './services/change-engine.service.js';
 import { DocumentAccessService } from './services/document-access.service.js';
 import { DocumentDeletionListeners } from './services/document-deletion-listeners.js';
@@ -84,6 +85,7 @@ import { ParticipantsRepository } from './repositories/participants.repository.j
     DocumentEventsService,
     DocumentIndexService,
     ChangeEngineService,
+    WriteBatcher,
     MergeService,
     RowMergeService,
     RelationRepository,

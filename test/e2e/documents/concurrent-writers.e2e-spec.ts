@@ -101,6 +101,127 @@ describe('documents: concurrent writers under row-level locking', () => {
     expect(history.map((revision) => Number(revision.version))).toEqual(Array.from({ length: history.length }, (_, i) => i + 1));
   });
 
+  /**
+   * Holds `rowId` of `target` locked from a connection of its own; two writes of that row then take the document's
+   * two lanes (WriteBatcher) and wait, so every write sent before `release()` queues and commits in a group.
+   */
+  async function holdLanes(target: DocHandle, rowId: string): Promise<{ blockers: Promise<request.Response[]>; release: () => Promise<void> }> {
+    const runner = t.dataSource.createQueryRunner();
+    await runner.startTransaction();
+    await runner.query(`SELECT 1 FROM document_rows r JOIN documents d ON d.id = r.document_id WHERE d.doc_id = $1 AND r.id = $2 FOR UPDATE OF r`, [target.docId, rowId]);
+    const blockers = Promise.all([1, 2].map((n) => request(t.http).put(`${target.path}/data/${rowId}`).set(bearer(owner)).send({ values: { qty: n } })));
+    // Both blockers wait on the row lock before anything else is sent.
+    for (let i = 0; i < 200; i += 1) {
+      const [waiting] = await t.dataSource.query<Array<{ n: string }>>(
+        `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      if (Number(waiting?.n) >= 2) {
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return {
+      blockers,
+      release: async () => {
+        await runner.rollbackTransaction();
+        await runner.release();
+      },
+    };
+  }
+
+  /** Revisions of `target` with their request and time, by version. */
+  async function revisionsOf(target: DocHandle): Promise<Array<{ version: string; request_id: string; created_at: string; previous_revision_id: string | null; id: string }>> {
+    // The time as text: microseconds, which a JavaScript Date would cut to milliseconds.
+    return t.dataSource.query(
+      `SELECT v.id, v.version, v.request_id, v.created_at::text AS created_at, v.previous_revision_id FROM revisions v JOIN documents d ON d.id = v.document_id
+        WHERE d.doc_id = $1 ORDER BY v.version`,
+      [target.docId],
+    );
+  }
+
+  it('commits writes that queued behind their document in one transaction, each with its own request, revision and answer', async () => {
+    const grouped = await createDocument(t.http, owner, { fields: PLAIN_FIELDS });
+    const rows = await Promise.all(Array.from({ length: 12 }, (_, i) => createRow(t.http, owner, grouped, { id: `g${i}`, values: { name: `n${i}`, qty: i } })));
+    await createRow(t.http, owner, grouped, { id: 'held', values: { name: 'held', qty: 0 } });
+    const before = (await revisionsOf(grouped)).length;
+
+    const lanes = await holdLanes(grouped, 'held');
+    const updates = rows.map((row, i) => request(t.http).put(`${grouped.path}/data/${row.id}`).set(bearer(owner)).send({ values: { qty: 1000 + i }, version: row.version }));
+    const invalid = request(t.http).put(`${grouped.path}/data/g0`).set(bearer(owner)).send({ values: { qty: 'not a number' } });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await lanes.release();
+    const [answers, refused, blockers] = await Promise.all([Promise.all(updates), invalid, lanes.blockers]);
+
+    expect(blockers.map((res) => res.status)).toEqual([200, 200]);
+    expect(answers.map((res) => res.status)).toEqual(rows.map(() => 200));
+    // A write refused before it changed anything fails alone; the others of its group commit.
+    expect(refused.status).toBe(400);
+    expect(refused.body.code).toBe('VALIDATION_ERROR');
+
+    const history = (await revisionsOf(grouped)).slice(before);
+    expect(history.map((revision) => Number(revision.version))).toEqual(Array.from({ length: 14 }, (_, i) => before + i + 1));
+    // Each answer names its own request and revision, and that revision is the request's.
+    const revisionOf = new Map(history.map((revision) => [revision.id, revision.request_id]));
+    for (const res of answers) {
+      expect(revisionOf.get(res.body.payload.request.revisionId)).toBe(res.body.payload.request.requestId);
+      expect(res.body.payload.version).toBe(2);
+    }
+    expect(new Set(answers.map((res) => res.body.payload.request.revisionId)).size).toBe(12);
+    // The queued writes committed together: their revisions share one transaction time.
+    const times = new Map<string, number>();
+    history.forEach((revision) => times.set(revision.created_at, (times.get(revision.created_at) ?? 0) + 1));
+    expect(Math.max(...times.values())).toBeGreaterThanOrEqual(3);
+    // Revisions stay linked one to the next across the group.
+    const all = await revisionsOf(grouped);
+    all.forEach((revision, i) => expect(revision.previous_revision_id).toBe(i === 0 ? null : all[i - 1]?.id));
+  });
+
+  it('runs a group again write by write when one write fails after changing the database: nothing of it stays half-applied', async () => {
+    const grouped = await createDocument(t.http, owner, { fields: PLAIN_FIELDS });
+    await Promise.all(Array.from({ length: 6 }, (_, i) => createRow(t.http, owner, grouped, { id: `f${i}`, values: { name: `n${i}`, qty: i } })));
+    await createRow(t.http, owner, grouped, { id: 'held', values: { name: 'held', qty: 0 } });
+    await createRow(t.http, owner, grouped, { id: 'boom', values: { name: 'boom', qty: 0 } });
+    const before = (await revisionsOf(grouped)).length;
+    // The row write of `boom` fails inside PostgreSQL, after the write began changing the database; every attempt
+    // is counted by a sequence, which no rollback undoes.
+    await t.dataSource.query(`CREATE SEQUENCE group_boom_attempts`);
+    await t.dataSource.query(`CREATE FUNCTION group_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM nextval('group_boom_attempts'); RAISE EXCEPTION 'boom'; END $$`);
+    await t.dataSource.query(`CREATE TRIGGER group_boom BEFORE UPDATE ON document_rows FOR EACH ROW WHEN (NEW.id = 'boom') EXECUTE FUNCTION group_boom()`);
+    try {
+      const lanes = await holdLanes(grouped, 'held');
+      const updates = Array.from({ length: 6 }, (_, i) => request(t.http).put(`${grouped.path}/data/f${i}`).set(bearer(owner)).send({ values: { qty: 500 + i } }));
+      const failing = request(t.http).put(`${grouped.path}/data/boom`).set(bearer(owner)).send({ values: { qty: 1 } });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await lanes.release();
+      const [answers, failed] = await Promise.all([Promise.all(updates), failing, lanes.blockers]);
+
+      expect(answers.map((res) => res.status)).toEqual(Array(6).fill(200));
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+      // Tried in its group, which rolled back, then alone.
+      const [attempts] = await t.dataSource.query<Array<{ last_value: string }>>(`SELECT last_value FROM group_boom_attempts`);
+      expect(Number(attempts?.last_value)).toBe(2);
+    } finally {
+      await t.dataSource.query(`DROP TRIGGER group_boom ON document_rows`);
+      await t.dataSource.query(`DROP FUNCTION group_boom()`);
+      await t.dataSource.query(`DROP SEQUENCE group_boom_attempts`);
+    }
+    // Every other write applied exactly once, with one revision each; the failed one left nothing.
+    const rows = await t.dataSource.query<Array<{ id: string; version: number; qty: number }>>(
+      `SELECT r.id, r.version, (r."values"->>'qty')::int AS qty FROM document_rows r JOIN documents d ON d.id = r.document_id
+        WHERE d.doc_id = $1 AND r.id LIKE 'f%' ORDER BY r.id`,
+      [grouped.docId],
+    );
+    expect(rows.map((row) => [row.id, Number(row.version), Number(row.qty)])).toEqual(Array.from({ length: 6 }, (_, i) => [`f${i}`, 2, 500 + i]));
+    const history = (await revisionsOf(grouped)).slice(before);
+    expect(history.map((revision) => Number(revision.version))).toEqual(Array.from({ length: 8 }, (_, i) => before + i + 1));
+    const [boom] = await t.dataSource.query<Array<{ version: number }>>(
+      `SELECT r.version FROM document_rows r JOIN documents d ON d.id = r.document_id WHERE d.doc_id = $1 AND r.id = 'boom'`,
+      [grouped.docId],
+    );
+    expect(Number(boom?.version)).toBe(1);
+  });
+
   it('keeps unique values unique under concurrent writers (those documents serialize on the document)', async () => {
     const unique = await createDocument(t.http, owner, { fields: [{ id: 'sku', name: 'SKU', type: 'text', unique: true }] });
     const results = await Promise.all(

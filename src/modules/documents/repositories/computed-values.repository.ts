@@ -161,11 +161,15 @@ export class ComputedValuesRepository {
     organizationId: string,
     targetDocumentUuid: string,
   ): Promise<{ documentUuid: string; relationFieldId: string }[]> {
-    return this.tx.manager.query(
-      prepared(`SELECT s.document_id AS "documentUuid", s.relation_field_id AS "relationFieldId"
-         FROM computed_field_sources s
-        WHERE s.organization_id = $1 AND s.target_document_id = $2`),
-      [organizationId, targetDocumentUuid],
+    // A group of row writes of one document (WriteBatcher) asks once for all of them: rows-only writes never change
+    // the sources. Elsewhere the read is fresh, since a metadata merge may record sources earlier in its transaction.
+    return this.tx.groupMemo(this, `${organizationId}|${targetDocumentUuid}`, () =>
+      this.tx.manager.query<{ documentUuid: string; relationFieldId: string }[]>(
+        prepared(`SELECT s.document_id AS "documentUuid", s.relation_field_id AS "relationFieldId"
+           FROM computed_field_sources s
+          WHERE s.organization_id = $1 AND s.target_document_id = $2`),
+        [organizationId, targetDocumentUuid],
+      ),
     );
   }
 

@@ -13,6 +13,9 @@ import { DocumentEventsService } from './document-events.service.js';
 import { DraftScope } from './draft-scope.js';
 import { RequestHooks } from './request-hooks.js';
 import { type MergeResult, MergeService } from './merge/merge.service.js';
+import { ComputedFieldsService } from './computed/computed-fields.service.js';
+import { handlerFor } from '../fields/field-type.registry.js';
+import { GroupExit, type GroupMember, WriteBatcher } from './write-batcher.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -40,6 +43,22 @@ export interface WriteOptions {
  */
 function needsDocumentLock(document: DocumentRecord): boolean {
   return document.metadata.fields.some((field) => field.unique === true || field.type === 'auto_number');
+}
+
+/**
+ * Whether a write may commit in a group with other writes of its document (WriteBatcher): a write without
+ * `requestId` merged at once that changes rows only, of a document whose rows no other row's value depends on
+ * (no relation, formula, lookup, rollup or auto-number field, no `unique` value), outside any open transaction.
+ * Such writes touch only their own rows, so writes of disjoint rows commute.
+ */
+function groupable(document: DocumentRecord, opts: WriteOptions): boolean {
+  return (
+    opts.rowsOnly === true &&
+    !opts.requestId &&
+    !opts.newRequest &&
+    (opts.apply === true || document.settings.workflow?.requiresApproval !== true) &&
+    document.metadata.fields.every((field) => field.type !== 'relation' && field.unique !== true && !handlerFor(field.type).computed)
+  );
 }
 
 /** A check another module adds to every write (realtime locks); it throws to refuse the write. */
@@ -87,6 +106,8 @@ export class ChangeEngineService {
     private readonly events: DocumentEventsService,
     private readonly outbox: OutboxService,
     private readonly hooks: RequestHooks,
+    private readonly batcher: WriteBatcher,
+    private readonly computed: ComputedFieldsService,
   ) {}
 
   private writeGuard?: WriteGuard;
@@ -132,11 +153,28 @@ export class ChangeEngineService {
   }
 
   async write(ctx: DocumentContext, opts: WriteOptions, build: (scope: DraftScope) => Promise<ChangeDraft[]>): Promise<WriteOutcome> {
-    const userId = ctx.principal.userId;
     if (opts.apply && opts.requestId) {
       throw AppException.validation([{ field: 'apply', reason: 'apply cannot be combined with requestId' }]);
     }
+    if (!this.tx.inTransaction && groupable(ctx.document, opts)) {
+      return this.batcher.submit(ctx.document.uuid, (member) => this.writeOnce(ctx, opts, build, member));
+    }
+    return this.writeOnce(ctx, opts, build, null);
+  }
+
+  /** One write, in the current transaction or a new one; `member`: it runs in a group (WriteBatcher). */
+  private writeOnce(
+    ctx: DocumentContext,
+    opts: WriteOptions,
+    build: (scope: DraftScope) => Promise<ChangeDraft[]>,
+    member: GroupMember | null,
+  ): Promise<WriteOutcome> {
+    const userId = ctx.principal.userId;
     return this.tx.run(async () => {
+      // Lookups reading this document recompute rows other writes of a group may hold: such writes run alone.
+      if (member && (await this.computed.isRead(ctx.document))) {
+        throw new GroupExit(true);
+      }
       const document = await this.openForWrite(ctx.document, opts);
       if (!document) {
         throw docNotFound();
@@ -153,6 +191,8 @@ export class ChangeEngineService {
       if (drafts.length === 0 && !opts.newRequest) {
         return { document, request, changes: [], merge: null, pendingApproval: false };
       }
+      // In a group, the rows this write read and changes are its own until the group commits.
+      member?.claimRows([...scope.lockedRows.keys(), ...drafts.map((draft) => draft.targetId)]);
 
       const requiresApproval = document.settings.workflow?.requiresApproval === true;
       // A write without requestId wraps its changes in a request of its own, merged at once unless approval is due.
@@ -165,6 +205,7 @@ export class ChangeEngineService {
           drafts,
         );
         const createdEvent = this.events.requestEvent(document, 'request_created', draft.request, userId);
+        member?.startWriting();
         const merge = await this.merger.merge(document, draft.request, draft.changes, userId, [createdEvent], {
           lockedRows: scope.lockedRows,
           valuesValidated: opts.valuesValidated,

@@ -51,6 +51,11 @@ export class ComputedFieldsService {
     private readonly outbox: OutboxService,
   ) {}
 
+  /** Whether lookups or rollups of any document (this one included) read this document's rows. */
+  async isRead(document: DocumentRecord): Promise<boolean> {
+    return (await this.values.readers(document.organizationId, document.uuid)).length > 0;
+  }
+
   async afterMerge(document: DocumentRecord, input: ComputedMergeInput): Promise<void> {
     const now = new Date();
     const plan = computedPlan(input.fields);
