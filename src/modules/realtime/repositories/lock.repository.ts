@@ -53,11 +53,14 @@ export class LockRepository {
   }
 
   async live(organizationId: string, documentUuid: string): Promise<LockRecord[]> {
-    const rows = await this.tx.manager.query<LockRow[]>(
-      prepared(`SELECT ${COLUMNS} FROM realtime_locks
-        WHERE organization_id = $1 AND document_uuid = $2 AND expires_at > now()
-        ORDER BY created_at, id`),
-      [organizationId, documentUuid],
+    // A group of writes of one document (one transaction, no lock taken in it) reads the locks once for all.
+    const rows = await this.tx.groupMemo(this, `${organizationId}|${documentUuid}`, () =>
+      this.tx.manager.query<LockRow[]>(
+        prepared(`SELECT ${COLUMNS} FROM realtime_locks
+          WHERE organization_id = $1 AND document_uuid = $2 AND expires_at > now()
+          ORDER BY created_at, id`),
+        [organizationId, documentUuid],
+      ),
     );
     return rows.map(toLock);
   }
