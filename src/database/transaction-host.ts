@@ -12,6 +12,12 @@ interface PipelinedClient {
   _sentQueryQueue: unknown[];
 }
 
+/** Items of calls made in one tick, served by one load. */
+interface Coalescing {
+  items: unknown[];
+  result: Promise<unknown>;
+}
+
 /** Resolves once `client` has no statement queued, sent or running. */
 function settled(client: PipelinedClient): Promise<void> {
   if (!client._activeQuery && client._queryQueue.length === 0 && client._sentQueryQueue.length === 0) {
@@ -31,6 +37,8 @@ interface TransactionState {
   memos?: Map<object, Map<string, Promise<unknown>>>;
   /** A transaction of several concurrent parts (runPipelined). */
   grouped?: boolean;
+  /** Calls being collected for one statement (coalesce), per collector and key. */
+  coalescing?: Map<object, Map<string, Coalescing>>;
 }
 
 /**
@@ -175,6 +183,46 @@ export class TransactionHost {
   /** `memo` inside a transaction of several parts (runPipelined), which they share; elsewhere loaded every time. */
   groupMemo<T>(collector: object, key: string, load: () => Promise<T>): Promise<T> {
     return this.storage.getStore()?.grouped === true ? this.memo(collector, key, load) : load();
+  }
+
+  /**
+   * In a transaction of several parts (runPipelined), the calls of one tick under `collector` and `key` are served by
+   * one `load` of all their items, in the order they came (a part waits for the others' items one tick at most):
+   * the parts of a group of writes read their rows with one statement, and lock them in one order. Every call gets
+   * the result of the whole load. Elsewhere, `load(items)` at once.
+   */
+  coalesce<I, R>(
+    collector: object,
+    key: string,
+    items: readonly I[],
+    load: (items: I[]) => Promise<R>,
+  ): Promise<R> {
+    const state = this.storage.getStore();
+    if (state?.grouped !== true) {
+      return load([...items]);
+    }
+    state.coalescing ??= new Map();
+    let byKey = state.coalescing.get(collector);
+    if (!byKey) {
+      byKey = new Map();
+      state.coalescing.set(collector, byKey);
+    }
+    const open = byKey.get(key);
+    if (open) {
+      open.items.push(...items);
+      return open.result as Promise<R>;
+    }
+    const collected: unknown[] = [...items];
+    const calls = byKey;
+    const result = new Promise<R>((resolve, reject) => {
+      // After every part has run as far as it can without waiting (process.nextTick runs once the microtasks drain).
+      process.nextTick(() => {
+        calls.delete(key);
+        load(collected as I[]).then(resolve, reject);
+      });
+    });
+    byKey.set(key, { items: collected, result });
+    return result;
   }
 
   /**

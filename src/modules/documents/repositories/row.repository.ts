@@ -67,14 +67,34 @@ export class RowRepository {
     return rows[0] ? toRowRecord(rows[0]) : null;
   }
 
-  /** The rows with these ids (those that exist), optionally locked for the merge. */
+  /**
+   * The rows with these ids (those that exist), optionally locked for the merge, in id order. The writes of a group
+   * (WriteBatcher) lock theirs with one statement: one order for all their rows, as a bulk write locks its rows, so
+   * two groups or a group and a bulk write never wait on each other in a cycle.
+   */
   async findMany(documentUuid: string, rowIds: readonly string[], lock = false): Promise<Map<string, RowRecord>> {
     if (rowIds.length === 0) {
       return new Map();
     }
+    if (!lock) {
+      return this.select(documentUuid, rowIds, false);
+    }
+    const locked = await this.tx.coalesce(this, documentUuid, rowIds, (ids) => this.select(documentUuid, ids, true));
+    // The whole group's rows came back: this caller sees its own.
+    const mine = new Map<string, RowRecord>();
+    for (const id of rowIds) {
+      const row = locked.get(id);
+      if (row) {
+        mine.set(id, row);
+      }
+    }
+    return mine;
+  }
+
+  private async select(documentUuid: string, rowIds: readonly string[], lock: boolean): Promise<Map<string, RowRecord>> {
     const rows = await this.tx.manager.query<RowRow[]>(
       prepared(`SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.id ${lock ? 'FOR UPDATE' : ''}`),
-      [documentUuid, [...rowIds]],
+      [documentUuid, [...new Set(rowIds)]],
     );
     return new Map(rows.map((row) => [row.id, toRowRecord(row)]));
   }
@@ -95,19 +115,30 @@ export class RowRepository {
     return writtenRecords(inserted, rows);
   }
 
-  /** Sets the complete values of existing rows and increments their versions. */
+  /**
+   * Sets the complete values of existing rows and increments their versions. The writes of a group (WriteBatcher)
+   * update theirs with one statement, each row stamped with its own writer.
+   */
   async updateMany(documentUuid: string, rows: readonly { id: string; values: StoredRowValues }[], userId: string): Promise<RowRecord[]> {
     if (rows.length === 0) {
       return [];
     }
-    const [updated] = await this.tx.manager.query<[Omit<RowRow, 'values'>[], number]>(
-      prepared(`UPDATE document_rows AS r SET "values" = d."values", version = r.version + 1, updated_at = now(), updated_by = $3
-         FROM jsonb_to_recordset($2::jsonb) AS d(id text, "values" jsonb)
-        WHERE r.document_id = $1 AND r.id = d.id
-       RETURNING ${WRITTEN_ROW_COLUMNS}`),
-      [documentUuid, JSON.stringify(rows.map((row) => ({ id: row.id, values: row.values }))), userId],
+    const items = rows.map((row) => ({ id: row.id, values: row.values, by: userId }));
+    const updated = await this.tx.coalesce(this, `update:${documentUuid}`, items, async (all) => {
+      const [written] = await this.tx.manager.query<[Omit<RowRow, 'values'>[], number]>(
+        prepared(`UPDATE document_rows AS r SET "values" = d."values", version = r.version + 1, updated_at = now(), updated_by = d.by
+           FROM jsonb_to_recordset($2::jsonb) AS d(id text, "values" jsonb, by text)
+          WHERE r.document_id = $1 AND r.id = d.id
+         RETURNING ${WRITTEN_ROW_COLUMNS}`),
+        [documentUuid, JSON.stringify(all)],
+      );
+      return written;
+    });
+    const mine = new Set(rows.map((row) => row.id));
+    return writtenRecords(
+      updated.filter((row) => mine.has(row.id)),
+      rows,
     );
-    return writtenRecords(updated, rows);
   }
 
   async deleteMany(documentUuid: string, rowIds: readonly string[]): Promise<number> {
