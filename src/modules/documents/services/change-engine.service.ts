@@ -35,6 +35,8 @@ export interface WriteOptions {
    * the values are not parsed a second time.
    */
   valuesValidated?: boolean;
+  /** The write changes one row (row create, update, delete): it may commit in a group with others (WriteBatcher). */
+  singleRow?: boolean;
 }
 
 /**
@@ -46,13 +48,15 @@ function needsDocumentLock(document: DocumentRecord): boolean {
 }
 
 /**
- * Whether a write may commit in a group with other writes of its document (WriteBatcher): a write without
- * `requestId` merged at once that changes rows only, of a document whose rows no other row's value depends on
- * (no relation, formula, lookup, rollup or auto-number field, no `unique` value), outside any open transaction.
- * Such writes touch only their own rows, so writes of disjoint rows commute.
+ * Whether a write may commit in a group with other writes of its document (WriteBatcher): a single-row write
+ * without `requestId`, merged at once, of a document whose rows no other row's value depends on (no relation,
+ * formula, lookup, rollup or auto-number field, no `unique` value). Such writes touch only their own row, so writes
+ * of different rows commute. Bulk writes keep a transaction of their own: a group answers when its slowest write
+ * is done.
  */
 function groupable(document: DocumentRecord, opts: WriteOptions): boolean {
   return (
+    opts.singleRow === true &&
     opts.rowsOnly === true &&
     !opts.requestId &&
     !opts.newRequest &&

@@ -29,7 +29,7 @@ export class RowsService {
 
   async create(ctx: DocumentContext, body: { id?: string; values?: unknown }, params: WriteParams): Promise<RowWriteResponseDto> {
     let rowId = body.id;
-    const outcome = await this.engine.write(ctx, { ...params, title: 'Create row', rowsOnly: true, valuesValidated: true }, async (scope) => {
+    const outcome = await this.engine.write(ctx, { ...params, title: 'Create row', rowsOnly: true, valuesValidated: true, singleRow: true }, async (scope) => {
       const change = await buildRowCreate(scope, { id: body.id, values: (body.values ?? []) as RowValuesInput });
       rowId = change.targetId;
       return [change];
@@ -41,14 +41,14 @@ export class RowsService {
     if (body.values === undefined || body.values === null) {
       throw AppException.validation([{ field: 'values', reason: 'values is required' }]);
     }
-    const outcome = await this.engine.write(ctx, { ...params, title: `Update row ${rowId}`, rowsOnly: true, valuesValidated: true }, async (scope) => [
+    const outcome = await this.engine.write(ctx, { ...params, title: `Update row ${rowId}`, rowsOnly: true, valuesValidated: true, singleRow: true }, async (scope) => [
       await buildRowUpdate(scope, rowId, { values: body.values as RowValuesInput, version: body.version }),
     ]);
     return this.rowResult(ctx, rowId, outcome);
   }
 
   async remove(ctx: DocumentContext, rowId: string, params: WriteParams & { version?: number }): Promise<RowDeleteResponseDto> {
-    const outcome = await this.engine.write(ctx, { ...params, title: `Delete row ${rowId}`, rowsOnly: true }, async (scope) => [await buildRowDelete(scope, rowId, params.version)]);
+    const outcome = await this.engine.write(ctx, { ...params, title: `Delete row ${rowId}`, rowsOnly: true, singleRow: true }, async (scope) => [await buildRowDelete(scope, rowId, params.version)]);
     return { id: rowId, deleted: outcome.merge !== null, request: toWriteResult(outcome) };
   }
 
