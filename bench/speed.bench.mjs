@@ -40,7 +40,7 @@ const ONLY = args.only ? new Set(args.only.split(',').map(Number)) : null;
 const LOAD_SECONDS = QUICK ? 5 : 10;
 const THROUGHPUT_SECONDS = QUICK ? 3 : 5;
 const FLOOD_CALLS = Number(args['flood-calls'] ?? (QUICK ? 2_000 : 20_000));
-const BULK_RUNS = QUICK ? 3 : 5;
+const BULK_RUNS = Number(args['bulk-runs'] ?? (QUICK ? 3 : 5));
 const wanted = (n) => !ONLY || ONLY.has(n);
 
 /** One line of the table. `pass` null = reported only. */

@@ -222,6 +222,35 @@ describe('documents: concurrent writers under row-level locking', () => {
     expect(Number(boom?.version)).toBe(1);
   });
 
+  it('writes of a document that lookups read run one by one and keep every rollup over it right', async () => {
+    const parts = await createDocument(t.http, owner, { fields: [{ id: 'name', name: 'Name', type: 'text' }, { id: 'weight', name: 'Weight', type: 'number' }] });
+    const kits = await createDocument(t.http, owner, {
+      fields: [
+        { id: 'parts', name: 'Parts', type: 'relation' },
+        { id: 'mass', name: 'Mass', type: 'rollup', rollup: { relationFieldId: 'parts', targetFieldId: 'weight', agg: 'sum' } },
+      ],
+    });
+    await Promise.all(Array.from({ length: 8 }, (_, i) => createRow(t.http, owner, parts, { id: `p${i}`, values: { name: `p${i}`, weight: 1 } })));
+    await createRow(t.http, owner, parts, { id: 'held', values: { name: 'held', weight: 0 } });
+    const refs = Array.from({ length: 8 }, (_, i) => ({ docType: parts.docType, docId: parts.docId, rowId: `p${i}` }));
+    await createRow(t.http, owner, kits, { id: 'kit', values: { parts: refs } });
+
+    const lanes = await holdLanes(parts, 'held');
+    const updates = Array.from({ length: 8 }, (_, i) => request(t.http).put(`${parts.path}/data/p${i}`).set(bearer(owner)).send({ values: { weight: 10 + i } }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await lanes.release();
+    const answers = await Promise.all(updates);
+    await lanes.blockers;
+    expect(answers.map((res) => res.status)).toEqual(Array(8).fill(200));
+
+    // Every write of the dependents' source is counted: 10 + 11 + … + 17.
+    const kit = await request(t.http).get(`${kits.path}/data/kit`).set(bearer(owner)).expect(200);
+    expect(kit.body.payload.values.find((value: { fieldId: string }) => value.fieldId === 'mass')?.value).toEqual({ number: 108 });
+    // Not grouped: each write had a transaction of its own.
+    const history = (await revisionsOf(parts)).slice(-10);
+    expect(new Set(history.map((revision) => revision.created_at)).size).toBe(history.length);
+  });
+
   it('keeps unique values unique under concurrent writers (those documents serialize on the document)', async () => {
     const unique = await createDocument(t.http, owner, { fields: [{ id: 'sku', name: 'SKU', type: 'text', unique: true }] });
     const results = await Promise.all(

@@ -35,12 +35,20 @@ export interface DependentRows {
 export class ComputedValuesRepository {
   constructor(private readonly tx: TransactionHost) {}
 
-  async rowsByIds(documentUuid: string, rowIds: readonly string[]): Promise<RowRecord[]> {
+  /**
+   * The rows with these ids, in `seq` order. `lock`: locked first (in id order, as every row writer locks), so a
+   * recomputation reads its sources only once no other transaction can recompute the same rows: two merges changing
+   * different sources of one rollup then see each other's change instead of each writing a sum missing the other's.
+   */
+  async rowsByIds(documentUuid: string, rowIds: readonly string[], lock = false): Promise<RowRecord[]> {
     if (rowIds.length === 0) {
       return [];
     }
     const rows = await this.tx.manager.query<Parameters<typeof toRowRecord>[0][]>(
-      `SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.seq`,
+      lock
+        ? `SELECT * FROM (SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.id FOR UPDATE) r
+            ORDER BY r.seq`
+        : `SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.seq`,
       [documentUuid, [...rowIds]],
     );
     return rows.map(toRowRecord);

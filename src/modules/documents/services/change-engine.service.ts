@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { TtlCache } from '../../../common/cache/ttl-cache.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
@@ -65,6 +66,9 @@ function groupable(document: DocumentRecord, opts: WriteOptions): boolean {
   );
 }
 
+/** How long the engine stops grouping writes of a document that lookups read (a hint: groups check again). */
+const READ_DOCUMENT_MEMORY_MS = 10_000;
+
 /** A check another module adds to every write (realtime locks); it throws to refuse the write. */
 export type WriteGuard = (document: DocumentRecord, drafts: ChangeDraft[], userId: string) => Promise<void>;
 
@@ -115,6 +119,8 @@ export class ChangeEngineService {
   ) {}
 
   private writeGuard?: WriteGuard;
+  /** Documents a group found read by lookups: their writes run alone for a while. */
+  private readonly readDocuments = new TtlCache<string, true>(READ_DOCUMENT_MEMORY_MS, 1000);
 
   /** Registered at start-up by a module that may refuse writes (realtime locks: RESOURCE_LOCKED). */
   useWriteGuard(guard: WriteGuard): void {
@@ -160,7 +166,7 @@ export class ChangeEngineService {
     if (opts.apply && opts.requestId) {
       throw AppException.validation([{ field: 'apply', reason: 'apply cannot be combined with requestId' }]);
     }
-    if (!this.tx.inTransaction && groupable(ctx.document, opts)) {
+    if (!this.tx.inTransaction && groupable(ctx.document, opts) && this.readDocuments.get(ctx.document.uuid) === undefined) {
       return this.batcher.submit(ctx.document.uuid, (member) => this.writeOnce(ctx, opts, build, member));
     }
     return this.writeOnce(ctx, opts, build, null);
@@ -177,6 +183,8 @@ export class ChangeEngineService {
     return this.tx.run(async () => {
       // Lookups reading this document recompute rows other writes of a group may hold: such writes run alone.
       if (member && (await this.computed.isRead(ctx.document))) {
+        // Not worth grouping for a while: each group would only find out again (the check stays in the group).
+        this.readDocuments.set(ctx.document.uuid, true);
         throw new GroupExit(true);
       }
       const document = await this.openForWrite(ctx.document, opts);

@@ -82,7 +82,7 @@ export class ComputedFieldsService {
             source.documentUuid === document.uuid && !written.some((row) => row.id === source.rowId),
         )
         .map((source) => source.rowId);
-      const extra = await this.values.rowsByIds(document.uuid, selfLinked);
+      const extra = await this.values.rowsByIds(document.uuid, selfLinked, true);
       const recomputed = await this.recompute(
         document.uuid,
         plan,
@@ -237,7 +237,7 @@ export class ComputedFieldsService {
     const changed: RowRecord[] = [];
     const fields = new Set<string>();
     for (let i = 0; i < fresh.length; i += BATCH) {
-      const rows = await this.values.rowsByIds(documentUuid, fresh.slice(i, i + BATCH));
+      const rows = await this.values.rowsByIds(documentUuid, fresh.slice(i, i + BATCH), true);
       changed.push(...(await this.recompute(documentUuid, plan, rows, now, false, fields)));
     }
     await this.announce(target, changed, by);
