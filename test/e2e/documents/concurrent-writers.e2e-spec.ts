@@ -251,6 +251,34 @@ describe('documents: concurrent writers under row-level locking', () => {
     expect(new Set(history.map((revision) => revision.created_at)).size).toBe(history.length);
   });
 
+  it('never lets a relation point at a row whose deletion commits meanwhile', async () => {
+    const parts = await createDocument(t.http, owner, { fields: [{ id: 'name', name: 'Name', type: 'text' }] });
+    const kits = await createDocument(t.http, owner, { fields: [{ id: 'parts', name: 'Parts', type: 'relation' }] });
+    await createRow(t.http, owner, parts, { id: 'doomed', values: { name: 'doomed' } });
+    await createRow(t.http, owner, kits, { id: 'kit', values: { parts: [] } });
+    // A deletion of the target, not committed yet, holds its row.
+    const runner = t.dataSource.createQueryRunner();
+    await runner.startTransaction();
+    await runner.query(`DELETE FROM document_rows r USING documents d WHERE d.id = r.document_id AND d.doc_id = $1 AND r.id = 'doomed'`, [parts.docId]);
+    const linking = request(t.http)
+      .put(`${kits.path}/data/kit`)
+      .set(bearer(owner))
+      .send({ values: { parts: [{ docType: parts.docType, docId: parts.docId, rowId: 'doomed' }] } });
+    const settled = linking.then((res) => res);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await runner.commitTransaction();
+    await runner.release();
+    // The link waited for the deletion and found the row gone.
+    const res = await settled;
+    expect(res.status).toBe(400);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+    const [edges] = await t.dataSource.query<Array<{ n: string }>>(
+      `SELECT count(*) AS n FROM document_relations e JOIN documents d ON d.id = e.source_document_id WHERE d.doc_id = $1`,
+      [kits.docId],
+    );
+    expect(Number(edges?.n)).toBe(0);
+  });
+
   it('keeps unique values unique under concurrent writers (those documents serialize on the document)', async () => {
     const unique = await createDocument(t.http, owner, { fields: [{ id: 'sku', name: 'SKU', type: 'text', unique: true }] });
     const results = await Promise.all(

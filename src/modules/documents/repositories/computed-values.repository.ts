@@ -36,7 +36,7 @@ export class ComputedValuesRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   /**
-   * The rows with these ids, in `seq` order. `lock`: locked first (in id order, as every row writer locks), so a
+   * The rows with these ids, in `seq` order. `lock`: locked first (in id order and mode, as every row writer), so a
    * recomputation reads its sources only once no other transaction can recompute the same rows: two merges changing
    * different sources of one rollup then see each other's change instead of each writing a sum missing the other's.
    */
@@ -46,7 +46,7 @@ export class ComputedValuesRepository {
     }
     const rows = await this.tx.manager.query<Parameters<typeof toRowRecord>[0][]>(
       lock
-        ? `SELECT * FROM (SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.id FOR UPDATE) r
+        ? `SELECT * FROM (SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.id FOR NO KEY UPDATE) r
             ORDER BY r.seq`
         : `SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.seq`,
       [documentUuid, [...rowIds]],

@@ -173,11 +173,19 @@ export class RelationRepository {
   }
 
   /** Which of these rows exist in a document. */
+  /**
+   * The ids among `rowIds` that exist, each locked `FOR KEY SHARE` until the transaction ends, as a foreign key
+   * would: a row an edge is about to point at cannot be deleted meanwhile (the delete waits, then removes the new
+   * edge too), while writers of its values go on (they lock `FOR NO KEY UPDATE`).
+   */
   async existingRows(documentUuid: string, rowIds: readonly string[]): Promise<Set<string>> {
     if (rowIds.length === 0) {
       return new Set();
     }
-    const rows = await this.tx.manager.query<{ id: string }[]>(`SELECT id FROM document_rows WHERE document_id = $1 AND id = ANY($2::text[])`, [documentUuid, [...rowIds]]);
+    const rows = await this.tx.manager.query<{ id: string }[]>(
+      `SELECT id FROM document_rows WHERE document_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR KEY SHARE`,
+      [documentUuid, [...rowIds]],
+    );
     return new Set(rows.map((row) => row.id));
   }
 

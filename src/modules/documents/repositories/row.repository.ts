@@ -68,7 +68,9 @@ export class RowRepository {
   }
 
   /**
-   * The rows with these ids (those that exist), optionally locked for the merge, in id order. The writes of a group
+   * The rows with these ids (those that exist), optionally locked for the merge, in id order: `FOR NO KEY UPDATE`,
+   * which serializes writers of a row but lets a merge pointing a relation at it go on (RelationRepository
+   * .existingRows); a delete takes the stronger lock itself. The writes of a group
    * (WriteBatcher) lock theirs with one statement: one order for all their rows, as a bulk write locks its rows, so
    * two groups or a group and a bulk write never wait on each other in a cycle.
    */
@@ -93,7 +95,7 @@ export class RowRepository {
 
   private async select(documentUuid: string, rowIds: readonly string[], lock: boolean): Promise<Map<string, RowRecord>> {
     const rows = await this.tx.manager.query<RowRow[]>(
-      prepared(`SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.id ${lock ? 'FOR UPDATE' : ''}`),
+      prepared(`SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.id ${lock ? 'FOR NO KEY UPDATE' : ''}`),
       [documentUuid, [...new Set(rowIds)]],
     );
     return new Map(rows.map((row) => [row.id, toRowRecord(row)]));

@@ -45,7 +45,7 @@ export interface UniqueCheckRow {
 export class DraftScope {
   private readonly pending: ChangeDraft[] = [];
   /**
-   * Rows read FOR UPDATE by this scope, null for ids with no row: a merge in this transaction need not read them
+   * Rows read and locked by this scope, null for ids with no row: a merge in this transaction need not read them
    * again (a row created meanwhile under such an id fails the merge's INSERT with ALREADY_EXISTS, as it would anyway
    * between a re-read and the INSERT).
    */
@@ -71,7 +71,7 @@ export class DraftScope {
     return this.pending;
   }
 
-  /** Rows this scope read FOR UPDATE as they are in the database (null: no such row), by id; empty without row locks. */
+  /** Rows this scope read and locked, as they are in the database (null: no such row), by id; empty without row locks. */
   get lockedRows(): ReadonlyMap<string, RowRecord | null> {
     return this.locked;
   }

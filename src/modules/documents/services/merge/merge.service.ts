@@ -34,7 +34,7 @@ export interface MergeResult {
 
 /** What the write that built a merge's changes already did in its transaction. */
 export interface MergeWritten {
-  /** Rows it read FOR UPDATE (null: no such row): not read again. */
+  /** Rows it read and locked (null: no such row): not read again. */
   lockedRows?: ReadonlyMap<string, RowRecord | null>;
   /**
    * The changes' row values were parsed against the document's fields in this transaction (a write merged at

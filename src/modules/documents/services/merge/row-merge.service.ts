@@ -74,7 +74,7 @@ export class RowMergeService {
     if (effects.length === 0) {
       return plan;
     }
-    // Rows this transaction already holds FOR UPDATE cannot have changed: only the others are read (and locked).
+    // Rows this transaction already holds locked cannot have changed: only the others are read (and locked).
     const unread = effects.map((effect) => effect.rowId).filter((id) => !lockedRows?.has(id));
     const current = await this.rows.findMany(document.uuid, unread, lock);
     lockedRows?.forEach((row, id) => {
