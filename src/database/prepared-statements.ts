@@ -36,7 +36,12 @@ interface WireConnection {
  *   (docs/performance.md, "Third pass"). Writes of the same tick are corked and flushed on the next tick.
  */
 export class PreparingClient extends pg.Client {
-  constructor(config?: string | pg.ClientConfig) {
+  /**
+   * `flush` schedules the uncork of a tick's writes: the next tick by default; a client shared by concurrent
+   * requests (PipelinedReader) waits for the end of the event loop's turn, so the reads of every request that
+   * arrived in it leave together.
+   */
+  constructor(config?: string | pg.ClientConfig, flush: (uncork: () => void) => void = process.nextTick) {
     super(config);
     const connection = (this as unknown as { connection: WireConnection }).connection;
     const send = connection._send.bind(connection);
@@ -46,7 +51,7 @@ export class PreparingClient extends pg.Client {
         corked = true;
         const stream = connection.stream;
         stream.cork();
-        process.nextTick(() => {
+        flush(() => {
           corked = false;
           stream.uncork();
         });

@@ -1,6 +1,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import type pg from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
+import { PipelinedReader } from './pipelined-reader.js';
 
 /** The parts of `pg.Client` that pipelining uses (`pipeline` is read on every query; its queues are internal). */
 interface PipelinedClient {
@@ -48,9 +50,11 @@ interface TransactionState {
  * transaction has committed (the outbox dispatcher uses this to deliver events promptly).
  */
 @Injectable()
-export class TransactionHost {
+export class TransactionHost implements OnModuleDestroy {
   private readonly logger = new Logger(TransactionHost.name);
   private readonly storage = new AsyncLocalStorage<TransactionState>();
+
+  private pipelinedReader?: PipelinedReader;
 
   constructor(private readonly dataSource: DataSource) {}
 
@@ -226,22 +230,35 @@ export class TransactionHost {
   }
 
   /**
-   * The rows of one read: in the current transaction when one is open, else straight from the pool. The pool path
-   * skips TypeORM's per-statement query runner (create, connect, broadcast events, release): about 20 µs of CPU on
-   * each authenticated document request, whose access check is such a read (docs/performance.md, "Third pass").
-   * TypeORM's slow-query log does not see these reads.
+   * The rows of one short keyed read: in the current transaction when one is open, else on the pipelined connection
+   * shared by concurrent requests (PipelinedReader; docs/performance.md, "Eighth pass"), which also skips TypeORM's
+   * per-statement query runner (create, connect, broadcast events, release). The access check of every
+   * authenticated document request is such a read. TypeORM's slow-query log does not see these reads.
    */
   async select<T>(sql: string, params: unknown[] = []): Promise<T[]> {
     const state = this.storage.getStore();
     if (state) {
       return state.manager.query<T[]>(sql, params);
     }
-    const pool = (
-      this.dataSource.driver as unknown as {
-        master: { query(sql: string, params: unknown[]): Promise<{ rows: T[] }> };
-      }
-    ).master;
-    return (await pool.query(sql, params)).rows;
+    return this.reader().query<T>(sql, params);
+  }
+
+  /** The pipelined connection of `select` outside transactions, opened with the pool's settings on first use. */
+  private reader(): PipelinedReader {
+    if (!this.pipelinedReader) {
+      const pool = (
+        this.dataSource.driver as unknown as {
+          master: { options: pg.ClientConfig & { Client?: unknown; max?: number } };
+        }
+      ).master;
+      const { Client: _client, max: _max, ...connection } = pool.options;
+      this.pipelinedReader = new PipelinedReader(connection);
+    }
+    return this.pipelinedReader;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.pipelinedReader?.close();
   }
 
   /** Runs `hook` after the current transaction commits; never if it rolls back. Outside a transaction: now. */
