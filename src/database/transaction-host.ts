@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
 import { PipelinedReader } from './pipelined-reader.js';
@@ -50,7 +50,7 @@ interface TransactionState {
  * transaction has committed (the outbox dispatcher uses this to deliver events promptly).
  */
 @Injectable()
-export class TransactionHost implements OnModuleDestroy {
+export class TransactionHost implements OnApplicationShutdown {
   private readonly logger = new Logger(TransactionHost.name);
   private readonly storage = new AsyncLocalStorage<TransactionState>();
 
@@ -257,7 +257,8 @@ export class TransactionHost implements OnModuleDestroy {
     return this.pipelinedReader;
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /** Closed with the pool, once the HTTP server has let the in-flight requests finish. */
+  async onApplicationShutdown(): Promise<void> {
     await this.pipelinedReader?.close();
   }
 
