@@ -222,6 +222,27 @@ describe('documents: concurrent writers under row-level locking', () => {
     expect(Number(boom?.version)).toBe(1);
   });
 
+  it('applies writes of one row that queued together one after the other, none lost', async () => {
+    const fields = Array.from({ length: 6 }, (_, i) => ({ id: `f${i}`, name: `F${i}`, type: 'number' }));
+    const shared = await createDocument(t.http, owner, { fields });
+    await createRow(t.http, owner, shared, { id: 'one', values: {} });
+    await createRow(t.http, owner, shared, { id: 'held', values: {} });
+    const lanes = await holdLanes(shared, 'held');
+    // Each write sets another field of the same row; a group takes one of them, the others wait for the next.
+    const writes = fields.map((field, i) => request(t.http).put(`${shared.path}/data/one`).set(bearer(owner)).send({ values: { [field.id]: i + 1 } }));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await lanes.release();
+    const answers = await Promise.all(writes);
+    await lanes.blockers;
+    expect(answers.map((res) => res.status)).toEqual(Array(6).fill(200));
+    expect(answers.map((res) => res.body.payload.version).sort((a: number, b: number) => a - b)).toEqual([2, 3, 4, 5, 6, 7]);
+    const row = await request(t.http).get(`${shared.path}/data/one`).set(bearer(owner)).expect(200);
+    expect(row.body.payload.version).toBe(7);
+    expect(fields.map((field) => row.body.payload.values.find((value: { fieldId: string }) => value.fieldId === field.id)?.value)).toEqual(
+      fields.map((_, i) => ({ number: i + 1 })),
+    );
+  });
+
   it('writes of a document that lookups read run one by one and keep every rollup over it right', async () => {
     const parts = await createDocument(t.http, owner, { fields: [{ id: 'name', name: 'Name', type: 'text' }, { id: 'weight', name: 'Weight', type: 'number' }] });
     const kits = await createDocument(t.http, owner, {
