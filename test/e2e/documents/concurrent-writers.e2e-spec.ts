@@ -111,7 +111,7 @@ describe('documents: concurrent writers under row-level locking', () => {
     await runner.query(`SELECT 1 FROM document_rows r JOIN documents d ON d.id = r.document_id WHERE d.doc_id = $1 AND r.id = $2 FOR UPDATE OF r`, [target.docId, rowId]);
     const blockers = Promise.all([1, 2].map((n) => request(t.http).put(`${target.path}/data/${rowId}`).set(bearer(owner)).send({ values: { qty: n } })));
     // Both blockers wait on the row lock before anything else is sent.
-    for (let i = 0; i < 200; i += 1) {
+    for (let i = 0; i < 500; i += 1) {
       const [waiting] = await t.dataSource.query<Array<{ n: string }>>(
         `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
       );
@@ -122,7 +122,9 @@ describe('documents: concurrent writers under row-level locking', () => {
     }
     return {
       blockers,
+      // The writes sent meanwhile reach the service and queue behind the blockers first (generous for a loaded CI).
       release: async () => {
+        await new Promise((resolve) => setTimeout(resolve, 400));
         await runner.rollbackTransaction();
         await runner.release();
       },
@@ -148,7 +150,6 @@ describe('documents: concurrent writers under row-level locking', () => {
     const lanes = await holdLanes(grouped, 'held');
     const updates = rows.map((row, i) => request(t.http).put(`${grouped.path}/data/${row.id}`).set(bearer(owner)).send({ values: { qty: 1000 + i }, version: row.version }));
     const invalid = request(t.http).put(`${grouped.path}/data/g0`).set(bearer(owner)).send({ values: { qty: 'not a number' } });
-    await new Promise((resolve) => setTimeout(resolve, 100));
     await lanes.release();
     const [answers, refused, blockers] = await Promise.all([Promise.all(updates), invalid, lanes.blockers]);
 
@@ -192,8 +193,7 @@ describe('documents: concurrent writers under row-level locking', () => {
       const lanes = await holdLanes(grouped, 'held');
       const updates = Array.from({ length: 6 }, (_, i) => request(t.http).put(`${grouped.path}/data/f${i}`).set(bearer(owner)).send({ values: { qty: 500 + i } }));
       const failing = request(t.http).put(`${grouped.path}/data/boom`).set(bearer(owner)).send({ values: { qty: 1 } });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      await lanes.release();
+        await lanes.release();
       const [answers, failed] = await Promise.all([Promise.all(updates), failing, lanes.blockers]);
 
       expect(answers.map((res) => res.status)).toEqual(Array(6).fill(200));
@@ -230,7 +230,6 @@ describe('documents: concurrent writers under row-level locking', () => {
     const lanes = await holdLanes(shared, 'held');
     // Each write sets another field of the same row; a group takes one of them, the others wait for the next.
     const writes = fields.map((field, i) => request(t.http).put(`${shared.path}/data/one`).set(bearer(owner)).send({ values: { [field.id]: i + 1 } }));
-    await new Promise((resolve) => setTimeout(resolve, 100));
     await lanes.release();
     const answers = await Promise.all(writes);
     await lanes.blockers;
@@ -258,7 +257,6 @@ describe('documents: concurrent writers under row-level locking', () => {
 
     const lanes = await holdLanes(parts, 'held');
     const updates = Array.from({ length: 8 }, (_, i) => request(t.http).put(`${parts.path}/data/p${i}`).set(bearer(owner)).send({ values: { weight: 10 + i } }));
-    await new Promise((resolve) => setTimeout(resolve, 100));
     await lanes.release();
     const answers = await Promise.all(updates);
     await lanes.blockers;
