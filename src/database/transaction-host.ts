@@ -20,6 +20,12 @@ interface Coalescing {
   result: Promise<unknown>;
 }
 
+/** The `pg` client a transaction's manager runs on (its query runner's connection, open inside the transaction). */
+function connectionOf(manager: EntityManager): PipelinedClient | undefined {
+  return (manager.queryRunner as unknown as { databaseConnection?: PipelinedClient } | undefined)
+    ?.databaseConnection;
+}
+
 /** Resolves once `client` has no statement queued, sent or running. */
 function settled(client: PipelinedClient): Promise<void> {
   if (!client._activeQuery && client._queryQueue.length === 0 && client._sentQueryQueue.length === 0) {
@@ -105,8 +111,7 @@ export class TransactionHost implements OnApplicationShutdown {
     }
     const afterCommit: Array<() => void> = [];
     const result = await this.dataSource.transaction(async (manager) => {
-      const client = (manager.queryRunner as unknown as { databaseConnection: PipelinedClient })
-        .databaseConnection;
+      const client = connectionOf(manager) as PipelinedClient;
       client.pipeline = true;
       try {
         return await this.storage.run({ manager, afterCommit, grouped: true }, work);
@@ -132,10 +137,7 @@ export class TransactionHost implements OnApplicationShutdown {
   /** Whether the current transaction failed (a statement errored: PostgreSQL will roll it back at COMMIT). */
   get failed(): boolean {
     const state = this.storage.getStore();
-    const client = (
-      state?.manager.queryRunner as unknown as { databaseConnection?: PipelinedClient } | undefined
-    )?.databaseConnection;
-    return client?.getTransactionStatus() === 'E';
+    return state ? connectionOf(state.manager)?.getTransactionStatus() === 'E' : false;
   }
 
   /**

@@ -44,11 +44,11 @@ export class ComputedValuesRepository {
     if (rowIds.length === 0) {
       return [];
     }
+    const select = `SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[])`;
     const rows = await this.tx.manager.query<Parameters<typeof toRowRecord>[0][]>(
       lock
-        ? `SELECT * FROM (SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.id FOR NO KEY UPDATE) r
-            ORDER BY r.seq`
-        : `SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.seq`,
+        ? `SELECT * FROM (${select} ORDER BY r.id FOR NO KEY UPDATE) r ORDER BY r.seq`
+        : `${select} ORDER BY r.seq`,
       [documentUuid, [...rowIds]],
     );
     return rows.map(toRowRecord);

@@ -70,9 +70,9 @@ export class RowRepository {
   /**
    * The rows with these ids (those that exist), optionally locked for the merge, in id order: `FOR NO KEY UPDATE`,
    * which serializes writers of a row but lets a merge pointing a relation at it go on (RelationRepository
-   * .existingRows); a delete takes the stronger lock itself. The writes of a group
-   * (WriteBatcher) lock theirs with one statement: one order for all their rows, as a bulk write locks its rows, so
-   * two groups or a group and a bulk write never wait on each other in a cycle.
+   * .existingRows); a delete takes the stronger lock itself. The writes of a group (WriteBatcher) lock theirs with
+   * one statement: one order for all their rows, as a bulk write locks its rows, so two groups or a group and a bulk
+   * write never wait on each other in a cycle.
    */
   async findMany(documentUuid: string, rowIds: readonly string[], lock = false): Promise<Map<string, RowRecord>> {
     if (rowIds.length === 0) {

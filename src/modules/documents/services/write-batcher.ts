@@ -93,23 +93,24 @@ export class WriteBatcher {
   /** Runs `first`, then whatever waits, until the lane is empty; never rejects. */
   private async drive(key: string, lane: Lane, first: Pending[]): Promise<void> {
     lane.running += 1;
-    let next = first;
-    while (next.length > 0) {
-      const deferred = next.length === 1 ? await this.alone(next) : await this.together(next);
-      lane.waiting.unshift(...deferred);
-      next = lane.waiting.splice(0, MAX_GROUP);
-    }
-    lane.running -= 1;
-    if (lane.running === 0 && lane.waiting.length === 0) {
-      this.lanes.delete(key);
+    try {
+      let next = first;
+      while (next.length > 0) {
+        const deferred = next.length === 1 ? await this.alone(next) : await this.together(next);
+        lane.waiting.unshift(...deferred);
+        next = lane.waiting.splice(0, MAX_GROUP);
+      }
+    } finally {
+      lane.running -= 1;
+      if (lane.running === 0 && lane.waiting.length === 0) {
+        this.lanes.delete(key);
+      }
     }
   }
 
   private async alone(writes: Pending[]): Promise<Pending[]> {
     await Promise.all(
-      writes.map((write) =>
-        write.context.runInAsyncScope(() => write.run(null)).then(write.resolve, write.reject),
-      ),
+      writes.map((write) => started(write, () => write.run(null)).then(write.resolve, write.reject)),
     );
     return [];
   }
@@ -136,7 +137,7 @@ export class WriteBatcher {
                 writing[index] = true;
               },
             };
-            return write.context.runInAsyncScope(() => inGroup(() => write.run(member)));
+            return started(write, () => inGroup(() => write.run(member)));
           }),
         );
         const broken = outcomes.some((outcome, index) => outcome.status === 'rejected' && writing[index]);
@@ -163,4 +164,15 @@ export class WriteBatcher {
     await this.alone(alone);
     return deferred;
   }
+}
+
+/** Runs `work` in the write's own async context; a synchronous throw becomes a rejection, never a stuck lane. */
+function started<T>(write: Pending, work: () => Promise<T>): Promise<T> {
+  return write.context.runInAsyncScope(() => {
+    try {
+      return work();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  });
 }
