@@ -446,14 +446,26 @@ async function startServer(
   return child;
 }
 
+/** How long a stopping server waits for its sessions to end before it ends them. */
+const SMART_SHUTDOWN_MS = 3000;
+
 async function stopServer(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) {
     return;
   }
   const exited = new Promise<void>((resolveExit) => child.once('exit', () => resolveExit()));
-  // SIGINT is PostgreSQL's fast shutdown: open sessions are ended, the data is flushed, the pid file removed.
-  child.kill('SIGINT');
-  await exited;
+  // SIGTERM is PostgreSQL's smart shutdown: it waits for open sessions to end. A closed pg pool reports
+  // itself ended as soon as it has sent each connection's Terminate, before the server has read it; a fast
+  // shutdown at that moment would end those sessions with an error (57P01) that the pool logs. Sessions
+  // still open after SMART_SHUTDOWN_MS are cut by the fast shutdown (SIGINT); either way the data is
+  // flushed and the pid file removed.
+  child.kill('SIGTERM');
+  const fast = setTimeout(() => child.kill('SIGINT'), SMART_SHUTDOWN_MS);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(fast);
+  }
 }
 
 /**
