@@ -5,6 +5,7 @@ import { APP_CONFIG, type AppConfig } from '../config/app.config.js';
 import { AccessChangeListener } from './access-change.listener.js';
 import { dataSourceOptions } from './data-source-options.js';
 import { runMigrationsLocked } from './migrate.js';
+import { installTimestampParser } from './timestamp-parser.js';
 import { TransactionHost } from './transaction-host.js';
 import { SLOW_QUERY_MS, TypeOrmLogger } from './typeorm-logger.js';
 
@@ -23,6 +24,7 @@ import { SLOW_QUERY_MS, TypeOrmLogger } from './typeorm-logger.js';
         if (!config.database.url) {
           throw new Error('database url missing: start the embedded database before building the app');
         }
+        installTimestampParser();
         return {
           ...dataSourceOptions(config, config.database.url),
           // Read by dataSourceFactory below, which runs them itself (under the lock) instead of TypeORM.

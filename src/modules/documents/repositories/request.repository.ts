@@ -39,7 +39,15 @@ export interface MergedAtOnceInsert {
 
 /** The stored changes as records: the drafts (in recording order, which `seq` follows) with what the insert assigned. */
 function storedChanges(drafts: readonly ChangeDraft[], stored: StoredChange[] | null, changedBy: string): ChangeRecord[] {
-  return (stored ?? []).map(([id, seq, changedAt], i) => ({ ...drafts[i], id, seq, changedAt: new Date(changedAt), changedBy }) as ChangeRecord);
+  return (stored ?? []).map(([id, seq, changedAt], i) => changeRecord(drafts[i], id, seq, new Date(changedAt), changedBy));
+}
+
+/**
+ * A draft with what storing it assigned. Built field by field (a draft has exactly these four): a bulk write makes
+ * 1,000 of these, and on V8 spreading the draft into a literal with more keys costs about ten times as much.
+ */
+export function changeRecord(draft: ChangeDraft, id: string, seq: string, changedAt: Date, changedBy: string): ChangeRecord {
+  return { type: draft.type, operation: draft.operation, targetId: draft.targetId, data: draft.data, id, seq, changedAt, changedBy } as ChangeRecord;
 }
 
 /** Changes as the `jsonb_to_recordset` input of the inserts below, in recording order (`ord`). */
@@ -70,7 +78,7 @@ export class RequestRepository {
     changes: readonly ChangeDraft[],
   ): { request: RequestRecord; changes: ChangeRecord[]; insert: MergedAtOnceInsert } {
     const now = new Date();
-    const records = changes.map((change, i) => ({ ...change, id: randomUUID(), seq: String(i + 1), changedAt: now, changedBy: input.author }) as ChangeRecord);
+    const records = changes.map((change, i) => changeRecord(change, randomUUID(), String(i + 1), now, input.author));
     const request: RequestRecord = {
       id: randomUUID(),
       documentUuid: input.documentUuid,

@@ -18,8 +18,21 @@ interface RowRow {
 export const ROW_COLUMNS = `r.id, r.seq, r."values", r.version, r.created_at AS "createdAt", r.created_by AS "createdBy",
   r.updated_at AS "updatedAt", r.updated_by AS "updatedBy"`;
 
+/**
+ * Built field by field, not by spreading `row`: a bulk write makes 2,000 of these, and on V8 a spread with extra
+ * keys costs about ten times an object literal. Columns beyond the record's (cursor keys) are left out.
+ */
 export function toRowRecord(row: RowRow): RowRecord {
-  return { ...row, seq: String(row.seq), version: Number(row.version), values: row.values ?? {} };
+  return {
+    id: row.id,
+    seq: String(row.seq),
+    values: row.values ?? {},
+    version: Number(row.version),
+    createdAt: row.createdAt,
+    createdBy: row.createdBy,
+    updatedAt: row.updatedAt,
+    updatedBy: row.updatedBy,
+  };
 }
 
 /**
@@ -31,7 +44,18 @@ const WRITTEN_ROW_COLUMNS = `r.id, r.seq, r.version, r.created_at AS "createdAt"
 
 function writtenRecords(written: Omit<RowRow, 'values'>[], sent: readonly { id: string; values: StoredRowValues }[]): RowRecord[] {
   const valuesById = new Map(sent.map((row) => [row.id, row.values]));
-  return written.map((row) => toRowRecord({ ...row, values: valuesById.get(row.id) ?? {} }));
+  return written.map((row) =>
+    toRowRecord({
+      id: row.id,
+      seq: row.seq,
+      values: valuesById.get(row.id) ?? {},
+      version: row.version,
+      createdAt: row.createdAt,
+      createdBy: row.createdBy,
+      updatedAt: row.updatedAt,
+      updatedBy: row.updatedBy,
+    }),
+  );
 }
 
 export interface UniqueCandidate {

@@ -6,7 +6,7 @@ import { TransactionHost } from '../../../database/transaction-host.js';
 import type { ChangeDraft, ChangeRecord, DocumentRecord, RequestRecord } from '../domain/document.records.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
-import { RequestRepository } from '../repositories/request.repository.js';
+import { changeRecord, RequestRepository } from '../repositories/request.repository.js';
 import { RowRepository } from '../repositories/row.repository.js';
 import { type DocumentContext, docNotFound } from './document-access.service.js';
 import { OutboxService } from '../../events/outbox.service.js';
@@ -224,7 +224,8 @@ export class ChangeEngineService {
           openedRequest: draft.insert,
         });
         // The changes were recorded at the request's creation, a time the insert gave.
-        const changes = draft.changes.map((change) => ({ ...change, changedAt: merge.request.createdAt }));
+        const changedAt = merge.request.createdAt;
+        const changes = draft.changes.map((change) => changeRecord(change, change.id, change.seq, changedAt, change.changedBy));
         return { document, request: merge.request, changes, merge, pendingApproval: false };
       }
       let created = false;
