@@ -50,6 +50,16 @@ interface TransactionState {
 }
 
 /**
+ * Resolves once the statements started so far have left for PostgreSQL: TypeORM sends a query a few promise
+ * turns after it is called, and PreparingClient flushes a tick's writes on the next tick. A caller that starts a
+ * statement and then has CPU work that does not need its answer awaits this first, so PostgreSQL runs the statement
+ * while Node does that work.
+ */
+export function sent(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
  * Carries the current transaction through the request's async context, so a service marks a unit of work
  * with `run()` and every repository it calls joins the same transaction through `manager`. Nested `run()`
  * calls join the outer transaction. Hooks registered with `afterCommit()` run only once the outermost

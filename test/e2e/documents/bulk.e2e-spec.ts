@@ -82,6 +82,27 @@ describe('documents: bulk writes', () => {
     expect(await rowsWhere('qty', 7)).toBe(1);
   });
 
+  it('reports unknown rows (without judging their values) and bad values of known rows, in body order', async () => {
+    // Values are checked while the rows are read: what is reported must not depend on which finished first.
+    const res = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([
+        { target: { row: 'b21', field: 'qty' }, value: { number: 'lots' } },
+        { target: { row: 'nowhere', field: 'qty' }, value: { number: 'many' } },
+        { target: { row: 'b20', field: 'qty' }, value: 5 },
+        { target: { row: 'b22', field: 'qty' }, value: { number: 'plenty' } },
+      ])
+      .expect(400);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+    expect(problemsOf(res.body)).toEqual([
+      expect.objectContaining({ rowId: 'b21', fieldId: 'qty', field: '[0].value' }),
+      expect.objectContaining({ rowId: 'nowhere', field: '[1].target', reason: 'row nowhere not found' }),
+      expect.objectContaining({ rowId: 'b22', fieldId: 'qty', field: '[3].value' }),
+    ]);
+    expect(await rowsWhere('qty', 5)).toBe(1);
+  });
+
   it('is all or nothing for unknown rows, unique clashes inside the batch and bad properties', async () => {
     const unknownRow = await request(t.http)
       .post(`${doc.path}/data/bulk`)
