@@ -112,8 +112,8 @@ export class RevisionRepository {
     mergedBy: string;
     stats: RevisionStats;
     operationCount: number;
-    /** Operations still to insert (those not written before, see OperationWriter), with the revision. */
-    operations: readonly OperationItem[];
+    /** Operations still to insert (those not written before, see OperationWriter), with the revision: a JSON array of OperationItems. */
+    operationsJson: string;
     expectedMetadataVersion: number;
     rowSeq: number;
     rowsCreated: number;
@@ -186,7 +186,7 @@ export class RevisionRepository {
         input.rowCountDelta,
         input.metadata ? JSON.stringify(input.metadata) : null,
         input.settings ? JSON.stringify(input.settings) : null,
-        JSON.stringify(input.operations),
+        input.operationsJson,
         input.events,
         ...(opened ? [opened.author, opened.inlineChanges, opened.changeCount] : []),
       ],

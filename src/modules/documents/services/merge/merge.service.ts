@@ -150,8 +150,8 @@ export class MergeService {
     if (touchesProperties && JSON.stringify(properties) !== JSON.stringify(storedProperties)) {
       await this.properties.update(document.uuid, properties, mergedBy);
     }
-    const rows = await this.rowMerge.apply({ ...document, rowSeq }, plan.rows, plan.fields, mergedBy);
-    ops.write(rows.operations);
+    // The row operations are written to `ops` by apply, while PostgreSQL runs its statements.
+    const rows = await this.rowMerge.apply({ ...document, rowSeq }, plan.rows, plan.fields, mergedBy, ops);
     const relationOps = await this.relationMerge.apply(document, { plan: plan.rows, rows, fields: plan.fields, metadata: plan.metadata, relations: plan.folded.relations }, mergedBy);
     ops.write(relationOps);
     // Formulas, lookups and rollups of this document and of the documents linking to it (docs/formulas.md).
@@ -181,7 +181,7 @@ export class MergeService {
       mergedBy,
       stats,
       operationCount: ops.count,
-      operations: ops.pending,
+      operationsJson: ops.pendingJson,
       expectedMetadataVersion: document.metadataVersion,
       rowSeq: rows.rowSeq,
       rowsCreated: rows.created.length,

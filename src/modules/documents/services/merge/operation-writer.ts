@@ -4,11 +4,13 @@ import { type NewOperation, type OperationItem, operationItems, type RevisionRep
  * Collects a revision's ChangeOperations in order, numbering them. Plain operations are held until the revision is
  * committed and written by the same statement (RevisionRepository.commit: one round trip less per merge); an
  * operation that snapshots a field's values is written at once, because the snapshot must be taken before the
- * merge changes those values.
+ * merge changes those values. Held operations are turned into the statement's JSON as they come: a row merge
+ * writes its operations while PostgreSQL still runs its UPDATE (RowMergeService.apply), so that work overlaps it.
  */
 export class OperationWriter {
   private ordinal = 0;
-  private readonly held: OperationItem[] = [];
+  /** The held operations as JSON, one array's elements (without brackets) per `write`. */
+  private readonly held: string[] = [];
 
   constructor(
     private readonly revisions: RevisionRepository,
@@ -21,13 +23,18 @@ export class OperationWriter {
     return this.ordinal;
   }
 
-  /** The operations not written yet, for RevisionRepository.commit. */
-  get pending(): readonly OperationItem[] {
-    return this.held;
+  /** The operations not written yet, as RevisionRepository.commit takes them: a JSON array of OperationItems. */
+  get pendingJson(): string {
+    return `[${this.held.join(',')}]`;
   }
 
   write(ops: readonly NewOperation[]): void {
-    this.held.push(...operationItems(ops, this.ordinal + 1));
+    if (ops.length === 0) {
+      return;
+    }
+    const items: OperationItem[] = operationItems(ops, this.ordinal + 1);
+    const json = JSON.stringify(items);
+    this.held.push(json.slice(1, -1));
     this.ordinal += ops.length;
   }
 

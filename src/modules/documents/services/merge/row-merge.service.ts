@@ -7,6 +7,8 @@ import type { DocumentRecord, RowRecord } from '../../domain/document.records.js
 import type { MergeConflict } from '../../domain/merge.types.js';
 import { RowRepository } from '../../repositories/row.repository.js';
 import type { NewOperation } from '../../repositories/revision.repository.js';
+import { sent } from '../../../../database/transaction-host.js';
+import type { OperationWriter } from './operation-writer.js';
 
 export interface RowMergePlan {
   creates: { id: string; values: StoredRowValues; effect: RowEffect }[];
@@ -176,7 +178,13 @@ export class RowMergeService {
     }
   }
 
-  async apply(document: DocumentRecord, plan: RowMergePlan, fields: readonly FieldDefinition[], userId: string): Promise<RowMergeResult> {
+  /**
+   * Writes the plan's rows and hands their ChangeOperations to `ops`. The insert, update and delete are sent one
+   * after the other without waiting (one connection runs them in order; if one fails, the transaction is rolled
+   * back whatever the others did), and the operations are built and serialized while PostgreSQL runs them: they
+   * need only the plan, and for a 1000-row write they cost a few milliseconds of the UPDATE's twenty-odd.
+   */
+  async apply(document: DocumentRecord, plan: RowMergePlan, fields: readonly FieldDefinition[], userId: string, ops: OperationWriter): Promise<RowMergeResult> {
     let rowSeq = document.rowSeq;
     const autoNumbers = fields.filter((field) => field.type === 'auto_number');
     const creates = plan.creates.map((item) => {
@@ -187,16 +195,24 @@ export class RowMergeService {
       }
       return { id: item.id, values };
     });
-    const created = await this.rows.insertMany(document.uuid, creates, userId);
-    const updated = await this.rows.updateMany(document.uuid, plan.updates, userId);
-    await this.rows.deleteMany(
-      document.uuid,
-      plan.deletes.map((item) => item.id),
-    );
+    const writing = Promise.all([
+      this.rows.insertMany(document.uuid, creates, userId),
+      this.rows.updateMany(document.uuid, plan.updates, userId),
+      this.rows.deleteMany(
+        document.uuid,
+        plan.deletes.map((item) => item.id),
+      ),
+    ]);
+    // Awaited below; a failure must not go unhandled while the operations are built.
+    writing.catch(() => undefined);
+    if (creates.length + plan.updates.length + plan.deletes.length >= OVERLAP_MIN_ROWS) {
+      await sent();
+    }
 
     const operations: NewOperation[] = [];
-    for (const row of created) {
-      operations.push({ type: 'row-create', target: { kind: 'row', rowId: row.id }, oldValue: null, newValue: { values: row.values, version: row.version } });
+    for (const row of creates) {
+      // A created row is what was sent, at version 1 (insertMany).
+      operations.push({ type: 'row-create', target: { kind: 'row', rowId: row.id }, oldValue: null, newValue: { values: row.values, version: 1 } });
     }
     for (const item of plan.updates) {
       const { oldValues, newValues } = changedCells(item.old.values, item.values);
@@ -220,9 +236,14 @@ export class RowMergeService {
         newValue: null,
       });
     }
+    ops.write(operations);
+    const [created, updated] = await writing;
     return { created, updated, deleted: plan.deletes.map((item) => item.old), operations, rowSeq };
   }
 }
+
+/** From this many rows on, a merge lets its row statements leave before it builds their operations (apply). */
+const OVERLAP_MIN_ROWS = 50;
 
 /** Values of computed fields (auto numbers) a replaced row keeps. */
 function computedValues(values: StoredRowValues, fields: readonly FieldDefinition[]): StoredRowValues {
