@@ -32,8 +32,11 @@ type StoredChange = [id: string, seq: string, changedAt: string];
 /** What the revision's statement needs to insert a request merged at once (see mergedAtOnceDraft). */
 export interface MergedAtOnceInsert {
   author: string;
-  /** The changes, as the JSON array stored in `inline_changes`. */
-  inlineChanges: string;
+  /**
+   * The changes, as the JSON array stored in `inline_changes`: written when first asked for, which a merge does
+   * while PostgreSQL runs its row statements (MergeService.merge), off the write's critical path.
+   */
+  inlineChanges(): string;
   changeCount: number;
 }
 
@@ -100,7 +103,9 @@ export class RequestRepository {
       closedAt: null,
       closedBy: null,
     };
-    const inlineChanges = JSON.stringify(records.map(({ id, type, operation, targetId, data }) => ({ id, type, operation, targetId, data })));
+    let json: string | undefined;
+    const inlineChanges = (): string =>
+      (json ??= JSON.stringify(records.map(({ id, type, operation, targetId, data }) => ({ id, type, operation, targetId, data }))));
     return { request, changes: records, insert: { author: input.author, inlineChanges, changeCount: changes.length } };
   }
 

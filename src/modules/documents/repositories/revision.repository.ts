@@ -188,7 +188,7 @@ export class RevisionRepository {
         input.settings ? JSON.stringify(input.settings) : null,
         input.operationsJson,
         input.events,
-        ...(opened ? [opened.author, opened.inlineChanges, opened.changeCount] : []),
+        ...(opened ? [opened.author, opened.inlineChanges(), opened.changeCount] : []),
       ],
     );
     const row = rows[0];

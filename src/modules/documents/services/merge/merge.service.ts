@@ -150,8 +150,9 @@ export class MergeService {
     if (touchesProperties && JSON.stringify(properties) !== JSON.stringify(storedProperties)) {
       await this.properties.update(document.uuid, properties, mergedBy);
     }
-    // The row operations are written to `ops` by apply, while PostgreSQL runs its statements.
-    const rows = await this.rowMerge.apply({ ...document, rowSeq }, plan.rows, plan.fields, mergedBy, ops);
+    // The row operations are written to `ops` by apply while PostgreSQL runs its statements; so are the inline
+    // changes of a request merged at once.
+    const rows = await this.rowMerge.apply({ ...document, rowSeq }, plan.rows, plan.fields, mergedBy, ops, () => written.openedRequest?.inlineChanges());
     const relationOps = await this.relationMerge.apply(document, { plan: plan.rows, rows, fields: plan.fields, metadata: plan.metadata, relations: plan.folded.relations }, mergedBy);
     ops.write(relationOps);
     // Formulas, lookups and rollups of this document and of the documents linking to it (docs/formulas.md).
