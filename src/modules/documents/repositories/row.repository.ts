@@ -22,7 +22,7 @@ export const ROW_COLUMNS = `r.id, r.seq, r."values", r.version, r.created_at AS 
  * Built field by field, not by spreading `row`: a bulk write makes 2,000 of these, and on V8 a spread with extra
  * keys costs about ten times an object literal. Columns beyond the record's (cursor keys) are left out.
  */
-export function toRowRecord(row: RowRow): RowRecord {
+export function toRowRecord(row: Omit<RowRow, 'values'> & { values?: StoredRowValues | null }): RowRecord {
   return {
     id: row.id,
     seq: String(row.seq),
@@ -44,18 +44,12 @@ const WRITTEN_ROW_COLUMNS = `r.id, r.seq, r.version, r.created_at AS "createdAt"
 
 function writtenRecords(written: Omit<RowRow, 'values'>[], sent: readonly { id: string; values: StoredRowValues }[]): RowRecord[] {
   const valuesById = new Map(sent.map((row) => [row.id, row.values]));
-  return written.map((row) =>
-    toRowRecord({
-      id: row.id,
-      seq: row.seq,
-      values: valuesById.get(row.id) ?? {},
-      version: row.version,
-      createdAt: row.createdAt,
-      createdBy: row.createdBy,
-      updatedAt: row.updatedAt,
-      updatedBy: row.updatedBy,
-    }),
-  );
+  return written.map((row) => {
+    // The statement did not return the values: the writer's are the row's.
+    const record = toRowRecord(row);
+    record.values = valuesById.get(row.id) ?? {};
+    return record;
+  });
 }
 
 export interface UniqueCandidate {
