@@ -72,6 +72,23 @@ describe('documents: bulk writes', () => {
     const res = await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send(body).expect(200);
     expect(res.body.payload.rowsUpdated).toBe(1000);
     expect(await rowsWhere('sku', 'SKU-999')).toBe(1);
+    // Its 1000 operations each have their own id (derived from the revision's id and their ordinal), in order.
+    const ids: string[] = [];
+    for (let page = 1; page <= 10; page += 1) {
+      const ops = await request(t.http)
+        .get(`${doc.path}/revisions/${res.body.payload.revisionId}/operations?page=${page}&pageSize=100`)
+        .set(bearer(owner))
+        .expect(200);
+      ids.push(...ops.body.payload.items.map((op: { id: string; target: { rowId: string } }, i: number) => {
+        expect(op.target.rowId).toBe(`b${(page - 1) * 100 + i}`);
+        return op.id;
+      }));
+    }
+    expect(ids).toHaveLength(1000);
+    expect(new Set(ids).size).toBe(1000);
+    for (const id of ids) {
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    }
   });
 
   it('is all or nothing: a bad cell in row 999 leaves nothing applied', async () => {
