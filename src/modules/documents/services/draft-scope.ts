@@ -78,7 +78,9 @@ export class DraftScope {
 
   private async recorded(targetIds: readonly string[]): Promise<ChangeDraft[]> {
     const stored = this.request ? await this.repos.requests.changes(this.request.id, { targetIds }) : [];
-    return [...stored, ...this.pending.filter((change) => targetIds.includes(change.targetId))];
+    // A Set: a bulk write looks up its 1000 rows among its own 1000 pending changes.
+    const wanted = new Set(targetIds);
+    return [...stored, ...this.pending.filter((change) => wanted.has(change.targetId))];
   }
 
   async metadata(): Promise<DocumentMetadata> {
