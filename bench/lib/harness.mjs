@@ -405,7 +405,12 @@ export function cpuMs(pid) {
   }
 }
 
-/** CPU time (ms) of every process named `postgres` on the machine: the database's share of a load, read before and after it. */
+/**
+ * CPU time (ms) of every process named `postgres` on the machine: the database's share of a load, read before and
+ * after it. A backend that ends in between takes its time out of the sum, so the reaped children's time (cutime and
+ * cstime, the 14th and 15th fields, kept by the postmaster that waited for them) counts too: without it, a load whose
+ * connections closed read as negative.
+ */
 export function postgresCpuMs() {
   let total = 0;
   for (const entry of readdirSync('/proc')) {
@@ -416,7 +421,7 @@ export function postgresCpuMs() {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (stat.includes('(postgres)')) {
         const fields = stat.split(') ')[1].split(' ');
-        total += (Number(fields[11]) + Number(fields[12])) * 10;
+        total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) * 10;
       }
     } catch {
       // The process ended between the listing and the read.
