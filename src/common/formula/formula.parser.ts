@@ -223,13 +223,18 @@ class Parser {
     }
   }
 
+  /**
+   * A name followed by "(" calls a function; TRUE and FALSE (any case) are booleans; any other name is a field id,
+   * as spec 2.5 writes formulas ("refer to fields by id": `price * quantity`). `{fieldId}` names the same field and
+   * is needed for ids that are not plain names (`{unit-price}`) or spell TRUE or FALSE.
+   */
   private identifier(name: string, pos: number): FormulaNode {
     const upper = name.toUpperCase();
     if (this.peek().type !== '(') {
       if (upper === 'TRUE' || upper === 'FALSE') {
         return { kind: 'boolean', value: upper === 'TRUE', pos };
       }
-      throw new FormulaError(`unknown name "${name}" (fields are referenced as {fieldId})`, pos);
+      return { kind: 'field', fieldId: name, pos };
     }
     this.next();
     const args: FormulaNode[] = [];

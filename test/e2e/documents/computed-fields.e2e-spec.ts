@@ -55,7 +55,8 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
     },
     { id: 'amount', name: 'Amount', type: 'formula', formula: '{qty} * {total}' },
     { id: 'big', name: 'Big', type: 'formula', formula: 'IF({amount} >= 100, "big", "small")' },
-    { id: 'ratio', name: 'Ratio', type: 'formula', formula: '{total} / {qty}' },
+    // Spec 2.5's form: fields by their plain id (the others use the braced form).
+    { id: 'ratio', name: 'Ratio', type: 'formula', formula: 'total / qty' },
     { id: 'late', name: 'Late', type: 'formula', formula: 'DATEDIFF({due}, TODAY())' },
   ];
 

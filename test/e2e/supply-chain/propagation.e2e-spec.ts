@@ -210,7 +210,8 @@ describe('supply-chain propagation (spec 3, rules 1–8)', () => {
               sourceFieldId: 'price',
               targetFieldId: 'tdouble',
               transformType: 'formula',
-              formula: '{price} * 2',
+              // Spec 2.14's form: a source field id (no braces) times a constant.
+              formula: 'price * 2',
             },
             { sourceFieldId: 'price', targetFieldId: 'tpricetext', transformType: 'type_convert' },
           ],

@@ -1038,6 +1038,23 @@ describe('supply chain: resources', () => {
         { fieldMapping: { rules: [{ sourceFieldId: 'ghost', targetFieldId: 'sku' }] } },
         'fieldMapping.rules[0].sourceFieldId',
       ],
+      // A formula is parsed when the rule is written, and the source fields it reads must exist.
+      [
+        {
+          fieldMapping: {
+            rules: [{ sourceFieldId: 'unit_price', targetFieldId: 'sku', transformType: 'formula', formula: 'FLOOR(unit_price *' }],
+          },
+        },
+        'fieldMapping.rules[0].formula',
+      ],
+      [
+        {
+          fieldMapping: {
+            rules: [{ sourceFieldId: 'unit_price', targetFieldId: 'sku', transformType: 'formula', formula: 'unit_cost * 1.2' }],
+          },
+        },
+        'fieldMapping.rules[0].formula',
+      ],
       [
         { fieldMapping: { rules: [{ sourceFieldId: 'sku', targetFieldId: 'ghost' }] } },
         'fieldMapping.rules[0].targetFieldId',

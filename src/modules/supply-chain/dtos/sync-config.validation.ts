@@ -1,5 +1,6 @@
 import { CronExpressionParser } from 'cron-parser';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import { FormulaError, formulaFieldRefs, parseFormula } from '../../../common/formula/index.js';
 import {
   ACCEPT_MODES,
   ACCESS_MODES,
@@ -332,7 +333,12 @@ export class ConfigChecker {
         if (typeof raw.formula !== 'string' || raw.formula.trim() === '' || raw.formula.length > 2000) {
           this.fail(`${path}.formula`, 'formula needs a non-empty formula string (at most 2000 characters)');
         } else {
-          rule.formula = raw.formula;
+          const syntaxError = formulaSyntaxError(raw.formula);
+          if (syntaxError) {
+            this.fail(`${path}.formula`, syntaxError);
+          } else {
+            rule.formula = raw.formula;
+          }
         }
         break;
       case 'type_convert':
@@ -767,4 +773,26 @@ export function unknownFieldDetails(
   return refs
     .filter(([, id]) => !known.has(id))
     .map(([field, id]) => ({ field, reason: `${what} has no field "${id}"` }));
+}
+
+/**
+ * Why a mapping formula cannot be parsed (null when it can): refused when the rule is written rather than on every
+ * change it would have mapped. Its fields are the source's, which may change later, so unknown ids are not refused
+ * here; a change that meets one records the mapping error in its sync log.
+ */
+function formulaSyntaxError(source: string): string | null {
+  try {
+    parseFormula(source);
+    return null;
+  } catch (error) {
+    if (error instanceof FormulaError) {
+      return `formula: ${error.message} at position ${error.position}`;
+    }
+    throw error;
+  }
+}
+
+/** The source fields a `formula` rule reads (its syntax was checked when the rule was written). */
+export function formulaSourceFieldIds(rule: { transformType?: string; formula?: string }): string[] {
+  return rule.transformType === 'formula' && rule.formula ? formulaFieldRefs(parseFormula(rule.formula)) : [];
 }

@@ -17,7 +17,7 @@ import type {
 } from '../domain/supply-chain.types.js';
 import type { SupplierBindingDto } from '../dtos/connection.dto.js';
 import type { BindingResponseDto, CreateBindingDto } from '../dtos/orderbook.dto.js';
-import { ConfigChecker, filterFieldIds, unknownFieldDetails } from '../dtos/sync-config.validation.js';
+import { ConfigChecker, filterFieldIds, formulaSourceFieldIds, unknownFieldDetails } from '../dtos/sync-config.validation.js';
 import { BindingRepository } from '../repositories/binding.repository.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { isUuid } from '../repositories/sql.js';
@@ -65,6 +65,9 @@ export function bindingFieldProblems(
   config.fieldMapping.rules.forEach((rule, index) => {
     for (const id of rule.sourceFieldIds ?? [rule.sourceFieldId]) {
       sourceRefs.push([`fieldMapping.rules[${index}].sourceFieldId`, id]);
+    }
+    for (const id of formulaSourceFieldIds(rule)) {
+      sourceRefs.push([`fieldMapping.rules[${index}].formula`, id]);
     }
     for (const id of rule.targetFieldIds ?? [rule.targetFieldId]) {
       targetRefs.push([`fieldMapping.rules[${index}].targetFieldId`, id]);

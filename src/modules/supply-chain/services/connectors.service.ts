@@ -4,7 +4,7 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
 import type { ConnectorConfig, ConnectorRecord, ConnectorType } from '../domain/supply-chain.types.js';
 import type { ConnectorResponseDto, CreateConnectorDto } from '../dtos/connector.dto.js';
-import { ConfigChecker, filterFieldIds, unknownFieldDetails } from '../dtos/sync-config.validation.js';
+import { ConfigChecker, filterFieldIds, formulaSourceFieldIds, unknownFieldDetails } from '../dtos/sync-config.validation.js';
 import { ConnectorRepository } from '../repositories/connector.repository.js';
 import { isUuid } from '../repositories/sql.js';
 import {
@@ -167,6 +167,9 @@ export class ConnectorsService {
     config.fieldMapping.rules.forEach((rule, index) => {
       for (const id of rule.sourceFieldIds ?? [rule.sourceFieldId]) {
         sourceRefs.push([`${key}.fieldMapping.rules[${index}].sourceFieldId`, id]);
+      }
+      for (const id of formulaSourceFieldIds(rule)) {
+        sourceRefs.push([`${key}.fieldMapping.rules[${index}].formula`, id]);
       }
       for (const id of rule.targetFieldIds ?? [rule.targetFieldId]) {
         targetRefs.push([`${key}.fieldMapping.rules[${index}].targetFieldId`, id]);
