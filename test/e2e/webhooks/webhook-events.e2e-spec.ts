@@ -275,7 +275,7 @@ describe('webhooks: events, payloads, signatures and filters', () => {
     expect(receiver.received[0].body.webhookId).toBe(hook.id);
   });
 
-  it('rotates the secret: both secrets sign during the grace period', async () => {
+  it('rotates the secret: X-Webhook-Signature uses the new secret, the previous one signs alongside during the grace period', async () => {
     const hook = await createWebhook(t, owner, { url: receiver.url, events: ['view_created'] });
     const rotated = await request(t.http)
       .post(`${API}/webhooks/${hook.id}/regenerate-secret`)
@@ -289,9 +289,12 @@ describe('webhooks: events, payloads, signatures and filters', () => {
     await recordEvents(t, event('view_created', { viewId: 'rot' }));
     await waitFor(() => receiver.received.length === 1, 10_000, 'rotated delivery');
     const [received] = receiver.received;
-    expect(String(received.headers['x-webhook-signature']).split(' ')).toHaveLength(2);
+    // Spec 6.1's header is one `sha256=<hex>`, by the new secret; the old secret's is in its own header.
+    expect(String(received.headers['x-webhook-signature'])).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(quireSignatureValid(newSecret, received)).toBe(true);
+    expect(quireSignatureValid(hook.secret, received)).toBe(false);
+    expect(quireSignatureValid(hook.secret, received, 'x-webhook-signature-previous')).toBe(true);
     for (const secret of [newSecret, hook.secret]) {
-      expect(quireSignatureValid(secret, received)).toBe(true);
       expect(new Webhook(secret).verify(received.rawBody, standardHeaders(received))).toEqual(received.body);
     }
     // Once the grace period is over only the new secret signs.
@@ -303,6 +306,7 @@ describe('webhooks: events, payloads, signatures and filters', () => {
     await waitFor(() => receiver.received.length === 2, 10_000, 'second delivery');
     expect(quireSignatureValid(newSecret, receiver.received[1])).toBe(true);
     expect(quireSignatureValid(hook.secret, receiver.received[1])).toBe(false);
+    expect(receiver.received[1].headers['x-webhook-signature-previous']).toBeUndefined();
     expect(() =>
       new Webhook(hook.secret).verify(receiver.received[1].rawBody, standardHeaders(receiver.received[1])),
     ).toThrow();

@@ -84,18 +84,22 @@ export async function notificationsOf(
   );
 }
 
-/** What a receiver does with X-Webhook-Signature: accept when any listed signature matches its secret. */
-export function quireSignatureValid(secret: string, received: ReceivedRequest): boolean {
+/**
+ * What a receiver written from spec 6.1 does: compare X-Webhook-Signature, as a whole, with `sha256=` + the hex HMAC
+ * of `timestamp.body` under its secret; one that has not switched secrets after a rotation checks
+ * X-Webhook-Signature-Previous instead (`header`).
+ */
+export function quireSignatureValid(
+  secret: string,
+  received: ReceivedRequest,
+  header: 'x-webhook-signature' | 'x-webhook-signature-previous' = 'x-webhook-signature',
+): boolean {
   const timestamp = String(received.headers['x-webhook-timestamp']);
   const expected = Buffer.from(
     `sha256=${createHmac('sha256', secret).update(`${timestamp}.${received.rawBody}`).digest('hex')}`,
   );
-  return String(received.headers['x-webhook-signature'])
-    .split(' ')
-    .some(
-      (candidate) =>
-        candidate.length === expected.length && timingSafeEqual(Buffer.from(candidate), expected),
-    );
+  const candidate = Buffer.from(String(received.headers[header] ?? ''));
+  return candidate.length === expected.length && timingSafeEqual(candidate, expected);
 }
 
 export function standardHeaders(received: ReceivedRequest): Record<string, string> {

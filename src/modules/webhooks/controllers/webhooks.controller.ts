@@ -119,7 +119,11 @@ export class WebhooksController {
 
   @Post(':webhookId/regenerate-secret')
   @HttpCode(200)
-  @ApiOperation({ summary: 'New signing secret; the previous one keeps signing for the grace period' })
+  @ApiOperation({
+    summary: 'New signing secret; the previous one keeps signing for the grace period',
+    description:
+      "X-Webhook-Signature then carries the new secret's signature and X-Webhook-Signature-Previous the previous secret's, until previousSecretExpiresAt (docs/webhooks.md, \"Rotation\").",
+  })
   @ApiEnvelope(WebhookWithSecretResponseDto)
   regenerateSecret(
     @CurrentPrincipal() principal: Principal,

@@ -34,9 +34,12 @@ export function standardSignature(
 
 /**
  * The signature headers of one attempt. `secrets` are the secrets currently signing, newest first: one
- * normally, two during the grace period after a rotation. Both headers then carry one signature per
- * secret, separated by a space (the Standard Webhooks list form), newest first: a receiver accepts the
- * request when any of them verifies with the secret it holds.
+ * normally, two during the grace period after a rotation.
+ * - `X-Webhook-Signature` is always exactly one `sha256=<hex>` (spec 6.1), made with the newest secret, so a
+ *   receiver written from the spec compares it as a whole; during the grace period the previous secret's
+ *   signature goes in `X-Webhook-Signature-Previous`, for receivers that have not switched secrets yet.
+ * - `webhook-signature` (Standard Webhooks) lists one signature per secret, separated by a space, newest first:
+ *   the list form its libraries accept.
  */
 export function signatureHeaders(
   secrets: string[],
@@ -45,8 +48,10 @@ export function signatureHeaders(
   rawBody: string,
 ): Record<string, string> {
   const seconds = Math.floor(timestampMs / 1000);
+  const [newest, previous] = secrets;
   return {
-    'x-webhook-signature': secrets.map((secret) => quireSignature(secret, timestampMs, rawBody)).join(' '),
+    'x-webhook-signature': quireSignature(newest, timestampMs, rawBody),
+    ...(previous ? { 'x-webhook-signature-previous': quireSignature(previous, timestampMs, rawBody) } : {}),
     'x-webhook-timestamp': String(timestampMs),
     'webhook-id': deliveryId,
     'webhook-timestamp': String(seconds),
