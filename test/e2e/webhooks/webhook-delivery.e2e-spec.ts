@@ -123,7 +123,7 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
     await elsewhere.stop();
   });
 
-  it('disables a webhook after the configured failure streak, e-mails its creator, keeps events, and resume delivers them in order', async () => {
+  it('disables a webhook after the configured failure streak, e-mails its creator, drops events while disabled, and resume delivers from then on', async () => {
     receiver.fallback = { status: 503 };
     const hook = await createWebhook(t, owner, {
       url: receiver.url,
@@ -151,11 +151,11 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
     );
     expect(mails).toHaveLength(1);
     expect(mails[0].data).toMatchObject({ webhookId: hook.id });
-    // Events while disabled are kept, not sent.
+    // Spec 6.1 delivers the events of an active webhook: events while disabled are neither sent nor queued.
     await recordEvents(t, event('view_default_changed', { n: 5 }), event('view_default_changed', { n: 6 }));
     await sleep(600);
     expect(receiver.received).toHaveLength(4);
-    expect(await deliveriesOf(t, owner, hook.id, '&status=pending')).toHaveLength(2);
+    expect(await deliveriesOf(t, owner, hook.id, '&status=pending')).toHaveLength(0);
     receiver.fallback = { status: 204 };
     const resumed = await request(t.http)
       .post(`${API}/webhooks/${hook.id}/resume`)
@@ -166,22 +166,29 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
       consecutiveFailures: 0,
       disabledAt: null,
     });
-    await waitFor(() => receiver.received.length === 6, 10_000, 'kept events');
-    expect(receiver.received.slice(4).map((r) => r.body.payload.n)).toEqual([5, 6]);
+    await recordEvents(t, event('view_default_changed', { n: 7 }));
+    await waitFor(() => receiver.received.length === 5, 10_000, 'event after resume');
+    await sleep(300);
+    expect(receiver.received.slice(4).map((r) => r.body.payload.n)).toEqual([7]);
   });
 
-  it('keeps events while paused and delivers them in order on resume', async () => {
-    const hook = await createWebhook(t, owner, { url: receiver.url, events: ['view_updated'] });
+  it('delivers nothing of what happens while paused; deliveries queued before the pause wait for resume', async () => {
+    receiver.fallback = { status: 503 };
+    const hook = await createWebhook(t, owner, { url: receiver.url, events: ['view_updated'], maxRetries: 1, retryInterval: 1 });
+    // Queued while active: its first attempt fails, and the pause holds its retry.
+    await recordEvents(t, event('view_updated', { n: 1 }));
+    await waitFor(() => receiver.received.length === 1, 10_000, 'first attempt');
     await request(t.http).post(`${API}/webhooks/${hook.id}/pause`).set(bearer(owner)).expect(200);
-    await recordEvents(t, ...[1, 2, 3].map((n) => event('view_updated', { n })));
-    await recordEvents(t, event('view_updated', { n: 4 }));
-    await sleep(700);
-    expect(receiver.received).toHaveLength(0);
-    const queued = await deliveriesOf(t, owner, hook.id);
-    expect(queued.map((d) => d.status)).toEqual(['pending', 'pending', 'pending', 'pending']);
+    receiver.fallback = { status: 204 };
+    await recordEvents(t, ...[2, 3].map((n) => event('view_updated', { n })));
+    await sleep(1500);
+    expect(receiver.received).toHaveLength(1);
+    expect((await deliveriesOf(t, owner, hook.id)).map((d) => d.status)).toEqual(['retrying']);
     await request(t.http).post(`${API}/webhooks/${hook.id}/resume`).set(bearer(owner)).expect(200);
-    await waitFor(() => receiver.received.length === 4, 10_000, 'resumed deliveries');
-    expect(receiver.received.map((r) => r.body.payload.n)).toEqual([1, 2, 3, 4]);
+    await recordEvents(t, event('view_updated', { n: 4 }));
+    await waitFor(() => receiver.received.length === 3, 10_000, 'resumed deliveries');
+    await sleep(300);
+    expect(receiver.received.map((r) => r.body.payload.n)).toEqual([1, 1, 4]);
   });
 
   it('redelivers the same deliveryId as a new manual attempt', async () => {

@@ -208,11 +208,17 @@ export class WebhookRepository {
     return rows.length > 0;
   }
 
+  /**
+   * The webhooks an event is queued for (spec 6.1): active ones — not paused or disabled — subscribed to its type
+   * and created no later than it occurred. Their status is read when the event is dispatched, normally within
+   * milliseconds of its commit.
+   */
   async subscribedTo(organizationId: string, eventType: string, eventId: string): Promise<WebhookRow[]> {
     // The outbox row's own occurred_at: the envelope's ISO timestamp has lost the microseconds.
     return this.tx.manager.query<WebhookRow[]>(
       `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w
-        WHERE w.organization_id = $1 AND (w.events @> ARRAY[$2]::text[] OR w.events @> ARRAY['*']::text[])
+        WHERE w.organization_id = $1 AND w.status = 'active'
+          AND (w.events @> ARRAY[$2]::text[] OR w.events @> ARRAY['*']::text[])
           AND w.created_at <= (SELECT o.occurred_at FROM outbox o WHERE o.id = $3)`,
       [organizationId, eventType, eventId],
     );
