@@ -86,6 +86,19 @@ describe('documents: documents, bundle, scopes and data-source references', () =
     const read = await request(t.http).get(`${doc.path}/settings`).set(bearer(editor)).expect(200);
     expect(read.body.payload.notifications).toEqual({ onMerge: true });
     await request(t.http).put(`${doc.path}/settings`).set(bearer(owner)).send({ workflow: { requiresApproval: 'yes' } }).expect(400);
+
+    // Written into an open request: the answer is the draft's settings; the document keeps its own until the merge.
+    const open = await request(t.http).post(`${doc.path}/requests`).set(bearer(owner)).send({ title: 'settings draft' }).expect(201);
+    const requestId = open.body.payload.id as string;
+    const drafted = await request(t.http)
+      .put(`${doc.path}/settings?requestId=${requestId}`)
+      .set(bearer(owner))
+      .send({ notifications: { onMerge: false, onCommentAdd: true } })
+      .expect(200);
+    expect(drafted.body.payload).toMatchObject({ notifications: { onMerge: false, onCommentAdd: true }, request: { requestId, merged: false } });
+    expect((await request(t.http).get(`${doc.path}/settings`).set(bearer(owner)).expect(200)).body.payload.notifications).toEqual({ onMerge: true });
+    await request(t.http).post(`${doc.path}/requests/${requestId}/merge`).set(bearer(owner)).expect(200);
+    expect((await request(t.http).get(`${doc.path}/settings`).set(bearer(owner)).expect(200)).body.payload.notifications).toEqual({ onMerge: false, onCommentAdd: true });
   });
 
   it('checks scopes: doc:read, data:read, data:write, doc:write, requests:manage', async () => {

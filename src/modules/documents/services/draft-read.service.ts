@@ -1,7 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import type { StoredRowValues } from '../fields/field.types.js';
 import { type FoldedChanges, foldChanges, withoutNulls } from '../domain/change-fold.js';
-import { type ChangeRecord, type DocumentMetadata, type DocumentRecord, METADATA_TARGET, type RequestRecord } from '../domain/document.records.js';
+import {
+  type ChangeRecord,
+  type DocumentMetadata,
+  type DocumentRecord,
+  type DocumentSettings,
+  METADATA_TARGET,
+  type RequestRecord,
+  SETTINGS_TARGET,
+} from '../domain/document.records.js';
 import type { DraftOverlayRow } from '../repositories/row-query.repository.js';
 import { RequestRepository } from '../repositories/request.repository.js';
 import { ChangeEngineService } from './change-engine.service.js';
@@ -74,5 +82,14 @@ export class DraftReadService {
       await this.computed.draftOverlay(document, metadata.fields, overlay);
     }
     return { request, metadata, overlay: overlay.length > 0 ? overlay : null, folded, changes };
+  }
+
+  /** The settings a reader of `?requestId=` sees: the open request's settings change, else the document's. */
+  async settings(document: DocumentRecord, requestId: string): Promise<DocumentSettings> {
+    const request = await this.engine.findRequest(document, requestId);
+    if (request.status !== 'open') {
+      return document.settings;
+    }
+    return foldChanges(await this.requests.changes(request.id, { targetIds: [SETTINGS_TARGET] })).settings ?? document.settings;
   }
 }

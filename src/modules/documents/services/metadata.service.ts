@@ -64,6 +64,9 @@ export class MetadataService {
       return change ? [change] : [];
     });
     const document = (await this.documents.findByUuid(ctx.document.uuid)) ?? ctx.document;
-    return { ...toSettingsDto(document.settings), request: toWriteResult(outcome) };
+    // Not merged (a request left open, or awaiting approval): the answer is the draft's, as for every write.
+    const draftOf = outcome.merge ? undefined : outcome.request?.id;
+    const shown = draftOf ? await this.drafts.settings(document, draftOf) : document.settings;
+    return { ...toSettingsDto(shown), request: toWriteResult(outcome) };
   }
 }
