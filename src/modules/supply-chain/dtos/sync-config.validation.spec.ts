@@ -145,6 +145,24 @@ describe('supply-chain configuration validators', () => {
     ).toEqual(['g.conditions[0].value', 'g.conditions[1].value']);
   });
 
+  it('takes range bounds as rangeStart and rangeEnd (spec 2.12), either one open, or as [min, max]', () => {
+    const conditions = [
+      { fieldId: 'a', operator: 'range', rangeStart: 0, rangeEnd: 1000 },
+      { fieldId: 'b', operator: 'range', rangeStart: '2026-01-01' },
+      { fieldId: 'c', operator: 'range', value: [1, 2] },
+    ];
+    expect(parseConfig((c) => c.filterGroup({ conditions }, 'g'))).toMatchObject({
+      conditions: [
+        { fieldId: 'a', operator: 'range', value: [0, 1000] },
+        { fieldId: 'b', operator: 'range', value: ['2026-01-01', null] },
+        { fieldId: 'c', operator: 'range', value: [1, 2] },
+      ],
+    });
+    expect(problems((c) => c.filterGroup({ conditions: [{ fieldId: 'a', operator: 'range', rangeStart: true }] }, 'g'))).toEqual([
+      'g.conditions[0].rangeStart',
+    ]);
+  });
+
   it('checks connector schedules with cron-parser', () => {
     expect(isCron('*/5 * * * *', 'UTC')).toBe(true);
     expect(isCron('0 0 8 * * 1-5', 'Europe/Paris')).toBe(true);
