@@ -188,7 +188,8 @@ describe('supply-chain propagation (spec 3, rules 1–8)', () => {
               targetFieldId: 'tcat',
               transformType: 'option_mapping',
               optionMapping: {
-                mappings: { Hardware: 'Tools', Food: 'Groceries' },
+                // A source option by its label (Hardware) or by its option id (food).
+                mappings: { Hardware: 'Tools', food: 'Groceries' },
                 unmappedStrategy: 'keep_original',
               },
             },

@@ -50,8 +50,8 @@ export interface PlanInput {
   changes: readonly SourceRowChange[];
   /** Current catalog rows (stored values) of the changed rows; absent = gone. */
   sourceRows: ReadonlyMap<string, Record<string, unknown>>;
-  /** Plain reader over a stored catalog row (select ids → labels, names → ids). */
-  reader: (row: Record<string, unknown>) => FieldReader;
+  /** Plain reader over a stored catalog row (select ids → labels, names → ids); `stored` reads option ids. */
+  reader: (row: Record<string, unknown>) => FieldReader & { stored?: FieldReader };
   /** Catalog field ids the connection shares. */
   sharedFieldIds: readonly string[];
   shareScope: { type: 'all' } | { type: 'filter'; filterGroup: FilterGroup } | null;
@@ -150,7 +150,7 @@ export function planBinding(input: PlanInput): Plan {
       log('filtered', 'does not match the receiver filter');
       continue;
     }
-    const mapped = applyFieldMapping(input.fieldMapping, input.sharedFieldIds, { ...input.mapping, read });
+    const mapped = applyFieldMapping(input.fieldMapping, input.sharedFieldIds, { ...input.mapping, read, readStored: read.stored });
     const values: Record<string, unknown> = {};
     const modes = new Map<string, string>();
     for (const [targetId, item] of mapped.values) {

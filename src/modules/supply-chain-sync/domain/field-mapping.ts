@@ -49,6 +49,8 @@ export interface FieldMapping {
 export interface MappingContext {
   /** Reads a source field (by id) in its plain form: select → label, multi-select → labels, number → number. */
   read: (fieldId: string) => unknown;
+  /** Reads a source field as stored (a select's option id, a multi-select's ids), where the reader knows it. */
+  readStored?: (fieldId: string) => unknown;
   /** The type of a target field (for `type_convert`). */
   targetType: (fieldId: string) => string | undefined;
   /** The organization's rate table (for currency conversions). */
@@ -211,19 +213,26 @@ export function convertUnit(
   throw new MappingError(`cannot convert ${from} to ${to}`);
 }
 
-export function applyOptionMapping(value: unknown, config: MappingRule['optionMapping']): unknown {
+/**
+ * `option_mapping`: each source option is looked up in `mappings` by its label, then by its option id (`stored`:
+ * the value as stored, ids in the same order as the labels of `value`), so a rule may name source options either way.
+ */
+export function applyOptionMapping(value: unknown, config: MappingRule['optionMapping'], stored?: unknown): unknown {
   const mappings = config?.mappings ?? {};
-  const one = (item: unknown): unknown => {
-    const key = textOf(item);
-    if (Object.prototype.hasOwnProperty.call(mappings, key)) {
-      return mappings[key];
+  const mapped = (key: unknown): boolean => key !== null && key !== undefined && Object.prototype.hasOwnProperty.call(mappings, textOf(key));
+  const one = (item: unknown, id: unknown): unknown => {
+    if (mapped(item)) {
+      return mappings[textOf(item)];
+    }
+    if (mapped(id)) {
+      return mappings[textOf(id)];
     }
     return config?.unmappedStrategy === 'clear' ? null : item;
   };
   if (Array.isArray(value)) {
-    return value.map(one).filter((item) => item !== null);
+    return value.map((item, index) => one(item, Array.isArray(stored) ? stored[index] : undefined)).filter((item) => item !== null);
   }
-  return value === null || value === undefined ? null : one(value);
+  return value === null || value === undefined ? null : one(value, stored);
 }
 
 export function applyTemplate(value: unknown, template: string | undefined): string | null {
@@ -256,7 +265,11 @@ export function applyRule(rule: MappingRule, ctx: MappingContext): unknown {
     case 'unit_convert':
       return convertUnit(source, rule.unitConversion ?? {}, ctx.rates, ctx.today);
     case 'option_mapping':
-      return applyOptionMapping(source, rule.optionMapping);
+      return applyOptionMapping(
+        source,
+        rule.optionMapping,
+        rule.sourceFieldId !== undefined ? ctx.readStored?.(rule.sourceFieldId) : undefined,
+      );
     case 'formula': {
       if (!rule.formula) {
         throw new MappingError('formula is required for a formula rule');

@@ -1,12 +1,13 @@
 import type { FieldDefinition } from '../../documents/fields/field.types.js';
 
+/** A plain reader of one row; `stored` reads the same field as stored (select option ids, not labels). */
+export type PlainFieldReader = ((ref: string) => unknown) & { stored: (ref: string) => unknown };
+
 /**
  * Reads a stored row in the plain form filters and mappings use: select option ids become their labels, a field is
  * named by id or, failing that, by name (case-insensitive). Unknown fields read as undefined.
  */
-export function plainReader(
-  fields: readonly FieldDefinition[],
-): (row: Record<string, unknown>) => (ref: string) => unknown {
+export function plainReader(fields: readonly FieldDefinition[]): (row: Record<string, unknown>) => PlainFieldReader {
   const byId = new Map(fields.map((field) => [field.id, field]));
   const byName = new Map(fields.map((field) => [field.name.trim().toLowerCase(), field]));
   const labels = new Map<string, Map<string, string>>();
@@ -23,18 +24,19 @@ export function plainReader(
       );
     }
   }
-  return (row) => (ref) => {
-    const field = byId.get(ref) ?? byName.get(ref.trim().toLowerCase());
-    if (!field) {
-      return row[ref];
-    }
-    const value = row[field.id];
-    const options = labels.get(field.id);
-    if (!options || value === null || value === undefined) {
-      return value;
-    }
-    return Array.isArray(value)
-      ? value.map((id) => options.get(String(id)) ?? id)
-      : (options.get(String(value)) ?? value);
+  return (row) => {
+    const stored = (ref: string): unknown => row[(byId.get(ref) ?? byName.get(ref.trim().toLowerCase()))?.id ?? ref];
+    const read = (ref: string): unknown => {
+      const field = byId.get(ref) ?? byName.get(ref.trim().toLowerCase());
+      const value = stored(ref);
+      const options = field ? labels.get(field.id) : undefined;
+      if (!options || value === null || value === undefined) {
+        return value;
+      }
+      return Array.isArray(value)
+        ? value.map((id) => options.get(String(id)) ?? id)
+        : (options.get(String(value)) ?? value);
+    };
+    return Object.assign(read, { stored });
   };
 }
