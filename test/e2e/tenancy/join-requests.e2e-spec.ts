@@ -85,6 +85,8 @@ describe('tenancy: join requests', () => {
     const missing = await request(t.http).post(`${API}/organizations/${org.id}/join-requests/${id}/reject`).set(bearer(owner)).send({}).expect(400);
     expect(missing.body).toMatchObject({ code: 'VALIDATION_ERROR' });
     expect(problemsOf(missing.body)).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'reviewNote' })]));
+    // The first reason says what is wrong with a missing note.
+    expect(problemsOf(missing.body)[0]).toEqual(expect.objectContaining({ field: 'reviewNote', reason: 'reviewNote is required' }));
     await request(t.http).post(`${API}/organizations/${org.id}/join-requests/${id}/reject`).set(bearer(owner)).send({ reviewNote: '' }).expect(400);
     const blank = await request(t.http).post(`${API}/organizations/${org.id}/join-requests/${id}/reject`).set(bearer(owner)).send({ reviewNote: '   ' }).expect(400);
     expect(problemsOf(blank.body)).toEqual([expect.objectContaining({ field: 'reviewNote', reason: 'reviewNote must not be blank' })]);
