@@ -627,4 +627,31 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
     }
     expect(await value(reader, 'r1', 'prices')).toBeUndefined();
   });
+
+  it('reverts the deletion of a row and of computed fields: computed values are computed again, not restored', async () => {
+    const fields = [
+      { id: 'price', name: 'Price', type: 'number' },
+      { id: 'qty', name: 'Qty', type: 'number' },
+      { id: 'total', name: 'Total', type: 'formula', formula: 'price * qty' },
+      { id: 'no', name: 'No.', type: 'auto_number' },
+    ];
+    const doc = await createDocument(t.http, owner, { docType: 'cf-revert', fields });
+    await createRow(t.http, owner, doc, { id: 'x1', values: { price: 2, qty: 3 } });
+    await createRow(t.http, owner, doc, { id: 'x2', values: { price: 5, qty: 1 } });
+    const deleted = await request(t.http).delete(`${doc.path}/data/x1`).set(bearer(owner)).expect(200);
+    const revert = (revisionId: string) =>
+      request(t.http).post(`${doc.path}/revisions/${revisionId}/revert`).set(bearer(owner)).expect(200);
+    await revert(deleted.body.payload.request.revisionId as string);
+    expect(await value(doc, 'x1', 'price')).toBe(2);
+    expect(await value(doc, 'x1', 'total')).toBe(6);
+    expect(typeof (await value(doc, 'x1', 'no'))).toBe('number');
+
+    // The computed fields go with a metadata update, and come back with their values by a revert.
+    const trimmed = await putMetadata(doc, fields.slice(0, 2)).expect(200);
+    expect(await value(doc, 'x2', 'total')).toBeUndefined();
+    await revert(trimmed.body.payload.request.revisionId as string);
+    expect(await value(doc, 'x2', 'total')).toBe(5);
+    expect(await value(doc, 'x1', 'total')).toBe(6);
+    expect(typeof (await value(doc, 'x2', 'no'))).toBe('number');
+  });
 });

@@ -55,6 +55,37 @@ describe('inverseOf', () => {
     expect(drafts).toHaveLength(2);
   });
 
+  it('leaves the values of computed fields out of restored rows and fields: the merge computes them again', () => {
+    const computed = {
+      ...ctx,
+      metadata: {
+        fields: [
+          { id: 'name', name: 'Name', type: 'text' },
+          { id: 'price', name: 'Price', type: 'number' },
+          { id: 'total', name: 'Total', type: 'formula', formula: 'price * 2' },
+        ],
+        properties: [],
+      },
+    };
+    const { drafts } = inverseOf(
+      [
+        op({ type: 'row-delete', target: { kind: 'row', rowId: 'd' }, oldValue: { values: { name: 'D', price: 2, total: 4, n: 7 }, version: 3 }, newValue: null }),
+        op({
+          type: 'field-delete',
+          target: { kind: 'field', fieldId: 'n' },
+          oldValue: { field: { id: 'n', name: 'No.', type: 'auto_number' }, values: { a: 1 } },
+          newValue: null,
+        }),
+      ],
+      computed as never,
+    );
+    expect(drafts.map((draft) => [draft.type, draft.targetId])).toEqual([
+      ['metadata-update', 'metadata'],
+      ['row-create', 'd'],
+    ]);
+    expect(drafts[1]).toMatchObject({ data: { values: { name: 'D', price: 2 } } });
+  });
+
   it('restores properties and settings, re-creates free-standing edges and reports what has no inverse', () => {
     const { drafts, skipped } = inverseOf(
       [

@@ -1,4 +1,5 @@
 import type { FieldDefinition, StoredRowValues, StoredValue } from '../fields/field.types.js';
+import { isComputedFieldType } from '../fields/field-type.registry.js';
 import type { ChangeDraft, DocumentMetadata, DocumentSettings, OperationRecord, RelationDirection, RelationEnd } from './document.records.js';
 import { METADATA_TARGET, PROPERTIES_TARGET, SETTINGS_TARGET } from './document.records.js';
 
@@ -57,7 +58,9 @@ function reorder(list: FieldDefinition[], ids: StoredValue | undefined): FieldDe
  * values (`row-exists` if the id was taken since), created fields go, deleted and changed fields come back with
  * their definition and their values (for rows that still exist), properties and settings get their old values,
  * free-standing edges removed from this document's rows are created again. Edges of relation fields follow the
- * restored values in the merge.
+ * restored values in the merge. Values of computed fields (formulas, lookups, rollups, auto numbers) are not
+ * restored, as no write may set them: the merge computes them again for the restored rows and fields (an auto
+ * number is drawn anew).
  */
 export function inverseOf(ops: readonly OperationRecord[], ctx: InverseContext): InverseResult {
   const rowDrafts: ChangeDraft[] = [];
@@ -182,6 +185,29 @@ export function inverseOf(ops: readonly OperationRecord[], ctx: InverseContext):
     }
   }
 
+  // The fields as the revert leaves them decide which restored values are computed.
+  const computed = new Set(fields.filter((field) => isComputedFieldType(field.type)).map((field) => field.id));
+  const writable = (values: StoredRowValues): StoredRowValues =>
+    computed.size === 0 ? values : Object.fromEntries(Object.entries(values).filter(([fieldId]) => !computed.has(fieldId)));
+  const restoredRows = rowDrafts.flatMap((draft): ChangeDraft[] => {
+    if (draft.type === 'row-create') {
+      return [{ ...draft, data: { ...draft.data, values: writable(draft.data.values) } }];
+    }
+    if (draft.type === 'row-update') {
+      const values = writable(draft.data.values);
+      return Object.keys(values).length > 0 ? [{ ...draft, data: { ...draft.data, values } }] : [];
+    }
+    return [draft];
+  });
+  for (const [rowId, values] of cellRestores) {
+    const kept = writable(values);
+    if (Object.keys(kept).length === 0) {
+      cellRestores.delete(rowId);
+    } else {
+      cellRestores.set(rowId, kept);
+    }
+  }
+
   const drafts: ChangeDraft[] = [];
   if (metadataChanged) {
     drafts.push({ type: 'metadata-update', operation: 'update', targetId: METADATA_TARGET, data: { fields, properties, baseMetadataVersion: ctx.metadataVersion } });
@@ -192,7 +218,7 @@ export function inverseOf(ops: readonly OperationRecord[], ctx: InverseContext):
   if (Object.keys(propertySet).length > 0) {
     drafts.push({ type: 'property-update', operation: 'update', targetId: PROPERTIES_TARGET, data: { values: propertySet, replace: false, baseVersion: ctx.propertiesVersion } });
   }
-  drafts.push(...rowDrafts);
+  drafts.push(...restoredRows);
   for (const [rowId, values] of cellRestores) {
     drafts.push({ type: 'row-update', operation: 'update', targetId: rowId, data: { values, baseVersion: null } });
   }
