@@ -34,7 +34,11 @@ export const HOST_ROOT_ROUTES = [
   'connect/share/{*path}',
 ];
 
-/** Flattens class-validator's nested errors into `{field: 'a.b[0].c', reason}` entries. */
+/**
+ * Flattens class-validator's nested errors into `{field: 'a.b[0].c', reason}` entries. A required property that is
+ * missing fails every check it has ("must be a string", "must be shorter than …"): it is reported once, as
+ * `<name> is required` (optional properties are not checked when absent, so only required ones get here).
+ */
 export function validationDetails(errors: ValidationError[], parent = ''): ErrorDetail[] {
   return errors.flatMap((error) => {
     const field = parent
@@ -42,7 +46,11 @@ export function validationDetails(errors: ValidationError[], parent = ''): Error
         ? `${parent}[${error.property}]`
         : `${parent}.${error.property}`
       : error.property;
-    const own = Object.values(error.constraints ?? {}).map((reason) => ({ field, reason }));
+    const reasons = Object.values(error.constraints ?? {});
+    const own =
+      error.value === undefined && reasons.length > 0
+        ? [{ field, reason: `${error.property} is required` }]
+        : reasons.map((reason) => ({ field, reason }));
     return [...own, ...validationDetails(error.children ?? [], field)];
   });
 }

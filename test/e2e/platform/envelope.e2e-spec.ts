@@ -59,6 +59,13 @@ describe('envelope and errors', () => {
     expect(fields).toEqual(expect.arrayContaining(['email', 'password', 'isAdmin']));
   });
 
+  it('reports a missing required field once, as required, not by the checks its value would have failed', async () => {
+    const res = await request(t.http).post('/api/v1/auth/register').send({ email: 'someone@example.test' }).expect(400);
+    const problems = problemsOf(res.body) as { field: string; reason: string }[];
+    expect(problems.filter((problem) => problem.field === 'password')).toEqual([{ field: 'password', reason: 'password is required' }]);
+    expect(problems.filter((problem) => problem.field === 'email')).toEqual([]);
+  });
+
   it('answers a body over the limit with 413 PAYLOAD_TOO_LARGE', async () => {
     const res = await request(t.http)
       .post('/api/v1/auth/register')

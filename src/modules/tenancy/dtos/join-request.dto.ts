@@ -19,12 +19,11 @@ export class ApproveJoinRequestDto {
 }
 
 export class RejectJoinRequestDto {
-  // class-validator reports a property's failed checks bottom-up: a missing note is reported as missing first.
   @ApiProperty({ maxLength: 2000, description: 'Required; blank (only spaces) is refused' })
-  @MaxLength(2000)
-  @Matches(/\S/, { message: 'reviewNote must not be blank' })
   @IsString()
-  @IsNotEmpty({ message: 'reviewNote is required' })
+  @IsNotEmpty()
+  @Matches(/\S/, { message: 'reviewNote must not be blank' })
+  @MaxLength(2000)
   reviewNote: string;
 }
 
