@@ -2,6 +2,7 @@ import request from 'supertest';
 import { lastMessageTo } from '../../factories/notifications.js';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { problemsOf } from '../../utils/error-details.js';
 import { addToWorkspace, bearer, createDocument, type DocHandle, newUser, scopedToken } from '../documents/documents.fixtures.js';
 
 const FIELDS = [
@@ -200,6 +201,18 @@ describe('approvals: instances, decisions and the merge gate', () => {
     expect(badDecision.body.code).toBe('VALIDATION_ERROR');
     const still = await request(t.http).get(`${doc.path}/approval/${instance.id}`).set(bearer(a1)).expect(200);
     expect(still.body.payload.nodes[0].status).toBe('pending');
+  });
+
+  it('refuses as approver a member the document permissions settings do not let view it (they could never decide)', async () => {
+    const narrowed = await createDocument(t.http, owner, {
+      fields: FIELDS,
+      settings: { workflow: { requiresApproval: true }, permissions: { view: [a1.id, 'role:editor'] } },
+    });
+    const { requestId } = await pendingRequest(narrowed);
+    const refused = await request(t.http).post(`${narrowed.path}/requests/${requestId}/submit-approval`).set(bearer(author)).send({ approvers: [a1.id, a2.id] }).expect(400);
+    expect(problemsOf(refused.body)).toEqual([expect.objectContaining({ field: 'approvers[1]', reason: 'not a user who can read the document' })]);
+    const instance = await submit(requestId, [a1], undefined, narrowed);
+    expect(instance.status).toBe('pending');
   });
 
   it('refuses wrong roles and scopes, and hides approvals from other tenants', async () => {

@@ -149,6 +149,10 @@ describe('comments', () => {
     expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR' });
     expect(refused.body.details.field).toBe('mentions');
     await post(owner, { target: { scope: 'document' }, content: 'hi', mentions: ['00000000-0000-4000-8000-000000000000'] }).expect(400);
+    // A member the document's permissions settings do not let view it cannot be mentioned either.
+    const narrowed = await createDocument(t.http, owner, { settings: { permissions: { view: ['role:editor'] } } });
+    const hidden = await post(owner, { target: { scope: 'document' }, content: 'hi', mentions: [editor.id, viewer.id] }, narrowed.path).expect(400);
+    expect(hidden.body.details).toMatchObject({ field: 'mentions', reason: `user ${viewer.id} cannot read this document` });
     expect(await commentCount()).toBe(before);
 
     // An edit that adds a mention notifies only the new person.

@@ -4,7 +4,7 @@ import { ErrorCode } from '../../../common/errors/error-code.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { DocumentRecord, RequestRecord } from '../../documents/domain/document.records.js';
 import { assertOpen, ChangeEngineService } from '../../documents/services/change-engine.service.js';
-import type { DocumentContext } from '../../documents/services/document-access.service.js';
+import { DocumentAccessService, type DocumentContext } from '../../documents/services/document-access.service.js';
 import { RequestHooks, type RequestTouched } from '../../documents/services/request-hooks.js';
 import { RequestsService } from '../../documents/services/requests.service.js';
 import { decide } from '../domain/approval-flow.js';
@@ -40,6 +40,7 @@ export class ApprovalsService implements OnModuleInit {
     private readonly requests: RequestsService,
     private readonly hooks: RequestHooks,
     private readonly events: ApprovalEventsService,
+    private readonly access: DocumentAccessService,
   ) {}
 
   onModuleInit(): void {
@@ -129,7 +130,14 @@ export class ApprovalsService implements OnModuleInit {
     const document = ctx.document;
     const readers = await this.approvals.readers(document.organizationId, document.workspaceId, approvers);
     const outsiders = approvers.map((id, index) => ({ id, index })).filter((item) => !readers.has(item.id));
+    // A member the document's permissions settings do not let view it could never decide: refused like an outsider.
+    for (const [index, id] of approvers.entries()) {
+      if (readers.has(id) && !(await this.access.mayView(document, id))) {
+        outsiders.push({ id, index });
+      }
+    }
     if (outsiders.length > 0) {
+      outsiders.sort((a, b) => a.index - b.index);
       throw AppException.validation(outsiders.map((item) => ({ field: `${approversField}[${item.index}]`, reason: 'not a user who can read the document' })));
     }
     return this.tx.run(async () => {

@@ -3,11 +3,10 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { DocumentRecord } from '../../documents/domain/document.records.js';
-import type { DocumentContext } from '../../documents/services/document-access.service.js';
+import { type DocumentContext, DocumentAccessService } from '../../documents/services/document-access.service.js';
 import { DocumentFacts } from '../../documents/services/document-facts.service.js';
 import { DocumentSettingsPolicy } from '../../documents/services/document-settings.policy.js';
 import { UsersService } from '../../identity/services/users.service.js';
-import { WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
 import type { CommentRecord, CommentTarget, UserSummary } from '../domain/comment.records.js';
 import { canonicalEmoji } from '../domain/emoji.js';
 import type { CommentDeleteResponseDto, CommentResponseDto, CreateCommentDto, ListCommentsQueryDto, UpdateCommentDto } from '../dtos/comment.dto.js';
@@ -32,7 +31,7 @@ export class CommentsService {
   constructor(
     private readonly tx: TransactionHost,
     private readonly comments: CommentRepository,
-    private readonly workspaces: WorkspaceAccessService,
+    private readonly access: DocumentAccessService,
     private readonly events: CommentEventsService,
     private readonly policy: DocumentSettingsPolicy,
     private readonly facts: DocumentFacts,
@@ -275,7 +274,7 @@ export class CommentsService {
     const refused: string[] = [];
     for (const id of unique) {
       const user = byId.get(id);
-      if (user && (await this.canRead(document, id))) {
+      if (user && (await this.access.mayView(document, id))) {
         result.push(user);
       } else {
         refused.push(id);
@@ -287,13 +286,6 @@ export class CommentsService {
     return result;
   }
 
-  private async canRead(document: DocumentRecord, userId: string): Promise<boolean> {
-    const access =
-      document.workspaceId === null
-        ? await this.workspaces.resolveOrganizationLevel(userId, document.organizationId).catch(() => null)
-        : await this.workspaces.resolve(userId, document.workspaceId).catch(() => null);
-    return access?.canRead === true;
-  }
 
   /** Display name and e-mail of users (for mentions); unknown ids, and ids that are no user id at all, are left out. */
   private async users(ids: readonly string[]): Promise<UserSummary[]> {

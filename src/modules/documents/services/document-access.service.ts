@@ -162,6 +162,21 @@ export class DocumentAccessService {
     return { access: sourceAccess, readOnly: true };
   }
 
+  /**
+   * Whether another user may view the document (an approver, a mentioned user): read rights where it lives,
+   * narrowed by its and its type's `permissions.view` settings, as the access guard narrows a caller's.
+   */
+  async mayView(document: DocumentRecord, userId: string): Promise<boolean> {
+    const rights = await (
+      document.workspaceId === null
+        ? this.workspaces
+            .resolveOrganizationLevel(userId, document.organizationId)
+            .then((access): DocumentRights => ({ ...access, workspaceId: null, archived: false }))
+        : this.workspaces.resolve(userId, document.workspaceId).then(rightsOfWorkspace)
+    ).catch(() => null);
+    return rights?.canRead === true && (await this.settingsPolicy.admitsUser(document, rights, userId, 'view'));
+  }
+
   /** The caller's access to a workspace; a workspace of another tenant is reported as a missing document. */
   async accessTo(principal: Principal, workspaceId: string): Promise<WorkspaceAccess> {
     try {

@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { commentsAllowed, permissionListAdmits, type SettingsAction } from '../domain/document-settings.js';
 import { type TypeScope, TypeSettingsRepository } from '../repositories/type-settings.repository.js';
-import type { DocumentContext } from './document-access.service.js';
+import type { DocumentRecord } from '../domain/document.records.js';
+import type { DocumentContext, DocumentRights } from './document-access.service.js';
 import { isPlainObject } from '../fields/field-value.utils.js';
 
 /**
@@ -15,16 +16,20 @@ export class DocumentSettingsPolicy {
   constructor(private readonly typeSettings: TypeSettingsRepository) {}
 
   async admits(ctx: DocumentContext, action: SettingsAction): Promise<boolean> {
-    const userId = ctx.principal.userId;
-    if (!permissionListAdmits(ctx.document.settings.permissions?.[action], ctx.access, userId)) {
+    return this.admitsUser(ctx.document, ctx.access, ctx.principal.userId, action);
+  }
+
+  /** The same for any user with `rights` on the document (approvers, mentioned users: DocumentAccessService.mayView). */
+  async admitsUser(document: DocumentRecord, rights: DocumentRights, userId: string, action: SettingsAction): Promise<boolean> {
+    if (!permissionListAdmits(document.settings.permissions?.[action], rights, userId)) {
       return false;
     }
-    if (ctx.access.canManage) {
+    if (rights.canManage) {
       return true;
     }
-    const type = await this.typeSettings.cached({ organizationId: ctx.document.organizationId, workspaceId: ctx.document.workspaceId }, ctx.document.docType);
+    const type = await this.typeSettings.cached({ organizationId: document.organizationId, workspaceId: document.workspaceId }, document.docType);
     const typePermissions = type?.permissions;
-    return permissionListAdmits(isPlainObject(typePermissions) ? typePermissions[action] : undefined, ctx.access, userId);
+    return permissionListAdmits(isPlainObject(typePermissions) ? typePermissions[action] : undefined, rights, userId);
   }
 
   /** FORBIDDEN unless the settings admit the caller for `action` (view, edit, delete, share). */
