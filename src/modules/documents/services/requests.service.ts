@@ -29,6 +29,8 @@ import {
 } from './change-builders.js';
 import { assertOpen, ChangeEngineService } from './change-engine.service.js';
 import { ComputedMetadataService } from './computed/computed-metadata.service.js';
+import { ComputedReadService } from './computed/computed-read.service.js';
+import type { DraftOverlayRow } from '../repositories/row-query.repository.js';
 import { docNotFound, type DocumentContext } from './document-access.service.js';
 import { DocumentEventsService } from './document-events.service.js';
 import type { DraftScope } from './draft-scope.js';
@@ -93,6 +95,7 @@ export class RequestsService {
     private readonly hooks: RequestHooks,
     private readonly computed: ComputedMetadataService,
     private readonly revisions: RevisionRepository,
+    private readonly computedReads: ComputedReadService,
   ) {}
 
   async list(ctx: DocumentContext, query: { status?: RequestStatus; page: number; pageSize: number }): Promise<Page<RequestResponseDto>> {
@@ -224,11 +227,12 @@ export class RequestsService {
     const current = await this.rows.findMany(ctx.document.uuid, [...folded.rows.keys()]);
     const diff: RequestDiffDto = { addedRows: [], updatedCells: [], deletedRows: [], changedProperties: [], fields: null, settingsChanged: folded.settings !== null };
     const field = (list: typeof before.fields, id: string) => list.find((item) => item.id === id);
+    const added: DraftOverlayRow[] = [];
     for (const effect of folded.rows.values()) {
       const row = current.get(effect.rowId);
       if (effect.kind === 'create' || (effect.kind === 'replace' && !row)) {
-        const at = request.updatedAt;
-        diff.addedRows.push(toRowDto({ id: effect.rowId, seq: '0', values: effect.values, version: 1, createdAt: at, createdBy: request.author, updatedAt: at, updatedBy: request.author }, after.fields));
+        const at = request.updatedAt.toISOString();
+        added.push({ id: effect.rowId, kind: 'create', set: {}, unset: [], values: effect.values, ord: added.length + 1, by: request.author, at });
         continue;
       }
       if (!row) {
@@ -250,6 +254,12 @@ export class RequestsService {
         }
       }
     }
+    // Added rows with their formulas, lookups and rollups, as a draft read (`?requestId=`) shows them.
+    await this.computedReads.draftOverlay(ctx.document, after.fields, added);
+    const at = request.updatedAt;
+    diff.addedRows = added.map((item) =>
+      toRowDto({ id: item.id, seq: '0', values: item.values, version: 1, createdAt: at, createdBy: request.author, updatedAt: at, updatedBy: request.author }, after.fields),
+    );
     if (folded.properties) {
       const currentProperties = (await this.properties.find(ctx.document.uuid))?.properties ?? {};
       const next = applyPropertiesEffect(currentProperties, folded.properties);
