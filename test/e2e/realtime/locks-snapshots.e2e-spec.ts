@@ -9,6 +9,7 @@ import {
   createRow,
   type DocHandle,
 } from '../documents/documents.fixtures.js';
+import { problemsOf } from '../../utils/error-details.js';
 import {
   connectInfo,
   listen,
@@ -104,14 +105,16 @@ describe('realtime locks and snapshots', () => {
 
     expect((await putRow(owner, row.id, { price: 7 })).status).toBe(200);
     const list = await http(viewer, 'get', 'locks');
-    expect(list.body.payload.map((item: { lockId: string }) => item.lockId)).toEqual([
+    expect(list.body.payload.items.map((item: { lockId: string }) => item.lockId)).toEqual([
       lockId,
       otherRow.body.payload.lockId,
     ]);
-    // Listings take page and pageSize (spec 4): here they select a slice of the list.
+    // Listings take page and pageSize (spec 4) and answer the paged structure of every list (spec 1).
     const second = await http(viewer, 'get', 'locks').query({ page: 2, pageSize: 1 }).expect(200);
-    expect(second.body.payload.map((item: { lockId: string }) => item.lockId)).toEqual([otherRow.body.payload.lockId]);
-    await http(viewer, 'get', 'users').query({ page: 1, pageSize: 20 }).expect(200);
+    expect(second.body.payload).toMatchObject({ page: 2, pageSize: 1, total: 2, totalPages: 2 });
+    expect(second.body.payload.items.map((item: { lockId: string }) => item.lockId)).toEqual([otherRow.body.payload.lockId]);
+    const online = await http(viewer, 'get', 'users').query({ page: 1, pageSize: 20 }).expect(200);
+    expect(online.body.payload).toMatchObject({ items: expect.any(Array), page: 1, pageSize: 20, total: online.body.payload.items.length });
 
     expect((await http(editor, 'delete', `unlock/${lockId}`)).status).toBe(403);
     expect((await http(owner, 'delete', `unlock/${lockId}`)).status).toBe(200);
@@ -131,7 +134,7 @@ describe('realtime locks and snapshots', () => {
     expect((await putRow(editor, row.id, { name: 'Nut 2' })).status).toBe(200);
     await sleep(1200);
     expect((await putRow(editor, row.id, { qty: 3 })).status).toBe(200);
-    expect((await http(owner, 'get', 'locks')).body.payload).toEqual([]);
+    expect((await http(owner, 'get', 'locks')).body.payload.items).toEqual([]);
 
     const whole = await http(editor, 'post', 'lock').send({ target: { type: 'document' }, ttlSeconds: 30 });
     expect(whole.status).toBe(201);
@@ -154,7 +157,7 @@ describe('realtime locks and snapshots', () => {
     expect((await putRow(editor, row.id, { name: 'x' })).status).toBe(409);
     socket.close();
     await waitFor(
-      async () => (await http(owner, 'get', 'locks')).body.payload.length === 0,
+      async () => (await http(owner, 'get', 'locks')).body.payload.items.length === 0,
       8000,
       'lock released',
     );
@@ -173,12 +176,23 @@ describe('realtime locks and snapshots', () => {
       ttlSeconds: 999_999,
     });
     expect(tooLong.body.code).toBe('VALIDATION_ERROR');
+    // Each target type takes exactly its ids (a missing one would stand for "all"); no target at all is refused too.
+    for (const [target, field] of [
+      [{ type: 'row' }, 'target.rowId'],
+      [{ type: 'cell', rowId: 'r1' }, 'target.fieldId'],
+      [{ type: 'field', fieldId: 'price', rowId: 'r1' }, 'target.rowId'],
+      [{ type: 'document', rowId: 'x' }, 'target.rowId'],
+      [undefined, 'target'],
+    ] as const) {
+      const res = await http(owner, 'post', 'lock').send(target === undefined ? {} : { target });
+      expect([res.status, res.body.code, problemsOf(res.body)[0]?.field]).toEqual([400, 'VALIDATION_ERROR', field]);
+    }
     expect((await http(viewer, 'post', 'lock').send({ target: { type: 'document' } })).status).toBe(403);
     const foreign = await http(stranger, 'post', 'lock').send({ target: { type: 'document' } });
     expect(foreign.status).toBe(404);
     expect(foreign.body.code).toBe('DOC_NOT_FOUND');
     expect((await http(stranger, 'get', 'locks')).status).toBe(404);
-    expect((await http(owner, 'get', 'locks')).body.payload).toEqual([]);
+    expect((await http(owner, 'get', 'locks')).body.payload.items).toEqual([]);
   });
 
   it("answers another organization's user 404 on every document route, with no data and nothing changed", async () => {

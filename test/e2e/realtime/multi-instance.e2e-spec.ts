@@ -124,10 +124,10 @@ describe('realtime across two instances', () => {
       .get(realtimePath(doc, 'users'))
       .query({ workspaceId: owner.defaultWorkspaceId })
       .set(bearer(owner));
-    expect(users.body.payload.map((user: { userId: string }) => user.userId).sort()).toEqual(
+    expect(users.body.payload.items.map((user: { userId: string }) => user.userId).sort()).toEqual(
       [owner.id, editor.id].sort(),
     );
-    const editorEntry = users.body.payload.find((user: { userId: string }) => user.userId === editor.id);
+    const editorEntry = users.body.payload.items.find((user: { userId: string }) => user.userId === editor.id);
     expect(editorEntry.sessions[0]).toMatchObject({
       transport: 'ws',
       clientId: 77,
@@ -164,7 +164,7 @@ describe('realtime across two instances', () => {
             .get(realtimePath(doc, 'locks'))
             .query({ workspaceId: owner.defaultWorkspaceId })
             .set(bearer(owner))
-        ).body.payload.length === 0,
+        ).body.payload.items.length === 0,
       8000,
       'session lock released',
     );

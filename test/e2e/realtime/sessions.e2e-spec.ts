@@ -344,7 +344,7 @@ describe('realtime WebSocket sessions', () => {
       .get(realtimePath(doc, 'users'))
       .query({ workspaceId: owner.defaultWorkspaceId })
       .set(bearer(viewer));
-    const viewerEntry = users.body.payload.find((user: { userId: string }) => user.userId === viewer.id);
+    const viewerEntry = users.body.payload.items.find((user: { userId: string }) => user.userId === viewer.id);
     expect(viewerEntry.sessions).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ transport: 'http', clientId: 4242, state: { user: { name: 'HTTP bot' } } }),
@@ -468,7 +468,7 @@ describe('realtime WebSocket sessions', () => {
           .get(realtimePath(doc, 'users'))
           .query({ workspaceId: owner.defaultWorkspaceId })
           .set(bearer(owner));
-        return !users.body.payload.some((user: { sessions: Array<{ transport: string }> }) =>
+        return !users.body.payload.items.some((user: { sessions: Array<{ transport: string }> }) =>
           user.sessions.some((session) => session.transport === 'ws'),
         );
       },

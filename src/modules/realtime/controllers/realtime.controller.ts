@@ -22,7 +22,7 @@ import {
 import type { Request, Response } from 'express';
 import { Authenticated, Public, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
-import type { Page } from '../../../common/http/pagination.js';
+import { type Page, pageOf } from '../../../common/http/pagination.js';
 import { RawResponse } from '../../../common/http/raw-response.decorator.js';
 import { CurrentDocument, DocumentAccess } from '../../documents/controllers/document-access.guard.js';
 import { readDocumentScope } from '../../documents/controllers/document-scope.js';
@@ -145,13 +145,13 @@ export class RealtimeController {
   @Get('doc/:docType/:docId/users')
   @RequireScopes('doc:read')
   @DocumentAccess('read')
-  @ApiOperation({ summary: 'Who is online on the document (every instance), with awareness state; `page`/`pageSize` select a slice of the list' })
-  @ApiEnvelope(OnlineUserDto, { shape: 'array' })
+  @ApiOperation({ summary: 'Who is online on the document (every instance), with awareness state; paged' })
+  @ApiEnvelope(OnlineUserDto, { shape: 'page' })
   async users(
     @CurrentDocument() doc: DocumentContext,
     @Query() query: PagedScopeQueryDto,
-  ): Promise<OnlineUserDto[]> {
-    return sliceOf(await this.realtime.users(doc), query);
+  ): Promise<Page<OnlineUserDto>> {
+    return pageOfList(await this.realtime.users(doc), query);
   }
 
   @Post('doc/:docType/:docId/lock')
@@ -188,10 +188,10 @@ export class RealtimeController {
   @Get('doc/:docType/:docId/locks')
   @RequireScopes('doc:read')
   @DocumentAccess('read')
-  @ApiOperation({ summary: 'Live locks of the document; `page`/`pageSize` select a slice of the list' })
-  @ApiEnvelope(LockDto, { shape: 'array' })
-  async locks(@CurrentDocument() doc: DocumentContext, @Query() query: PagedScopeQueryDto): Promise<LockDto[]> {
-    return sliceOf(await this.realtime.listLocks(doc), query);
+  @ApiOperation({ summary: 'Live locks of the document, oldest first; paged' })
+  @ApiEnvelope(LockDto, { shape: 'page' })
+  async locks(@CurrentDocument() doc: DocumentContext, @Query() query: PagedScopeQueryDto): Promise<Page<LockDto>> {
+    return pageOfList(await this.realtime.listLocks(doc), query);
   }
 
   @Post('doc/:docType/:docId/snapshot')
@@ -276,6 +276,10 @@ export class RealtimeController {
  * Spec 4: listings take `page` and `pageSize` (defaults 1 and 20). Online users and live locks are short lists kept
  * in the answer's array form; the parameters select a slice of it.
  */
-function sliceOf<T>(items: readonly T[], paging: { page: number; pageSize: number }): T[] {
-  return items.slice((paging.page - 1) * paging.pageSize, paging.page * paging.pageSize);
+/**
+ * A page of a short live list (online users, live locks: held in memory and the database, a few per document), in
+ * the paged structure of every list operation (spec 1).
+ */
+function pageOfList<T>(items: readonly T[], paging: { page: number; pageSize: number }): Page<T> {
+  return pageOf(items.slice((paging.page - 1) * paging.pageSize, paging.page * paging.pageSize), items.length, paging);
 }

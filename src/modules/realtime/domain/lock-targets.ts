@@ -22,6 +22,32 @@ export function isLockTargetType(value: string): value is LockTargetType {
   return (LOCK_TARGET_TYPES as readonly string[]).includes(value);
 }
 
+/** Row, field and cell ids: the characters of ids elsewhere in the API. */
+export const LOCK_TARGET_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/**
+ * What is wrong with a target's ids for its type, one entry per id: row and cell locks need `rowId`, field and cell
+ * locks `fieldId`, and the other ids are not allowed (a missing id would otherwise stand for "all"). The socket's
+ * `lock` message and `POST .../lock` both check targets with it.
+ */
+export function lockTargetIdProblems(target: { type: LockTargetType; rowId?: unknown; fieldId?: unknown }): { key: 'rowId' | 'fieldId'; reason: string }[] {
+  const needsRow = target.type === 'row' || target.type === 'cell';
+  const needsField = target.type === 'field' || target.type === 'cell';
+  const problems: { key: 'rowId' | 'fieldId'; reason: string }[] = [];
+  for (const [key, needed] of [
+    ['rowId', needsRow],
+    ['fieldId', needsField],
+  ] as const) {
+    const value = target[key];
+    if (needed && (typeof value !== 'string' || !LOCK_TARGET_ID.test(value))) {
+      problems.push({ key, reason: `${key} is required for a ${target.type} lock` });
+    } else if (!needed && value !== undefined) {
+      problems.push({ key, reason: `${key} is not allowed for a ${target.type} lock` });
+    }
+  }
+  return problems;
+}
+
 export function normalizeTarget(input: LockTargetInput): LockTarget {
   return { type: input.type, rowId: input.rowId ?? null, fieldId: input.fieldId ?? null };
 }

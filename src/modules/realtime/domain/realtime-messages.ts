@@ -1,4 +1,4 @@
-import { isLockTargetType, LOCK_TARGET_TYPES, type LockTargetInput } from './lock-targets.js';
+import { isLockTargetType, LOCK_TARGET_ID, LOCK_TARGET_TYPES, lockTargetIdProblems, type LockTargetInput } from './lock-targets.js';
 
 /**
  * The socket's message protocol: every frame is JSON `{kind, seq, payload}`. A client numbers its messages with
@@ -55,7 +55,6 @@ export type ParseResult = { ok: true; message: ClientMessage } | ParseFailure;
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 type Json = Record<string, unknown>;
 
@@ -89,21 +88,8 @@ function lockTarget(value: unknown, details: ParseFailure['details']): void {
     });
     return;
   }
-  const needsRow = value.type === 'row' || value.type === 'cell';
-  const needsField = value.type === 'field' || value.type === 'cell';
-  for (const [key, needed] of [
-    ['rowId', needsRow],
-    ['fieldId', needsField],
-  ] as const) {
-    const present = value[key] !== undefined;
-    if (needed && (typeof value[key] !== 'string' || !ID.test(value[key]))) {
-      details.push({ field: `payload.target.${key}`, reason: `${key} is required for a ${value.type} lock` });
-    } else if (!needed && present) {
-      details.push({
-        field: `payload.target.${key}`,
-        reason: `${key} is not allowed for a ${value.type} lock`,
-      });
-    }
+  for (const problem of lockTargetIdProblems({ type: value.type, rowId: value.rowId, fieldId: value.fieldId })) {
+    details.push({ field: `payload.target.${problem.key}`, reason: problem.reason });
   }
 }
 
@@ -233,8 +219,8 @@ const lockTargetSchema = {
   additionalProperties: false,
   properties: {
     type: { enum: [...LOCK_TARGET_TYPES] },
-    rowId: { type: 'string', pattern: ID.source },
-    fieldId: { type: 'string', pattern: ID.source },
+    rowId: { type: 'string', pattern: LOCK_TARGET_ID.source },
+    fieldId: { type: 'string', pattern: LOCK_TARGET_ID.source },
   },
   description: 'row: rowId; field: fieldId; cell: rowId and fieldId; document: neither.',
 };

@@ -3,9 +3,11 @@ import { Type } from 'class-transformer';
 import {
   IsBase64,
   IsBoolean,
+  IsDefined,
   IsIn,
   IsInt,
   IsNotEmpty,
+  IsObject,
   IsOptional,
   IsString,
   IsUUID,
@@ -15,9 +17,8 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { DocumentScopeQueryDto, PagedScopeQueryDto } from '../../documents/dtos/document-query.dto.js';
-import { LOCK_TARGET_TYPES, type LockTargetType } from '../domain/lock-targets.js';
+import { LOCK_TARGET_ID, LOCK_TARGET_TYPES, type LockTargetType } from '../domain/lock-targets.js';
 
-const ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /** GET /realtime/messages/schema: a JSON Schema (2020-12) document. */
 export class RealtimeMessageSchemaDto {
@@ -143,17 +144,19 @@ export class LockTargetDto {
 
   @ApiPropertyOptional()
   @IsOptional()
-  @Matches(ID_PATTERN)
+  @Matches(LOCK_TARGET_ID)
   rowId?: string;
 
   @ApiPropertyOptional()
   @IsOptional()
-  @Matches(ID_PATTERN)
+  @Matches(LOCK_TARGET_ID)
   fieldId?: string;
 }
 
 export class CreateLockDto {
   @ApiProperty({ type: LockTargetDto })
+  @IsDefined()
+  @IsObject()
   @ValidateNested()
   @Type(() => LockTargetDto)
   target: LockTargetDto;

@@ -6,7 +6,7 @@ import { credentialOf } from '../../../common/auth/auth.guard.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { offsetOf, type Page, pageOf } from '../../../common/http/pagination.js';
 import type { DocumentContext } from '../../documents/services/document-access.service.js';
-import { normalizeTarget } from '../domain/lock-targets.js';
+import { lockTargetIdProblems, normalizeTarget } from '../domain/lock-targets.js';
 import { WS_PATH, WS_PROTOCOLS } from '../domain/realtime-protocol.js';
 import { decodeAwareness, fromBase64, toBase64 } from '../domain/yjs-wire.js';
 import type {
@@ -104,6 +104,10 @@ export class RealtimeService {
   }
 
   lock(ctx: DocumentContext, body: CreateLockDto): Promise<LockDto> {
+    const problems = lockTargetIdProblems(body.target);
+    if (problems.length > 0) {
+      throw AppException.validation(problems.map((problem) => ({ field: `target.${problem.key}`, reason: problem.reason })));
+    }
     return this.locks.acquire(docRefOf(ctx), ctx.principal.userId, {
       target: normalizeTarget(body.target),
       ttlSeconds: body.ttlSeconds,
