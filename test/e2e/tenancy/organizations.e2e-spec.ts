@@ -202,6 +202,15 @@ describe('tenancy: organizations', () => {
     expect(mismatch.body.details.field).toBe('defaultWorkspaceId');
     const me = await request(t.http).get(`${API}/users/me`).set(bearer(member)).expect(200);
     expect(me.body.payload.defaultOrganizationId).toBe(member.defaultOrganizationId);
+
+    // A default organization sent alone brings a workspace of its own: the pair never spans two organizations.
+    const switched = await request(t.http).patch(`${API}/users/me`).set(bearer(owner)).send({ defaultOrganizationId: owner.defaultOrganizationId }).expect(200);
+    expect(switched.body.payload).toMatchObject({ defaultOrganizationId: owner.defaultOrganizationId, defaultWorkspaceId: owner.defaultWorkspaceId });
+    const back = await request(t.http).patch(`${API}/users/me`).set(bearer(owner)).send({ defaultOrganizationId: org.id }).expect(200);
+    expect(back.body.payload).toMatchObject({ defaultOrganizationId: org.id, defaultWorkspaceId: org.defaultWorkspaceId });
+    // The member cannot use the organization's (private) default workspace: no default workspace rather than a foreign one.
+    const memberSwitch = await request(t.http).patch(`${API}/users/me`).set(bearer(member)).send({ defaultOrganizationId: org.id }).expect(200);
+    expect(memberSwitch.body.payload).toMatchObject({ defaultOrganizationId: org.id, defaultWorkspaceId: null });
   });
 
   it('counts the live documents of the organization (deleted ones left out)', async () => {

@@ -5,7 +5,12 @@ import { UpdateUserDto, UserResponseDto } from '../dtos/user.dto.js';
 import { UserEntity } from '../entities/user.entity.js';
 import { UsersService } from './users.service.js';
 
-export type DefaultsValidator = (userId: string, organizationId?: string, workspaceId?: string) => Promise<void>;
+/** Checks new defaults; may return the default workspace that goes with a new default organization. */
+export type DefaultsValidator = (
+  userId: string,
+  organizationId?: string,
+  workspaceId?: string,
+) => Promise<{ defaultWorkspaceId: string | null } | undefined>;
 
 /** The current user's own record (spec 4.1). */
 @Injectable()
@@ -29,14 +34,18 @@ export class ProfileService {
   async update(principal: Principal, dto: UpdateUserDto): Promise<UserResponseDto> {
     return this.tx.run(async () => {
       const user = await this.users.getById(principal.userId);
-      if (dto.defaultOrganizationId !== undefined || dto.defaultWorkspaceId !== undefined) {
-        await this.defaultsValidator?.(user.id, dto.defaultOrganizationId, dto.defaultWorkspaceId);
-      }
+      const following =
+        dto.defaultOrganizationId !== undefined || dto.defaultWorkspaceId !== undefined
+          ? await this.defaultsValidator?.(user.id, dto.defaultOrganizationId, dto.defaultWorkspaceId)
+          : undefined;
       const changes: Partial<UserEntity> = {};
       for (const key of ['displayName', 'avatarUrl', 'locale', 'timezone', 'defaultOrganizationId', 'defaultWorkspaceId'] as const) {
         if (dto[key] !== undefined) {
           changes[key] = dto[key];
         }
+      }
+      if (following) {
+        changes.defaultWorkspaceId = following.defaultWorkspaceId;
       }
       if (Object.keys(changes).length > 0) {
         await this.tx.manager.update(UserEntity, { id: user.id }, changes);

@@ -17,13 +17,18 @@ export class UserDefaultsService {
     private readonly workspaces: WorkspaceAccessService,
   ) {}
 
-  /** The ProfileService hook: a new default must be an organization/workspace the user belongs to. */
-  async validate(userId: string, organizationId?: string, workspaceId?: string): Promise<void> {
+  /**
+   * The ProfileService hook: a new default must be an organization/workspace the user belongs to. A new default
+   * organization sent without a workspace brings one along, so the pair never points into two organizations: the
+   * current default workspace if it is in that organization, else the organization's default workspace, else the
+   * oldest one the user can use, else none. Returns the default workspace to store when it changes that way.
+   */
+  async validate(userId: string, organizationId?: string, workspaceId?: string): Promise<{ defaultWorkspaceId: string | null } | undefined> {
     if (organizationId !== undefined && !(await this.isActiveMember(userId, organizationId))) {
       throw AppException.validation([{ field: 'defaultOrganizationId', reason: 'you are not an active member of this organization' }]);
     }
     if (workspaceId === undefined) {
-      return;
+      return organizationId === undefined ? undefined : this.workspaceFollowing(userId, organizationId);
     }
     const access = isUuid(workspaceId) ? await this.workspaces.resolve(userId, workspaceId).catch(() => null) : null;
     if (!access?.canRead) {
@@ -35,6 +40,29 @@ export class UserDefaultsService {
         { field: 'defaultWorkspaceId', reason: 'the workspace belongs to another organization than the default organization' },
       ]);
     }
+  }
+
+  private async workspaceFollowing(userId: string, organizationId: string): Promise<{ defaultWorkspaceId: string | null } | undefined> {
+    const usable = async (id: string): Promise<boolean> => {
+      const access = await this.workspaces.resolve(userId, id).catch(() => null);
+      return access?.canRead === true && access.organizationId === organizationId;
+    };
+    const current = (await this.users.getById(userId)).defaultWorkspaceId;
+    if (current && (await usable(current))) {
+      return undefined;
+    }
+    const candidates = await this.tx.manager.query<{ id: string }[]>(
+      `SELECT w.id FROM workspaces w
+        WHERE w.organization_id = $1 AND w.archived_at IS NULL AND w.deleted_at IS NULL
+        ORDER BY w.is_default DESC, w.created_at, w.id LIMIT 50`,
+      [organizationId],
+    );
+    for (const candidate of candidates) {
+      if (await usable(candidate.id)) {
+        return { defaultWorkspaceId: candidate.id };
+      }
+    }
+    return { defaultWorkspaceId: null };
   }
 
   /** Clears defaults that point into `organizationId` (for one user, or for everyone when archived). */
