@@ -9,7 +9,7 @@ import {
   IS_PUBLIC,
   REQUIRED_SCOPES,
 } from './auth.decorators.js';
-import { DEPRECATED, markDeprecated } from '../http/deprecated.decorator.js';
+import { ACCEPTS_APPLY, DEPRECATED, markDeprecated } from '../http/deprecated.decorator.js';
 import { RateLimiter } from '../rate-limit/rate-limiter.service.js';
 import { CredentialVerifier } from './credential-verifier.js';
 import type { Scope } from './principal.js';
@@ -46,7 +46,8 @@ export class AuthGuard implements CanActivate {
     const scopes = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets);
     const authenticatedOnly = this.reflector.getAllAndOverride<boolean>(AUTHENTICATED_ONLY, targets);
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
-    if (this.reflector.get<boolean | undefined>(DEPRECATED, context.getHandler())) {
+    const usesApply = request.query?.apply !== undefined && this.reflector.getAllAndOverride<boolean>(ACCEPTS_APPLY, targets) === true;
+    if (usesApply || this.reflector.get<boolean | undefined>(DEPRECATED, context.getHandler())) {
       // First thing on every matched route, so that failures of a deprecated operation carry it too.
       markDeprecated(context.switchToHttp().getResponse<Response>());
     }

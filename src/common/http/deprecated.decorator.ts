@@ -20,3 +20,12 @@ export function Deprecated(note = 'Deprecated'): MethodDecorator {
 export function markDeprecated(response: Response): void {
   response.setHeader(DEPRECATED_HEADER, 'true');
 }
+
+export const ACCEPTS_APPLY = 'quire:accepts-apply';
+
+/**
+ * Routes that still take the deprecated `apply` query parameter (spec 9.4–9.5: direct writes; every write goes
+ * through `requestId`): a request that uses it gets `X-API-Deprecated: true` on every response — success or
+ * failure, including a refused credential or an unknown document — set by AuthGuard like @Deprecated's.
+ */
+export const AcceptsApply = (): MethodDecorator & ClassDecorator => SetMetadata(ACCEPTS_APPLY, true);

@@ -120,6 +120,11 @@ describe('documents: rows', () => {
     expect(res.body.payload.request.merged).toBe(true);
     const plain = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ id: 'ap2', values: { name: 'Plain' } }).expect(201);
     expect(plain.headers['x-api-deprecated']).toBeUndefined();
+    // Failures too, whichever step refuses: the credential, the document, the body.
+    const unauthenticated = await request(t.http).post(`${doc.path}/data?apply=true`).send({ id: 'ap3', values: {} }).expect(401);
+    const missing = await request(t.http).post(`${doc.path}-missing/data?apply=true`).set(bearer(owner)).send({ id: 'ap3', values: {} }).expect(404);
+    const invalid = await request(t.http).post(`${doc.path}/data?apply=true`).set(bearer(owner)).send({ id: 'ap3', values: { name: 5 } }).expect(400);
+    expect([unauthenticated, missing, invalid].map((r) => r.headers['x-api-deprecated'])).toEqual(['true', 'true', 'true']);
   });
 
   it('lets a viewer read but not write, and hides the document from another tenant', async () => {

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { CursorPage } from '../../../common/http/pagination.js';
@@ -16,7 +16,7 @@ import {
 import type { DocumentContext } from '../services/document-access.service.js';
 import { RowQueryService, type RowPage } from '../services/row-query.service.js';
 import { RowsService } from '../services/rows.service.js';
-import { ApplyDeprecationInterceptor } from '../../../common/http/apply-deprecation.interceptor.js';
+import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
 
 const COUNT_MODE_DESCRIPTION =
@@ -47,7 +47,7 @@ const BULK_BODY_SCHEMA = {
 @ApiTags('documents: data')
 @ApiExtraModels(RowResponseDto, GroupedQueryResultDto)
 @Controller('doc/:docType/:docId')
-@UseInterceptors(ApplyDeprecationInterceptor)
+@AcceptsApply()
 export class DataController {
   constructor(
     private readonly rows: RowsService,

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
@@ -16,14 +16,14 @@ import {
 import type { DocumentContext, DocumentScope } from '../services/document-access.service.js';
 import { DocumentsService } from '../services/documents.service.js';
 import { MetadataService } from '../services/metadata.service.js';
-import { ApplyDeprecationInterceptor } from '../../../common/http/apply-deprecation.interceptor.js';
+import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
 import { CurrentDocumentScope } from './document-scope.js';
 
 /** Documents: create, list per type and workspace, the bundle, soft delete, settings. */
 @ApiTags('documents')
 @Controller('doc/:docType')
-@UseInterceptors(ApplyDeprecationInterceptor)
+@AcceptsApply()
 export class DocumentsController {
   constructor(
     private readonly documents: DocumentsService,

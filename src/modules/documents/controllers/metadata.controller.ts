@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Put, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
@@ -6,12 +6,12 @@ import { DraftReadQueryDto, WriteQueryDto } from '../dtos/document-query.dto.js'
 import { MetadataResponseDto, MetadataWriteResponseDto, UpdateMetadataDto } from '../dtos/document.dto.js';
 import type { DocumentContext } from '../services/document-access.service.js';
 import { MetadataService } from '../services/metadata.service.js';
-import { ApplyDeprecationInterceptor } from '../../../common/http/apply-deprecation.interceptor.js';
+import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
 
 @ApiTags('documents: metadata')
 @Controller('doc/:docType/:docId/metadata')
-@UseInterceptors(ApplyDeprecationInterceptor)
+@AcceptsApply()
 export class MetadataController {
   constructor(private readonly metadata: MetadataService) {}
 

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Patch, Post, Put, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Patch, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
@@ -8,13 +8,13 @@ import { DocumentPropertiesDto, PropertiesBodyDto, PropertiesWriteResponseDto } 
 import { PropertyHistoryEntryDto } from '../dtos/revision.dto.js';
 import type { DocumentContext } from '../services/document-access.service.js';
 import { PropertiesService } from '../services/properties.service.js';
-import { ApplyDeprecationInterceptor } from '../../../common/http/apply-deprecation.interceptor.js';
+import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
 
 /** Document properties (values of Metadata.properties). */
 @ApiTags('documents: properties')
 @Controller('doc/:docType/:docId/properties')
-@UseInterceptors(ApplyDeprecationInterceptor)
+@AcceptsApply()
 export class PropertiesController {
   constructor(private readonly properties: PropertiesService) {}
 

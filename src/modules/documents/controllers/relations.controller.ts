@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Post, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Get, Post, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
@@ -7,7 +7,7 @@ import type { Page } from '../../../common/http/pagination.js';
 import { CreateRelationDto, CreateRelationQueryDto, ListRelationsQueryDto, RelationResponseDto, RelationWriteResponseDto } from '../dtos/relation.dto.js';
 import type { DocumentContext, DocumentScope } from '../services/document-access.service.js';
 import { RelationsService } from '../services/relations.service.js';
-import { ApplyDeprecationInterceptor } from '../../../common/http/apply-deprecation.interceptor.js';
+import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
 import { CurrentDocumentScope } from './document-scope.js';
 
@@ -18,7 +18,7 @@ export class RelationsController {
   constructor(private readonly relations: RelationsService) {}
 
   @Post('relations')
-  @UseInterceptors(ApplyDeprecationInterceptor)
+  @AcceptsApply()
   @RequireScopes('data:write')
   @ApiOperation({ summary: 'Create an edge from a row (write on its document) to a row (read) of the same organization; through a request like any write' })
   @ApiEnvelope(RelationWriteResponseDto, { status: 201 })

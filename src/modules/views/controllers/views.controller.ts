@@ -1,8 +1,8 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query, UseInterceptors } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
-import { ApplyDeprecationInterceptor } from '../../../common/http/apply-deprecation.interceptor.js';
+import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
 import { CurrentDocument, DocumentAccess } from '../../documents/controllers/document-access.guard.js';
 import { DocumentScopeQueryDto, DraftReadQueryDto, PagedScopeQueryDto, UnversionedWriteQueryDto } from '../../documents/dtos/document-query.dto.js';
@@ -13,7 +13,7 @@ import { ViewsService } from '../services/views.service.js';
 /** Views of a document (spec 2.7, 4.4). Reads need doc:read and read rights; writes views:manage and editor rights. */
 @ApiTags('views')
 @Controller('doc/:docType/:docId/views')
-@UseInterceptors(ApplyDeprecationInterceptor)
+@AcceptsApply()
 export class ViewsController {
   constructor(private readonly views: ViewsService) {}
 
