@@ -1,3 +1,4 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import {
   CLIENT_KINDS,
   parseClientMessage,
@@ -46,6 +47,33 @@ describe('socket message parsing', () => {
     if (!result.ok) {
       expect(result.seq).toBe(seq);
       expect(result.details.map((detail) => detail.field)).toContain(field);
+    }
+  });
+
+  it('has a schema the frames it describes validate against, each as exactly one kind', () => {
+    const validate = new Ajv2020({ strict: false, validateFormats: false }).compile(REALTIME_MESSAGE_SCHEMA);
+    const update = Buffer.from([1, 2, 3]).toString('base64');
+    const valid = [
+      { kind: 'auth', seq: 0, payload: { token: 't' } },
+      { kind: 'awareness', seq: 2, payload: { update } },
+      { kind: 'yjs_update', seq: 3, payload: { update } },
+      { kind: 'lock', seq: 4, payload: { target: { type: 'cell', rowId: 'r1', fieldId: 'f' } } },
+      { kind: 'awareness', payload: { update } },
+      { kind: 'yjs_update', payload: { update } },
+      { kind: 'ack', seq: 0, payload: { sessionId: 's', userId: 'u', document: { docType: 'd', docId: 'x' }, canWrite: true, lastEventId: '0' } },
+      { kind: 'error', seq: null, payload: { code: 'VALIDATION_ERROR', message: { en: 'bad' }, details: { field: 'message', reason: 'message must be JSON' } } },
+      { kind: 'presence', payload: { action: 'joined', sessionId: 's', userId: 'u' } },
+    ];
+    for (const frame of valid) {
+      expect([frame, validate(frame), validate.errors]).toEqual([frame, true, null]);
+    }
+    for (const frame of [
+      { kind: 'ack', payload: {} },
+      { kind: 'presence', seq: 1, payload: { action: 'joined', sessionId: 's', userId: 'u' } },
+      { kind: 'ping', seq: -1, payload: {} },
+      { kind: 'teleport', seq: 1, payload: {} },
+    ]) {
+      expect([frame, validate(frame)]).toEqual([frame, false]);
     }
   });
 

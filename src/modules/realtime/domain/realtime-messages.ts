@@ -200,14 +200,20 @@ function clientMessage(kind: ClientKind, payload: Json, description: string): Js
   };
 }
 
-function serverMessage(kind: ServerKind, payload: Json, description: string, withSeq = false): Json {
+/**
+ * A server message. `seq`: the replies (ack, error) echo the client message's, `nullable` for an error to a frame
+ * that could not be read; pushed messages have none, which also keeps them from matching a client message of the
+ * same kind (awareness, yjs_update) in the schema's `oneOf`.
+ */
+function serverMessage(kind: ServerKind, payload: Json, description: string, seq: 'none' | 'integer' | 'nullable' = 'none'): Json {
   return {
     type: 'object',
     description,
-    required: withSeq ? ['kind', 'seq', 'payload'] : ['kind', 'payload'],
+    required: seq === 'none' ? ['kind', 'payload'] : ['kind', 'seq', 'payload'],
+    additionalProperties: false,
     properties: {
       kind: { const: kind },
-      ...(withSeq ? { seq: { type: 'integer', minimum: 0 } } : {}),
+      ...(seq === 'none' ? {} : { seq: { type: seq === 'nullable' ? ['integer', 'null'] : 'integer', minimum: 0 } }),
       payload,
     },
   };
@@ -243,7 +249,8 @@ export const REALTIME_MESSAGE_SCHEMA: Json = {
           additionalProperties: false,
           properties: { token: { type: 'string', minLength: 1 } },
         },
-        'First message: a bearer token or the token from /connect. ack payload: {sessionId, userId, document, clientId}.',
+        'First message: a bearer token or the token from /connect. ack payload: {sessionId, userId, document ' +
+          '{docType, docId, organizationId, workspaceId}, canWrite, lastEventId}.',
       ),
       ping: clientMessage('ping', empty, 'Keep-alive; ack payload {now}.'),
       yjs_sync: clientMessage(
@@ -293,7 +300,7 @@ export const REALTIME_MESSAGE_SCHEMA: Json = {
         'ack',
         { type: 'object' },
         'Success reply to the client message with the same seq.',
-        true,
+        'integer',
       ),
       error: serverMessage(
         'error',
@@ -308,7 +315,7 @@ export const REALTIME_MESSAGE_SCHEMA: Json = {
           },
         },
         'Failure reply; seq is null when the frame was unreadable.',
-        true,
+        'nullable',
       ),
       event: serverMessage(
         'event',
