@@ -87,6 +87,7 @@ describe('realtime WebSocket sessions', () => {
       `${wsBase}/realtime/ws?docType=boards&docId=b-1&workspaceId=${owner.defaultWorkspaceId}`,
     );
     expect(info).toMatchObject({
+      wsHost: new URL(base).hostname,
       wsPath: '/realtime/ws',
       port: Number(new URL(base).port),
       protocols: ['quire.realtime.v1'],

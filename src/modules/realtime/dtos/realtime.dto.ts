@@ -34,10 +34,13 @@ export class ConnectResponseDto {
   })
   wsUrl: string;
 
-  @ApiProperty({ example: 'localhost:3000' })
+  @ApiProperty({ example: 'localhost', description: 'Host name, without the port (`port`)' })
   wsHost: string;
 
-  @ApiProperty({ example: '/realtime/ws' })
+  @ApiProperty({
+    example: '/realtime/ws',
+    description: 'Path of the socket; wsUrl adds the document (docType, docId and the context) as its query, which a bearer token needs',
+  })
   wsPath: string;
 
   @ApiProperty({ example: 3000 })

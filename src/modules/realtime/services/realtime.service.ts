@@ -69,7 +69,8 @@ export class RealtimeService {
     const { token, expiresIn } = await this.auth.issueConnectToken(ctx, binding);
     const secure = request.protocol === 'https';
     const host = request.get('host') ?? 'localhost';
-    const port = Number(new URL(`http://${host}`).port || (secure ? 443 : 80));
+    const authority = new URL(`http://${host}`);
+    const port = Number(authority.port || (secure ? 443 : 80));
     const doc = docRefOf(ctx);
     const context = new URLSearchParams({ docType: doc.docType, docId: doc.docId });
     const workspaceId = doc.viaWorkspaceId ?? doc.workspaceId;
@@ -81,7 +82,8 @@ export class RealtimeService {
     const streamPath = `/realtime/doc/${encodeURIComponent(doc.docType)}/${encodeURIComponent(doc.docId)}/events/stream`;
     return {
       wsUrl: `${secure ? 'wss' : 'ws'}://${host}${WS_PATH}?${context.toString()}`,
-      wsHost: host,
+      // The host name alone: `port` is its own field, so ws://{wsHost}:{port}{wsPath} is the socket's address.
+      wsHost: authority.hostname,
       wsPath: WS_PATH,
       port,
       protocols: [...WS_PROTOCOLS],
