@@ -152,6 +152,21 @@ describe('read-write round trips and the inputs the spec names', () => {
       .send({ locale: 'en_US' })
       .expect(200);
     expect(locale.body.payload.locale).toBe('en_US');
+    // An http(s) avatar URL and an IANA time zone; anything else is refused by name.
+    for (const [body, field] of [
+      [{ avatarUrl: 'ftp://example.test/me.png' }, 'avatarUrl'],
+      [{ avatarUrl: 'example.test/me.png' }, 'avatarUrl'],
+      [{ timezone: 'Not/AZone' }, 'timezone'],
+    ] as const) {
+      const refused = await request(t.http).patch(`${API}/users/me`).set(bearer(owner)).send(body).expect(400);
+      expect(refused.body.details.field).toBe(field);
+    }
+    const profile = await request(t.http)
+      .patch(`${API}/users/me`)
+      .set(bearer(owner))
+      .send({ avatarUrl: 'https://example.test/me.png', timezone: 'Europe/Berlin' })
+      .expect(200);
+    expect(profile.body.payload).toMatchObject({ avatarUrl: 'https://example.test/me.png', timezone: 'Europe/Berlin' });
     const revoke = await request(t.http)
       .post(`${API}/api-keys/not-a-key/revoke`)
       .set(bearer(owner))

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsNotEmpty, IsOptional, IsString, IsUrl, IsUUID, Matches, MaxLength } from 'class-validator';
+import { IsNotEmpty, IsOptional, IsString, IsTimeZone, IsUrl, IsUUID, Matches, MaxLength } from 'class-validator';
 import { PresentNotNull } from '../../../common/http/validation-decorators.js';
 import type { UserEntity } from '../entities/user.entity.js';
 
@@ -38,12 +38,12 @@ export class UserResponseDto {
 /** Spec 2.1: every field optional. */
 export class UpdateUserDto {
   @ApiPropertyOptional({ description: 'Not null: every user has a name' }) @PresentNotNull() @IsString() @IsNotEmpty() @MaxLength(100) displayName?: string;
-  @ApiPropertyOptional({ description: 'An http(s) URL; null removes it' }) @IsOptional() @IsUrl({ require_tld: false }) @MaxLength(2048) avatarUrl?: string;
+  @ApiPropertyOptional({ description: 'An http(s) URL; null removes it' }) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }) @MaxLength(2048) avatarUrl?: string;
   @ApiPropertyOptional({ example: 'en-US', description: 'A language tag: a 2–3 letter language, then subtags joined by - or _ (en, de-CH, zh_CN); null resets it' })
   @IsOptional()
   @Matches(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$/)
   locale?: string;
-  @ApiPropertyOptional({ example: 'Europe/Berlin' }) @IsOptional() @IsString() @MaxLength(64) timezone?: string;
+  @ApiPropertyOptional({ example: 'Europe/Berlin', description: 'An IANA time zone; null resets it' }) @IsOptional() @IsString() @MaxLength(64) @IsTimeZone() timezone?: string;
   @ApiPropertyOptional() @IsOptional() @IsUUID() defaultOrganizationId?: string;
   @ApiPropertyOptional() @IsOptional() @IsUUID() defaultWorkspaceId?: string;
 }
