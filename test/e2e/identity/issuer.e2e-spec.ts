@@ -202,10 +202,15 @@ describe('token issuer: authorization endpoint, code and refresh grants, token v
       client,
     ).expect(400);
     expect(widen.body).toMatchObject({ error: 'invalid_scope', code: 'INVALID_SCOPE' });
+    // A refused scope spends nothing: the same refresh token still works, and the session lives on.
+    const retried = (
+      await tokenRequest(t.http, { grant_type: 'refresh_token', refresh_token: refreshed.refresh_token }, client).expect(200)
+    ).body;
+    expect(retried.refresh_token).not.toBe(refreshed.refresh_token);
     // Another client cannot use this client's refresh token.
     await tokenRequest(
       t.http,
-      { grant_type: 'refresh_token', refresh_token: refreshed.refresh_token },
+      { grant_type: 'refresh_token', refresh_token: retried.refresh_token },
       otherClient,
     ).expect(401);
     const reuse = await tokenRequest(

@@ -62,8 +62,10 @@ export class SessionService {
   /**
    * Exchanges a refresh token of `clientId` for a new one (sliding expiry). A token that was already
    * rotated revokes its session; the caller throws after this returns so the revocation commits.
+   * `check` runs on the session inside the rotation's transaction: if it throws (a refresh asking for scopes the
+   * session does not hold), the rotation is undone and the presented token stays valid.
    */
-  async rotate(refreshToken: string, clientId: string): Promise<RotationResult> {
+  async rotate(refreshToken: string, clientId: string, check: (session: SessionEntity) => void = () => undefined): Promise<RotationResult> {
     const oldHash = hashToken(refreshToken);
     const next = newOpaqueToken('qrt_');
     return this.tx.run(async () => {
@@ -82,6 +84,7 @@ export class SessionService {
           [oldHash, updated.id],
         );
         const session = await this.tx.manager.findOneByOrFail(SessionEntity, { id: updated.id });
+        check(session);
         return { ok: true as const, session, refreshToken: next };
       }
       const spent = await this.tx.manager.query<Array<{ session_id: string }>>(
@@ -100,8 +103,9 @@ export class SessionService {
   async rotateOrThrow(
     refreshToken: string,
     clientId: string,
+    check?: (session: SessionEntity) => void,
   ): Promise<{ session: SessionEntity; refreshToken: string }> {
-    const result = await this.rotate(refreshToken, clientId);
+    const result = await this.rotate(refreshToken, clientId, check);
     if (!result.ok) {
       throw new AppException(ErrorCode.INVALID_TOKEN, {
         details: [{ field: 'refresh_token', reason: result.reason }],

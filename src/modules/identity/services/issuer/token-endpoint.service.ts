@@ -255,9 +255,12 @@ export class TokenEndpointService {
   private async refreshToken(caller: CallingClient, form: Form): Promise<TokenFields> {
     const presented = required(form, 'refresh_token');
     const requestedScope = param(form, 'scope');
-    const { session, refreshToken } = await this.sessions.rotateOrThrow(presented, caller.clientId);
-    const sessionScopes = session.scope === null ? [...SCOPES] : session.scope.split(' ').filter(Boolean);
-    const scopes = grantedScopes(requestedScope, sessionScopes);
+    let scopes: string[] = [];
+    // The scope is checked inside the rotation: a refused scope leaves the presented refresh token unspent.
+    const { session, refreshToken } = await this.sessions.rotateOrThrow(presented, caller.clientId, (rotated) => {
+      const sessionScopes = rotated.scope === null ? [...SCOPES] : rotated.scope.split(' ').filter(Boolean);
+      scopes = grantedScopes(requestedScope, sessionScopes);
+    });
     const access = await this.tokens.issueAccessToken({
       userId: session.userId,
       clientId: caller.clientId,
