@@ -1,11 +1,13 @@
 import { applyDecorators, type CanActivate, type ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
 import type { AuthenticatedRequest } from './auth.decorators.js';
 import { AppException } from '../errors/app.exception.js';
+import { SCOPES } from './principal.js';
 
 /**
  * Account-security operations (sessions, two-step verification, API keys, OAuth clients and bindings,
- * administration) need a first-party sign-in: an API key or a third-party client's token could otherwise
- * mint credentials with more scopes than it was given. Runs after the global authentication guard.
+ * administration) need a first-party sign-in with its full scope: an API key, a third-party client's token or a
+ * first-party token narrowed at `/token` (`scope=doc:read`) could otherwise mint credentials with more scopes than
+ * it was given. Runs after the global authentication guard.
  */
 @Injectable()
 export class FirstPartySessionGuard implements CanActivate {
@@ -15,6 +17,10 @@ export class FirstPartySessionGuard implements CanActivate {
       throw AppException.forbidden(
         'this operation needs a signed-in session, not an API key or client token',
       );
+    }
+    const missing = SCOPES.filter((scope) => !principal.scopes.includes(scope));
+    if (missing.length > 0) {
+      throw AppException.forbidden(`this operation needs a session with every scope; this token lacks ${missing.join(' ')}`);
     }
     return true;
   }
