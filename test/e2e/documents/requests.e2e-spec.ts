@@ -269,6 +269,38 @@ describe('documents: requests, merge and revisions', () => {
     expect(direct.headers['x-api-deprecated']).toBe('true');
   });
 
+  it('lets an editor send row changes but not metadata or settings changes, in a request or by a revert', async () => {
+    const own = await createDocument(t.http, owner);
+    const before = await request(t.http).get(`${own.path}/metadata`).set(bearer(owner)).expect(200);
+    const changes = [
+      { type: 'field-delete', target: { kind: 'field', fieldId: 'code' } },
+      { type: 'metadata-update', target: { kind: 'metadata' }, newValue: { fields: [{ id: 'name', name: 'Name', type: 'text' }] } },
+      { type: 'settings-update', target: { kind: 'settings' }, newValue: { workflow: { requiresApproval: true } } },
+    ];
+    for (const change of changes) {
+      const refused = await request(t.http).post(`${own.path}/requests`).set(bearer(editor)).send({ title: 'structure', changes: [change] }).expect(403);
+      expect(refused.body.code).toBe('FORBIDDEN');
+    }
+    const rows = await request(t.http)
+      .post(`${own.path}/requests`)
+      .set(bearer(editor))
+      .send({ title: 'rows', changes: [{ type: 'row-create', target: { kind: 'row', rowId: 'e1' }, newValue: { values: { name: { text: 'E1' } } } }] })
+      .expect(201);
+    expect(rows.body.payload.status).toBe('open');
+    // The owner removes a field; the editor may not undo that by reverting the revision.
+    const trimmed = await request(t.http)
+      .put(`${own.path}/metadata`)
+      .set(bearer(owner))
+      .send({ fields: before.body.payload.fields.filter((field: { id: string }) => field.id !== 'code') })
+      .expect(200);
+    const revert = await request(t.http).post(`${own.path}/revisions/${trimmed.body.payload.request.revisionId}/revert`).set(bearer(editor)).expect(403);
+    expect(revert.body.code).toBe('FORBIDDEN');
+    const after = await request(t.http).get(`${own.path}/metadata`).set(bearer(owner)).expect(200);
+    expect(after.body.payload.fields.map((field: { id: string }) => field.id)).not.toContain('code');
+    const open = await request(t.http).get(`${own.path}/requests?status=open`).set(bearer(owner)).expect(200);
+    expect(open.body.payload.items.map((item: { title: string }) => item.title)).toEqual(['rows']);
+  });
+
   it('refuses a viewer creating or merging requests and hides requests from other tenants', async () => {
     const viewer = await newUser(t.http);
     await addToWorkspace(t.dataSource, owner, viewer, 'viewer');

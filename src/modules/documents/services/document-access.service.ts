@@ -49,6 +49,22 @@ export interface DocumentContext {
   prefetched?: { rowId: string; row: RowRecord | null };
 }
 
+/** Changes to a document's structure: they need manage rights however they are written. */
+const STRUCTURE_CHANGES: ReadonlySet<string> = new Set(['metadata-update', 'field-create', 'field-update', 'field-delete', 'settings-update']);
+
+/**
+ * FORBIDDEN when `changeTypes` hold a metadata or settings change and the caller may not manage the document:
+ * `PUT /metadata` and `PUT /settings` need manage rights (spec 4.4), and so do the same changes sent as a
+ * request's `changes` or produced by a revert.
+ */
+export function assertMayChangeStructure(ctx: DocumentContext, changeTypes: Iterable<string>): void {
+  for (const type of changeTypes) {
+    if (STRUCTURE_CHANGES.has(type) && !ctx.access.canManage) {
+      throw AppException.forbidden(`manage permission required for ${type}`);
+    }
+  }
+}
+
 export function docNotFound(): AppException {
   return new AppException(ErrorCode.DOC_NOT_FOUND, { details: [{ reason: 'document not found' }] });
 }

@@ -31,7 +31,7 @@ import { assertOpen, ChangeEngineService } from './change-engine.service.js';
 import { ComputedMetadataService } from './computed/computed-metadata.service.js';
 import { ComputedReadService } from './computed/computed-read.service.js';
 import type { DraftOverlayRow } from '../repositories/row-query.repository.js';
-import { docNotFound, type DocumentContext } from './document-access.service.js';
+import { assertMayChangeStructure, docNotFound, type DocumentContext } from './document-access.service.js';
 import { DocumentEventsService } from './document-events.service.js';
 import type { DraftScope } from './draft-scope.js';
 import { MergeService } from './merge/merge.service.js';
@@ -116,6 +116,7 @@ export class RequestsService {
    * they raise one `data_bulk_operation` event instead of one event per row.
    */
   async create(ctx: DocumentContext, dto: CreateRequestDto, options: { bulkId?: string } = {}): Promise<RequestResponseDto> {
+    assertMayChangeStructure(ctx, (dto.changes ?? []).map((change) => change.type));
     const outcome = await this.engine.write(
       ctx,
       { title: dto.title, newRequest: { title: dto.title, description: dto.description ?? null, reviewers: dto.reviewers ?? [] } },

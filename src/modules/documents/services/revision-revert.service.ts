@@ -9,7 +9,7 @@ import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RevisionHistoryRepository } from '../repositories/revision-history.repository.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ChangeEngineService } from './change-engine.service.js';
-import type { DocumentContext } from './document-access.service.js';
+import { assertMayChangeStructure, type DocumentContext } from './document-access.service.js';
 import { RequestHooks, type RequestMerged } from './request-hooks.js';
 import { RequestsService } from './requests.service.js';
 import { RevisionHistoryService } from './revision-history.service.js';
@@ -62,6 +62,8 @@ export class RevisionRevertService implements OnModuleInit {
             propertiesVersion: (await this.properties.find(document.uuid))?.version ?? 0,
             existingRowIds: await this.history.existingRowIds(document.uuid, snapshotRowIds(ops)),
           });
+          // Undoing a metadata or settings change is one: it needs manage rights (nothing is written otherwise).
+          assertMayChangeStructure(ctx, inverse.drafts.map((draft) => draft.type));
           return inverse.drafts;
         },
       );
