@@ -200,6 +200,19 @@ describe('tenancy: workspaces', () => {
     expect(list.body.payload.items.map((w: { id: string }) => w.id)).not.toContain(ws);
   });
 
+  it('archives, restores and deletes once when the same call arrives several times at once', async () => {
+    const { org, owner } = await organizationWithRoles(t.http);
+    const ws = await createWorkspace(owner, org.id);
+    const base = `${API}/organizations/${org.id}/workspaces/${ws}`;
+    const burst = async (method: 'post' | 'delete', path: string): Promise<number[]> =>
+      (await Promise.all([1, 2, 3, 4].map(() => request(t.http)[method](path).set(bearer(owner))))).map((res) => res.status).sort();
+    expect(await burst('post', `${base}/archive`)).toEqual([200, 409, 409, 409]);
+    expect(await burst('post', `${base}/restore`)).toEqual([200, 409, 409, 409]);
+    expect(await burst('delete', base)).toEqual([200, 404, 404, 404]);
+    const [{ n }] = await t.dataSource.query(`SELECT count(*)::int AS n FROM outbox WHERE event_type = 'workspace_deleted' AND payload->>'workspaceId' = $1`, [ws]);
+    expect(n).toBe(1);
+  });
+
   describe('workspace members', () => {
     it('adds organization members only (default editor), lists with role filter, gets, updates and removes', async () => {
       const { org, owner, member, guest, outsider } = await organizationWithRoles(t.http);

@@ -1,3 +1,4 @@
+import { IsNull, Not } from 'typeorm';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
@@ -142,7 +143,11 @@ export class WorkspacesService {
   async remove(principal: Principal, organizationId: string, workspaceId: string): Promise<null> {
     return this.tx.run(async () => {
       await this.access.requireIn(principal.userId, organizationId, workspaceId, 'delete');
-      await this.tx.manager.update(WorkspaceEntity, { id: workspaceId }, { deletedAt: new Date() });
+      // Conditional: of two deletes at once, one deletes (and records the event); the other finds nothing.
+      const deleted = await this.tx.manager.update(WorkspaceEntity, { id: workspaceId, deletedAt: IsNull() }, { deletedAt: new Date() });
+      if (!deleted.affected) {
+        throw AppException.notFound('workspace');
+      }
       await this.defaults.clearWorkspace(workspaceId);
       await this.outbox.record({ event: 'workspace_deleted', organizationId, workspaceId, triggeredBy: principal.userId, payload: { workspaceId } });
       return null;
@@ -165,7 +170,17 @@ export class WorkspacesService {
           details: [{ reason: archived ? 'the workspace is already archived' : 'the workspace is not archived' }],
         });
       }
-      await this.tx.manager.update(WorkspaceEntity, { id: workspaceId }, { archivedAt: archived ? new Date() : null });
+      // Conditional on the state read above: of two archives (or restores) at once, the second is INVALID_STATE.
+      const changed = await this.tx.manager.update(
+        WorkspaceEntity,
+        { id: workspaceId, deletedAt: IsNull(), archivedAt: archived ? IsNull() : Not(IsNull()) },
+        { archivedAt: archived ? new Date() : null },
+      );
+      if (!changed.affected) {
+        throw new AppException(ErrorCode.INVALID_STATE, {
+          details: [{ reason: archived ? 'the workspace is already archived' : 'the workspace is not archived' }],
+        });
+      }
       return this.view(workspaceId, await this.access.resolve(principal.userId, workspaceId));
     });
   }
