@@ -60,6 +60,9 @@ function healthStatusOf(body: unknown): Record<string, unknown> | null {
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ExceptionFilter');
 
+  /** `bearerChallenge: false` for the OAuth token endpoint, whose errors are not about a bearer token. */
+  constructor(private readonly options: { bearerChallenge: boolean } = { bearerChallenge: true }) {}
+
   catch(exception: unknown, host: ArgumentsHost): void {
     if (host.getType() !== 'http') {
       throw exception;
@@ -77,6 +80,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     for (const [name, value] of Object.entries(app.options.headers ?? {})) {
       response.setHeader(name, value);
+    }
+    if (this.options.bearerChallenge && (app.code === ErrorCode.UNAUTHORIZED || app.code === ErrorCode.INVALID_TOKEN) && !response.hasHeader('WWW-Authenticate')) {
+      // A refused bearer credential names its challenge (RFC 6750 3, with the error for a bad token).
+      response.setHeader('WWW-Authenticate', app.code === ErrorCode.INVALID_TOKEN ? 'Bearer realm="quire", error="invalid_token"' : 'Bearer realm="quire"');
     }
     const body: Envelope<unknown> = {
       success: false,

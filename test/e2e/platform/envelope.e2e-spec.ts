@@ -74,13 +74,14 @@ describe('envelope and errors', () => {
     expect(res.body.code).toBe('PAYLOAD_TOO_LARGE');
   });
 
-  it('answers a missing token with 401 UNAUTHORIZED and a bad one with 401 INVALID_TOKEN', async () => {
-    expect((await request(t.http).get('/api/v1/users/me').expect(401)).body.code).toBe('UNAUTHORIZED');
+  it('answers a missing token with 401 UNAUTHORIZED and a bad one with 401 INVALID_TOKEN, each with its Bearer challenge', async () => {
+    const missing = await request(t.http).get('/api/v1/users/me').expect(401);
+    expect(missing.body.code).toBe('UNAUTHORIZED');
+    expect(missing.headers['www-authenticate']).toBe('Bearer realm="quire"');
     const forged = 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.';
-    expect(
-      (await request(t.http).get('/api/v1/users/me').set('Authorization', `Bearer ${forged}`).expect(401))
-        .body.code,
-    ).toBe('INVALID_TOKEN');
+    const bad = await request(t.http).get('/api/v1/users/me').set('Authorization', `Bearer ${forged}`).expect(401);
+    expect(bad.body.code).toBe('INVALID_TOKEN');
+    expect(bad.headers['www-authenticate']).toBe('Bearer realm="quire", error="invalid_token"');
   });
 
   it('serves the current user to a registered account', async () => {

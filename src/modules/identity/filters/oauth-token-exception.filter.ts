@@ -13,7 +13,7 @@ import { OAuthException, oauthErrorOf } from '../services/issuer/oauth.exception
  */
 @Catch()
 export class OAuthTokenExceptionFilter implements ExceptionFilter {
-  private readonly base = new AllExceptionsFilter();
+  private readonly base = new AllExceptionsFilter({ bearerChallenge: false });
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const response = host.switchToHttp().getResponse<Response>();
