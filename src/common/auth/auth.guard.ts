@@ -46,7 +46,9 @@ export class AuthGuard implements CanActivate {
     const scopes = this.reflector.getAllAndOverride<Scope[] | undefined>(REQUIRED_SCOPES, targets);
     const authenticatedOnly = this.reflector.getAllAndOverride<boolean>(AUTHENTICATED_ONLY, targets);
     const request = context.switchToHttp().getRequest<Request & AuthenticatedRequest>();
-    const usesApply = request.query?.apply !== undefined && this.reflector.getAllAndOverride<boolean>(ACCEPTS_APPLY, targets) === true;
+    const usesApply =
+      request.query?.apply !== undefined &&
+      this.reflector.getAllAndOverride<boolean>(ACCEPTS_APPLY, targets) === true;
     if (usesApply || this.reflector.get<boolean | undefined>(DEPRECATED, context.getHandler())) {
       // First thing on every matched route, so that failures of a deprecated operation carry it too.
       markDeprecated(context.switchToHttp().getResponse<Response>());

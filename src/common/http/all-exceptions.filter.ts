@@ -81,9 +81,18 @@ export class AllExceptionsFilter implements ExceptionFilter {
     for (const [name, value] of Object.entries(app.options.headers ?? {})) {
       response.setHeader(name, value);
     }
-    if (this.options.bearerChallenge && (app.code === ErrorCode.UNAUTHORIZED || app.code === ErrorCode.INVALID_TOKEN) && !response.hasHeader('WWW-Authenticate')) {
+    if (
+      this.options.bearerChallenge &&
+      (app.code === ErrorCode.UNAUTHORIZED || app.code === ErrorCode.INVALID_TOKEN) &&
+      !response.hasHeader('WWW-Authenticate')
+    ) {
       // A refused bearer credential names its challenge (RFC 6750 3, with the error for a bad token).
-      response.setHeader('WWW-Authenticate', app.code === ErrorCode.INVALID_TOKEN ? 'Bearer realm="quire", error="invalid_token"' : 'Bearer realm="quire"');
+      response.setHeader(
+        'WWW-Authenticate',
+        app.code === ErrorCode.INVALID_TOKEN
+          ? 'Bearer realm="quire", error="invalid_token"'
+          : 'Bearer realm="quire"',
+      );
     }
     const body: Envelope<unknown> = {
       success: false,

@@ -575,7 +575,9 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
       .expect(200);
     expect(sorted.body.payload.items[0].id).toBe('o9');
     // The request's diff shows the added row as the draft does, with its computed values.
-    const diff = (await request(t.http).get(`${orders.path}/requests/${reqId}/diff`).set(bearer(owner)).expect(200)).body.payload;
+    const diff = (
+      await request(t.http).get(`${orders.path}/requests/${reqId}/diff`).set(bearer(owner)).expect(200)
+    ).body.payload;
     const added = (diff.addedRows as RowDto[]).find((row) => row.id === 'o9') as RowDto;
     expect(valueOf(added, 'amount')).toEqual({ number: 40 });
     expect(valueOf(added, 'qty')).toEqual({ number: 4 });

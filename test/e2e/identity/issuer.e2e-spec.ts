@@ -204,7 +204,11 @@ describe('token issuer: authorization endpoint, code and refresh grants, token v
     expect(widen.body).toMatchObject({ error: 'invalid_scope', code: 'INVALID_SCOPE' });
     // A refused scope spends nothing: the same refresh token still works, and the session lives on.
     const retried = (
-      await tokenRequest(t.http, { grant_type: 'refresh_token', refresh_token: refreshed.refresh_token }, client).expect(200)
+      await tokenRequest(
+        t.http,
+        { grant_type: 'refresh_token', refresh_token: refreshed.refresh_token },
+        client,
+      ).expect(200)
     ).body;
     expect(retried.refresh_token).not.toBe(refreshed.refresh_token);
     // Another client cannot use this client's refresh token.
@@ -233,17 +237,34 @@ describe('token issuer: authorization endpoint, code and refresh grants, token v
   it('a first-party token narrowed at /token still reads, but cannot mint credentials or reach account security', async () => {
     const user = await registerUser(t.http);
     const narrowed = (
-      await tokenRequest(t.http, { grant_type: 'refresh_token', client_id: 'quire', refresh_token: user.refreshToken, scope: 'doc:read' }).expect(200)
+      await tokenRequest(t.http, {
+        grant_type: 'refresh_token',
+        client_id: 'quire',
+        refresh_token: user.refreshToken,
+        scope: 'doc:read',
+      }).expect(200)
     ).body;
     expect(narrowed.scope).toBe('doc:read');
     const bearerOf = { Authorization: `Bearer ${narrowed.access_token as string}` };
     await request(t.http).get('/api/v1/users/me').set(bearerOf).expect(200);
-    const key = await request(t.http).post('/api/v1/api-keys').set(bearerOf).send({ name: 'wider', scopes: ['data:write'] }).expect(403);
+    const key = await request(t.http)
+      .post('/api/v1/api-keys')
+      .set(bearerOf)
+      .send({ name: 'wider', scopes: ['data:write'] })
+      .expect(403);
     expect(key.body.code).toBe('FORBIDDEN');
-    await request(t.http).post('/api/v1/oauth/clients').set(bearerOf).send({ name: 'wider', redirectUris: [REDIRECT], allowedScopes: ['doc:write'] }).expect(403);
+    await request(t.http)
+      .post('/api/v1/oauth/clients')
+      .set(bearerOf)
+      .send({ name: 'wider', redirectUris: [REDIRECT], allowedScopes: ['doc:write'] })
+      .expect(403);
     await request(t.http).get('/api/v1/auth/sessions').set(bearerOf).expect(403);
     // The full first-party token keeps them.
-    await request(t.http).post('/api/v1/api-keys').set('Authorization', `Bearer ${user.token}`).send({ name: 'mine', scopes: ['data:write'] }).expect(201);
+    await request(t.http)
+      .post('/api/v1/api-keys')
+      .set('Authorization', `Bearer ${user.token}`)
+      .send({ name: 'mine', scopes: ['data:write'] })
+      .expect(201);
   });
 
   it('lists an OAuth authorization among the user’s sessions; ending it stops the client', async () => {

@@ -60,9 +60,14 @@ describe('envelope and errors', () => {
   });
 
   it('reports a missing required field once, as required, not by the checks its value would have failed', async () => {
-    const res = await request(t.http).post('/api/v1/auth/register').send({ email: 'someone@example.test' }).expect(400);
+    const res = await request(t.http)
+      .post('/api/v1/auth/register')
+      .send({ email: 'someone@example.test' })
+      .expect(400);
     const problems = problemsOf(res.body) as { field: string; reason: string }[];
-    expect(problems.filter((problem) => problem.field === 'password')).toEqual([{ field: 'password', reason: 'password is required' }]);
+    expect(problems.filter((problem) => problem.field === 'password')).toEqual([
+      { field: 'password', reason: 'password is required' },
+    ]);
     expect(problems.filter((problem) => problem.field === 'email')).toEqual([]);
   });
 
@@ -79,7 +84,10 @@ describe('envelope and errors', () => {
     expect(missing.body.code).toBe('UNAUTHORIZED');
     expect(missing.headers['www-authenticate']).toBe('Bearer realm="quire"');
     const forged = 'eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.';
-    const bad = await request(t.http).get('/api/v1/users/me').set('Authorization', `Bearer ${forged}`).expect(401);
+    const bad = await request(t.http)
+      .get('/api/v1/users/me')
+      .set('Authorization', `Bearer ${forged}`)
+      .expect(401);
     expect(bad.body.code).toBe('INVALID_TOKEN');
     expect(bad.headers['www-authenticate']).toBe('Bearer realm="quire", error="invalid_token"');
   });

@@ -158,7 +158,11 @@ describe('read-write round trips and the inputs the spec names', () => {
       [{ avatarUrl: 'example.test/me.png' }, 'avatarUrl'],
       [{ timezone: 'Not/AZone' }, 'timezone'],
     ] as const) {
-      const refused = await request(t.http).patch(`${API}/users/me`).set(bearer(owner)).send(body).expect(400);
+      const refused = await request(t.http)
+        .patch(`${API}/users/me`)
+        .set(bearer(owner))
+        .send(body)
+        .expect(400);
       expect(refused.body.details.field).toBe(field);
     }
     const profile = await request(t.http)
@@ -166,7 +170,10 @@ describe('read-write round trips and the inputs the spec names', () => {
       .set(bearer(owner))
       .send({ avatarUrl: 'https://example.test/me.png', timezone: 'Europe/Berlin' })
       .expect(200);
-    expect(profile.body.payload).toMatchObject({ avatarUrl: 'https://example.test/me.png', timezone: 'Europe/Berlin' });
+    expect(profile.body.payload).toMatchObject({
+      avatarUrl: 'https://example.test/me.png',
+      timezone: 'Europe/Berlin',
+    });
     const revoke = await request(t.http)
       .post(`${API}/api-keys/not-a-key/revoke`)
       .set(bearer(owner))

@@ -127,7 +127,9 @@ describe('realtime across two instances', () => {
     expect(users.body.payload.items.map((user: { userId: string }) => user.userId).sort()).toEqual(
       [owner.id, editor.id].sort(),
     );
-    const editorEntry = users.body.payload.items.find((user: { userId: string }) => user.userId === editor.id);
+    const editorEntry = users.body.payload.items.find(
+      (user: { userId: string }) => user.userId === editor.id,
+    );
     expect(editorEntry.sessions[0]).toMatchObject({
       transport: 'ws',
       clientId: 77,

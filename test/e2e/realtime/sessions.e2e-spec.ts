@@ -345,7 +345,9 @@ describe('realtime WebSocket sessions', () => {
       .get(realtimePath(doc, 'users'))
       .query({ workspaceId: owner.defaultWorkspaceId })
       .set(bearer(viewer));
-    const viewerEntry = users.body.payload.items.find((user: { userId: string }) => user.userId === viewer.id);
+    const viewerEntry = users.body.payload.items.find(
+      (user: { userId: string }) => user.userId === viewer.id,
+    );
     expect(viewerEntry.sessions).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ transport: 'http', clientId: 4242, state: { user: { name: 'HTTP bot' } } }),

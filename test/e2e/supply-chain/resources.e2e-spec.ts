@@ -1042,7 +1042,14 @@ describe('supply chain: resources', () => {
       [
         {
           fieldMapping: {
-            rules: [{ sourceFieldId: 'unit_price', targetFieldId: 'sku', transformType: 'formula', formula: 'FLOOR(unit_price *' }],
+            rules: [
+              {
+                sourceFieldId: 'unit_price',
+                targetFieldId: 'sku',
+                transformType: 'formula',
+                formula: 'FLOOR(unit_price *',
+              },
+            ],
           },
         },
         'fieldMapping.rules[0].formula',
@@ -1050,7 +1057,14 @@ describe('supply chain: resources', () => {
       [
         {
           fieldMapping: {
-            rules: [{ sourceFieldId: 'unit_price', targetFieldId: 'sku', transformType: 'formula', formula: 'unit_cost * 1.2' }],
+            rules: [
+              {
+                sourceFieldId: 'unit_price',
+                targetFieldId: 'sku',
+                transformType: 'formula',
+                formula: 'unit_cost * 1.2',
+              },
+            ],
           },
         },
         'fieldMapping.rules[0].formula',

@@ -174,7 +174,12 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
 
   it('delivers nothing of what happens while paused; deliveries queued before the pause wait for resume', async () => {
     receiver.fallback = { status: 503 };
-    const hook = await createWebhook(t, owner, { url: receiver.url, events: ['view_updated'], maxRetries: 1, retryInterval: 1 });
+    const hook = await createWebhook(t, owner, {
+      url: receiver.url,
+      events: ['view_updated'],
+      maxRetries: 1,
+      retryInterval: 1,
+    });
     // Queued while active: its first attempt fails, and the pause holds its retry.
     await recordEvents(t, event('view_updated', { n: 1 }));
     await waitFor(() => receiver.received.length === 1, 10_000, 'first attempt');

@@ -65,7 +65,11 @@ export class SessionService {
    * `check` runs on the session inside the rotation's transaction: if it throws (a refresh asking for scopes the
    * session does not hold), the rotation is undone and the presented token stays valid.
    */
-  async rotate(refreshToken: string, clientId: string, check: (session: SessionEntity) => void = () => undefined): Promise<RotationResult> {
+  async rotate(
+    refreshToken: string,
+    clientId: string,
+    check: (session: SessionEntity) => void = () => undefined,
+  ): Promise<RotationResult> {
     const oldHash = hashToken(refreshToken);
     const next = newOpaqueToken('qrt_');
     return this.tx.run(async () => {

@@ -30,7 +30,11 @@ export const LOCK_TARGET_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
  * locks `fieldId`, and the other ids are not allowed (a missing id would otherwise stand for "all"). The socket's
  * `lock` message and `POST .../lock` both check targets with it.
  */
-export function lockTargetIdProblems(target: { type: LockTargetType; rowId?: unknown; fieldId?: unknown }): { key: 'rowId' | 'fieldId'; reason: string }[] {
+export function lockTargetIdProblems(target: {
+  type: LockTargetType;
+  rowId?: unknown;
+  fieldId?: unknown;
+}): { key: 'rowId' | 'fieldId'; reason: string }[] {
   const needsRow = target.type === 'row' || target.type === 'cell';
   const needsField = target.type === 'field' || target.type === 'cell';
   const problems: { key: 'rowId' | 'fieldId'; reason: string }[] = [];

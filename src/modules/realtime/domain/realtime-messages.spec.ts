@@ -60,8 +60,26 @@ describe('socket message parsing', () => {
       { kind: 'lock', seq: 4, payload: { target: { type: 'cell', rowId: 'r1', fieldId: 'f' } } },
       { kind: 'awareness', payload: { update } },
       { kind: 'yjs_update', payload: { update } },
-      { kind: 'ack', seq: 0, payload: { sessionId: 's', userId: 'u', document: { docType: 'd', docId: 'x' }, canWrite: true, lastEventId: '0' } },
-      { kind: 'error', seq: null, payload: { code: 'VALIDATION_ERROR', message: { en: 'bad' }, details: { field: 'message', reason: 'message must be JSON' } } },
+      {
+        kind: 'ack',
+        seq: 0,
+        payload: {
+          sessionId: 's',
+          userId: 'u',
+          document: { docType: 'd', docId: 'x' },
+          canWrite: true,
+          lastEventId: '0',
+        },
+      },
+      {
+        kind: 'error',
+        seq: null,
+        payload: {
+          code: 'VALIDATION_ERROR',
+          message: { en: 'bad' },
+          details: { field: 'message', reason: 'message must be JSON' },
+        },
+      },
       { kind: 'presence', payload: { action: 'joined', sessionId: 's', userId: 'u' } },
     ];
     for (const frame of valid) {

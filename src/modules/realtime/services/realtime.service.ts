@@ -108,7 +108,9 @@ export class RealtimeService {
   lock(ctx: DocumentContext, body: CreateLockDto): Promise<LockDto> {
     const problems = lockTargetIdProblems(body.target);
     if (problems.length > 0) {
-      throw AppException.validation(problems.map((problem) => ({ field: `target.${problem.key}`, reason: problem.reason })));
+      throw AppException.validation(
+        problems.map((problem) => ({ field: `target.${problem.key}`, reason: problem.reason })),
+      );
     }
     return this.locks.acquire(docRefOf(ctx), ctx.principal.userId, {
       target: normalizeTarget(body.target),

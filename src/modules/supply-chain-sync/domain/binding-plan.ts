@@ -150,7 +150,11 @@ export function planBinding(input: PlanInput): Plan {
       log('filtered', 'does not match the receiver filter');
       continue;
     }
-    const mapped = applyFieldMapping(input.fieldMapping, input.sharedFieldIds, { ...input.mapping, read, readStored: read.stored });
+    const mapped = applyFieldMapping(input.fieldMapping, input.sharedFieldIds, {
+      ...input.mapping,
+      read,
+      readStored: read.stored,
+    });
     const values: Record<string, unknown> = {};
     const modes = new Map<string, string>();
     for (const [targetId, item] of mapped.values) {

@@ -30,13 +30,20 @@ describe('field mapping', () => {
     const stored: Record<string, unknown> = { colour: 'opt-b', tags: ['opt-x', 'opt-y', 'opt-z'] };
     const labels: Record<string, unknown> = { colour: 'Blue', tags: ['X', 'Y', 'Z'] };
     const selects: MappingContext = { ...ctx, read: (id) => labels[id], readStored: (id) => stored[id] };
-    const optionRule = (sourceFieldId: string, mappings: Record<string, string>, unmappedStrategy?: 'clear') =>
+    const optionRule = (
+      sourceFieldId: string,
+      mappings: Record<string, string>,
+      unmappedStrategy?: 'clear',
+    ) =>
       rule({ sourceFieldId, transformType: 'option_mapping', optionMapping: { mappings, unmappedStrategy } });
     expect(applyRule(optionRule('colour', { Blue: 'Navy' }), selects)).toBe('Navy');
     expect(applyRule(optionRule('colour', { 'opt-b': 'Navy' }), selects)).toBe('Navy');
     // The label wins when a key names one option's label and another's id.
     expect(applyRule(optionRule('colour', { Blue: 'Navy', 'opt-b': 'Teal' }), selects)).toBe('Navy');
-    expect(applyRule(optionRule('tags', { 'opt-x': 'one', Y: 'two' }, 'clear'), selects)).toEqual(['one', 'two']);
+    expect(applyRule(optionRule('tags', { 'opt-x': 'one', Y: 'two' }, 'clear'), selects)).toEqual([
+      'one',
+      'two',
+    ]);
     expect(applyRule(optionRule('tags', { 'opt-z': 'three' }), selects)).toEqual(['X', 'Y', 'three']);
   });
 

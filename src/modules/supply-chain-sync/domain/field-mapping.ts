@@ -217,9 +217,14 @@ export function convertUnit(
  * `option_mapping`: each source option is looked up in `mappings` by its label, then by its option id (`stored`:
  * the value as stored, ids in the same order as the labels of `value`), so a rule may name source options either way.
  */
-export function applyOptionMapping(value: unknown, config: MappingRule['optionMapping'], stored?: unknown): unknown {
+export function applyOptionMapping(
+  value: unknown,
+  config: MappingRule['optionMapping'],
+  stored?: unknown,
+): unknown {
   const mappings = config?.mappings ?? {};
-  const mapped = (key: unknown): boolean => key !== null && key !== undefined && Object.prototype.hasOwnProperty.call(mappings, textOf(key));
+  const mapped = (key: unknown): boolean =>
+    key !== null && key !== undefined && Object.prototype.hasOwnProperty.call(mappings, textOf(key));
   const one = (item: unknown, id: unknown): unknown => {
     if (mapped(item)) {
       return mappings[textOf(item)];
@@ -230,7 +235,9 @@ export function applyOptionMapping(value: unknown, config: MappingRule['optionMa
     return config?.unmappedStrategy === 'clear' ? null : item;
   };
   if (Array.isArray(value)) {
-    return value.map((item, index) => one(item, Array.isArray(stored) ? stored[index] : undefined)).filter((item) => item !== null);
+    return value
+      .map((item, index) => one(item, Array.isArray(stored) ? stored[index] : undefined))
+      .filter((item) => item !== null);
   }
   return value === null || value === undefined ? null : one(value, stored);
 }

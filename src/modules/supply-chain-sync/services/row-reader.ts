@@ -7,7 +7,9 @@ export type PlainFieldReader = ((ref: string) => unknown) & { stored: (ref: stri
  * Reads a stored row in the plain form filters and mappings use: select option ids become their labels, a field is
  * named by id or, failing that, by name (case-insensitive). Unknown fields read as undefined.
  */
-export function plainReader(fields: readonly FieldDefinition[]): (row: Record<string, unknown>) => PlainFieldReader {
+export function plainReader(
+  fields: readonly FieldDefinition[],
+): (row: Record<string, unknown>) => PlainFieldReader {
   const byId = new Map(fields.map((field) => [field.id, field]));
   const byName = new Map(fields.map((field) => [field.name.trim().toLowerCase(), field]));
   const labels = new Map<string, Map<string, string>>();
@@ -25,7 +27,8 @@ export function plainReader(fields: readonly FieldDefinition[]): (row: Record<st
     }
   }
   return (row) => {
-    const stored = (ref: string): unknown => row[(byId.get(ref) ?? byName.get(ref.trim().toLowerCase()))?.id ?? ref];
+    const stored = (ref: string): unknown =>
+      row[(byId.get(ref) ?? byName.get(ref.trim().toLowerCase()))?.id ?? ref];
     const read = (ref: string): unknown => {
       const field = byId.get(ref) ?? byName.get(ref.trim().toLowerCase());
       const value = stored(ref);

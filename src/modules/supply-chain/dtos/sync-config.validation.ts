@@ -201,14 +201,19 @@ export class ConfigChecker {
         if (raw.rangeStart !== undefined || raw.rangeEnd !== undefined) {
           // Spec 2.12's form: the bounds by name; a missing or null one leaves that side open.
           const bounds = [raw.rangeStart ?? null, raw.rangeEnd ?? null];
-          if (bounds.some((bound) => bound !== null && typeof bound !== 'number' && typeof bound !== 'string')) {
+          if (
+            bounds.some((bound) => bound !== null && typeof bound !== 'number' && typeof bound !== 'string')
+          ) {
             this.fail(`${path}.rangeStart`, 'rangeStart and rangeEnd are numbers or date strings');
             return undefined;
           }
           return { fieldId, operator, value: bounds };
         }
         if (!Array.isArray(value) || value.length !== 2) {
-          this.fail(`${path}.value`, 'range needs rangeStart and rangeEnd, or a two-element array [min, max]');
+          this.fail(
+            `${path}.value`,
+            'range needs rangeStart and rangeEnd, or a two-element array [min, max]',
+          );
           return undefined;
         }
         break;

@@ -17,7 +17,12 @@ import type {
 } from '../domain/supply-chain.types.js';
 import type { SupplierBindingDto } from '../dtos/connection.dto.js';
 import type { BindingResponseDto, CreateBindingDto } from '../dtos/orderbook.dto.js';
-import { ConfigChecker, filterFieldIds, formulaSourceFieldIds, unknownFieldDetails } from '../dtos/sync-config.validation.js';
+import {
+  ConfigChecker,
+  filterFieldIds,
+  formulaSourceFieldIds,
+  unknownFieldDetails,
+} from '../dtos/sync-config.validation.js';
 import { BindingRepository } from '../repositories/binding.repository.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { isUuid } from '../repositories/sql.js';

@@ -122,7 +122,7 @@ export class WebhooksController {
   @ApiOperation({
     summary: 'New signing secret; the previous one keeps signing for the grace period',
     description:
-      "X-Webhook-Signature then carries the new secret's signature and X-Webhook-Signature-Previous the previous secret's, until previousSecretExpiresAt (docs/webhooks.md, \"Rotation\").",
+      'X-Webhook-Signature then carries the new secret\'s signature and X-Webhook-Signature-Previous the previous secret\'s, until previousSecretExpiresAt (docs/webhooks.md, "Rotation").',
   })
   @ApiEnvelope(WebhookWithSecretResponseDto)
   regenerateSecret(

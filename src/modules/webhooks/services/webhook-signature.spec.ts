@@ -20,10 +20,13 @@ describe('webhook signatures', () => {
     const headers = signatureHeaders([newSecret, oldSecret], 'd-2', Date.now(), body);
     expect(headers['webhook-signature'].split(' ')).toHaveLength(2);
     // The spec's header stays one `sha256=<hex>`, by the newest secret; the previous secret's goes alongside.
-    const hex = (secret: string) => `sha256=${createHmac('sha256', secret).update(`${headers['x-webhook-timestamp']}.${body}`).digest('hex')}`;
+    const hex = (secret: string) =>
+      `sha256=${createHmac('sha256', secret).update(`${headers['x-webhook-timestamp']}.${body}`).digest('hex')}`;
     expect(headers['x-webhook-signature']).toBe(hex(newSecret));
     expect(headers['x-webhook-signature-previous']).toBe(hex(oldSecret));
-    expect(signatureHeaders([newSecret], 'd-3', Date.now(), body)).not.toHaveProperty('x-webhook-signature-previous');
+    expect(signatureHeaders([newSecret], 'd-3', Date.now(), body)).not.toHaveProperty(
+      'x-webhook-signature-previous',
+    );
     expect(new Webhook(newSecret).verify(body, headers)).toEqual(JSON.parse(body));
     expect(new Webhook(oldSecret).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook(generateWebhookSecret()).verify(body, headers)).toThrow();
