@@ -124,6 +124,8 @@ describe('accounts, sessions and sign-in throttling', () => {
         .send({ refreshToken: user.refreshToken })
         .expect(401);
       expect(reuse.body.code).toBe('INVALID_TOKEN');
+      // The detail names the body field that carried the token.
+      expect(reuse.body.details.field).toBe('refreshToken');
       // The family is gone: the newest refresh token and every access token of the session stop working.
       await request(t.http)
         .post('/api/v1/auth/refresh')

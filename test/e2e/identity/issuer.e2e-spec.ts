@@ -384,6 +384,22 @@ describe('token issuer: authorization endpoint, code and refresh grants, token v
       .get('/userinfo')
       .set('Authorization', `Bearer ${fragment.get('access_token')}`)
       .expect(200);
+    // The implicit grant is one of the user's sessions (no refresh token), which the user can end.
+    const sessions = await request(t.http)
+      .get('/api/v1/auth/sessions')
+      .set('Authorization', `Bearer ${user.token}`)
+      .expect(200);
+    expect(sessions.body.payload.items.map((item: { clientId: string }) => item.clientId)).toContain(
+      client.clientId,
+    );
+    await request(t.http)
+      .post('/api/v1/auth/sessions/logout-all')
+      .set('Authorization', `Bearer ${user.token}`)
+      .expect(200);
+    await request(t.http)
+      .get('/userinfo')
+      .set('Authorization', `Bearer ${fragment.get('access_token')}`)
+      .expect(401);
   });
 
   describe('access-token verification', () => {

@@ -121,7 +121,7 @@ export class SessionResponseDto {
   @ApiProperty() id: string;
   @ApiProperty({ description: '`quire` for first-party sign-in, otherwise the OAuth client id' })
   clientId: string;
-  @ApiProperty({ description: 'password, phone_code, oauth:<provider>, authorization_code' })
+  @ApiProperty({ description: 'password, phone_code, oauth:<provider>, authorization_code, implicit' })
   authMethod: string;
   @ApiProperty({ nullable: true, type: String }) userAgent: string | null;
   @ApiProperty({ nullable: true, type: String }) ip: string | null;

@@ -91,7 +91,7 @@ export class JwtCredentialVerifier extends CredentialVerifier {
     };
   }
 
-  /** Client-credentials and implicit tokens have no session: they stop working when their client is deleted. */
+  /** Client-credentials tokens have no session: they stop working when their client is deleted. */
   private async clientExists(clientId: string): Promise<boolean> {
     const rows = await this.tx.manager.query<unknown[]>(`SELECT 1 FROM oauth_clients WHERE client_id = $1`, [
       clientId,

@@ -25,6 +25,8 @@ export interface NewSession {
   scopes?: string[];
   /** False for an OAuth authorization whose client may not use refresh tokens. */
   withRefreshToken?: boolean;
+  /** Lifetime; default the refresh token's (an implicit grant's session lives as long as its one access token). */
+  ttlSeconds?: number;
 }
 
 export type RotationResult =
@@ -53,7 +55,7 @@ export class SessionService {
       refreshTokenHash: refreshToken ? hashToken(refreshToken) : null,
       userAgent: input.meta.userAgent?.slice(0, 512) ?? null,
       ip: input.meta.ip ?? null,
-      expiresAt: new Date(Date.now() + this.config.auth.refreshTokenTtlSeconds * 1000),
+      expiresAt: new Date(Date.now() + (input.ttlSeconds ?? this.config.auth.refreshTokenTtlSeconds) * 1000),
     });
     await this.tx.manager.save(session);
     return { session, refreshToken };
@@ -107,12 +109,17 @@ export class SessionService {
   async rotateOrThrow(
     refreshToken: string,
     clientId: string,
-    check?: (session: SessionEntity) => void,
+    options: {
+      /** See rotate(). */
+      check?: (session: SessionEntity) => void;
+      /** The request field that carried the token, for the error detail (`refreshToken` on /auth/refresh). */
+      field?: string;
+    } = {},
   ): Promise<{ session: SessionEntity; refreshToken: string }> {
-    const result = await this.rotate(refreshToken, clientId, check);
+    const result = await this.rotate(refreshToken, clientId, options.check);
     if (!result.ok) {
       throw new AppException(ErrorCode.INVALID_TOKEN, {
-        details: [{ field: 'refresh_token', reason: result.reason }],
+        details: [{ field: options.field ?? 'refresh_token', reason: result.reason }],
       });
     }
     return result;

@@ -55,6 +55,9 @@ export class SignInService {
     const { session, refreshToken } = await this.sessions.rotateOrThrow(
       dto.refreshToken,
       FIRST_PARTY_CLIENT_ID,
+      {
+        field: 'refreshToken',
+      },
     );
     return this.pair(await this.users.getById(session.userId), session.id, refreshToken);
   }

@@ -4,7 +4,7 @@ import { ErrorCode } from '../../../../common/errors/error-code.js';
 import type { OAuthClientEntity } from '../../entities/oauth-client.entity.js';
 import { AccountService } from '../account.service.js';
 import { hashToken } from '../secret-tokens.js';
-import type { ClientMeta } from '../session.service.js';
+import { type ClientMeta, SessionService } from '../session.service.js';
 import { TokenService } from '../token.service.js';
 import { LoginChallengeService } from '../two-factor/login-challenge.service.js';
 import { TwoFactorService } from '../two-factor/two-factor.service.js';
@@ -59,6 +59,7 @@ export class AuthorizePageService {
     private readonly users: UsersService,
     private readonly twoFactor: TwoFactorService,
     private readonly challenges: LoginChallengeService,
+    private readonly sessions: SessionService,
   ) {}
 
   async start(query: Query): Promise<PageResult> {
@@ -102,7 +103,7 @@ export class AuthorizePageService {
       return this.secondStep(form, request, requestToken, client, meta);
     }
     if (step === 'consent') {
-      return this.consent(form, request, requestToken, client);
+      return this.consent(form, request, requestToken, client, meta);
     }
     return this.html(400, errorPage('Invalid request', 'Unknown sign-in step.'));
   }
@@ -299,6 +300,7 @@ export class AuthorizePageService {
     request: AuthorizationRequest,
     requestToken: string,
     client: OAuthClientEntity,
+    meta: ClientMeta,
   ): Promise<PageResult> {
     const consentToken = single(form, 'consent');
     const consent = consentToken
@@ -334,10 +336,22 @@ export class AuthorizePageService {
       });
       params.set('code', code);
     } else {
+      // A session without a refresh token that ends with the token: the user sees this authorization among their
+      // sessions and can end it (DELETE /auth/sessions/{id}, logout-all), as an authorization-code grant.
+      const { session } = await this.sessions.create({
+        userId: user.id,
+        meta,
+        authMethod: 'implicit',
+        clientId: client.clientId,
+        scopes: request.scopes,
+        withRefreshToken: false,
+        ttlSeconds: this.tokens.accessTokenTtlSeconds,
+      });
       const access = await this.tokens.issueAccessToken({
         userId: user.id,
         clientId: client.clientId,
         scopes: request.scopes,
+        sessionId: session.id,
       });
       params.set('access_token', access.accessToken);
       params.set('token_type', 'Bearer');

@@ -257,14 +257,12 @@ export class TokenEndpointService {
     const requestedScope = param(form, 'scope');
     let scopes: string[] = [];
     // The scope is checked inside the rotation: a refused scope leaves the presented refresh token unspent.
-    const { session, refreshToken } = await this.sessions.rotateOrThrow(
-      presented,
-      caller.clientId,
-      (rotated) => {
+    const { session, refreshToken } = await this.sessions.rotateOrThrow(presented, caller.clientId, {
+      check: (rotated) => {
         const sessionScopes = rotated.scope === null ? [...SCOPES] : rotated.scope.split(' ').filter(Boolean);
         scopes = grantedScopes(requestedScope, sessionScopes);
       },
-    );
+    });
     const access = await this.tokens.issueAccessToken({
       userId: session.userId,
       clientId: caller.clientId,
