@@ -98,3 +98,9 @@ export function decodeCursor(kind: string, cursor: string): unknown[] {
   }
   throw AppException.validation([{ field: 'cursor', reason: 'invalid cursor' }]);
 }
+
+/** A page of a short list held whole (online users, live locks: a few per document), in the paged structure. */
+export function pageOfList<T>(items: readonly T[], query: { page: number; pageSize: number }): Page<T> {
+  const offset = offsetOf(query);
+  return pageOf(items.slice(offset, offset + query.pageSize), items.length, query);
+}

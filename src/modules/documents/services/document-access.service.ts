@@ -4,7 +4,7 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { DocumentSourceService } from '../../tenancy/services/document-source.service.js';
 import { OrganizationAccessService } from '../../tenancy/services/organization-access.service.js';
-import { type WorkspaceAccess, WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
+import { type OrganizationLevelAccess, type WorkspaceAccess, WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
 import type { DocumentRecord, RowRecord } from '../domain/document.records.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { DocumentSettingsPolicy } from './document-settings.policy.js';
@@ -85,6 +85,11 @@ export function rightsOfWorkspace(access: WorkspaceAccess): DocumentRights {
     canManage: access.canManage,
     isOrganizationAdmin: access.isOrganizationAdmin,
   };
+}
+
+/** Rights on an organization's organization-level documents (they have no workspace and are never archived). */
+export function rightsOfOrganizationLevel(access: OrganizationLevelAccess): DocumentRights {
+  return { ...access, workspaceId: null, archived: false };
 }
 
 /**
@@ -183,14 +188,20 @@ export class DocumentAccessService {
    * narrowed by its and its type's `permissions.view` settings, as the access guard narrows a caller's.
    */
   async mayView(document: DocumentRecord, userId: string): Promise<boolean> {
-    const rights = await (
-      document.workspaceId === null
-        ? this.workspaces
-            .resolveOrganizationLevel(userId, document.organizationId)
-            .then((access): DocumentRights => ({ ...access, workspaceId: null, archived: false }))
-        : this.workspaces.resolve(userId, document.workspaceId).then(rightsOfWorkspace)
-    ).catch(() => null);
-    return rights?.canRead === true && (await this.settingsPolicy.admitsUser(document, rights, userId, 'view'));
+    let rights: DocumentRights;
+    try {
+      rights =
+        document.workspaceId === null
+          ? rightsOfOrganizationLevel(await this.workspaces.resolveOrganizationLevel(userId, document.organizationId))
+          : rightsOfWorkspace(await this.workspaces.resolve(userId, document.workspaceId));
+    } catch (error) {
+      // Not a member (NOT_FOUND, FORBIDDEN): no view. Anything else is a failure, not an answer.
+      if (error instanceof AppException && (error.code === ErrorCode.NOT_FOUND || error.code === ErrorCode.FORBIDDEN)) {
+        return false;
+      }
+      throw error;
+    }
+    return rights.canRead && (await this.settingsPolicy.admitsUser(document, rights, userId, 'view'));
   }
 
   /** The caller's access to a workspace; a workspace of another tenant is reported as a missing document. */
@@ -208,8 +219,7 @@ export class DocumentAccessService {
   /** The caller's rights on an organization's organization-level documents; a foreign organization is a missing document. */
   async organizationRights(principal: Principal, organizationId: string): Promise<DocumentRights> {
     try {
-      const access = await this.workspaces.resolveOrganizationLevel(principal.userId, organizationId);
-      return { ...access, workspaceId: null, archived: false };
+      return rightsOfOrganizationLevel(await this.workspaces.resolveOrganizationLevel(principal.userId, organizationId));
     } catch (error) {
       if (error instanceof AppException && error.code === ErrorCode.NOT_FOUND) {
         throw docNotFound();

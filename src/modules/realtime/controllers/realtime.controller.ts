@@ -22,7 +22,7 @@ import {
 import type { Request, Response } from 'express';
 import { Authenticated, Public, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
-import { type Page, pageOf } from '../../../common/http/pagination.js';
+import { type Page, pageOfList } from '../../../common/http/pagination.js';
 import { RawResponse } from '../../../common/http/raw-response.decorator.js';
 import { CurrentDocument, DocumentAccess } from '../../documents/controllers/document-access.guard.js';
 import { readDocumentScope } from '../../documents/controllers/document-scope.js';
@@ -270,16 +270,4 @@ export class RealtimeController {
   ): Promise<Record<string, never>> {
     return this.realtime.disconnectAll(doc);
   }
-}
-
-/**
- * Spec 4: listings take `page` and `pageSize` (defaults 1 and 20). Online users and live locks are short lists kept
- * in the answer's array form; the parameters select a slice of it.
- */
-/**
- * A page of a short live list (online users, live locks: held in memory and the database, a few per document), in
- * the paged structure of every list operation (spec 1).
- */
-function pageOfList<T>(items: readonly T[], paging: { page: number; pageSize: number }): Page<T> {
-  return pageOf(items.slice((paging.page - 1) * paging.pageSize, paging.page * paging.pageSize), items.length, paging);
 }
