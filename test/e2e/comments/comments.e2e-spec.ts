@@ -103,6 +103,29 @@ describe('comments', () => {
     expect(await commentCount()).toBe(before);
   });
 
+  it('takes requestId and the deprecated apply on every write (saved at once, apply answering X-API-Deprecated) and refuses unknown query parameters', async () => {
+    const applied = await request(t.http).post(`${doc.path}/comments?apply=true`).set(bearer(editor)).send({ target: { scope: 'document' }, content: 'Direct' }).expect(201);
+    expect(applied.headers['x-api-deprecated']).toBe('true');
+    const id = applied.body.payload.id as string;
+    const plain = await request(t.http).put(`${doc.path}/comments/${id}?requestId=any`).set(bearer(editor)).send({ content: 'Edited' }).expect(200);
+    expect(plain.headers['x-api-deprecated']).toBeUndefined();
+    expect(plain.body.payload.content).toBe('Edited');
+    for (const path of [`pin?apply=true`, `resolve?apply=false`, `reactions?emoji=tada&apply=true`]) {
+      const res = await request(t.http).post(`${doc.path}/comments/${id}/${path}`).set(bearer(editor)).expect(200);
+      expect(res.headers['x-api-deprecated']).toBe('true');
+    }
+    const unreacted = await request(t.http).delete(`${doc.path}/comments/${id}/reactions/tada?apply=true`).set(bearer(editor)).expect(200);
+    expect(unreacted.headers['x-api-deprecated']).toBe('true');
+
+    const before = await commentCount();
+    const unknown = await request(t.http).post(`${doc.path}/comments?foo=1`).set(bearer(editor)).send({ target: { scope: 'document' }, content: 'x' }).expect(400);
+    expect(unknown.body.code).toBe('VALIDATION_ERROR');
+    expect(await commentCount()).toBe(before);
+    expect((await request(t.http).get(`${doc.path}/comments/${id}?foo=1`).set(bearer(viewer)).expect(400)).body.code).toBe('VALIDATION_ERROR');
+    expect((await request(t.http).delete(`${doc.path}/comments/${id}?foo=1`).set(bearer(editor)).expect(400)).body.code).toBe('VALIDATION_ERROR');
+    await request(t.http).delete(`${doc.path}/comments/${id}?apply=true`).set(bearer(editor)).expect(200);
+  });
+
   it('threads: replies in the same document, listed oldest first under their thread; threads newest first', async () => {
     const thread = (await post(owner, { target: { scope: 'row', rowId: 'r1' }, content: 'Thread' }).expect(201)).body.payload;
     const first = (await post(editor, { parentId: thread.id, content: 'First reply' }).expect(201)).body.payload;

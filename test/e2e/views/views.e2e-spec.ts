@@ -276,5 +276,26 @@ describe('views: CRUD, validation, access, applied views, chart series, field cl
     // The document's own default wins over the type's.
     const list2 = await request(t.http).get(`${doc.path}/views/b`).set(bearer(owner)).expect(200);
     expect(list2.body.payload).toMatchObject({ isDefault: true, defaultSource: 'document' });
+
+    // Deleting a document's own default changes its default: to the type-level fallback, or to none.
+    const defaultChanges = async (previous: string) =>
+      (await t.dataSource.query(
+        `SELECT payload FROM outbox WHERE event_type = 'view_default_changed' AND payload->>'previousDefaultViewId' = $1 AND doc_id = $2 ORDER BY seq`,
+        [previous, other.docId],
+      )) as Array<{ payload: Record<string, unknown> }>;
+    await request(t.http).post(`${other.path}/views`).set(bearer(owner)).send({ id: 'mine', name: 'Mine', type: 'table' }).expect(201);
+    await request(t.http).post(`${other.path}/views/mine/default`).set(bearer(owner)).expect(200);
+    await request(t.http).delete(`${other.path}/views/mine`).set(bearer(owner)).expect(200);
+    expect((await defaultChanges('mine')).map((row) => row.payload)).toEqual([
+      expect.objectContaining({ viewId: 'shared', name: 'Shared', type: 'table', previousDefaultViewId: 'mine', updatedBy: owner.id }),
+    ]);
+    await request(t.http).delete(`${other.path}/views/shared`).set(bearer(owner)).expect(200);
+    expect(await defaultChanges('shared')).toHaveLength(0); // a type-level default is not the document's own
+    await request(t.http).post(`${other.path}/views`).set(bearer(owner)).send({ id: 'last', name: 'Last', type: 'table' }).expect(201);
+    await request(t.http).post(`${other.path}/views/last/default`).set(bearer(owner)).expect(200);
+    await request(t.http).delete(`${other.path}/views/last`).set(bearer(owner)).expect(200);
+    expect((await defaultChanges('last')).map((row) => row.payload)).toEqual([
+      expect.objectContaining({ viewId: null, name: null, type: null, filters: null, createdBy: null, createdAt: null, previousDefaultViewId: 'last' }),
+    ]);
   });
 });

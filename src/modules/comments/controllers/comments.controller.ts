@@ -1,9 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
+import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
 import { CurrentDocument, DocumentAccess, NotDocumentContent } from '../../documents/controllers/document-access.guard.js';
+import { DocumentScopeQueryDto, UnversionedWriteQueryDto } from '../../documents/dtos/document-query.dto.js';
 import type { DocumentContext } from '../../documents/services/document-access.service.js';
 import {
   CommentDeleteResponseDto,
@@ -22,6 +24,9 @@ import { CommentsService } from '../services/comments.service.js';
 // Deleting a comment or a reaction follows the comment rules (author, workspace owner, organization owner/admin),
 // not the document's permissions.delete.
 @NotDocumentContent()
+// Comment writes are saved at once, like view writes: `requestId` and the deprecated `apply` are accepted and
+// ignored, `apply` answering X-API-Deprecated (spec 9.4-9.5, docs/comments.md).
+@AcceptsApply()
 export class CommentsController {
   constructor(private readonly comments: CommentsService) {}
 
@@ -39,7 +44,7 @@ export class CommentsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Comment on the document, a field, a row or a cell, or reply (parentId); mentions are notified' })
   @ApiEnvelope(CommentResponseDto, { status: 201 })
-  create(@CurrentDocument() doc: DocumentContext, @Body() body: CreateCommentDto): Promise<CommentResponseDto> {
+  create(@CurrentDocument() doc: DocumentContext, @Query() _query: UnversionedWriteQueryDto, @Body() body: CreateCommentDto): Promise<CommentResponseDto> {
     return this.comments.create(doc, body);
   }
 
@@ -48,7 +53,7 @@ export class CommentsController {
   @DocumentAccess('read')
   @ApiOperation({ summary: 'One comment (a top-level one with its replies)' })
   @ApiEnvelope(CommentResponseDto)
-  get(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string): Promise<CommentResponseDto> {
+  get(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string, @Query() _query: DocumentScopeQueryDto): Promise<CommentResponseDto> {
     return this.comments.get(doc, commentId);
   }
 
@@ -57,7 +62,12 @@ export class CommentsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Edit the content (author only)' })
   @ApiEnvelope(CommentResponseDto)
-  update(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string, @Body() body: UpdateCommentDto): Promise<CommentResponseDto> {
+  update(
+    @CurrentDocument() doc: DocumentContext,
+    @Param('commentId') commentId: string,
+    @Query() _query: UnversionedWriteQueryDto,
+    @Body() body: UpdateCommentDto,
+  ): Promise<CommentResponseDto> {
     return this.comments.update(doc, commentId, body);
   }
 
@@ -66,7 +76,7 @@ export class CommentsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Delete (author, workspace owner, organization owner/admin); replies go with it' })
   @ApiEnvelope(CommentDeleteResponseDto)
-  remove(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string): Promise<CommentDeleteResponseDto> {
+  remove(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string, @Query() _query: UnversionedWriteQueryDto): Promise<CommentDeleteResponseDto> {
     return this.comments.remove(doc, commentId);
   }
 
@@ -76,7 +86,7 @@ export class CommentsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Pin (keeps who and when)' })
   @ApiEnvelope(CommentResponseDto)
-  pin(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string): Promise<CommentResponseDto> {
+  pin(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string, @Query() _query: UnversionedWriteQueryDto): Promise<CommentResponseDto> {
     return this.comments.setPinned(doc, commentId, true);
   }
 
@@ -86,7 +96,7 @@ export class CommentsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Unpin' })
   @ApiEnvelope(CommentResponseDto)
-  unpin(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string): Promise<CommentResponseDto> {
+  unpin(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string, @Query() _query: UnversionedWriteQueryDto): Promise<CommentResponseDto> {
     return this.comments.setPinned(doc, commentId, false);
   }
 
@@ -96,7 +106,7 @@ export class CommentsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Resolve (keeps who and when; raises comment_resolved)' })
   @ApiEnvelope(CommentResponseDto)
-  resolve(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string): Promise<CommentResponseDto> {
+  resolve(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string, @Query() _query: UnversionedWriteQueryDto): Promise<CommentResponseDto> {
     return this.comments.setResolved(doc, commentId, true);
   }
 
@@ -106,7 +116,7 @@ export class CommentsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Reopen a resolved comment' })
   @ApiEnvelope(CommentResponseDto)
-  unresolve(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string): Promise<CommentResponseDto> {
+  unresolve(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string, @Query() _query: UnversionedWriteQueryDto): Promise<CommentResponseDto> {
     return this.comments.setResolved(doc, commentId, false);
   }
 
@@ -130,7 +140,12 @@ export class CommentsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: "Remove the caller's reaction (emoji URL-encoded, or a short name)" })
   @ApiEnvelope(CommentResponseDto)
-  unreact(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string, @Param('emoji') emoji: string): Promise<CommentResponseDto> {
+  unreact(
+    @CurrentDocument() doc: DocumentContext,
+    @Param('commentId') commentId: string,
+    @Param('emoji') emoji: string,
+    @Query() _query: UnversionedWriteQueryDto,
+  ): Promise<CommentResponseDto> {
     return this.comments.removeReaction(doc, commentId, emoji);
   }
 }

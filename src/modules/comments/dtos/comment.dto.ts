@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
+import { UnversionedWriteQueryDto } from '../../documents/dtos/document-query.dto.js';
 import { QueryBoolean } from '../../../common/http/validation-decorators.js';
 import { COMMENT_SCOPES, type CommentScope } from '../domain/comment.records.js';
 
@@ -76,13 +77,8 @@ export class ReactionBodyDto {
   emoji?: string;
 }
 
-/** The document context parameters (documented once for every /doc route, see document-scope.openapi.ts). */
-class ScopeParams {
-  @IsOptional() @IsUUID() workspaceId?: string;
-  @IsOptional() @IsUUID() organizationId?: string;
-}
-
-export class ReactionQueryDto extends ScopeParams {
+/** A reaction write: the document context, `requestId` and the deprecated `apply` as on every comment write, and the emoji. */
+export class ReactionQueryDto extends UnversionedWriteQueryDto {
   @ApiPropertyOptional({ description: 'One emoji or a short name' })
   @IsOptional()
   @IsString()

@@ -140,6 +140,14 @@ export class ViewsService {
       }
       await this.views.delete(document.uuid, viewId);
       await this.record(document, 'view_deleted', current, principal.userId);
+      if (current.isDefault) {
+        // The document's own default went with it: the default is now the type-level one, or none (spec 6.2
+        // "default change"; docs/views.md, "Events").
+        const typeDefault = await this.typeSettings.defaultViewId(document);
+        const fallback = typeDefault && typeDefault !== viewId ? await this.views.find(document.uuid, typeDefault) : null;
+        // Without a fallback the payload's view fields are null.
+        await this.record(document, 'view_default_changed', fallback, principal.userId, { previousDefaultViewId: viewId });
+      }
       return current;
     });
     return toDto(view, defaults);
@@ -241,15 +249,15 @@ export class ViewsService {
     return { id: null, source: null };
   }
 
-  /** Spec 6.2 view payload: viewId, name, type, filters, createdBy, createdAt (+ updatedBy/updatedAt and extras). */
-  private async record(document: DocumentRecord, event: ViewEvent, view: ViewRecord, by: string, extra: Record<string, unknown> = {}): Promise<void> {
+  /** Spec 6.2 view payload: viewId, name, type, filters, createdBy, createdAt (+ updatedBy/updatedAt and extras); null fields without a view. */
+  private async record(document: DocumentRecord, event: ViewEvent, view: ViewRecord | null, by: string, extra: Record<string, unknown> = {}): Promise<void> {
     const payload = {
-      viewId: view.id,
-      name: view.name,
-      type: view.type,
-      filters: view.config.filters ?? view.config.filter ?? null,
-      createdBy: view.createdBy,
-      createdAt: view.createdAt.toISOString(),
+      viewId: view?.id ?? null,
+      name: view?.name ?? null,
+      type: view?.type ?? null,
+      filters: view ? (view.config.filters ?? view.config.filter ?? null) : null,
+      createdBy: view?.createdBy ?? null,
+      createdAt: view?.createdAt.toISOString() ?? null,
       updatedBy: by,
       updatedAt: new Date().toISOString(),
       ...extra,
