@@ -101,6 +101,8 @@ describe('documents: metadata', () => {
   it('refuses invalid definitions with VALIDATION_ERROR and changes nothing', async () => {
     const cases = [
       { fields: [{ id: 'x', name: 'X', type: 'spreadsheet' }] },
+      // An existing field retyped to a type the service does not know (was a 500).
+      { fields: [{ id: 'name', name: 'Name', type: 'bogus' }] },
       { fields: [{ id: 'x', name: 'X', type: 'text' }, { id: 'x', name: 'Y', type: 'text' }] },
       { fields: [{ id: 'bad id!', name: 'X', type: 'text' }] },
       { fields: [{ id: 'r', name: 'R', type: 'number', validations: [{ ruleType: 'pattern', config: { pattern: '(' } }] }] },

@@ -192,18 +192,33 @@ describe('settings: document settings validated and enforced, type-level setting
     const bad = await request(t.http)
       .put(url)
       .set(bearer(owner))
-      .send({ defaultViewId: 'has space', sharing: { public: true }, permissions: { view: ['role:x'], allowComment: true }, retention: { closedRequestsDays: 0, snapshots: 1 } })
+      .send({ defaultViewId: 'has space', sharing: { allowDataSourceReferences: 'no' }, permissions: { view: ['role:x'], allowComment: true }, retention: { closedRequestsDays: 0 } })
       .expect(400);
     expect(problemsOf(bad.body).map((d: { field: string }) => d.field).sort()).toEqual(
-      ['defaultViewId', 'permissions.view[0]', 'retention.closedRequestsDays', 'retention.snapshots', 'sharing.public'].sort(),
+      ['defaultViewId', 'permissions.view[0]', 'retention.closedRequestsDays', 'sharing.allowDataSourceReferences'].sort(),
     );
+    expect((await request(t.http).get(url).set(bearer(owner)).expect(200)).body.payload.updatedAt).toBeNull();
+    // Keys the service does not enforce are kept as given (spec 2.11: `sharing` and `retention` are objects).
+    const free = { sharing: { public: true }, retention: { days: 30, snapshots: { keep: 3 } } };
+    expect((await request(t.http).put(url).set(bearer(owner)).send(free).expect(200)).body.payload).toMatchObject(free);
     const saved = await request(t.http).put(url).set(bearer(owner)).set('X-Workspace-Id', owner.defaultWorkspaceId).send(body).expect(200);
     expect(saved.body.payload).toMatchObject({ ...body, updatedBy: owner.id });
     const read = await request(t.http).get(`${API}/doc/tickets/setting`).set('X-Workspace-Id', owner.defaultWorkspaceId).set(bearer(editor)).expect(200);
     expect(read.body.payload).toMatchObject(body);
 
-    const noContext = await request(t.http).get(`${API}/doc/tickets/setting`).set(bearer(owner)).expect(400);
-    expect(noContext.body.code).toBe('VALIDATION_ERROR');
+    // Called as the spec writes it, without a context: the caller's default workspace.
+    const noContext = await request(t.http).get(`${API}/doc/tickets/setting`).set(bearer(owner)).expect(200);
+    expect(noContext.body.payload).toMatchObject({ ...body, workspaceId: owner.defaultWorkspaceId });
+    const editorOwn = await request(t.http).get(`${API}/doc/tickets/setting`).set(bearer(editor)).expect(200);
+    expect(editorOwn.body.payload).toMatchObject({ workspaceId: editor.defaultWorkspaceId, defaultViewId: null });
+    await t.dataSource.query(`UPDATE users SET default_workspace_id = NULL, default_organization_id = NULL WHERE id = $1`, [editor.id]);
+    const none = await request(t.http).get(`${API}/doc/tickets/setting`).set(bearer(editor)).expect(400);
+    expect(none.body.code).toBe('VALIDATION_ERROR');
+    await t.dataSource.query(`UPDATE users SET default_workspace_id = $2, default_organization_id = $3 WHERE id = $1`, [
+      editor.id,
+      editor.defaultWorkspaceId,
+      editor.defaultOrganizationId,
+    ]);
     const foreign = await request(t.http).get(url).set(bearer(stranger)).expect(404);
     expect(foreign.body.code).toBe('DOC_NOT_FOUND');
     await request(t.http).put(url).set(bearer(stranger)).send(body).expect(404);

@@ -8,7 +8,7 @@ import {
   type FormulaValueType,
 } from '../../../common/formula/index.js';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
-import type { FieldDefinition, FieldType } from './field.types.js';
+import { FIELD_TYPES, type FieldDefinition, type FieldType } from './field.types.js';
 
 /**
  * Static rules of computed fields (docs/formulas.md): formulas parse and type-check against the fields they name,
@@ -273,8 +273,12 @@ export function checkDependents(
   const errors: ErrorDetail[] = [];
   for (const old of before) {
     const now = next.get(old.id);
+    // The written definitions are not validated yet (this check names dependents first): a type the service does
+    // not know counts as a retype here and is refused by the validation that follows.
     const retyped =
-      now !== undefined && now.type !== old.type && formulaTypeOfField(now) !== formulaTypeOfField(old);
+      now !== undefined &&
+      now.type !== old.type &&
+      (!(FIELD_TYPES as readonly string[]).includes(now.type) || formulaTypeOfField(now) !== formulaTypeOfField(old));
     if (now !== undefined && !retyped) {
       continue;
     }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
+import { UsersService } from '../../identity/services/users.service.js';
 import { DocumentSourceService } from '../../tenancy/services/document-source.service.js';
 import { OrganizationAccessService } from '../../tenancy/services/organization-access.service.js';
 import { type OrganizationLevelAccess, type WorkspaceAccess, WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
@@ -113,7 +114,21 @@ export class DocumentAccessService {
     private readonly organizations: OrganizationAccessService,
     private readonly sources: DocumentSourceService,
     private readonly settingsPolicy: DocumentSettingsPolicy,
+    private readonly users: UsersService,
   ) {}
+
+  /**
+   * The context of a type-level call (`GET /doc/{docType}`, `GET/PUT /doc/{docType}/setting`), which the spec
+   * writes without parameters: the one the call names, else the caller's default workspace (`GET /users/me`
+   * `defaultWorkspaceId`), else none (the caller then gets VALIDATION_ERROR asking for one).
+   */
+  async typeScope(principal: Principal, scope: DocumentScope): Promise<DocumentScope> {
+    if (scope.workspaceId || scope.organizationId) {
+      return scope;
+    }
+    const defaultWorkspaceId = (await this.users.findById(principal.userId))?.defaultWorkspaceId;
+    return defaultWorkspaceId ? { ...scope, workspaceId: defaultWorkspaceId } : scope;
+  }
 
   /** `prefetchRowId`: also read this row with the document where one statement can (reads in a workspace context). */
   async open(

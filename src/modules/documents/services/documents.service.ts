@@ -151,6 +151,7 @@ export class DocumentsService {
       throw AppException.validation([{ field: 'docType', reason: 'docType must match ^[A-Za-z0-9_.-]{1,64}$' }]);
     }
     const paging = { limit: query.pageSize, offset: (query.page - 1) * query.pageSize };
+    scope = await this.access.typeScope(principal, scope);
     if (scope.workspaceId) {
       const workspace = await this.workspaces.resolve(principal.userId, scope.workspaceId);
       if (scope.organizationId && scope.organizationId !== workspace.organizationId) {
@@ -180,7 +181,7 @@ export class DocumentsService {
       );
     }
     throw AppException.validation([
-      { field: 'workspaceId', reason: 'name the context: workspaceId (or the X-Workspace-Id header), or organizationId for organization-level documents' },
+      { field: 'workspaceId', reason: 'the caller has no default workspace: name the context, workspaceId (or the X-Workspace-Id header), or organizationId for organization-level documents' },
     ]);
   }
 

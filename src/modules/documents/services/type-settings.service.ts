@@ -10,25 +10,18 @@ import { type TypeScope, type TypeSettingsRecord, TypeSettingsRepository } from 
 import { DOC_TYPE_PATTERN, DocumentAccessService, type DocumentNeed, type DocumentScope, docNotFound, rightsOfWorkspace } from './document-access.service.js';
 
 export const VIEW_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
-export const SHARING_KEYS = ['allowDataSourceReferences'] as const;
-export const RETENTION_KEYS = ['closedRequestsDays'] as const;
 const MAX_RETENTION_DAYS = 36_500;
 
-function validateSection(input: Record<string, unknown> | undefined, path: string, known: readonly string[], details: ErrorDetail[]): void {
-  for (const key of Object.keys(input ?? {})) {
-    if (!known.includes(key)) {
-      details.push({ field: `${path}.${key}`, reason: `unknown key; expected ${known.join(', ')}` });
-    }
-  }
-}
-
-/** Checks a type-level settings body (docs/settings.md); VALIDATION_ERROR listing every problem. */
+/**
+ * Checks a type-level settings body (docs/settings.md); VALIDATION_ERROR listing every problem. Spec 2.11 gives
+ * `sharing` and `retention` only as objects: the keys the service enforces must be well-formed, other keys are
+ * kept as given, as in `permissions`.
+ */
 export function validateTypeSettings(body: TypeSettingsDto): void {
   const details: ErrorDetail[] = [];
   if (typeof body.defaultViewId === 'string' && !VIEW_ID_PATTERN.test(body.defaultViewId)) {
     details.push({ field: 'defaultViewId', reason: 'must match ^[A-Za-z0-9_.:-]{1,128}$' });
   }
-  validateSection(body.sharing, 'sharing', SHARING_KEYS, details);
   if (body.sharing?.allowDataSourceReferences !== undefined && typeof body.sharing.allowDataSourceReferences !== 'boolean') {
     details.push({ field: 'sharing.allowDataSourceReferences', reason: 'must be a boolean' });
   }
@@ -36,7 +29,6 @@ export function validateTypeSettings(body: TypeSettingsDto): void {
   if (isPlainObject(body.permissions)) {
     validatePermissions(body.permissions, 'permissions', details, false);
   }
-  validateSection(body.retention, 'retention', RETENTION_KEYS, details);
   const days = body.retention?.closedRequestsDays;
   if (days !== undefined && !(typeof days === 'number' && Number.isInteger(days) && days >= 1 && days <= MAX_RETENTION_DAYS)) {
     details.push({ field: 'retention.closedRequestsDays', reason: `must be an integer from 1 to ${MAX_RETENTION_DAYS}` });
@@ -102,6 +94,7 @@ export class TypeSettingsService {
     if (!DOC_TYPE_PATTERN.test(docType)) {
       throw AppException.validation([{ field: 'docType', reason: 'docType must match ^[A-Za-z0-9_.-]{1,64}$' }]);
     }
+    scope = await this.access.typeScope(principal, scope);
     if (scope.workspaceId) {
       const access = await this.access.accessTo(principal, scope.workspaceId);
       if (scope.organizationId && scope.organizationId !== access.organizationId) {
@@ -116,7 +109,7 @@ export class TypeSettingsService {
       return { organizationId: rights.organizationId, workspaceId: null };
     }
     throw AppException.validation([
-      { field: 'workspaceId', reason: 'name the context: workspaceId (or the X-Workspace-Id header), or organizationId for organization-level documents' },
+      { field: 'workspaceId', reason: 'the caller has no default workspace: name the context, workspaceId (or the X-Workspace-Id header), or organizationId for organization-level documents' },
     ]);
   }
 }
