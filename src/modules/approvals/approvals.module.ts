@@ -7,7 +7,8 @@ import { ApprovalsService } from './services/approvals.service.js';
 
 /**
  * Approvals of change requests (spec 2.10, docs/approvals.md). Plugs into the documents module at start-up
- * (ApprovalsService.onModuleInit): the merge gate, and the hooks for changes appended to and closing of a request.
+ * (ApprovalsService.onModuleInit): the merge gate, and the hooks for changes appended to, closing and merging of a
+ * request.
  */
 @Module({
   imports: [DocumentsModule],

@@ -165,7 +165,7 @@ describe('approvals: instances, decisions and the merge gate', () => {
     await request(t.http).post(`${doc.path}/requests/${requestId}/close`).set(bearer(author)).expect(200);
     const after = await request(t.http).get(`${doc.path}/approval/${instance.id}`).set(bearer(a1)).expect(200);
     expect(after.body.payload.status).toBe('canceled');
-    expect((await events(instance.id)).at(-1)).toMatchObject({ event_type: 'approval_canceled', payload: { status: 'canceled' } });
+    expect((await events(instance.id)).at(-1)).toMatchObject({ event_type: 'approval_canceled', payload: { status: 'canceled', reason: 'request-closed' } });
     const late = await approve(a1, instance.id, 'approved', doc, 409);
     expect(late.body.code).toBe('INVALID_STATE');
   });

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { ArrayMaxSize, ArrayMinSize, ArrayUnique, IsArray, IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import type { ErrorDetail } from '../../../common/errors/app.exception.js';
 import { DocumentScopeQueryDto } from '../../documents/dtos/document-query.dto.js';
 import { APPROVAL_DECISIONS, APPROVAL_STATUSES, APPROVAL_STRATEGIES, NODE_STATUSES } from '../domain/approval.records.js';
 
@@ -84,10 +85,17 @@ export class ApprovalConfigDto {
   @ApiProperty({ type: [ApprovalFlowDto] }) flows: ApprovalFlowDto[];
 }
 
+export class AutoMergeErrorDto {
+  @ApiProperty({ description: 'The error code the merge was refused with (CONFLICT, INVALID_STATE, APPROVAL_REQUIRED, …)' }) code: string;
+  @ApiProperty({ type: [Object], description: 'Its details, as in an error envelope' }) details: ErrorDetail[];
+}
+
 export class AutoMergeResultDto {
   @ApiProperty() merged: boolean;
   @ApiProperty({ nullable: true, type: String }) revisionId: string | null;
-  @ApiProperty({ type: [Object], description: 'The conflicts when the merge was refused (the request stays open)' }) conflicts: unknown[];
+  @ApiProperty({ type: [Object], description: 'The conflicts when the merge was refused with CONFLICT (the request stays open)' }) conflicts: unknown[];
+  @ApiProperty({ type: AutoMergeErrorDto, nullable: true, description: 'Why the merge was refused (the decision stays recorded); null once merged' })
+  error: AutoMergeErrorDto | null;
 }
 
 export class DecisionResponseDto extends ApprovalInstanceDto {

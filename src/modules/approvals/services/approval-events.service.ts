@@ -9,6 +9,9 @@ import type { ApprovalDecision, ApprovalInstanceRecord, ApprovalNodeRecord } fro
 
 type ApprovalEvent = 'approval_started' | 'approval_node_completed' | 'approval_approved' | 'approval_rejected' | 'approval_canceled';
 
+/** Why an instance was canceled: `reason` of its `approval_canceled`. */
+export type CancelReason = 'request-closed' | 'request-merged';
+
 interface Decision {
   approver: string;
   decision: ApprovalDecision;
@@ -63,8 +66,8 @@ export class ApprovalEventsService {
     }
   }
 
-  async canceled(document: DocumentRecord, instance: ApprovalInstanceRecord, by: string): Promise<void> {
-    await this.outbox.record(this.event(document, 'approval_canceled', instance, by, null));
+  async canceled(document: DocumentRecord, instance: ApprovalInstanceRecord, by: string, reason: CancelReason): Promise<void> {
+    await this.outbox.record(this.event(document, 'approval_canceled', instance, by, null, { reason }));
   }
 
   private event(

@@ -1,17 +1,18 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
+import { mapPgError } from '../../../common/errors/pg-error.mapper.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { DocumentRecord, RequestRecord } from '../../documents/domain/document.records.js';
 import { assertOpen, ChangeEngineService } from '../../documents/services/change-engine.service.js';
 import { DocumentAccessService, type DocumentContext } from '../../documents/services/document-access.service.js';
-import { RequestHooks, type RequestTouched } from '../../documents/services/request-hooks.js';
+import { RequestHooks, type RequestMerged, type RequestTouched } from '../../documents/services/request-hooks.js';
 import { RequestsService } from '../../documents/services/requests.service.js';
 import { decide } from '../domain/approval-flow.js';
 import type { ApprovalDecision, ApprovalInstanceRecord, ApprovalStrategy } from '../domain/approval.records.js';
 import type { ApprovalConfigDto, ApprovalFlowDto, ApprovalInstanceDto, DecisionResponseDto } from '../dtos/approval.dto.js';
 import { ApprovalRepository } from '../repositories/approval.repository.js';
-import { ApprovalEventsService } from './approval-events.service.js';
+import { ApprovalEventsService, type CancelReason } from './approval-events.service.js';
 import { toInstanceDto } from './approval.mapper.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -33,6 +34,8 @@ function instanceNotFound(): AppException {
  */
 @Injectable()
 export class ApprovalsService implements OnModuleInit {
+  private readonly logger = new Logger(ApprovalsService.name);
+
   constructor(
     private readonly tx: TransactionHost,
     private readonly approvals: ApprovalRepository,
@@ -47,6 +50,7 @@ export class ApprovalsService implements OnModuleInit {
     this.hooks.useMergeGate((document, request) => this.gate(document, request));
     this.hooks.onAppended((event) => this.changesAppended(event));
     this.hooks.onClosed((event) => this.requestClosed(event));
+    this.hooks.onMerged((event) => this.requestMerged(event));
   }
 
   config(ctx: DocumentContext): ApprovalConfigDto {
@@ -73,13 +77,16 @@ export class ApprovalsService implements OnModuleInit {
   }
 
   /**
-   * A decision by the approver whose turn it is. The approval that completes an instance of a document with
-   * `workflow.autoMerge` merges the request right after (its own transaction: a conflict leaves the decision recorded
-   * and the request open, and is reported in `merge.conflicts`).
+   * A decision by the approver whose turn it is, on an open request only. The approval that completes an instance of
+   * a document with `workflow.autoMerge` merges the request right after (its own transaction: a merge refused for any
+   * reason leaves the decision recorded and the request open, and is reported in `merge`, never as the call's error).
    */
   async decide(ctx: DocumentContext, instanceId: string, decision: ApprovalDecision, comment: string | null, signature: string | null): Promise<DecisionResponseDto> {
     const userId = ctx.principal.userId;
     const instance = await this.tx.run(async () => {
+      // The request is locked before the instance, in the order of merge, close and appended changes.
+      const { requestId } = await this.find(ctx.document, instanceId);
+      const request = await this.engine.findRequest(ctx.document, requestId, true);
       const current = await this.find(ctx.document, instanceId, true);
       const outcome = decide(current, userId, decision);
       if (!outcome.ok) {
@@ -91,6 +98,8 @@ export class ApprovalsService implements OnModuleInit {
         }
         throw AppException.forbidden(outcome.reason === 'not-your-turn' ? 'it is not your turn to decide' : 'you are not a pending approver of this approval');
       }
+      // A merged or closed request cancels its pending instance; one left pending by an earlier version is refused too.
+      assertOpen(request);
       await this.approvals.decideNode(outcome.node.id, outcome.nodeStatus, comment, signature);
       if (outcome.completed) {
         await this.approvals.setStatus(current.id, outcome.instanceStatus);
@@ -106,16 +115,23 @@ export class ApprovalsService implements OnModuleInit {
     return dto;
   }
 
+  /**
+   * The decision has committed: whatever refuses the merge (CONFLICT; INVALID_STATE or APPROVAL_REQUIRED when the
+   * request was merged, closed or changed in between; an unexpected failure) is reported, not thrown.
+   */
   private async autoMerge(ctx: DocumentContext, requestId: string): Promise<DecisionResponseDto['merge']> {
     try {
       const merged = await this.requests.merge(ctx, requestId);
-      return { merged: true, revisionId: merged.revision.id, conflicts: [] };
+      return { merged: true, revisionId: merged.revision.id, conflicts: [], error: null };
     } catch (error) {
-      if (error instanceof AppException && error.code === ErrorCode.CONFLICT) {
-        const payload = error.options.payload as { conflicts?: unknown[] } | undefined;
-        return { merged: false, revisionId: null, conflicts: payload?.conflicts ?? [] };
+      const refusal = error instanceof AppException ? error : mapPgError(error);
+      if (!refusal) {
+        this.logger.error({ err: error, requestId }, 'auto-merge failed');
       }
-      throw error;
+      const code = refusal?.code ?? ErrorCode.INTERNAL_ERROR;
+      const payload = refusal?.options.payload as { conflicts?: unknown[] } | undefined;
+      const conflicts = code === ErrorCode.CONFLICT ? (payload?.conflicts ?? []) : [];
+      return { merged: false, revisionId: null, conflicts, error: { code, details: refusal?.options.details ?? [] } };
     }
   }
 
@@ -200,11 +216,25 @@ export class ApprovalsService implements OnModuleInit {
   /** Closing the request cancels its live instance. */
   private async requestClosed(event: RequestTouched): Promise<void> {
     const live = await this.approvals.live(event.document.uuid, event.request.id, true);
-    if (!live) {
-      return;
+    if (live) {
+      await this.cancel(event.document, live, event.userId, 'request-closed');
     }
+  }
+
+  /**
+   * Merging the request cancels a pending instance: nobody is left asked to decide a request that is no longer open.
+   * An approved one stays approved (the approval the merge went through, or given before a merge that needed none).
+   */
+  private async requestMerged(event: RequestMerged): Promise<void> {
+    const live = await this.approvals.live(event.document.uuid, event.request.id, true);
+    if (live?.status === 'pending') {
+      await this.cancel(event.document, live, event.mergedBy, 'request-merged');
+    }
+  }
+
+  private async cancel(document: DocumentRecord, live: ApprovalInstanceRecord, by: string, reason: CancelReason): Promise<void> {
     await this.approvals.setStatus(live.id, 'canceled');
-    const canceled = (await this.approvals.find(event.document.uuid, live.id)) as ApprovalInstanceRecord;
-    await this.events.canceled(event.document, canceled, event.userId);
+    const canceled = (await this.approvals.find(document.uuid, live.id)) as ApprovalInstanceRecord;
+    await this.events.canceled(document, canceled, by, reason);
   }
 }
