@@ -126,23 +126,23 @@ describe('API keys', () => {
     ).toBe(1);
   });
 
-  it('revokes a key: 401 from then on; revoking is idempotent', async () => {
+  it('revokes a key: 401 INVALID_TOKEN from then on; revoking is idempotent', async () => {
     const user = await registerUser(t.http);
     const key = await createKey(user);
     await request(t.http).get('/userinfo').set('X-API-Key', key.key).expect(200);
     const res = await request(t.http).post(`/api/v1/api-keys/${key.id}/revoke`).set(bearer(user)).expect(200);
     expect(res.body.payload).toMatchObject({ status: 'revoked', revokedAt: expect.any(String) });
     expect((await request(t.http).get('/userinfo').set('X-API-Key', key.key).expect(401)).body.code).toBe(
-      'UNAUTHORIZED',
+      'INVALID_TOKEN',
     );
     expect(
       (await request(t.http).get('/userinfo').set('Authorization', `Bearer ${key.key}`).expect(401)).body
         .code,
-    ).toBe('UNAUTHORIZED');
+    ).toBe('INVALID_TOKEN');
     await request(t.http).post(`/api/v1/api-keys/${key.id}/revoke`).set(bearer(user)).expect(200);
   });
 
-  it('refuses an expired key with 401', async () => {
+  it('refuses an expired key with 401 INVALID_TOKEN', async () => {
     const user = await registerUser(t.http);
     const key = await createKey(user, { expiresAt: new Date(Date.now() + 60_000).toISOString() });
     await request(t.http).get('/userinfo').set('X-API-Key', key.key).expect(200);
@@ -150,7 +150,7 @@ describe('API keys', () => {
       key.id,
     ]);
     expect((await request(t.http).get('/userinfo').set('X-API-Key', key.key).expect(401)).body.code).toBe(
-      'UNAUTHORIZED',
+      'INVALID_TOKEN',
     );
     const list = await request(t.http).get('/api/v1/api-keys').set(bearer(user)).expect(200);
     expect(list.body.payload.items[0].status).toBe('expired');

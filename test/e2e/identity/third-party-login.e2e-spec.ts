@@ -117,6 +117,14 @@ describe('third-party login through a real OpenID provider', () => {
         .send({ displayName: '飞书', enabled: false })
         .expect(200);
       expect(updated.body.payload).toMatchObject({ displayName: '飞书', enabled: false });
+      // A non-null setting cannot be cleared with null (was a 500 for issuer and clientSecret).
+      for (const key of ['issuer', 'clientSecret', 'scopes', 'clientId', 'displayName', 'enabled']) {
+        const cleared = await request(t.http)
+          .patch(`/api/v1/admin/oidc/providers/${provider.id}`)
+          .set(bearer(admin))
+          .send({ [key]: null });
+        expect({ key, status: cleared.status, code: cleared.body.code }).toEqual({ key, status: 400, code: 'VALIDATION_ERROR' });
+      }
       expect(
         (await request(t.http).get('/api/v1/oidc/providers')).body.payload.items.map(
           (p: { provider: string }) => p.provider,
@@ -214,6 +222,20 @@ describe('third-party login through a real OpenID provider', () => {
       .send({ state })
       .expect(400);
     expect(missing.body.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('refuses a callback whose code is null under both names without spending its state', async () => {
+    const { authorizationUrl, state } = await startLogin();
+    const nulls = await request(t.http)
+      .post('/api/v1/auth/oauth/google/callback')
+      .send({ code: null, authorizationCode: null, state })
+      .expect(400);
+    expect(nulls.body.code).toBe('VALIDATION_ERROR');
+    const back = await idp.signIn(authorizationUrl, 'alice');
+    await request(t.http)
+      .post('/api/v1/auth/oauth/google/callback')
+      .send({ code: null, authorizationCode: back.searchParams.get('code'), state, iss: back.searchParams.get('iss') ?? undefined })
+      .expect(200);
   });
 
   it('takes the code as `authorizationCode` (spec 2.1) with the optional `redirectUri` of the authorize step', async () => {

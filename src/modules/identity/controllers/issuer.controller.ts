@@ -11,7 +11,7 @@ import {
   Res,
   UseFilters,
 } from '@nestjs/common';
-import { ApiBody, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Public, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
@@ -137,6 +137,7 @@ export abstract class IssuerEndpoints {
   @Public()
   @RawResponse()
   @ApiOperation({ summary: 'The sign-in, second-step and consent forms of the authorization page post here' })
+  @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
   @ApiBody({
     schema: {
       type: 'object',
@@ -160,6 +161,8 @@ export abstract class IssuerEndpoints {
   @UseFilters(OAuthTokenExceptionFilter)
   @Header('Cache-Control', 'no-store')
   @Header('Pragma', 'no-cache')
+  // Spec 5.5: the token request is application/x-www-form-urlencoded; JSON bodies are accepted too.
+  @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
   @ApiOperation({
     summary: 'Token endpoint: client_credentials, authorization_code (+PKCE) and refresh_token grants',
     description:

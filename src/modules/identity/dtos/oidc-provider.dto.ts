@@ -12,6 +12,7 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
+import { PresentNotNull } from '../../../common/http/validation-decorators.js';
 import {
   OAUTH_PROVIDERS,
   type OAuthProvider,
@@ -86,22 +87,23 @@ export class CreateOidcProviderDto {
   userinfoEndpoint?: string;
 }
 
+/** Fields left out stay as they are; the ones stored as non-null values refuse an explicit null (VALIDATION_ERROR). */
 export class UpdateOidcProviderDto {
-  @ApiPropertyOptional() @IsOptional() @IsString() @MinLength(1) @MaxLength(100) displayName?: string;
-  @ApiPropertyOptional() @IsOptional() @IsUrl(URL_OPTIONS) @MaxLength(2048) issuer?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MinLength(1) @MaxLength(512) clientId?: string;
+  @ApiPropertyOptional() @PresentNotNull() @IsString() @MinLength(1) @MaxLength(100) displayName?: string;
+  @ApiPropertyOptional() @PresentNotNull() @IsUrl(URL_OPTIONS) @MaxLength(2048) issuer?: string;
+  @ApiPropertyOptional() @PresentNotNull() @IsString() @MinLength(1) @MaxLength(512) clientId?: string;
   @ApiPropertyOptional({ description: 'Stored encrypted; never returned' })
-  @IsOptional()
+  @PresentNotNull()
   @IsString()
   @MaxLength(2048)
   clientSecret?: string;
   @ApiPropertyOptional({ type: [String] })
-  @IsOptional()
+  @PresentNotNull()
   @IsArray()
   @ArrayMaxSize(20)
   @Matches(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { each: true, message: 'each scope must be a scope token' })
   scopes?: string[];
-  @ApiPropertyOptional() @IsOptional() @IsBoolean() enabled?: boolean;
+  @ApiPropertyOptional() @PresentNotNull() @IsBoolean() enabled?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsUrl(URL_OPTIONS) authorizationEndpoint?: string;
   @ApiPropertyOptional() @IsOptional() @IsUrl(URL_OPTIONS) tokenEndpoint?: string;
   @ApiPropertyOptional() @IsOptional() @IsUrl(URL_OPTIONS) userinfoEndpoint?: string;
@@ -169,11 +171,16 @@ export class ThirdPartyAuthorizeDto {
   @ApiProperty({ example: 600 }) expiresIn: number;
 }
 
+function isAbsent(value: unknown): boolean {
+  return value === undefined || value === null;
+}
+
 export class ThirdPartyCallbackDto {
   @ApiPropertyOptional({
     description: 'The `code` the provider returned. Required unless sent as `authorizationCode`.',
   })
-  @ValidateIf((body: ThirdPartyCallbackDto) => body.authorizationCode === undefined)
+  // One of the two must be a string: null counts as not sent, so two nulls are refused.
+  @ValidateIf((body: ThirdPartyCallbackDto) => isAbsent(body.authorizationCode) || !isAbsent(body.code))
   @IsString()
   @MinLength(1)
   @MaxLength(4096)
@@ -182,7 +189,7 @@ export class ThirdPartyCallbackDto {
   @ApiPropertyOptional({
     description: 'The same code under the name spec 2.1 gives it (bind request); send one of the two.',
   })
-  @ValidateIf((body: ThirdPartyCallbackDto) => body.code === undefined)
+  @ValidateIf((body: ThirdPartyCallbackDto) => isAbsent(body.code) || !isAbsent(body.authorizationCode))
   @IsString()
   @MinLength(1)
   @MaxLength(4096)
@@ -217,7 +224,10 @@ export class BindOAuthDto {
   @MaxLength(4096)
   authorizationCode: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({
+    description:
+      'Where the provider returned the code. Optional after an authorize step made with your bearer token (its redirectUri is used); required without one.',
+  })
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   @MaxLength(2048)

@@ -153,11 +153,13 @@ export class ApiKeyService implements OnModuleInit {
     if (!key) {
       return undefined;
     }
+    // A key that was valid and no longer is answers as an ended session does (spec 7: INVALID_TOKEN, "token invalid
+    // or expired"); an unknown one, like any credential the service never issued, is UNAUTHORIZED.
     if (key.revokedAt) {
-      throw new AppException(ErrorCode.UNAUTHORIZED, { details: [{ reason: 'API key revoked' }] });
+      throw new AppException(ErrorCode.INVALID_TOKEN, { details: [{ reason: 'API key revoked' }] });
     }
     if (key.expiresAt && new Date(key.expiresAt).getTime() <= Date.now()) {
-      throw new AppException(ErrorCode.UNAUTHORIZED, { details: [{ reason: 'API key expired' }] });
+      throw new AppException(ErrorCode.INVALID_TOKEN, { details: [{ reason: 'API key expired' }] });
     }
     const ip = normalizeIp(request.ip ?? '');
     if (key.ipAllowlist.length > 0 && !this.allowed(key.ipAllowlist, ip)) {

@@ -74,7 +74,9 @@ export class ThirdPartyLoginService {
     meta: ClientMeta,
   ): Promise<ThirdPartyLoginResultDto> {
     // `authorizationCode` is the spec 2.1 name of the same code (the bind request's); one of the two is enough.
-    if (dto.code !== undefined && dto.authorizationCode !== undefined && dto.code !== dto.authorizationCode) {
+    // A null stands for a name not sent (the DTO refuses two of them).
+    const sent = [dto.code, dto.authorizationCode].filter((value) => value !== undefined && value !== null);
+    if (sent.length === 2 && sent[0] !== sent[1]) {
       throw AppException.validation([
         { field: 'authorizationCode', reason: 'differs from code; send one of the two' },
       ]);
