@@ -20,6 +20,7 @@ import { RevisionHead1732241000000 } from './1732241000000-revision-head.js';
 import { SyncRequestIds1732241100000 } from './1732241100000-sync-request-ids.js';
 import { InlineRequestChanges1732241200000 } from './1732241200000-inline-request-changes.js';
 import { RequestDocumentReference1732241300000 } from './1732241300000-request-document-reference.js';
+import { InvitationDeclinedRevoked1732241400000 } from './1732241400000-invitation-declined-revoked.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -48,4 +49,5 @@ export const ALL_MIGRATIONS = [
   SyncRequestIds1732241100000,
   InlineRequestChanges1732241200000,
   RequestDocumentReference1732241300000,
+  InvitationDeclinedRevoked1732241400000,
 ];

@@ -44,6 +44,11 @@ export function mapPgError(error: unknown): AppException | undefined {
     case '22007': // invalid_datetime_format
     case '22008': // datetime_field_overflow
       return new AppException(ErrorCode.VALIDATION_ERROR, { details: [{ reason: 'invalid value' }] });
+    case '22P05': // untranslatable_character: U+0000 in jsonb
+    case '22021': // character_not_in_repertoire: U+0000 in a text parameter
+      return new AppException(ErrorCode.VALIDATION_ERROR, {
+        details: [{ reason: 'text must not contain the NUL character (U+0000)' }],
+      });
     case '40001': // serialization_failure
     case '40P01': // deadlock_detected
       return new AppException(ErrorCode.CONFLICT, { details: [{ reason: 'concurrent change, retry' }] });

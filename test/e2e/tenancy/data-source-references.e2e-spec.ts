@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { DocumentSourceService } from '../../../src/modules/tenancy/services/document-source.service.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
-import { API, bearer, organizationWithRoles, type TestUser } from './tenancy-helpers.js';
+import { addMember, API, bearer, organizationWithRoles, registerUser, type TestUser } from './tenancy-helpers.js';
 import { problemsOf } from '../../utils/error-details.js';
 
 describe('tenancy: data-source references', () => {
@@ -76,8 +76,17 @@ describe('tenancy: data-source references', () => {
     const ok = await request(t.http).post(base).set(bearer(owner)).send({ sourceWorkspaceId: secret, docType: 'catalog' }).expect(201);
     await request(t.http).patch(`${base}/${ok.body.payload.id}`).set(bearer(guest)).send({ status: 'inactive' }).expect(403);
     await request(t.http).delete(`${base}/${ok.body.payload.id}`).set(bearer(guest)).expect(403);
-    // Readers see the references (they are part of the workspace record).
-    await request(t.http).get(`${base}/${ok.body.payload.id}`).set(bearer(guest)).expect(200);
+    // One reference is for the workspace owner (spec 4.3); readers list them (they are part of the workspace record).
+    const viewer = await registerUser(t.http);
+    await addMember(t.http, owner, org.id, viewer);
+    await request(t.http).post(`${API}/organizations/${org.id}/workspaces/${target}/members`).set(bearer(owner)).send({ userId: viewer.id, role: 'viewer' }).expect(201);
+    for (const reader of [viewer, guest]) {
+      const refused = await request(t.http).get(`${base}/${ok.body.payload.id}`).set(bearer(reader)).expect(403);
+      expect(refused.body).toMatchObject({ code: 'FORBIDDEN', details: { reason: 'manage permission required' } });
+      expect((await request(t.http).get(base).set(bearer(reader)).expect(200)).body.payload.total).toBe(1);
+    }
+    await request(t.http).get(`${base}/${ok.body.payload.id}`).set(bearer(member)).expect(200);
+    await request(t.http).get(`${base}/${ok.body.payload.id}`).set(bearer(owner)).expect(200);
     const [n] = await t.dataSource.query(`SELECT count(*)::int AS n, min(status) AS status FROM data_source_references WHERE workspace_id = $1`, [target]);
     expect(n).toEqual({ n: 1, status: 'active' });
   });

@@ -135,17 +135,28 @@ describe('tenancy: invitations', () => {
     expect(member.role).toBe('guest');
   });
 
-  it('declines (status declined, no member); a declined invitation cannot be accepted', async () => {
+  it('declines (status revoked with declinedAt, no member); a declined invitation cannot be accepted or declined again', async () => {
     const { org, owner } = await organizationWithRoles(t.http);
     const invitee = await registerUser(t.http);
     const { id, token } = await invite(owner, org.id, invitee.email);
     const res = await request(t.http).post(`${API}/invitations/${token}/decline`).set(bearer(invitee)).expect(200);
-    expect(res.body.payload).toMatchObject({ id, status: 'declined' });
+    expect(res.body.payload).toMatchObject({ id, status: 'revoked' });
+    const record = await request(t.http).get(`${API}/organizations/${org.id}/invitations/${id}`).set(bearer(owner)).expect(200);
+    expect(record.body.payload).toMatchObject({ status: 'revoked', declinedAt: expect.any(String), revokedAt: null, revokedBy: null });
     const accept = await request(t.http).post(`${API}/invitations/${token}/accept`).set(bearer(invitee)).expect(409);
-    expect(accept.body).toMatchObject({ code: 'INVITATION_DECLINED', payload: { status: 'declined' } });
+    expect(accept.body).toMatchObject({ code: 'INVITATION_DECLINED', payload: { status: 'revoked', invitationId: id } });
+    expect((await request(t.http).post(`${API}/invitations/${token}/decline`).set(bearer(invitee)).expect(409)).body.code).toBe('INVITATION_DECLINED');
     await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(invitee)).expect(404);
+    // Revoking a declined invitation changes nothing: it is revoked already, and stays a decline.
     const revoke = await request(t.http).delete(`${API}/organizations/${org.id}/invitations/${id}`).set(bearer(owner)).expect(200);
-    expect(revoke.body.payload.status).toBe('revoked');
+    expect(revoke.body.payload).toMatchObject({ status: 'revoked', declinedAt: record.body.payload.declinedAt, revokedBy: null });
+    expect((await request(t.http).post(`${API}/invitations/${token}/accept`).set(bearer(invitee)).expect(409)).body.code).toBe('INVITATION_DECLINED');
+    const [row] = await t.dataSource.query(`SELECT status FROM organization_invitations WHERE id = $1`, [id]);
+    expect(row.status).toBe('revoked');
+    const listed = await request(t.http).get(`${API}/organizations/${org.id}/invitations?status=revoked`).set(bearer(owner)).expect(200);
+    expect(listed.body.payload.items.map((i: { id: string }) => i.id)).toEqual([id]);
+    const unknownStatus = await request(t.http).get(`${API}/organizations/${org.id}/invitations?status=declined`).set(bearer(owner)).expect(400);
+    expect(unknownStatus.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'status' } });
   });
 
   it('revokes (owner, admin or the inviter); a revoked invitation cannot be accepted', async () => {
@@ -157,7 +168,7 @@ describe('tenancy: invitations', () => {
     // The inviter may, even after losing the admin role.
     await request(t.http).patch(`${API}/organizations/${org.id}/members/${memberIds.admin}`).set(bearer(owner)).send({ role: 'member' }).expect(200);
     const res = await request(t.http).delete(`${API}/organizations/${org.id}/invitations/${id}`).set(bearer(admin)).expect(200);
-    expect(res.body.payload).toMatchObject({ status: 'revoked', revokedBy: admin.id });
+    expect(res.body.payload).toMatchObject({ status: 'revoked', revokedBy: admin.id, declinedAt: null });
     const accept = await request(t.http).post(`${API}/invitations/${token}/accept`).set(bearer(invitee)).expect(410);
     expect(accept.body.code).toBe('INVITATION_REVOKED');
     expect((await request(t.http).post(`${API}/invitations/${token}/decline`).set(bearer(invitee)).expect(410)).body.code).toBe('INVITATION_REVOKED');

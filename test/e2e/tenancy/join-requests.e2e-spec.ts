@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { lastMessageTo } from '../../factories/notifications.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
@@ -32,10 +33,18 @@ describe('tenancy: join requests', () => {
     return res.body.payload.id;
   }
 
-  it('refuses requests when the organization does not allow them (the default)', async () => {
-    const { org, outsider } = await organizationWithRoles(t.http);
-    const res = await request(t.http).post(`${API}/organizations/${org.id}/join-requests`).set(bearer(outsider)).send({}).expect(403);
-    expect(res.body.code).toBe('FORBIDDEN');
+  it('refuses requests when the organization does not allow them (the default) exactly as for an unknown organization', async () => {
+    const { org, member, outsider } = await organizationWithRoles(t.http);
+    const archived = await openOrganization();
+    await request(t.http).delete(`${API}/organizations/${archived.org.id}`).set(bearer(archived.owner)).expect(200);
+    const post = (organizationId: string) => request(t.http).post(`${API}/organizations/${organizationId}/join-requests`).set(bearer(outsider)).send({});
+    const closed = await post(org.id).expect(404);
+    expect(closed.body).toMatchObject({ code: 'NOT_FOUND', payload: null, details: { reason: 'organization not found' } });
+    for (const other of [randomUUID(), archived.org.id, 'not-a-uuid']) {
+      expect((await post(other).expect(404)).body).toEqual(closed.body);
+    }
+    // Members learn nothing new: they still get ALREADY_MEMBER first.
+    expect((await request(t.http).post(`${API}/organizations/${org.id}/join-requests`).set(bearer(member)).send({}).expect(409)).body.code).toBe('ALREADY_MEMBER');
     const [n] = await t.dataSource.query(`SELECT count(*)::int AS n FROM organization_join_requests WHERE organization_id = $1`, [org.id]);
     expect(n.n).toBe(0);
   });
@@ -140,6 +149,34 @@ describe('tenancy: join requests', () => {
     await request(t.http).get(`${API}/organizations/${a.org.id}/join-requests/${id}`).set(bearer(a.owner)).expect(404);
     await request(t.http).post(`${API}/organizations/${a.org.id}/join-requests/${id}/approve`).set(bearer(a.owner)).send({}).expect(404);
     await request(t.http).post(`${API}/organizations/${a.org.id}/join-requests/${id}/reject`).set(bearer(a.owner)).send({ reviewNote: 'x' }).expect(404);
+    const [row] = await t.dataSource.query(`SELECT status FROM organization_join_requests WHERE id = $1`, [id]);
+    expect(row.status).toBe('pending');
+  });
+
+  it('answers a stranger the same NOT_FOUND for any request id, whether or not the organization exists', async () => {
+    const { org, outsider } = await openOrganization();
+    const id = await ask(outsider, org.id);
+    const archived = await openOrganization();
+    const archivedId = await ask(archived.outsider, archived.org.id);
+    await request(t.http).delete(`${API}/organizations/${archived.org.id}`).set(bearer(archived.owner)).expect(200);
+    const stranger = await registerUser(t.http);
+    const paths = [
+      `${org.id}/join-requests/${id}`,
+      `${org.id}/join-requests/${randomUUID()}`,
+      `${randomUUID()}/join-requests/${randomUUID()}`,
+      `${archived.org.id}/join-requests/${archivedId}`,
+      `not-a-uuid/join-requests/${id}`,
+    ];
+    const expected = { success: false, code: 'NOT_FOUND', message: expect.objectContaining({ en: 'The resource does not exist' }), payload: null, details: { reason: 'join request not found' } };
+    const bodies = [];
+    for (const path of paths) {
+      for (const method of ['get', 'delete'] as const) {
+        const res = await request(t.http)[method](`${API}/organizations/${path}`).set(bearer(stranger)).expect(404);
+        expect(res.body).toEqual(expected);
+        bodies.push(res.body);
+      }
+    }
+    expect(new Set(bodies.map((body) => JSON.stringify(body))).size).toBe(1);
     const [row] = await t.dataSource.query(`SELECT status FROM organization_join_requests WHERE id = $1`, [id]);
     expect(row.status).toBe('pending');
   });

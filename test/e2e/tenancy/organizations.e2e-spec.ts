@@ -117,7 +117,7 @@ describe('tenancy: organizations', () => {
     await request(t.http).get(`${API}/organizations/not-a-uuid`).set(bearer(outsider)).expect(404);
   });
 
-  it('refuses everything to a suspended member with FORBIDDEN', async () => {
+  it('refuses everything but leaving to a suspended member with FORBIDDEN', async () => {
     const { org, owner, admin, memberIds } = await organizationWithRoles(t.http);
     await request(t.http).patch(`${API}/organizations/${org.id}/members/${memberIds.admin}`).set(bearer(owner)).send({ status: 'suspended' }).expect(200);
     for (const [method, path] of [
@@ -125,7 +125,6 @@ describe('tenancy: organizations', () => {
       ['patch', ''],
       ['get', '/members'],
       ['get', '/workspaces'],
-      ['post', '/leave'],
       ['post', '/invitations'],
     ] as const) {
       const res = await request(t.http)[method](`${API}/organizations/${org.id}${path}`).set(bearer(admin)).send({ email: 'x@example.test', name: 'x' });
@@ -180,6 +179,31 @@ describe('tenancy: organizations', () => {
 
     await request(t.http).post(`${API}/organizations/${org.id}/leave`).set(bearer(owner)).expect(200);
     await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(owner)).expect(404);
+  });
+
+  it('lets a suspended member leave; a non-member gets the same NOT_FOUND as for an unknown organization', async () => {
+    const { org, owner, member, outsider, memberIds } = await organizationWithRoles(t.http);
+    await request(t.http)
+      .post(`${API}/organizations/${org.id}/workspaces/${org.defaultWorkspaceId}/members`)
+      .set(bearer(owner))
+      .send({ userId: member.id, role: 'viewer' })
+      .expect(201);
+    await request(t.http).patch(`${API}/organizations/${org.id}/members/${memberIds.member}`).set(bearer(owner)).send({ status: 'suspended' }).expect(200);
+    await request(t.http).post(`${API}/organizations/${org.id}/leave`).set(bearer(member)).expect(200);
+    const rows = await t.dataSource.query(
+      `SELECT (SELECT count(*)::int FROM organization_members WHERE organization_id = $1 AND user_id = $2) AS org,
+              (SELECT count(*)::int FROM workspace_members WHERE organization_id = $1 AND user_id = $2) AS ws`,
+      [org.id, member.id],
+    );
+    expect(rows).toEqual([{ org: 0, ws: 0 }]);
+    const [event] = await t.dataSource.query(`SELECT payload->>'reason' AS reason FROM outbox WHERE event_type = 'member_removed' AND payload->>'userId' = $1`, [member.id]);
+    expect(event.reason).toBe('left');
+
+    const unknown = await request(t.http).post(`${API}/organizations/00000000-0000-4000-8000-000000000000/leave`).set(bearer(outsider)).expect(404);
+    expect(unknown.body).toMatchObject({ code: 'NOT_FOUND', details: { reason: 'organization not found' } });
+    for (const user of [outsider, member]) {
+      expect((await request(t.http).post(`${API}/organizations/${org.id}/leave`).set(bearer(user)).expect(404)).body).toEqual(unknown.body);
+    }
   });
 
   it('checks membership when PATCH /users/me sets default organization and workspace', async () => {

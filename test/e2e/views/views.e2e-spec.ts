@@ -218,6 +218,23 @@ describe('views: CRUD, validation, access, applied views, chart series, field cl
     await request(t.http).get(`${doc.path}/views/chart/series`).set(bearer(noDataScope)).expect(403);
   });
 
+  it('reads every group of a chart series, beyond one page of groups', async () => {
+    const wide = await createDocument(t.http, owner);
+    for (let start = 0; start < 150; start += 25) {
+      await Promise.all(Array.from({ length: 25 }, (_, i) => createRow(t.http, owner, wide, { id: `w${start + i}`, values: { name: `n${String(start + i).padStart(3, '0')}` } })));
+    }
+    await request(t.http)
+      .post(`${wide.path}/views`)
+      .set(bearer(owner))
+      .send({ id: 'names', name: 'Names', type: 'chart', config: { chartConfig: { xField: 'name', chartType: 'bar' } } })
+      .expect(201);
+    const series = await request(t.http).get(`${wide.path}/views/names/series`).set(bearer(owner)).expect(200);
+    const points = series.body.payload.points as { x: { text: string }; y: number }[];
+    expect(points).toHaveLength(150);
+    expect(new Set(points.map((point) => point.x.text)).size).toBe(150);
+    expect(points.every((point) => point.y === 1)).toBe(true);
+  });
+
   it('removes references to a deleted field from every view in the same merge and records the change', async () => {
     const own = await createDocument(t.http, owner);
     await createRow(t.http, owner, own, ROWS[0] as Record<string, unknown>);

@@ -18,6 +18,7 @@ import { RowQueryService, type RowPage } from '../services/row-query.service.js'
 import { RowsService } from '../services/rows.service.js';
 import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
+import { ApiWriteConflict } from './write-conflict.openapi.js';
 
 const COUNT_MODE_DESCRIPTION =
   'Totals (count parameter or Prefer: count=…): exact = count(*) of the filter; estimated (default) = exact when nothing filters, the document ' +
@@ -125,6 +126,7 @@ export class DataController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Update a row: the given values change (null clears); version for optimistic locking' })
   @ApiEnvelope(RowWriteResponseDto)
+  @ApiWriteConflict('row')
   update(
     @CurrentDocument() doc: DocumentContext,
     @Param('rowId') rowId: string,
@@ -139,6 +141,7 @@ export class DataController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Delete a row (its last values stay in the revision)' })
   @ApiEnvelope(RowDeleteResponseDto)
+  @ApiWriteConflict('row')
   remove(@CurrentDocument() doc: DocumentContext, @Param('rowId') rowId: string, @Query() query: RowDeleteQueryDto): Promise<RowDeleteResponseDto> {
     return this.rows.remove(doc, rowId, query);
   }

@@ -8,6 +8,7 @@ import type { DocumentContext } from '../services/document-access.service.js';
 import { MetadataService } from '../services/metadata.service.js';
 import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
+import { ApiWriteConflict } from './write-conflict.openapi.js';
 
 @ApiTags('documents: metadata')
 @Controller('doc/:docType/:docId/metadata')
@@ -29,6 +30,7 @@ export class MetadataController {
   @DocumentAccess('manage')
   @ApiOperation({ summary: 'Replace the metadata: diffed into field-create/update/delete; type changes convert values' })
   @ApiEnvelope(MetadataWriteResponseDto)
+  @ApiWriteConflict('metadata')
   put(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: UpdateMetadataDto): Promise<MetadataWriteResponseDto> {
     return this.metadata.put(doc, body, query);
   }

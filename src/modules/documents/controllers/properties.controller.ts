@@ -10,6 +10,7 @@ import type { DocumentContext } from '../services/document-access.service.js';
 import { PropertiesService } from '../services/properties.service.js';
 import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
+import { ApiWriteConflict } from './write-conflict.openapi.js';
 
 /** Document properties (values of Metadata.properties). */
 @ApiTags('documents: properties')
@@ -41,6 +42,7 @@ export class PropertiesController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Set the properties (complete set; defaults applied, required enforced)' })
   @ApiEnvelope(PropertiesWriteResponseDto, { status: 201 })
+  @ApiWriteConflict('properties')
   create(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: PropertiesBodyDto): Promise<PropertiesWriteResponseDto> {
     return this.properties.write(doc, body, 'create', query);
   }
@@ -50,6 +52,7 @@ export class PropertiesController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Replace the properties (properties not given are cleared)' })
   @ApiEnvelope(PropertiesWriteResponseDto)
+  @ApiWriteConflict('properties')
   replace(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: PropertiesBodyDto): Promise<PropertiesWriteResponseDto> {
     return this.properties.write(doc, body, 'replace', query);
   }
@@ -59,6 +62,7 @@ export class PropertiesController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Partial update (merge=true, default) or replace (merge=false); version for optimistic locking' })
   @ApiEnvelope(PropertiesWriteResponseDto)
+  @ApiWriteConflict('properties')
   patch(@CurrentDocument() doc: DocumentContext, @Query() query: PropertiesPatchQueryDto, @Body() body: PropertiesBodyDto): Promise<PropertiesWriteResponseDto> {
     return this.properties.write(doc, body, query.merge === false ? 'replace' : 'patch', query);
   }

@@ -80,6 +80,11 @@ export class GroupResultDto {
   @ApiProperty({ type: [GroupAggregateDto] }) aggregations: GroupAggregateDto[];
 }
 
+/** A page of groups: `page`/`pageSize` of the query, `total` groups in all. */
 export class GroupedQueryResultDto {
-  @ApiProperty({ type: [GroupResultDto] }) groups: GroupResultDto[];
+  @ApiProperty({ type: [GroupResultDto], description: 'Ordered by the stored group keys, empty keys last' }) groups: GroupResultDto[];
+  @ApiProperty({ type: 'integer', example: 1 }) page: number;
+  @ApiProperty({ type: 'integer', example: 20 }) pageSize: number;
+  @ApiProperty({ type: 'integer', description: 'Number of groups' }) total: number;
+  @ApiProperty({ type: 'integer' }) totalPages: number;
 }

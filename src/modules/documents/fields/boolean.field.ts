@@ -1,7 +1,7 @@
 import type { FieldDefinition, StoredValue, Value } from './field.types.js';
 import { BaseFieldHandler, NOT_CONVERTIBLE } from './base.field.js';
 import {
-  OPS_EMPTY,
+  OPS_EQUALITY,
   guardedJsonCast,
   type ConvertResult,
   type FieldRef,
@@ -12,11 +12,11 @@ import { describeInput, invalid, unwrapValue } from './field-value.utils.js';
 
 /**
  * boolean. Value `{boolean: true}`, a boolean, or the strings "true" / "false" (any case); stored as a JSON boolean.
- * In queries a missing value counts as false (checkbox semantics): `eq false` matches unset rows.
+ * In queries a missing value counts as false (checkbox semantics): `eq false` and `in [false]` match unset rows.
  */
 export class BooleanFieldHandler extends BaseFieldHandler {
   readonly family = 'boolean';
-  readonly operators = ['eq', 'ne', ...OPS_EMPTY] as const;
+  readonly operators = OPS_EQUALITY;
   readonly ruleKind = 'scalar';
 
   protected parseValue(input: unknown, field: FieldDefinition): StoredValue | null {

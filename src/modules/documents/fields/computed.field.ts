@@ -14,7 +14,7 @@ import {
   type PortableValue,
   type TypedSql,
 } from './field-type-handler.js';
-import { invalid, isPlainObject, toFiniteNumber } from './field-value.utils.js';
+import { invalid, isPlainObject, toFiniteNumber, unwrapValue } from './field-value.utils.js';
 import { numericSql } from './number.field.js';
 import { userOperand, usersPortable } from './user.field.js';
 
@@ -89,7 +89,7 @@ export class AutoNumberFieldHandler extends ComputedFieldHandler {
   }
 
   override operand(value: unknown): OperandResult {
-    const number = toFiniteNumber(value);
+    const number = toFiniteNumber(unwrapValue(value, ['number']));
     return number === null ? { ok: false, reason: 'expected a finite number' } : { ok: true, value: number };
   }
 }
@@ -118,7 +118,9 @@ export class DynamicFieldHandler extends ComputedFieldHandler {
     return { sql: jsonSql(ref), cast: 'jsonb' };
   }
 
-  override operand(value: unknown): OperandResult {
+  /** A string, finite number or boolean, plain or as the Value it is answered in (`{number: 3}`). */
+  override operand(input: unknown): OperandResult {
+    const value = unwrapValue(input, ['number', 'text', 'boolean']);
     if (typeof value === 'string' || typeof value === 'boolean') {
       return { ok: true, value };
     }
@@ -184,7 +186,8 @@ export class SystemTimeFieldHandler extends ComputedFieldHandler {
       : { sql: ref.column, cast: 'timestamptz' };
   }
 
-  override operand(value: unknown): OperandResult {
+  override operand(input: unknown): OperandResult {
+    const value = unwrapValue(input, ['date', 'datetime']);
     const iso = typeof value === 'string' ? normalizeDateTime(value) : null;
     return iso === null ? { ok: false, reason: 'expected an ISO 8601 date-time' } : { ok: true, value: iso };
   }

@@ -100,6 +100,16 @@ describe('validateFieldDefinitions', () => {
     ]);
   });
 
+  it('names every definition text holding U+0000', () => {
+    expect(
+      details([
+        { id: 'a', name: 'A\u0000', type: 'text' },
+        { id: 'b', name: 'B', type: 'single_select', selectOptions: [{ id: 'o1', label: 'x\u0000' }] },
+        { id: 'c', name: 'C', type: 'text', defaultValue: '\u0000' },
+      ]).map((detail) => detail.field),
+    ).toEqual(['fields[0].name', 'fields[1].selectOptions[0].label', 'fields[2].defaultValue']);
+  });
+
   it('refuses non-arrays', () => {
     expect(details({})[0]?.field).toBe('fields');
   });

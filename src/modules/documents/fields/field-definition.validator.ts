@@ -8,7 +8,7 @@ import {
   type ValidationRule,
 } from './field.types.js';
 import { handlerFor, isFieldType } from './field-type.registry.js';
-import { isPlainObject, validationDetailsOf } from './field-value.utils.js';
+import { isPlainObject, NUL_REASON, nulPath, validationDetailsOf } from './field-value.utils.js';
 import { checkRuleDefinition } from './validation-rules.js';
 
 export const FIELD_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
@@ -114,7 +114,7 @@ function checkReference(
  * dropped). Errors are collected into one VALIDATION_ERROR with `details[].field` such as `fields[2].type`.
  * Checks: ids match FIELD_ID_PATTERN and are unique, names present, types known, select option ids unique,
  * validation rules well-formed (patterns compile), lookup/rollup point at relation fields of the same list,
- * rollup agg valid, defaultValue parses for the type (computed types take none).
+ * rollup agg valid, defaultValue parses for the type (computed types take none), no text holds U+0000.
  */
 export function validateFieldDefinitions(input: unknown, path = 'fields'): FieldDefinition[] {
   if (!Array.isArray(input) || input.length > MAX_FIELDS) {
@@ -226,6 +226,10 @@ export function validateFieldDefinitions(input: unknown, path = 'fields'): Field
           errors.push(...details.map((detail) => ({ field: `${at}.defaultValue`, reason: detail.reason })));
         }
       }
+    }
+    const nul = nulPath(field, at);
+    if (nul !== null) {
+      errors.push({ field: nul, reason: NUL_REASON });
     }
     fields.push(field);
   });

@@ -45,6 +45,16 @@ describe('field-type handlers', () => {
     }
   });
 
+  it('refuses U+0000 anywhere in a value, which PostgreSQL cannot store', () => {
+    expect(refusal('text', 'a\u0000b').reason).toContain('NUL character');
+    expect(refusal('text', { text: '\u0000' }).reason).toContain('NUL character');
+    expect(refusal('user', { user: { id: 'u\u0000' } }).reason).toContain('NUL character');
+    expect(refusal('relation', [{ rowId: 'r1' }, 'r\u0000']).reason).toContain('NUL character');
+    expect(refusal('attachment', [{ name: 'a\u0000.pdf', url: 'https://f/a.pdf' }]).reason).toContain(
+      'NUL character',
+    );
+  });
+
   describe('text, long_text', () => {
     it.each(['text', 'long_text'] as const)('%s accepts {text} and plain strings', (type) => {
       expect(parse(type, { text: 'a' })).toBe('a');

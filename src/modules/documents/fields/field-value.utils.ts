@@ -23,6 +23,37 @@ export function validationDetailsOf(error: unknown): ErrorDetail[] | null {
   return null;
 }
 
+/** PostgreSQL stores no U+0000 in text or jsonb (22021, 22P05), so values holding it are refused up front. */
+export const NUL_REASON = 'must not contain the NUL character (U+0000)';
+
+/**
+ * The path (`path.name`, `path.selectOptions[0].label`) of the first string or object key in `value` that holds
+ * U+0000, or null. Walks with its own stack: request bodies can nest deeper than the call stack.
+ */
+export function nulPath(value: unknown, path: string): string | null {
+  const pending: [unknown, string][] = [[value, path]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [item, at] = next;
+    if (typeof item === 'string') {
+      if (item.includes('\u0000')) {
+        return at;
+      }
+    } else if (Array.isArray(item)) {
+      for (let index = item.length - 1; index >= 0; index -= 1) {
+        pending.push([item[index], `${at}[${index}]`]);
+      }
+    } else if (isPlainObject(item)) {
+      for (const [key, inner] of Object.entries(item).reverse()) {
+        if (key.includes('\u0000')) {
+          return at;
+        }
+        pending.push([inner, at === '' ? key : `${at}.${key}`]);
+      }
+    }
+  }
+  return null;
+}
+
 /** `null`, `undefined` and `{}` all mean "no value". */
 export function isEmptyInput(input: unknown): boolean {
   return input === null || input === undefined || (isPlainObject(input) && Object.keys(input).length === 0);

@@ -100,9 +100,9 @@ abstract class IntegerFieldHandler extends BaseFieldHandler {
     return numericSql(ref);
   }
 
-  /** Comparisons with any finite number are meaningful (`rating gte 3.5`). */
+  /** Comparisons with any finite number are meaningful (`rating gte 3.5`); Value keys as on write. */
   override operand(value: unknown): OperandResult {
-    const number = toFiniteNumber(value);
+    const number = toFiniteNumber(unwrapValue(value, this.keys));
     return number === null ? { ok: false, reason: 'expected a finite number' } : { ok: true, value: number };
   }
 }

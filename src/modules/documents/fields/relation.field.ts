@@ -1,7 +1,7 @@
 import type { FieldDefinition, RelationRef, StoredValue, Value } from './field.types.js';
 import { BaseFieldHandler, NOT_CONVERTIBLE } from './base.field.js';
 import {
-  OPS_EMPTY,
+  OPS_SET,
   jsonSql,
   type ConvertResult,
   type FieldRef,
@@ -10,6 +10,9 @@ import {
   type TypedSql,
 } from './field-type-handler.js';
 import { dedupe, describeInput, invalid, isPlainObject, unwrapValue } from './field-value.utils.js';
+
+/** The Value keys relation writes accept. */
+const RELATION_KEYS = ['relation', 'relations'];
 
 function parseRef(item: unknown, field: FieldDefinition, index: number): RelationRef {
   if (typeof item === 'string' && item !== '') {
@@ -37,15 +40,16 @@ function parseRef(item: unknown, field: FieldDefinition, index: number): Relatio
 /**
  * relation. Value `{relation: [{docType?, docId?, rowId}]}` (or `{relations}`), a plain array, a row id or one
  * reference; stored as an array of references (deduplicated; a reference without docType/docId points into the
- * same document). Filters: `contains` / `in` (links any of the row ids), `notIn`, is_empty / is_not_empty.
+ * same document). Filters compare row ids: `eq` / `ne` (links exactly these rows), `contains` (all of them),
+ * `in` (any of them), `notIn`, is_empty / is_not_empty.
  */
 export class RelationFieldHandler extends BaseFieldHandler {
   readonly family = 'relation';
-  readonly operators = ['contains', 'in', 'notIn', ...OPS_EMPTY] as const;
+  readonly operators = OPS_SET;
   readonly ruleKind = 'list';
 
   protected parseValue(input: unknown, field: FieldDefinition): StoredValue | null {
-    let raw = unwrapValue(input, ['relation', 'relations']);
+    let raw = unwrapValue(input, RELATION_KEYS);
     if (raw === null || raw === undefined || raw === '') {
       return null;
     }
@@ -78,9 +82,10 @@ export class RelationFieldHandler extends BaseFieldHandler {
     return { sql: jsonSql(ref), cast: 'jsonb' };
   }
 
-  /** A row id (or `{rowId}`). */
+  /** A row id, `{rowId}`, or either inside `{relation}` / `{relations}`. */
   override operand(value: unknown): OperandResult {
-    const rowId = typeof value === 'string' ? value : isPlainObject(value) ? value.rowId : undefined;
+    const raw = unwrapValue(value, RELATION_KEYS);
+    const rowId = typeof raw === 'string' ? raw : isPlainObject(raw) ? raw.rowId : undefined;
     return typeof rowId === 'string' && rowId !== ''
       ? { ok: true, value: rowId }
       : { ok: false, reason: 'expected a row id' };

@@ -78,8 +78,13 @@ function candidatesOf(source: PortableValue, splitText: boolean): { id: string; 
   return null;
 }
 
-function optionIdOperand(value: unknown, field: FieldDefinition): OperandResult {
-  const id = idOf(value);
+/** The Value keys the writes of single_select and multi_select accept. */
+const SINGLE_SELECT_KEYS = ['selectOption', 'select', 'singleSelect'];
+const MULTI_SELECT_KEYS = ['multiSelect', 'selectOptions', 'select', 'selectOption'];
+
+/** One option id: `"id"`, `{id}`, or either inside the field's Value keys (`{selectOption: {id}}`). */
+function optionIdOperand(value: unknown, field: FieldDefinition, keys: readonly string[]): OperandResult {
+  const id = idOf(unwrapValue(value, keys));
   if (id === null) {
     return { ok: false, reason: 'expected a select option id' };
   }
@@ -99,7 +104,7 @@ export class SingleSelectFieldHandler extends BaseFieldHandler {
   readonly ruleKind = 'scalar';
 
   protected parseValue(input: unknown, field: FieldDefinition): StoredValue | null {
-    const raw = unwrapValue(input, ['selectOption', 'select', 'singleSelect']);
+    const raw = unwrapValue(input, SINGLE_SELECT_KEYS);
     if (raw === null || raw === undefined || raw === '') {
       return null;
     }
@@ -137,7 +142,7 @@ export class SingleSelectFieldHandler extends BaseFieldHandler {
   }
 
   override operand(value: unknown, field: FieldDefinition): OperandResult {
-    return optionIdOperand(value, field);
+    return optionIdOperand(value, field, SINGLE_SELECT_KEYS);
   }
 }
 
@@ -151,7 +156,7 @@ export class MultiSelectFieldHandler extends BaseFieldHandler {
   readonly ruleKind = 'list';
 
   protected parseValue(input: unknown, field: FieldDefinition): StoredValue | null {
-    let raw = unwrapValue(input, ['multiSelect', 'selectOptions', 'select', 'selectOption']);
+    let raw = unwrapValue(input, MULTI_SELECT_KEYS);
     if (raw === null || raw === undefined) {
       return null;
     }
@@ -199,6 +204,6 @@ export class MultiSelectFieldHandler extends BaseFieldHandler {
   }
 
   override operand(value: unknown, field: FieldDefinition): OperandResult {
-    return optionIdOperand(value, field);
+    return optionIdOperand(value, field, MULTI_SELECT_KEYS);
   }
 }

@@ -24,8 +24,13 @@ export function parseUserId(raw: unknown, field: FieldDefinition): string {
   return id;
 }
 
-export function userOperand(value: unknown): OperandResult {
-  const id = idOf(value);
+/** The Value keys the writes of user and collaborator accept. */
+const USER_KEYS = ['user'];
+const COLLABORATOR_KEYS = ['collaborators', 'collaborator', 'users', 'user'];
+
+/** One user id: `"id"`, `{id}`, or either inside the field's Value keys (`{user: {id}}`). */
+export function userOperand(value: unknown, keys: readonly string[] = USER_KEYS): OperandResult {
+  const id = idOf(unwrapValue(value, keys));
   return id === null || id === '' ? { ok: false, reason: 'expected a user id' } : { ok: true, value: id };
 }
 
@@ -40,7 +45,7 @@ export class UserFieldHandler extends BaseFieldHandler {
   readonly ruleKind = 'scalar';
 
   protected parseValue(input: unknown, field: FieldDefinition): StoredValue | null {
-    const raw = unwrapValue(input, ['user']);
+    const raw = unwrapValue(input, USER_KEYS);
     return raw === null || raw === undefined || raw === '' ? null : parseUserId(raw, field);
   }
 
@@ -78,7 +83,7 @@ export class CollaboratorFieldHandler extends BaseFieldHandler {
   readonly ruleKind = 'list';
 
   protected parseValue(input: unknown, field: FieldDefinition): StoredValue | null {
-    let raw = unwrapValue(input, ['collaborators', 'collaborator', 'users', 'user']);
+    let raw = unwrapValue(input, COLLABORATOR_KEYS);
     if (raw === null || raw === undefined || raw === '') {
       return null;
     }
@@ -114,6 +119,6 @@ export class CollaboratorFieldHandler extends BaseFieldHandler {
   }
 
   override operand(value: unknown): OperandResult {
-    return userOperand(value);
+    return userOperand(value, COLLABORATOR_KEYS);
   }
 }

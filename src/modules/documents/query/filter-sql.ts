@@ -1,6 +1,6 @@
 import { AppException } from '../../../common/errors/app.exception.js';
 import { jsonSql, type FieldRef, type FilterOperator, type SqlCast } from '../fields/field-type-handler.js';
-import { assertNever, isPlainObject } from '../fields/field-value.utils.js';
+import { assertNever, isPlainObject, NUL_REASON } from '../fields/field-value.utils.js';
 import type { FieldResolver } from './field-resolver.js';
 import { QUERY_LIMITS } from './query-normalizer.js';
 import type { SqlParams } from './sql-params.js';
@@ -25,6 +25,15 @@ export function emptySql(ref: FieldRef): string {
   return `COALESCE(${jsonSql(ref)} IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb, '{}'::jsonb), TRUE)`;
 }
 
+/**
+ * A condition that holds for every row or for none (`in []`, `notIn []`, `contains []`). It still mentions the
+ * field's expression: the field id is already a bound parameter, and PostgreSQL refuses a statement with a
+ * parameter it never uses. The planner folds `x IS NULL AND FALSE` to FALSE (and `OR TRUE` to TRUE).
+ */
+function constantSql(value: boolean, expr: string): string {
+  return value ? `(${expr} IS NULL OR TRUE)` : `(${expr} IS NULL AND FALSE)`;
+}
+
 class ConditionCompiler {
   constructor(
     private readonly cond: ConditionNode,
@@ -37,7 +46,12 @@ class ConditionCompiler {
       return fail(path, 'value is required');
     }
     const result = this.field.handler.operand(value, this.field.definition);
-    return result.ok ? result.value : fail(path, result.reason);
+    if (!result.ok) {
+      return fail(path, result.reason);
+    }
+    return typeof result.value === 'string' && result.value.includes('\u0000')
+      ? fail(path, NUL_REASON)
+      : result.value;
   }
 
   private list(path: string): Operand[] {
@@ -89,7 +103,7 @@ class ConditionCompiler {
       case 'notIn': {
         const list = this.list(valuePath);
         if (list.length === 0) {
-          return op === 'in' ? 'FALSE' : 'TRUE';
+          return constantSql(op === 'notIn', expr);
         }
         const any = `${expr} = ANY(${this.bind(list, cast, true)})`;
         return op === 'in' ? `COALESCE(${any}, FALSE)` : `(NOT COALESCE(${any}, FALSE))`;
@@ -148,12 +162,12 @@ class ConditionCompiler {
     switch (op) {
       case 'contains':
         return items.length === 0
-          ? 'TRUE'
+          ? constantSql(true, json)
           : `COALESCE(${json} @> ${this.bind(asJson(items), 'jsonb')}, FALSE)`;
       case 'in':
       case 'notIn': {
         if (items.length === 0) {
-          return op === 'in' ? 'FALSE' : 'TRUE';
+          return constantSql(op === 'notIn', json);
         }
         const exists = `EXISTS (SELECT 1 FROM unnest(${this.bind(items, 'text', true)}) AS q(v) WHERE ${json} @> ${element('q.v')})`;
         return op === 'in' ? exists : `(NOT ${exists})`;
@@ -164,7 +178,10 @@ class ConditionCompiler {
           return op === 'eq' ? emptySql(this.field.ref) : `(NOT ${emptySql(this.field.ref)})`;
         }
         const set = this.bind(asJson(items), 'jsonb');
-        const same = `COALESCE(jsonb_typeof(${json}) = 'array' AND ${json} @> ${set} AND ${set} @> ${json}, FALSE)`;
+        // A stored reference may carry docType/docId besides its rowId: relations compare the sets of row ids.
+        const same = relation
+          ? `COALESCE(CASE WHEN jsonb_typeof(${json}) = 'array' THEN ${json} @> ${set} AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(${json}) AS e(v) WHERE NOT ${set} @> ${element(`e.v -> 'rowId'`)}) END, FALSE)`
+          : `COALESCE(jsonb_typeof(${json}) = 'array' AND ${json} @> ${set} AND ${set} @> ${json}, FALSE)`;
         return op === 'eq' ? same : `(NOT ${same})`;
       }
       case 'range':
@@ -197,7 +214,7 @@ class ConditionCompiler {
       case 'notIn': {
         const list = this.list(valuePath);
         if (list.length === 0) {
-          return op === 'in' ? 'FALSE' : 'TRUE';
+          return constantSql(op === 'notIn', json);
         }
         const values = this.bind(
           list.map((item) => JSON.stringify(item)),

@@ -88,8 +88,26 @@ describe('compileQuery: filters', () => {
     expect(where({ field: 'price', op: 'ne', value: 1 }).sql).toBe(
       `(${number} IS DISTINCT FROM $3::double precision)`,
     );
-    expect(where({ field: 'price', op: 'in', value: [] }).sql).toBe('FALSE');
-    expect(where({ field: 'price', op: 'notIn', value: [] }).sql).toBe('TRUE');
+  });
+
+  it('compiles empty lists to constants that still use the bound field id', () => {
+    const number = `(CASE WHEN jsonb_typeof((r."values" -> $2::text)) = 'number' THEN ((r."values" -> $2::text))::double precision END)`;
+    expect(where({ field: 'price', op: 'in', value: [] })).toEqual({
+      sql: `(${number} IS NULL AND FALSE)`,
+      params: ['price'],
+    });
+    expect(where({ field: 'price', op: 'notIn', value: [] }).sql).toBe(`(${number} IS NULL OR TRUE)`);
+    const tags = `(r."values" -> $2::text)`;
+    expect(where({ field: 'tags', op: 'contains', value: [] })).toEqual({
+      sql: `(${tags} IS NULL OR TRUE)`,
+      params: ['tags'],
+    });
+    expect(where({ field: 'tags', op: 'in', value: [] }).sql).toBe(`(${tags} IS NULL AND FALSE)`);
+    expect(where({ field: 'calc', op: 'notIn', value: [] }).sql).toBe(`(${tags} IS NULL OR TRUE)`);
+    expect(where({ field: 'version', op: 'in', value: [] })).toEqual({
+      sql: '(r.version IS NULL AND FALSE)',
+      params: [],
+    });
   });
 
   it('compiles range from rangeStart/rangeEnd or a two-element value', () => {
@@ -151,6 +169,44 @@ describe('compileQuery: filters', () => {
       `COALESCE(jsonb_typeof(${tags}) = 'array' AND ${tags} @> $3::jsonb AND $3::jsonb @> ${tags}, FALSE)`,
     );
     expect(where({ field: 'rel', op: 'contains', value: 'r1' }).params).toEqual(['rel', '[{"rowId":"r1"}]']);
+  });
+
+  it('reads operands in the Value form of their field too', () => {
+    expect(where({ field: 'status', op: 'eq', value: { selectOption: { id: 'todo' } } }).params).toEqual([
+      'status',
+      'todo',
+    ]);
+    expect(
+      where({ field: 'status', op: 'in', value: [{ selectOption: 'done' }, { select: 'todo' }] }).params,
+    ).toEqual(['status', ['done', 'todo']]);
+    expect(where({ field: 'tags', op: 'contains', value: { multiSelect: { id: 'a' } } }).params).toEqual([
+      'tags',
+      '["a"]',
+    ]);
+    expect(where({ field: 'owner', op: 'eq', value: { user: { id: 'u1' } } }).params).toEqual([
+      'owner',
+      'u1',
+    ]);
+    expect(where({ field: 'createdBy', op: 'eq', value: { user: 'u2' } }).params).toEqual(['u2']);
+    expect(where({ field: 'rel', op: 'contains', value: { relation: { rowId: 'r1' } } }).params).toEqual([
+      'rel',
+      '[{"rowId":"r1"}]',
+    ]);
+    expect(where({ field: 'stars', op: 'gte', value: { rating: 4 } }).params).toEqual(['stars', 4]);
+    expect(where({ field: 'calc', op: 'eq', value: { number: 5 } }).params).toEqual(['calc', '5']);
+  });
+
+  it('compiles eq / ne on relations as the same set of row ids, and in / notIn on booleans', () => {
+    const rel = `(r."values" -> $2::text)`;
+    expect(where({ field: 'rel', op: 'eq', value: ['r1', 'r2'] })).toEqual({
+      sql: `COALESCE(CASE WHEN jsonb_typeof(${rel}) = 'array' THEN ${rel} @> $3::jsonb AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(${rel}) AS e(v) WHERE NOT $3::jsonb @> jsonb_build_array(jsonb_build_object('rowId', e.v -> 'rowId'))) END, FALSE)`,
+      params: ['rel', '[{"rowId":"r1"},{"rowId":"r2"}]'],
+    });
+    expect(where({ field: 'rel', op: 'ne', value: 'r1' }).sql).toMatch(/^\(NOT COALESCE\(CASE WHEN/);
+    expect(where({ field: 'done', op: 'in', value: [true, 'false'] })).toEqual({
+      sql: `COALESCE(COALESCE((CASE WHEN jsonb_typeof(${rel}) = 'boolean' THEN (${rel})::boolean END), FALSE) = ANY($3::boolean[]), FALSE)`,
+      params: ['done', [true, false]],
+    });
   });
 
   it('compiles is_empty for every type, and eq null as is_empty', () => {
@@ -238,6 +294,13 @@ describe('compileQuery: refusals', () => {
     [{ filter: { field: 'name', op: 'eq' } }, 'filter.value', 'value is required'],
     [{ filter: { field: 'price', op: 'range' } }, 'filter.rangeStart', 'range needs'],
     [{ filter: { field: 'calc', op: 'gt', value: true } }, 'filter.value', 'number or string'],
+    [{ filter: { field: 'name', op: 'eq', value: 'a\u0000b' } }, 'filter.value', 'NUL character'],
+    [{ filter: { field: 'calc', op: 'in', value: ['ok', '\u0000'] } }, 'filter.value[1]', 'NUL character'],
+    [
+      { filter: { field: 'status', op: 'eq', value: { selectOption: 5 } } },
+      'filter.value',
+      'select option id',
+    ],
     [{ filter: { field: 'nope', op: 'eq', value: 1 } }, 'filter.field', 'unknown field'],
     [{ sort: [{ field: 'nope' }] }, 'sort[0].field', 'unknown field'],
     [

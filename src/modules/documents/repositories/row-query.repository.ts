@@ -140,26 +140,40 @@ export class RowQueryRepository {
     return Math.max(0, Math.round(rows[0]?.['QUERY PLAN'][0]?.Plan?.['Plan Rows'] ?? 0));
   }
 
-  /** Grouped aggregation: one result row per group, keys and aggregates as JSON under the compiler's aliases. */
+  /**
+   * Grouped aggregation, one page of groups: one result row per group, keys and aggregates as JSON under the
+   * compiler's aliases, ordered by the group keys (unique per group, so pages are stable). `total` is the number
+   * of groups, counted by a window over the groups in the same statement.
+   */
   async groups(
     documentUuid: string,
     compiled: CompiledQuery,
-    limit: number,
+    paging: { limit: number; offset: number },
     overlay: readonly DraftOverlayRow[] | null,
-  ): Promise<Record<string, StoredValue>[]> {
+  ): Promise<{ rows: Record<string, StoredValue>[]; total: number }> {
     const group = compiled.groupBy;
     if (!group) {
-      return [];
+      return { rows: [], total: 0 };
     }
     const src = this.source(documentUuid, overlay);
     const params = [...src.params, ...group.params];
-    return this.tx.manager.query<Record<string, StoredValue>[]>(
-      `${src.with} SELECT ${group.select} FROM ${src.from}
+    const groups = `FROM ${src.from}
         WHERE r.document_id = $1 AND ${compiled.where}
-        ${group.groupBy ? `GROUP BY ${group.groupBy}` : ''}
+        ${group.groupBy ? `GROUP BY ${group.groupBy}` : ''}`;
+    const rows = await this.tx.manager.query<(Record<string, StoredValue> & { __total: string })[]>(
+      `${src.with} SELECT ${group.select}, count(*) OVER () AS "__total" ${groups}
         ${group.orderBy ? `ORDER BY ${group.orderBy}` : ''}
-        LIMIT $${params.length + 1}`,
-      [...params, limit],
+        LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
+      [...params, paging.limit, paging.offset],
     );
+    if (rows.length > 0 || paging.offset === 0) {
+      return { rows, total: Number(rows[0]?.__total ?? 0) };
+    }
+    // A page past the last group has no row to carry the total.
+    const counted = await this.tx.manager.query<{ total: string }[]>(
+      `${src.with} SELECT count(*) AS total FROM (SELECT ${group.select} ${groups}) g`,
+      params,
+    );
+    return { rows, total: Number(counted[0]?.total ?? 0) };
   }
 }

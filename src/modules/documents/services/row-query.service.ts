@@ -33,8 +33,6 @@ import { DraftReadService, type DraftView } from './draft-read.service.js';
 import { ViewResolver } from './view-resolver.js';
 
 const CURSOR_KIND = 'rows';
-/** Most groups one grouped query returns. */
-export const MAX_GROUPS = 1000;
 
 export interface Paging {
   page: number;
@@ -162,7 +160,7 @@ export class RowQueryService {
     const draft = await this.load(ctx, requestId);
     const view = await this.views.apply(ctx.document, draft.metadata.fields, ast, viewId);
     if (view.ast.groupBy) {
-      return this.groups(ctx, draft, view.ast);
+      return this.groups(ctx, draft, view.ast, paging);
     }
     return this.run(ctx, draft, view.ast, { ...paging, columns: view.columns });
   }
@@ -249,13 +247,18 @@ export class RowQueryService {
     return rowPageOf(items, paging, mode, counted, exact);
   }
 
-  private async groups(ctx: DocumentContext, draft: DraftView, ast: QueryAst): Promise<GroupedQueryResultDto> {
+  /** A page of groups (page/pageSize as for rows, in the order of the group keys) with the number of groups. */
+  private async groups(ctx: DocumentContext, draft: DraftView, ast: QueryAst, paging: Paging): Promise<GroupedQueryResultDto> {
+    if (paging.cursor !== undefined || paging.limit !== undefined) {
+      throw AppException.validation([{ field: paging.cursor === undefined ? 'limit' : 'cursor', reason: 'groups are paged with page and pageSize' }]);
+    }
     const compiled = this.compile(ast, draft);
     const group = compiled.groupBy;
+    const { page, pageSize } = paging;
     if (!group) {
-      return { groups: [] };
+      return { groups: [], page, pageSize, total: 0, totalPages: 0 };
     }
-    const rows = await this.queries.groups(ctx.document.uuid, compiled, MAX_GROUPS, draft.overlay);
+    const { rows, total } = await this.queries.groups(ctx.document.uuid, compiled, { limit: pageSize, offset: (page - 1) * pageSize }, draft.overlay);
     const byId = new Map<string, FieldDefinition>(draft.metadata.fields.map((field) => [field.id, field]));
     const definitionOf = (fieldId: string): FieldDefinition | undefined => byId.get(fieldId) ?? SYSTEM_QUERY_FIELDS[fieldId]?.definition;
     return {
@@ -272,6 +275,10 @@ export class RowQueryService {
           value: row[aggregate.alias] ?? null,
         })),
       })),
+      page,
+      pageSize,
+      total,
+      totalPages: Math.ceil(total / pageSize),
     };
   }
 }

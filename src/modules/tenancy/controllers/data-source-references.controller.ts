@@ -43,8 +43,8 @@ export class DataSourceReferencesController {
   }
 
   @Get(':refId')
-  @RequireWorkspaceRole('viewer')
-  @ApiOperation({ summary: 'A data-source reference' })
+  @RequireWorkspaceRole('owner')
+  @ApiOperation({ summary: 'A data-source reference (workspace owner or organization owner/admin)' })
   @ApiEnvelope(DataSourceReferenceResponseDto)
   get(
     @CurrentPrincipal() principal: Principal,

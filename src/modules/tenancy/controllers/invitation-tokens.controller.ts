@@ -37,7 +37,7 @@ export class InvitationTokensController {
   @ApiConflictResponse({ description: 'INVITATION_ALREADY_ACCEPTED, INVITATION_DECLINED', schema: ERROR_ENVELOPE_SCHEMA })
   @ApiGoneResponse({ description: 'INVITATION_EXPIRED, INVITATION_REVOKED', schema: ERROR_ENVELOPE_SCHEMA })
   @HttpCode(200)
-  @ApiOperation({ summary: 'Decline (status becomes `declined`); the e-mail must match' })
+  @ApiOperation({ summary: 'Decline (status becomes `revoked`, with `declinedAt`); the e-mail must match' })
   @ApiEnvelope(InvitationDetailsDto)
   decline(@CurrentPrincipal() principal: Principal, @Param('token') token: string): Promise<InvitationDetailsDto> {
     return this.tokens.decline(principal, token);

@@ -1,9 +1,9 @@
 import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
 import {
   ApproveJoinRequestDto,
@@ -15,6 +15,8 @@ import {
 import { RequireOrgRole } from '../guards/tenancy-roles.decorators.js';
 import { JoinRequestsService } from '../services/join-requests.service.js';
 
+const requestNotFound = 'NOT_FOUND: unknown join request or organization, or the caller is neither the applicant nor a member';
+
 @ApiTags('join requests')
 @Controller('organizations/:organizationId/join-requests')
 @Authenticated()
@@ -23,6 +25,8 @@ export class JoinRequestsController {
 
   @Post()
   @FirstPartyOnly()
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown or archived organization, or one that does not accept join requests', schema: ERROR_ENVELOPE_SCHEMA })
+  @ApiConflictResponse({ description: 'ALREADY_MEMBER, ALREADY_EXISTS (a pending request of the caller)', schema: ERROR_ENVELOPE_SCHEMA })
   @ApiOperation({ summary: 'Ask to join (non-members, when settings.allowJoinRequests is true)' })
   @ApiEnvelope(JoinRequestResponseDto, { status: 201 })
   create(
@@ -46,6 +50,7 @@ export class JoinRequestsController {
   }
 
   @Get(':requestId')
+  @ApiNotFoundResponse({ description: requestNotFound, schema: ERROR_ENVELOPE_SCHEMA })
   @ApiOperation({ summary: 'A join request (owner, admin or the applicant)' })
   @ApiEnvelope(JoinRequestResponseDto)
   get(
@@ -58,6 +63,8 @@ export class JoinRequestsController {
 
   @Delete(':requestId')
   @FirstPartyOnly()
+  @ApiNotFoundResponse({ description: requestNotFound, schema: ERROR_ENVELOPE_SCHEMA })
+  @ApiConflictResponse({ description: 'INVALID_STATE: the join request is not pending', schema: ERROR_ENVELOPE_SCHEMA })
   @ApiOperation({ summary: 'Cancel a pending join request (the applicant only)' })
   @ApiEnvelope(JoinRequestResponseDto)
   cancel(

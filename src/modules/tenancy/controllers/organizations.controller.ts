@@ -1,9 +1,9 @@
 import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { CreateOrganizationDto, OrganizationDetailDto, TransferOwnershipDto, UpdateOrganizationDto } from '../dtos/organization.dto.js';
 import { RequireOrgRole } from '../guards/tenancy-roles.decorators.js';
 import { OrganizationsService } from '../services/organizations.service.js';
@@ -55,8 +55,8 @@ export class OrganizationsController {
   @Post(':organizationId/leave')
   @FirstPartyOnly()
   @HttpCode(200)
-  @RequireOrgRole('guest')
-  @ApiOperation({ summary: 'Leave the organization (the owner must transfer ownership first)' })
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown or archived organization, or not a member', schema: ERROR_ENVELOPE_SCHEMA })
+  @ApiOperation({ summary: 'Leave the organization, also while suspended (the owner must transfer ownership first)' })
   @ApiEnvelope(null)
   leave(@CurrentPrincipal() principal: Principal, @Param('organizationId') organizationId: string): Promise<null> {
     return this.organizations.leave(principal, organizationId);

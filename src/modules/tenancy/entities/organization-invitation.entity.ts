@@ -1,10 +1,10 @@
 import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
 
 /**
- * `Tenant.InvitationStatus` (spec 2.4) plus `declined`, which Quire writes when the invitee declines
- * (the spec leaves the status written by decline open; see docs/tenancy.md).
+ * `Tenant.InvitationStatus` (spec 2.4), exactly. A decline by the invitee writes `revoked` with `declinedAt`,
+ * which tells it apart from a revoke by the organization (`revokedAt`); see docs/tenancy.md.
  */
-export const INVITATION_STATUSES = ['pending', 'accepted', 'expired', 'revoked', 'declined'] as const;
+export const INVITATION_STATUSES = ['pending', 'accepted', 'expired', 'revoked'] as const;
 export type InvitationStatus = (typeof INVITATION_STATUSES)[number];
 
 /** Roles an invitation or a join request may grant: ownership changes only by transfer. */

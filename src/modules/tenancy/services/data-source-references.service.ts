@@ -40,7 +40,7 @@ export class DataSourceReferencesService {
   }
 
   async get(principal: Principal, organizationId: string, workspaceId: string, refId: string): Promise<DataSourceReferenceResponseDto> {
-    await this.access.requireIn(principal.userId, organizationId, workspaceId, 'read');
+    await this.access.requireIn(principal.userId, organizationId, workspaceId, 'manage');
     return DataSourceReferenceResponseDto.from(await this.find(workspaceId, refId));
   }
 

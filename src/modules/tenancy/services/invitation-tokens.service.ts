@@ -53,7 +53,7 @@ export class InvitationTokensService {
       const { invitation, organization } = await this.load(token, true);
       await this.requireInvitee(principal, invitation);
       requirePending(invitation);
-      await this.tx.manager.update(OrganizationInvitationEntity, { id: invitation.id }, { status: 'declined', declinedAt: new Date() });
+      await this.tx.manager.update(OrganizationInvitationEntity, { id: invitation.id }, { status: 'revoked', declinedAt: new Date() });
       const updated = await this.tx.manager.findOneByOrFail(OrganizationInvitationEntity, { id: invitation.id });
       return this.detailsOf(updated, organization);
     });
@@ -121,10 +121,9 @@ function requirePending(invitation: OrganizationInvitationEntity): void {
       return;
     case 'accepted':
       throw new AppException(ErrorCode.INVITATION_ALREADY_ACCEPTED, { payload });
-    case 'declined':
-      throw new AppException(ErrorCode.INVITATION_DECLINED, { payload });
     case 'revoked':
-      throw new AppException(ErrorCode.INVITATION_REVOKED, { payload });
+      // A decline is stored as `revoked` too; declinedAt tells it apart from a revoke by the organization.
+      throw new AppException(invitation.declinedAt !== null ? ErrorCode.INVITATION_DECLINED : ErrorCode.INVITATION_REVOKED, { payload });
     case 'expired':
       throw new AppException(ErrorCode.INVITATION_EXPIRED, { payload: { ...payload, expiresAt: isoRequired(invitation.expiresAt) } });
   }

@@ -42,8 +42,9 @@ export class JoinRequestsService {
       if (member) {
         throw new AppException(ErrorCode.ALREADY_MEMBER, { details: [{ reason: 'you are already a member of this organization' }] });
       }
+      // An organization closed to requests answers a non-member exactly as an unknown one does.
       if (!effectiveSettings(org.settings).allowJoinRequests) {
-        throw AppException.forbidden('this organization does not accept join requests');
+        throw AppException.notFound('organization');
       }
       const pending = await this.tx.manager.findOne(JoinRequestEntity, { where: { organizationId, userId: principal.userId, status: 'pending' } });
       if (pending) {
@@ -140,10 +141,13 @@ export class JoinRequestsService {
 
   /**
    * A request the caller may see: the applicant's own, or any of the organization for its active
-   * owners/admins. Everyone else gets NOT_FOUND (members) or FORBIDDEN (lower roles, suspended).
+   * owners/admins. Non-members get the same NOT_FOUND whether or not the organization exists or is
+   * archived; members with a lower role or suspended get FORBIDDEN.
    */
   private async visibleRequest(principal: Principal, organizationId: string, requestId: string, lock: boolean): Promise<JoinRequestEntity> {
-    await this.activeOrganization(organizationId, false);
+    if (!(await this.access.exists(organizationId))) {
+      throw AppException.notFound('join request');
+    }
     const request = await this.find(organizationId, requestId, lock);
     if (request.userId === principal.userId) {
       return request;

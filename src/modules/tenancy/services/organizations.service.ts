@@ -108,9 +108,13 @@ export class OrganizationsService {
     });
   }
 
+  /** Any member may leave, suspended ones too (spec 4.2 only holds back the owner). */
   async leave(principal: Principal, organizationId: string): Promise<null> {
     return this.tx.run(async () => {
-      const caller = await this.access.require(principal.userId, organizationId, 'guest', true);
+      const caller = await this.access.find(principal.userId, organizationId, true);
+      if (!caller) {
+        throw AppException.notFound('organization');
+      }
       if (caller.role === 'owner') {
         throw AppException.forbidden('the owner cannot leave; transfer ownership first');
       }

@@ -20,6 +20,10 @@ import { type ViewRecord, ViewRepository } from '../repositories/view.repository
 
 type ViewEvent = 'view_created' | 'view_updated' | 'view_deleted' | 'view_default_changed';
 
+/** Most points a chart series answers, and the page size it reads its groups in. */
+const MAX_SERIES_POINTS = 1000;
+const SERIES_PAGE_SIZE = 100;
+
 /** Most views the bundle lists. */
 const BUNDLE_VIEWS = 100;
 
@@ -185,14 +189,22 @@ export class ViewsService {
     const aggregation = chartAggregation(config);
     const groupBy = { fields: [xField], aggregations: [aggregation === 'count' || yField === null ? { kind: 'count' } : { kind: aggregation, field: yField }] };
     // The view is applied by the query engine itself (its filters; groups ignore sorts), like GET /data?viewId=.
-    const result = (await this.rowQueries.query(ctx, { groupBy }, requestId, undefined, viewId)) as GroupedQueryResultDto;
+    // Groups come in pages (of at most 100, in key order): the series takes the first MAX_SERIES_POINTS of them.
+    const groups: GroupedQueryResultDto['groups'] = [];
+    for (let page = 1; groups.length < MAX_SERIES_POINTS; page += 1) {
+      const result = (await this.rowQueries.query(ctx, { groupBy, page, pageSize: SERIES_PAGE_SIZE }, requestId, undefined, viewId)) as GroupedQueryResultDto;
+      groups.push(...result.groups);
+      if (page >= result.totalPages) {
+        break;
+      }
+    }
     return {
       viewId,
       chartType: String(config.chartType),
       xField,
       yField,
       aggregation: yField === null ? 'count' : aggregation,
-      points: result.groups.map((group) => {
+      points: groups.slice(0, MAX_SERIES_POINTS).map((group) => {
         const value = group.aggregations[0]?.value;
         return { x: group.keys[0]?.value ?? null, y: value === null || value === undefined ? null : Number(value) };
       }),

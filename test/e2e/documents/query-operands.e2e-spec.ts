@@ -1,0 +1,354 @@
+import request from 'supertest';
+import type { TestUser } from '../../factories/users.factory.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import {
+  bearer,
+  createDocument,
+  type DocHandle,
+  newUser,
+  PRODUCT_FIELDS,
+  seedRows,
+} from './documents.fixtures.js';
+
+const FIELDS = [...PRODUCT_FIELDS, { id: 'links', name: 'Links', type: 'relation' }];
+
+const ROWS = [
+  {
+    id: 'q1',
+    values: {
+      name: 'Apple',
+      price: 10,
+      active: true,
+      status: 'todo',
+      tags: ['red'],
+      owner: 'user-a',
+      rating: 5,
+      links: [{ rowId: 'x' }],
+    },
+  },
+  {
+    id: 'q2',
+    values: {
+      name: 'Banana',
+      price: 20,
+      active: false,
+      status: 'doing',
+      tags: ['blue'],
+      owner: 'user-b',
+      rating: 2,
+      links: [{ rowId: 'x' }, { rowId: 'y' }],
+    },
+  },
+  {
+    id: 'q3',
+    values: {
+      name: 'Cherry',
+      price: 30,
+      active: true,
+      status: 'done',
+      tags: ['red', 'blue'],
+      owner: 'user-a',
+      links: [{ docType: 'parts', docId: 'p1', rowId: 'y' }],
+    },
+  },
+  { id: 'q4', values: { name: 'apricot', price: 40, status: 'todo' } },
+  { id: 'q5', values: { name: 'Elder', active: false, tags: ['blue'], owner: 'user-b' } },
+  {
+    id: 'q6',
+    values: {
+      name: 'Fig',
+      price: 5.5,
+      active: true,
+      status: 'done',
+      tags: ['red'],
+      owner: 'user-a',
+      rating: 4,
+    },
+  },
+];
+const ALL = ['q1', 'q2', 'q3', 'q4', 'q5', 'q6'];
+
+describe('documents: query operands (empty lists, Value forms, relation and boolean sets) and grouped pages', () => {
+  let t: TestApp;
+  let owner: TestUser;
+  let doc: DocHandle;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    owner = await newUser(t.http);
+    doc = await createDocument(t.http, owner, { fields: FIELDS });
+    await seedRows(t.dataSource, doc, ROWS);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function query(body: Record<string, unknown>, path = doc.path): Promise<Record<string, unknown>> {
+    const res = await request(t.http).post(`${path}/data/query`).set(bearer(owner)).send(body);
+    expect({ status: res.status, body, details: res.body.details }).toEqual({
+      status: 200,
+      body,
+      details: undefined,
+    });
+    return res.body.payload;
+  }
+  const idsOf = (payload: Record<string, unknown>): string[] =>
+    (payload.items as { id: string }[]).map((row) => row.id);
+  const where = async (field: string, operator: string, value: unknown): Promise<string[]> =>
+    idsOf(
+      await query({
+        filters: { logic: 'and', conditions: [{ field, operator, value }], groups: [] },
+        sorts: [{ field: 'id', direction: 'asc' }],
+      }),
+    );
+  const condition = (field: string, operator: string, value?: unknown) => ({ field, operator, value });
+
+  it('answers empty in / notIn / contains lists: in [] matches nothing, notIn [] and contains [] everything', async () => {
+    expect(await where('price', 'in', [])).toEqual([]);
+    expect(await where('price', 'notIn', [])).toEqual(ALL);
+    expect(await where('name', 'in', [])).toEqual([]);
+    expect(await where('status', 'notIn', [])).toEqual(ALL);
+    expect(await where('tags', 'contains', [])).toEqual(ALL);
+    expect(await where('tags', 'in', [])).toEqual([]);
+    expect(await where('tags', 'notIn', [])).toEqual(ALL);
+    expect(await where('links', 'in', [])).toEqual([]);
+    expect(await where('createdAt', 'in', [])).toEqual([]);
+    const short = await query({ filter: { field: 'price', op: 'in', value: [] } });
+    expect(short).toMatchObject({ items: [], total: 0 });
+  });
+
+  it('answers empty lists nested in groups, beside other conditions, with every count mode, cursor paging and groupBy', async () => {
+    const nested = {
+      logic: 'and',
+      conditions: [condition('name', 'is_not_empty')],
+      groups: [{ logic: 'and', conditions: [condition('price', 'in', [])], groups: [] }],
+    };
+    expect(idsOf(await query({ filters: nested }))).toEqual([]);
+    const either = {
+      logic: 'or',
+      conditions: [condition('price', 'in', []), condition('name', 'eq', 'Apple')],
+      groups: [],
+    };
+    expect(idsOf(await query({ filters: either }))).toEqual(['q1']);
+    const everything = {
+      logic: 'and',
+      conditions: [condition('price', 'notIn', []), condition('tags', 'contains', [])],
+      groups: [],
+    };
+    expect(await query({ filters: everything, count: 'none' })).toMatchObject({
+      total: null,
+      countMode: 'none',
+    });
+    expect(await query({ filters: everything, count: 'exact' })).toMatchObject({
+      total: 6,
+      totalExact: true,
+    });
+    expect(await query({ filters: everything, count: 'estimated', pageSize: 2, page: 2 })).toMatchObject({
+      total: 6,
+    });
+    const cursor = await query({
+      filters: everything,
+      limit: 4,
+      sorts: [{ field: 'price', direction: 'asc' }],
+    });
+    expect(cursor).toMatchObject({ limit: 4, nextCursor: expect.any(String) });
+    expect(idsOf(await query({ filters: nested, limit: 4 }))).toEqual([]);
+    const grouped = await query({
+      filters: nested,
+      groupBy: { fields: ['status'], aggregations: [{ kind: 'sum', field: 'price' }] },
+    });
+    expect(grouped).toMatchObject({ groups: [], total: 0 });
+    const all = await query({ filters: everything, groupBy: { fields: ['active'] } });
+    expect(all.total).toBe(3);
+  });
+
+  it('answers empty lists through GET /data with a view filter, paged and with a cursor', async () => {
+    for (const [id, operator] of [
+      ['none-in', 'in'],
+      ['all-not-in', 'notIn'],
+    ]) {
+      await request(t.http)
+        .post(`${doc.path}/views`)
+        .set(bearer(owner))
+        .send({
+          id,
+          name: id,
+          type: 'table',
+          config: { filters: { logic: 'and', conditions: [condition('price', operator, [])], groups: [] } },
+        })
+        .expect(201);
+    }
+    const none = await request(t.http)
+      .get(`${doc.path}/data?viewId=none-in&count=exact`)
+      .set(bearer(owner))
+      .expect(200);
+    expect(none.body.payload).toMatchObject({ items: [], total: 0 });
+    const all = await request(t.http)
+      .get(`${doc.path}/data?viewId=all-not-in&sort=id:asc`)
+      .set(bearer(owner))
+      .expect(200);
+    expect(all.body.payload.items.map((row: { id: string }) => row.id)).toEqual(ALL);
+    const cursor = await request(t.http)
+      .get(`${doc.path}/data?viewId=none-in&limit=2`)
+      .set(bearer(owner))
+      .expect(200);
+    expect(cursor.body.payload).toMatchObject({ items: [], nextCursor: null });
+  });
+
+  it('reads filter values in the Value form the field writes accept', async () => {
+    expect(await where('price', 'eq', { number: 20 })).toEqual(['q2']);
+    expect(await where('status', 'eq', { selectOption: { id: 'todo' } })).toEqual(['q1', 'q4']);
+    expect(await where('status', 'ne', { selectOption: 'todo' })).toEqual(['q2', 'q3', 'q5', 'q6']);
+    expect(await where('status', 'in', [{ selectOption: { id: 'doing' } }, { select: 'done' }])).toEqual([
+      'q2',
+      'q3',
+      'q6',
+    ]);
+    expect(await where('tags', 'contains', { multiSelect: { id: 'blue' } })).toEqual(['q2', 'q3', 'q5']);
+    expect(await where('tags', 'in', [{ selectOption: { id: 'red' } }])).toEqual(['q1', 'q3', 'q6']);
+    expect(await where('owner', 'eq', { user: { id: 'user-a' } })).toEqual(['q1', 'q3', 'q6']);
+    expect(await where('owner', 'notIn', [{ user: 'user-a' }])).toEqual(['q2', 'q4', 'q5']);
+    expect(await where('createdBy', 'eq', { user: { id: 'seed' } })).toEqual(ALL);
+    expect(await where('rating', 'gte', { rating: 4 })).toEqual(['q1', 'q6']);
+    expect(await where('active', 'eq', { boolean: true })).toEqual(['q1', 'q3', 'q6']);
+    expect(await where('links', 'contains', { relation: { rowId: 'y' } })).toEqual(['q2', 'q3']);
+    const unknown = await request(t.http)
+      .post(`${doc.path}/data/query`)
+      .set(bearer(owner))
+      .send({
+        filters: {
+          logic: 'and',
+          conditions: [condition('status', 'eq', { selectOption: { id: 'nope' } })],
+          groups: [],
+        },
+      })
+      .expect(400);
+    expect(unknown.body.details).toMatchObject({
+      field: 'filters.conditions[0].value',
+      reason: 'unknown select option "nope"',
+    });
+  });
+
+  it('filters relations with eq / ne as the same set of linked row ids', async () => {
+    expect(await where('links', 'eq', 'x')).toEqual(['q1']);
+    expect(await where('links', 'eq', ['y', 'x'])).toEqual(['q2']);
+    expect(await where('links', 'eq', [{ rowId: 'y' }])).toEqual(['q3']);
+    expect(await where('links', 'ne', 'x')).toEqual(['q2', 'q3', 'q4', 'q5', 'q6']);
+    expect(await where('links', 'ne', ['x', 'y'])).toEqual(['q1', 'q3', 'q4', 'q5', 'q6']);
+    expect(await where('links', 'eq', [])).toEqual(['q4', 'q5', 'q6']);
+  });
+
+  it('filters booleans with in / notIn, a missing value counting as false', async () => {
+    expect(await where('active', 'in', [true])).toEqual(['q1', 'q3', 'q6']);
+    expect(await where('active', 'in', [false])).toEqual(['q2', 'q4', 'q5']);
+    expect(await where('active', 'in', ['true', false])).toEqual(ALL);
+    expect(await where('active', 'notIn', [true])).toEqual(['q2', 'q4', 'q5']);
+    expect(await where('active', 'notIn', [false])).toEqual(['q1', 'q3', 'q6']);
+    const bad = await request(t.http)
+      .post(`${doc.path}/data/query`)
+      .set(bearer(owner))
+      .send({ filters: { logic: 'and', conditions: [condition('active', 'in', ['maybe'])], groups: [] } })
+      .expect(400);
+    expect(bad.body.details.field).toBe('filters.conditions[0].value[0]');
+  });
+
+  describe('grouped results', () => {
+    let many: DocHandle;
+
+    beforeAll(async () => {
+      many = await createDocument(t.http, owner, {
+        docType: 'batches',
+        fields: [
+          { id: 'qty', name: 'Qty', type: 'number' },
+          { id: 'kind', name: 'Kind', type: 'text' },
+        ],
+      });
+      // 25 distinct quantities (two rows each for 1..5) and one row without a quantity: 26 groups.
+      const rows: { id: string; values: Record<string, unknown> }[] = Array.from(
+        { length: 25 },
+        (_, index) => ({ id: `b${index + 1}`, values: { qty: index + 1, kind: 'k' } }),
+      );
+      rows.push(...[1, 2, 3, 4, 5].map((qty) => ({ id: `d${qty}`, values: { qty, kind: 'k' } })), {
+        id: 'e1',
+        values: { kind: 'k' },
+      });
+      await seedRows(t.dataSource, many, rows);
+    });
+
+    const keyOf = (group: { keys: { value: { number: number } }[] }): number | null =>
+      group.keys[0]?.value.number ?? null;
+
+    it('pages groups with page and pageSize (default 20) in a stable key order and reports the number of groups', async () => {
+      const first = await query({ groupBy: { fields: ['qty'] } }, many.path);
+      expect(first).toMatchObject({ page: 1, pageSize: 20, total: 26, totalPages: 2 });
+      expect((first.groups as unknown[]).length).toBe(20);
+      const seen: (number | null)[] = [];
+      for (let page = 1; page <= 6; page += 1) {
+        const payload = await query(
+          { groupBy: { fields: ['qty'], aggregations: [{ kind: 'count' }] }, page, pageSize: 5 },
+          many.path,
+        );
+        expect(payload).toMatchObject({ page, pageSize: 5, total: 26, totalPages: 6 });
+        seen.push(...(payload.groups as { keys: { value: { number: number } }[] }[]).map(keyOf));
+      }
+      expect(seen).toEqual([...Array.from({ length: 25 }, (_, index) => index + 1), null]);
+      const twice = await query(
+        { groupBy: { fields: ['qty'], aggregations: [{ kind: 'count' }] }, page: 1, pageSize: 5 },
+        many.path,
+      );
+      expect(
+        (twice.groups as { aggregations: { value: number }[] }[]).map(
+          (group) => group.aggregations[0]?.value,
+        ),
+      ).toEqual([2, 2, 2, 2, 2]);
+    });
+
+    it('reports the total past the last page, for aggregations without keys and within filters', async () => {
+      expect(await query({ groupBy: { fields: ['qty'] }, page: 9, pageSize: 5 }, many.path)).toMatchObject({
+        groups: [],
+        page: 9,
+        total: 26,
+        totalPages: 6,
+      });
+      const overall = await query(
+        { groupBy: { fields: [], aggregations: [{ kind: 'sum', field: 'qty' }] } },
+        many.path,
+      );
+      expect(overall).toMatchObject({
+        total: 1,
+        totalPages: 1,
+        groups: [{ keys: [], aggregations: [{ kind: 'sum', field: 'qty', value: 340 }] }],
+      });
+      expect(
+        await query({ groupBy: { fields: [], aggregations: [{ kind: 'count' }] }, page: 2 }, many.path),
+      ).toMatchObject({ groups: [], total: 1 });
+      const filtered = await query(
+        {
+          filters: { logic: 'and', conditions: [condition('qty', 'lte', 3)], groups: [] },
+          groupBy: { fields: ['qty', 'kind'] },
+          pageSize: 2,
+        },
+        many.path,
+      );
+      expect(filtered).toMatchObject({ total: 3, totalPages: 2 });
+    });
+
+    it('refuses pageSize above the maximum, and cursor or limit, with VALIDATION_ERROR', async () => {
+      for (const [extra, field] of [
+        [{ pageSize: 101 }, 'pageSize'],
+        [{ limit: 10 }, 'limit'],
+        [{ cursor: 'abc' }, 'cursor'],
+      ] as const) {
+        const res = await request(t.http)
+          .post(`${many.path}/data/query`)
+          .set(bearer(owner))
+          .send({ groupBy: { fields: ['qty'] }, ...extra })
+          .expect(400);
+        expect({ code: res.body.code, field: res.body.details.field }).toEqual({
+          code: 'VALIDATION_ERROR',
+          field,
+        });
+      }
+    });
+  });
+});
