@@ -251,6 +251,11 @@ describe('comments', () => {
     await request(t.http).get(base).set(bearer(owner)).expect(404);
     await request(t.http).get(`${doc.path}/comments/${reply.id}`).set(bearer(owner)).expect(404);
     expect((await events(comment.id)).map((event) => event.event_type)).toContain('comment_deleted');
+    // The reply that went with its thread has its own comment_deleted.
+    const replyDeleted = (await events(reply.id)).filter((event) => event.event_type === 'comment_deleted');
+    expect(replyDeleted.map((event) => event.payload)).toEqual([
+      expect.objectContaining({ commentId: reply.id, content: 'Reply', createdBy: owner.id, deletedBy: owner.id, deletedWithThread: comment.id }),
+    ]);
 
     const own = (await post(editor, { target: { scope: 'document' }, content: 'Bye' }).expect(201)).body.payload;
     await request(t.http).delete(`${doc.path}/comments/${own.id}`).set(bearer(editor)).expect(200);
