@@ -72,10 +72,17 @@ export class SupplyChainModule implements OnModuleInit {
   constructor(
     private readonly deletions: DocumentDeletionListeners,
     private readonly catalogs: CatalogRepository,
+    private readonly connections: ConnectionRepository,
   ) {}
 
-  /** A catalog or order book deleted through `/doc` leaves the supply-chain routes with it (same transaction). */
+  /**
+   * A catalog or order book deleted through `/doc` leaves the supply-chain routes with it, and a catalog's
+   * connections are disabled as `POST …/disable` would (same transaction; docs/supply-chain.md, "Connection states").
+   */
   onModuleInit(): void {
-    this.deletions.register((document) => this.catalogs.retireByDocument(document.uuid));
+    this.deletions.register(async (document, deletedBy) => {
+      const catalogs = await this.catalogs.retireByDocument(document.uuid);
+      await this.connections.disableForCatalogs(catalogs, deletedBy);
+    });
   }
 }

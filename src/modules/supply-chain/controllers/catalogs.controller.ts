@@ -24,6 +24,7 @@ import {
 } from '../dtos/connection.dto.js';
 import { CatalogsService } from '../services/catalogs.service.js';
 import { ConnectionsService } from '../services/connections.service.js';
+import { OrganizationIdParam } from './organization-id.decorator.js';
 
 class RevisionsSinceQueryDto extends PageQueryDto {
   @ApiPropertyOptional({
@@ -59,7 +60,7 @@ export class CatalogsController {
   @ApiEnvelope(CatalogResponseDto, { status: 201 })
   create(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Body() dto: CreateCatalogDto,
   ): Promise<CatalogResponseDto> {
     return this.catalogs.create(principal, organizationId, dto);
@@ -71,7 +72,7 @@ export class CatalogsController {
   @ApiEnvelope(CatalogResponseDto, { shape: 'page' })
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Query() query: PageQueryDto,
   ): Promise<Page<CatalogResponseDto>> {
     return this.catalogs.list(principal, organizationId, query);
@@ -83,7 +84,7 @@ export class CatalogsController {
   @ApiEnvelope(CatalogResponseDto)
   get(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('catalogId') catalogId: string,
   ): Promise<CatalogResponseDto> {
     return this.catalogs.get(principal, organizationId, catalogId);
@@ -95,7 +96,7 @@ export class CatalogsController {
   @ApiEnvelope(CatalogResponseDto)
   update(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('catalogId') catalogId: string,
     @Body() dto: UpdateCatalogDto,
   ): Promise<CatalogResponseDto> {
@@ -108,7 +109,7 @@ export class CatalogsController {
   @ApiEnvelope(ScFieldDto, { shape: 'array' })
   fields(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('catalogId') catalogId: string,
   ): Promise<ScFieldDto[]> {
     return this.catalogs.fields(principal, organizationId, catalogId);
@@ -123,7 +124,7 @@ export class CatalogsController {
   @ApiEnvelope(RowWriteResponseDto)
   updateRow(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('catalogId') catalogId: string,
     @Param('rowId') rowId: string,
     @Query() query: RequestIdQueryDto,
@@ -138,7 +139,7 @@ export class CatalogsController {
   @ApiEnvelope(RowDeleteResponseDto)
   deleteRow(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('catalogId') catalogId: string,
     @Param('rowId') rowId: string,
     @Query() query: RequestIdQueryDto,
@@ -157,7 +158,7 @@ export class CatalogsController {
   @ApiEnvelope(BatchUpdateResultDto)
   batchUpdate(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('catalogId') catalogId: string,
     @Query() query: RequestIdQueryDto,
     @Body() body: BatchUpdateDto,
@@ -173,7 +174,7 @@ export class CatalogsController {
   @ApiEnvelope(RevisionResponseDto, { shape: 'page' })
   revisions(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('catalogId') catalogId: string,
     @Query() query: RevisionsSinceQueryDto,
   ): Promise<Page<RevisionResponseDto>> {
@@ -186,7 +187,7 @@ export class CatalogsController {
   @ApiEnvelope(ConnectionResponseDto, { status: 201 })
   createConnection(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('catalogId') catalogId: string,
     @Body() dto: CreateConnectionDto,
   ): Promise<ConnectionResponseDto> {
@@ -199,7 +200,7 @@ export class CatalogsController {
   @ApiEnvelope(ConnectionResponseDto, { shape: 'page' })
   listConnections(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('catalogId') catalogId: string,
     @Query() query: ConnectionListQueryDto,
   ): Promise<Page<ConnectionResponseDto>> {

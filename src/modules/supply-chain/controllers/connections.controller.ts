@@ -20,6 +20,7 @@ import {
 } from '../dtos/connection.dto.js';
 import { BindingsService } from '../services/bindings.service.js';
 import { ConnectionsService } from '../services/connections.service.js';
+import { OrganizationIdParam } from './organization-id.decorator.js';
 
 /** Connections of catalogs (spec 2.14, 3, 4.8), their states, share links and the supplier's binding decisions. */
 @ApiTags('supply chain: connections')
@@ -37,7 +38,7 @@ export class ConnectionsController {
   @ApiEnvelope(ConnectionResponseDto, { status: 201 })
   create(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Body() dto: CreateConnectionDto,
   ): Promise<ConnectionResponseDto> {
     return this.connections.create(principal, organizationId, dto);
@@ -49,7 +50,7 @@ export class ConnectionsController {
   @ApiEnvelope(ConnectionResponseDto, { shape: 'page' })
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Query() query: ConnectionListQueryDto,
   ): Promise<Page<ConnectionResponseDto>> {
     return this.connections.list(principal, organizationId, query);
@@ -64,7 +65,7 @@ export class ConnectionsController {
   @ApiEnvelope(ConnectionResponseDto)
   get(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
   ): Promise<ConnectionResponseDto> {
     return this.connections.get(principal, organizationId, connectionId);
@@ -76,7 +77,7 @@ export class ConnectionsController {
   @ApiEnvelope(ConnectionResponseDto)
   update(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
     @Body() dto: UpdateConnectionDto,
   ): Promise<ConnectionResponseDto> {
@@ -90,7 +91,7 @@ export class ConnectionsController {
   @ApiEnvelope(ConnectionResponseDto)
   pause(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
   ): Promise<ConnectionResponseDto> {
     return this.connections.transition(principal, organizationId, connectionId, 'pause');
@@ -103,7 +104,7 @@ export class ConnectionsController {
   @ApiEnvelope(ConnectionResponseDto)
   resume(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
   ): Promise<ConnectionResponseDto> {
     return this.connections.transition(principal, organizationId, connectionId, 'resume');
@@ -118,7 +119,7 @@ export class ConnectionsController {
   @ApiEnvelope(ConnectionResponseDto)
   disable(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
   ): Promise<ConnectionResponseDto> {
     return this.connections.transition(principal, organizationId, connectionId, 'disable');
@@ -133,7 +134,7 @@ export class ConnectionsController {
   @ApiEnvelope(ShareLinkResponseDto, { status: 201 })
   shareLink(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
     @Body() dto: CreateShareLinkDto,
   ): Promise<ShareLinkResponseDto> {
@@ -146,7 +147,7 @@ export class ConnectionsController {
   @ApiEnvelope(ShareLinkInfoDto, { shape: 'array' })
   shareLinks(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
   ): Promise<ShareLinkInfoDto[]> {
     return this.connections.listShareLinks(principal, organizationId, connectionId);
@@ -158,7 +159,7 @@ export class ConnectionsController {
   @ApiEnvelope(ShareLinkInfoDto)
   revokeShareLink(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
     @Param('linkId') linkId: string,
   ): Promise<ShareLinkInfoDto> {
@@ -173,7 +174,7 @@ export class ConnectionsController {
   @ApiEnvelope(SupplierBindingDto, { shape: 'page' })
   bindingsOf(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
     @Query() query: BindingListQueryDto,
   ): Promise<Page<SupplierBindingDto>> {
@@ -187,7 +188,7 @@ export class ConnectionsController {
   @ApiEnvelope(SupplierBindingDto)
   approve(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
     @Param('bindingId') bindingId: string,
     @Body() dto: ReviewNoteDto,
@@ -202,7 +203,7 @@ export class ConnectionsController {
   @ApiEnvelope(SupplierBindingDto)
   reject(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
     @Param('bindingId') bindingId: string,
     @Body() dto: ReviewNoteDto,
@@ -221,10 +222,13 @@ export class ShareLinksController {
   @Authenticated()
   @ApiOperation({
     summary:
-      'Resolve a share code: connection id, name, source organization, catalog summary, share mode. Each call is one use; expired/revoked → 410 SHARE_LINK_EXPIRED, used up → 410 SHARE_LINK_EXHAUSTED',
+      "Resolve a share code: connection id, name, source organization, catalog summary, share mode. A read: spends no use; expired/revoked → 410 SHARE_LINK_EXPIRED, maxUses organizations admitted (none of them the caller's) → 410 SHARE_LINK_EXHAUSTED",
   })
   @ApiEnvelope(SharedConnectionDto)
-  resolve(@Param('code') code: string): Promise<SharedConnectionDto> {
-    return this.connections.resolveShareCode(code);
+  resolve(
+    @CurrentPrincipal() principal: Principal,
+    @Param('code') code: string,
+  ): Promise<SharedConnectionDto> {
+    return this.connections.resolveShareCode(principal, code);
   }
 }

@@ -7,6 +7,7 @@ import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import { RequireOrgRole } from '../../tenancy/guards/tenancy-roles.decorators.js';
 import { ConnectorResponseDto, CreateConnectorDto } from '../dtos/connector.dto.js';
 import { ConnectorsService } from '../services/connectors.service.js';
+import { OrganizationIdParam } from './organization-id.decorator.js';
 
 /** Connectors inside one organization (spec 2.14, 4.8): orderbook_to_catalog and catalog_clone. */
 @ApiTags('supply chain: connectors')
@@ -21,7 +22,7 @@ export class ConnectorsController {
   @ApiEnvelope(ConnectorResponseDto, { status: 201 })
   create(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Body() dto: CreateConnectorDto,
   ): Promise<ConnectorResponseDto> {
     return this.connectors.create(principal, organizationId, dto);
@@ -33,7 +34,7 @@ export class ConnectorsController {
   @ApiEnvelope(ConnectorResponseDto, { shape: 'page' })
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Query() query: PageQueryDto,
   ): Promise<Page<ConnectorResponseDto>> {
     return this.connectors.list(principal, organizationId, query);
@@ -45,7 +46,7 @@ export class ConnectorsController {
   @ApiEnvelope(ConnectorResponseDto)
   get(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectorId') connectorId: string,
   ): Promise<ConnectorResponseDto> {
     return this.connectors.get(principal, organizationId, connectorId);
@@ -58,7 +59,7 @@ export class ConnectorsController {
   @ApiEnvelope(ConnectorResponseDto)
   pause(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectorId') connectorId: string,
   ): Promise<ConnectorResponseDto> {
     return this.connectors.setStatus(principal, organizationId, connectorId, 'paused');
@@ -71,7 +72,7 @@ export class ConnectorsController {
   @ApiEnvelope(ConnectorResponseDto)
   resume(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectorId') connectorId: string,
   ): Promise<ConnectorResponseDto> {
     return this.connectors.setStatus(principal, organizationId, connectorId, 'active');
@@ -83,7 +84,7 @@ export class ConnectorsController {
   @ApiEnvelope(null)
   remove(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('connectorId') connectorId: string,
   ): Promise<null> {
     return this.connectors.remove(principal, organizationId, connectorId);

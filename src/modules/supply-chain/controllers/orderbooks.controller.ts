@@ -27,6 +27,7 @@ import { BindingsService } from '../services/bindings.service.js';
 import { OrderBooksService } from '../services/orderbooks.service.js';
 import { SyncLogService } from '../services/sync-log.service.js';
 import { SyncRequestService } from '../services/sync-requests.service.js';
+import { OrganizationIdParam } from './organization-id.decorator.js';
 
 /**
  * Order books (spec 2.14, 4.8): organization-level documents of type `orderbook` of the buyer, also at
@@ -52,7 +53,7 @@ export class OrderBooksController {
   @ApiEnvelope(OrderBookResponseDto, { status: 201 })
   create(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Body() dto: CreateOrderBookDto,
   ): Promise<OrderBookResponseDto> {
     return this.orderBooks.create(principal, organizationId, dto);
@@ -64,7 +65,7 @@ export class OrderBooksController {
   @ApiEnvelope(OrderBookResponseDto, { shape: 'page' })
   list(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Query() query: PageQueryDto,
   ): Promise<Page<OrderBookResponseDto>> {
     return this.orderBooks.list(principal, organizationId, query);
@@ -76,7 +77,7 @@ export class OrderBooksController {
   @ApiEnvelope(OrderBookResponseDto)
   get(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
   ): Promise<OrderBookResponseDto> {
     return this.orderBooks.get(principal, organizationId, orderBookId);
@@ -88,7 +89,7 @@ export class OrderBooksController {
   @ApiEnvelope(OrderBookFieldDto, { shape: 'array' })
   fields(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
   ): Promise<OrderBookFieldDto[]> {
     return this.orderBooks.fields(principal, organizationId, orderBookId);
@@ -104,7 +105,7 @@ export class OrderBooksController {
   @ApiEnvelope(BatchUpdateResultDto)
   batchUpdate(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Query() query: RequestIdQueryDto,
     @Body() body: BatchUpdateDto,
@@ -122,7 +123,7 @@ export class OrderBooksController {
   @ApiEnvelope(FieldMappingPreviewResultDto)
   preview(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Body() dto: FieldMappingPreviewDto,
   ): Promise<FieldMappingPreviewResultDto> {
@@ -138,7 +139,7 @@ export class OrderBooksController {
   @ApiEnvelope(BindingResponseDto, { status: 201 })
   bind(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Body() dto: CreateBindingDto,
   ): Promise<BindingResponseDto> {
@@ -151,7 +152,7 @@ export class OrderBooksController {
   @ApiEnvelope(BindingResponseDto, { shape: 'page' })
   listBindings(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Query() query: OrderBookBindingQueryDto,
   ): Promise<Page<BindingResponseDto>> {
@@ -164,7 +165,7 @@ export class OrderBooksController {
   @ApiEnvelope(BindingResponseDto)
   getBinding(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Param('bindingId') bindingId: string,
   ): Promise<BindingResponseDto> {
@@ -177,7 +178,7 @@ export class OrderBooksController {
   @ApiEnvelope(SyncRequestResponseDto, { shape: 'page' })
   listRequests(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Query() query: SyncRequestListQueryDto,
   ): Promise<Page<SyncRequestResponseDto>> {
@@ -193,7 +194,7 @@ export class OrderBooksController {
   @ApiEnvelope(SyncRequestResponseDto, { status: 201 })
   createRequest(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Body() dto: CreateSyncRequestDto,
   ): Promise<SyncRequestResponseDto> {
@@ -209,7 +210,7 @@ export class OrderBooksController {
   @ApiEnvelope(SyncRequestResponseDto)
   getRequest(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Param('requestId') requestId: string,
   ): Promise<SyncRequestResponseDto> {
@@ -223,7 +224,7 @@ export class OrderBooksController {
   @ApiEnvelope(SyncRequestResponseDto)
   accept(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Param('requestId') requestId: string,
     @Body() dto: ReviewNoteDto,
@@ -238,7 +239,7 @@ export class OrderBooksController {
   @ApiEnvelope(SyncRequestResponseDto)
   reject(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Param('requestId') requestId: string,
     @Body() dto: ReviewNoteDto,
@@ -252,7 +253,7 @@ export class OrderBooksController {
   @ApiEnvelope(SyncLogResponseDto, { shape: 'page' })
   syncLogsOf(
     @CurrentPrincipal() principal: Principal,
-    @Param('organizationId') organizationId: string,
+    @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Query() query: SyncLogQueryDto,
   ): Promise<Page<SyncLogResponseDto>> {

@@ -145,7 +145,12 @@ export class ConnectionResponseDto {
   @ApiProperty({ nullable: true, type: String }) description: string | null;
   @ApiProperty({ format: 'uuid' }) sourceCatalogId: string;
   @ApiProperty({ type: OrganizationSummaryDto }) sourceOrganization: OrganizationSummaryDto;
-  @ApiProperty({ type: CatalogSummaryDto }) catalog: CatalogSummaryDto;
+  @ApiProperty({
+    type: CatalogSummaryDto,
+    nullable: true,
+    description: 'null once the catalog is deleted (the connection is then disabled)',
+  })
+  catalog: CatalogSummaryDto | null;
   @ApiProperty() shareMode: string;
   @ApiProperty({
     description: '`public` for a public connection (spec 2.14); otherwise the object (`allowedOrganizations` in the owner view only)',
@@ -167,7 +172,12 @@ export class CreateShareLinkDto {
   @IsOptional()
   @IsDateString()
   expiresAt?: string;
-  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 1_000_000, description: 'Default: unlimited' })
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 1_000_000,
+    description: 'How many organizations the link may admit (a binding through it); default: unlimited',
+  })
   @IsOptional()
   @IsInt()
   @Min(1)
@@ -186,14 +196,22 @@ export class ShareLinkResponseDto {
   @ApiProperty({ description: 'PNG data URL of a QR code of shareUrl' }) qrCode: string;
   @ApiProperty({ nullable: true, type: String }) expiresAt: string | null;
   @ApiProperty({ nullable: true, type: 'integer' }) maxUses: number | null;
-  @ApiProperty({ type: 'integer' }) uses: number;
+  @ApiProperty({
+    type: 'integer',
+    description: 'Organizations admitted through the link (bindings it let in)',
+  })
+  uses: number;
 }
 
 export class ShareLinkInfoDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ nullable: true, type: String }) expiresAt: string | null;
   @ApiProperty({ nullable: true, type: 'integer' }) maxUses: number | null;
-  @ApiProperty({ type: 'integer' }) uses: number;
+  @ApiProperty({
+    type: 'integer',
+    description: 'Organizations admitted through the link (bindings it let in)',
+  })
+  uses: number;
   @ApiProperty({ nullable: true, type: String }) revokedAt: string | null;
   @ApiProperty() createdAt: string;
 }
@@ -207,7 +225,11 @@ export class SharedConnectionDto {
   @ApiProperty({ enum: ACCESS_MODES }) accessMode: string;
   @ApiProperty({ enum: CONNECTION_STATUSES }) status: string;
   @ApiProperty({ nullable: true, type: String }) expiresAt: string | null;
-  @ApiProperty({ nullable: true, type: 'integer', description: 'Uses left after this one; null = unlimited' })
+  @ApiProperty({
+    nullable: true,
+    type: 'integer',
+    description: 'How many more organizations the link may admit (maxUses minus uses); null = unlimited',
+  })
   remainingUses: number | null;
 }
 

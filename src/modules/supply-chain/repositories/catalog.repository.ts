@@ -39,10 +39,17 @@ export class CatalogRepository {
   /**
    * Retires the catalog or order book built on a document deleted through the document API (called in the
    * deletion's transaction through DocumentDeletionListeners), so every lookup here only checks its own table.
+   * Returns the catalog retired, if the document was one.
    */
-  async retireByDocument(documentUuid: string): Promise<void> {
-    await this.tx.manager.query(`UPDATE catalogs SET deleted_at = now() WHERE document_id = $1 AND deleted_at IS NULL`, [documentUuid]);
+  async retireByDocument(documentUuid: string): Promise<Array<{ id: string; organizationId: string }>> {
+    const catalogs = await queryRows<{ id: string; organizationId: string }>(
+      this.tx,
+      `UPDATE catalogs SET deleted_at = now() WHERE document_id = $1 AND deleted_at IS NULL
+        RETURNING id, organization_id AS "organizationId"`,
+      [documentUuid],
+    );
     await this.tx.manager.query(`UPDATE orderbooks SET deleted_at = now() WHERE document_id = $1 AND deleted_at IS NULL`, [documentUuid]);
+    return catalogs;
   }
 
   /** A live catalog of the organization (its document not deleted). */

@@ -20,9 +20,17 @@ const COLUMNS = `k.id, k.organization_id AS "organizationId", k.catalog_id AS "c
   k.status, k.created_by AS "createdBy", k.updated_by AS "updatedBy", k.created_at AS "createdAt", k.updated_at AS "updatedAt",
   k.paused_at AS "pausedAt", k.disabled_at AS "disabledAt"`;
 
+/** Organizations admitted through share link `l` (its bindings, found through the supplier's index). */
+const ADMITTED_ORGANIZATIONS = `(SELECT count(DISTINCT b.organization_id)::int FROM orderbook_bindings b
+  WHERE b.supplier_organization_id = l.organization_id AND b.connection_id = l.connection_id AND b.share_link_id = l.id)`;
+
+/**
+ * `uses` is the number of organizations admitted through the link: buyer organizations holding a binding (of any
+ * state) that it admitted. The stored `uses` column counted opens of `GET /connect/share` before and is not read.
+ */
 const LINK_COLUMNS = `l.id, l.organization_id AS "organizationId", l.connection_id AS "connectionId", l.expires_at AS "expiresAt",
-  l.max_uses AS "maxUses", l.uses, l.revoked_at AS "revokedAt", l.created_by AS "createdBy", l.created_at AS "createdAt",
-  l.last_used_at AS "lastUsedAt"`;
+  l.max_uses AS "maxUses", ${ADMITTED_ORGANIZATIONS} AS uses, l.revoked_at AS "revokedAt", l.created_by AS "createdBy",
+  l.created_at AS "createdAt", l.last_used_at AS "lastUsedAt"`;
 
 function toRecord(row: ConnectionRow): ConnectionRecord {
   const { accessMode, allowedOrganizations, ...rest } = row;
@@ -169,6 +177,28 @@ export class ConnectionRepository {
     return toRecord(row as ConnectionRow);
   }
 
+  /**
+   * Disables the live connections of catalogs that were deleted (their catalog document deleted through `/doc`),
+   * as `POST …/disable` would. Returns the connections disabled.
+   */
+  async disableForCatalogs(
+    catalogs: Array<{ id: string; organizationId: string }>,
+    userId: string,
+  ): Promise<ConnectionRecord[]> {
+    const rows: ConnectionRow[] = [];
+    for (const catalog of catalogs) {
+      rows.push(
+        ...(await queryRows<ConnectionRow>(
+          this.tx,
+          `UPDATE catalog_connections k SET status = 'disabled', disabled_at = now(), updated_by = $3, updated_at = now()
+            WHERE k.organization_id = $1 AND k.catalog_id = $2 AND k.status <> 'disabled' RETURNING ${COLUMNS}`,
+          [catalog.organizationId, catalog.id, userId],
+        )),
+      );
+    }
+    return rows.map(toRecord);
+  }
+
   async setStatus(id: string, status: ConnectionStatus, userId: string): Promise<ConnectionRecord> {
     const row = await queryFirst<ConnectionRow>(
       this.tx,
@@ -212,12 +242,35 @@ export class ConnectionRepository {
     );
   }
 
-  async countUse(id: string): Promise<ShareLinkRecord> {
-    return (await queryFirst<ShareLinkRecord>(
+  /**
+   * The organizations admitted through the link, counted in a statement of its own: run after the link row is
+   * locked, it sees the bindings committed by an admission that held the lock before.
+   */
+  async admittedCount(link: ShareLinkRecord): Promise<number> {
+    return countOf(
       this.tx,
-      `UPDATE connection_share_links l SET uses = uses + 1, last_used_at = now() WHERE l.id = $1 RETURNING ${LINK_COLUMNS}`,
-      [id],
-    )) as ShareLinkRecord;
+      `SELECT count(DISTINCT b.organization_id) FROM orderbook_bindings b
+        WHERE b.supplier_organization_id = $1 AND b.connection_id = $2 AND b.share_link_id = $3`,
+      [link.organizationId, link.connectionId, link.id],
+    );
+  }
+
+  /** Whether one of `organizationIds` was admitted through the link (it may use it again without a new use). */
+  async admitsAny(link: ShareLinkRecord, organizationIds: string[]): Promise<boolean> {
+    if (organizationIds.length === 0) {
+      return false;
+    }
+    const rows = await queryRows(
+      this.tx,
+      `SELECT 1 FROM orderbook_bindings b WHERE b.organization_id = ANY($1::uuid[]) AND b.share_link_id = $2 LIMIT 1`,
+      [organizationIds, link.id],
+    );
+    return rows.length > 0;
+  }
+
+  /** Marks an admission through the link (the count itself comes from the bindings). */
+  async touchLink(id: string): Promise<void> {
+    await queryRows(this.tx, `UPDATE connection_share_links SET last_used_at = now() WHERE id = $1`, [id]);
   }
 
   listLinks(organizationId: string, connectionId: string): Promise<ShareLinkRecord[]> {

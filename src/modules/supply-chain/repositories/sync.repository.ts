@@ -46,11 +46,21 @@ export class SyncRepository {
   constructor(private readonly tx: TransactionHost) {}
 
   async insertRequest(input: NewSyncRequest): Promise<SyncRequestRecord> {
-    return (await queryFirst<SyncRequestRecord>(
+    return (await this.insert(input, false)) as SyncRequestRecord;
+  }
+
+  /** Like insertRequest, but null when the organization already has a sync request with this id. */
+  insertRequestIfNew(input: NewSyncRequest): Promise<SyncRequestRecord | null> {
+    return this.insert(input, true);
+  }
+
+  private insert(input: NewSyncRequest, ifNew: boolean): Promise<SyncRequestRecord | null> {
+    return queryFirst<SyncRequestRecord>(
       this.tx,
       `INSERT INTO orderbook_sync_requests AS r (id, organization_id, orderbook_id, binding_id, request_type, source, changes, status, message,
               document_request_id, product_info, decided_by, decided_at, created_by)
        VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9, $10, $11::jsonb, $12, CASE WHEN $8 <> 'pending' THEN now() END, $13)
+       ${ifNew ? 'ON CONFLICT (organization_id, id) DO NOTHING' : ''}
        RETURNING ${REQUEST_COLUMNS}`,
       [
         input.id,
@@ -67,7 +77,7 @@ export class SyncRepository {
         input.decidedBy,
         input.createdBy,
       ],
-    )) as SyncRequestRecord;
+    );
   }
 
   findRequest(
@@ -80,6 +90,15 @@ export class SyncRepository {
       this.tx,
       `SELECT ${REQUEST_COLUMNS} FROM orderbook_sync_requests r WHERE r.organization_id = $1 AND r.orderbook_id = $2 AND r.id = $3${lock ? ' FOR UPDATE' : ''}`,
       [organizationId, orderBookId, id],
+    );
+  }
+
+  /** A sync request by its id within the organization, whatever its order book (ids are unique per organization). */
+  findRequestInOrganization(organizationId: string, id: string): Promise<SyncRequestRecord | null> {
+    return queryFirst<SyncRequestRecord>(
+      this.tx,
+      `SELECT ${REQUEST_COLUMNS} FROM orderbook_sync_requests r WHERE r.organization_id = $1 AND r.id = $2`,
+      [organizationId, id],
     );
   }
 
@@ -115,6 +134,28 @@ export class SyncRepository {
         WHERE r.organization_id = $5 AND r.id = $1 RETURNING ${REQUEST_COLUMNS}`,
       [request.id, status, userId, message, request.organizationId],
     )) as SyncRequestRecord;
+  }
+
+  /**
+   * Keeps the sync requests carried by a document request in step with it (called in the transaction that merged
+   * or closed it): merged → `accepted` (also one rejected before, whose request was reopened and merged), closed →
+   * `rejected` (only a pending one). Returns the sync requests changed.
+   */
+  followDocumentRequest(
+    organizationId: string,
+    orderBookId: string,
+    documentRequestId: string,
+    status: 'accepted' | 'rejected',
+    userId: string,
+  ): Promise<SyncRequestRecord[]> {
+    return queryRows<SyncRequestRecord>(
+      this.tx,
+      `UPDATE orderbook_sync_requests r SET status = $4, decided_by = $5, decided_at = now(), updated_at = now()
+        WHERE r.organization_id = $1 AND r.orderbook_id = $2 AND r.document_request_id = $3
+          AND (r.status = 'pending' OR ($4 = 'accepted' AND r.status = 'rejected'))
+        RETURNING ${REQUEST_COLUMNS}`,
+      [organizationId, orderBookId, documentRequestId, status, userId],
+    );
   }
 
   /** Inserts log rows; rows whose (binding, idempotencyKey) was recorded before are skipped. Returns the inserted ones. */

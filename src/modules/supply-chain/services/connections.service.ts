@@ -311,62 +311,85 @@ export class ConnectionsService {
   }
 
   /**
-   * `GET /connect/share/{code}`: any signed-in user holding the code sees the connection's summary. Each call is
-   * one use; revoked, expired or used-up codes (and codes of disabled connections) answer 410.
+   * `GET /connect/share/{code}`: any signed-in user holding the code sees the connection's summary. A read: it
+   * spends no use, it only checks the link — revoked, expired (or its connection disabled) → 410
+   * SHARE_LINK_EXPIRED; `maxUses` organizations admitted and none of them the caller's → 410 SHARE_LINK_EXHAUSTED.
    */
-  async resolveShareCode(code: string): Promise<SharedConnectionDto> {
-    return this.tx.run(async () => {
-      const link = await this.usableLink(code, true);
-      const used = await this.connections.countUse(link.id);
-      const connection = (await this.connections.findById(link.connectionId)) as ConnectionRecord;
-      const dto = await this.toDto(connection, 'shared');
-      return {
-        connectionId: connection.id,
-        name: connection.name,
-        sourceOrganization: dto.sourceOrganization,
-        catalog: dto.catalog,
-        shareMode: connection.shareMode,
-        accessMode: connection.accessControl.mode,
-        status: connection.status,
-        expiresAt: iso(used.expiresAt),
-        remainingUses: used.maxUses === null ? null : Math.max(0, used.maxUses - used.uses),
-      };
-    });
-  }
-
-  /**
-   * A share link that may still be used: unknown → NOT_FOUND; revoked, expired, or its connection disabled →
-   * 410 SHARE_LINK_EXPIRED; `checkUses` and used up → 410 SHARE_LINK_EXHAUSTED.
-   */
-  async usableLink(code: string, checkUses: boolean): Promise<ShareLinkRecord> {
-    const link =
-      typeof code === 'string' && code.length > 0 && code.length <= 128
-        ? await this.connections.findLinkByHash(hashShareCode(code), true)
-        : null;
+  async resolveShareCode(principal: Principal, code: string): Promise<SharedConnectionDto> {
+    const link = await this.findLink(code, false);
     if (!link) {
       throw notFound('share link');
     }
-    const connection = await this.connections.findById(link.connectionId);
-    const payload = { expiresAt: iso(link.expiresAt), maxUses: link.maxUses, uses: link.uses };
-    if (link.revokedAt || !connection || connection.status === 'disabled') {
-      throw new AppException(ErrorCode.SHARE_LINK_EXPIRED, {
-        details: [{ reason: link.revokedAt ? 'the share link was revoked' : 'the connection is disabled' }],
-        payload,
-      });
+    const connection = this.checkLinkOpen(link, await this.connections.findById(link.connectionId));
+    if (link.maxUses !== null && link.uses >= link.maxUses) {
+      const organizationIds = await this.access.activeOrganizationIds(principal);
+      if (!(await this.connections.admitsAny(link, organizationIds))) {
+        throw exhausted(link);
+      }
     }
-    if (link.expiresAt && new Date(link.expiresAt).getTime() <= Date.now()) {
-      throw new AppException(ErrorCode.SHARE_LINK_EXPIRED, {
-        details: [{ reason: `the share link expired at ${iso(link.expiresAt)}` }],
-        payload,
-      });
+    const dto = await this.toDto(connection, 'shared');
+    if (!dto.catalog) {
+      throw expired(link, 'the catalog was deleted');
     }
-    if (checkUses && link.maxUses !== null && link.uses >= link.maxUses) {
-      throw new AppException(ErrorCode.SHARE_LINK_EXHAUSTED, {
-        details: [{ reason: `the share link was used ${link.uses} of ${link.maxUses} times` }],
-        payload,
-      });
+    return {
+      connectionId: connection.id,
+      name: connection.name,
+      sourceOrganization: dto.sourceOrganization,
+      catalog: dto.catalog,
+      shareMode: connection.shareMode,
+      accessMode: connection.accessControl.mode,
+      status: connection.status,
+      expiresAt: iso(link.expiresAt),
+      remainingUses: link.maxUses === null ? null : Math.max(0, link.maxUses - link.uses),
+    };
+  }
+
+  /**
+   * The share link `code` names, as a buyer organization presents it for `connection` (docs/supply-chain.md,
+   * "Share links"). No such code, or a code of another connection, is the NOT_FOUND of an unknown connection, so a
+   * stranger's own codes tell it nothing about other tenants' ids; then a revoked or expired link (or a disabled
+   * connection) → 410 SHARE_LINK_EXPIRED; then, when `maxUses` organizations were admitted through it and this one
+   * is not among them, 410 SHARE_LINK_EXHAUSTED. `lock` (inside the admitting transaction) serializes admissions,
+   * so concurrent ones never pass `maxUses`.
+   */
+  private async linkForBuyer(
+    organizationId: string,
+    connection: ConnectionRecord,
+    code: string,
+    lock: boolean,
+  ): Promise<ShareLinkRecord> {
+    const link = await this.findLink(code, lock);
+    if (!link || link.connectionId !== connection.id) {
+      throw notFound('connection');
+    }
+    this.checkLinkOpen(link, connection);
+    // A statement after the lock: it sees the admissions committed while this one waited.
+    const uses = lock ? await this.connections.admittedCount(link) : link.uses;
+    if (
+      link.maxUses !== null &&
+      uses >= link.maxUses &&
+      !(await this.connections.admitsAny(link, [organizationId]))
+    ) {
+      throw exhausted({ ...link, uses });
     }
     return link;
+  }
+
+  private async findLink(code: string, lock: boolean): Promise<ShareLinkRecord | null> {
+    return typeof code === 'string' && code.length > 0 && code.length <= 128
+      ? this.connections.findLinkByHash(hashShareCode(code), lock)
+      : null;
+  }
+
+  /** The link's connection; a revoked or expired link, or a disabled connection → 410 SHARE_LINK_EXPIRED. */
+  private checkLinkOpen(link: ShareLinkRecord, connection: ConnectionRecord | null): ConnectionRecord {
+    if (link.revokedAt || !connection || connection.status === 'disabled') {
+      throw expired(link, link.revokedAt ? 'the share link was revoked' : 'the connection is disabled');
+    }
+    if (link.expiresAt && new Date(link.expiresAt).getTime() <= Date.now()) {
+      throw expired(link, `the share link expired at ${iso(link.expiresAt)}`);
+    }
+    return connection;
   }
 
   /** Whether a buyer organization may see the connection (public, listed, or holding a live binding). */
@@ -385,7 +408,8 @@ export class ConnectionsService {
 
   /**
    * A connection a buyer organization may use (for order-book fields, previews, bindings); `shareCode` lets in a
-   * buyer outside the whitelist. NOT_FOUND when it may not see it.
+   * buyer outside the whitelist (checked only, no use spent: a use is an admission, see `admit`). NOT_FOUND when it
+   * may not see it.
    */
   async forBuyer(
     organizationId: string,
@@ -399,19 +423,18 @@ export class ConnectionsService {
     if (await this.visibleTo(organizationId, connection)) {
       return connection;
     }
-    if (shareCode !== undefined) {
-      const link = await this.usableLink(shareCode, false);
-      if (link.connectionId === connection.id) {
-        return connection;
-      }
+    if (shareCode === undefined) {
+      throw notFound('connection');
     }
-    throw notFound('connection');
+    await this.linkForBuyer(organizationId, connection, shareCode, false);
+    return connection;
   }
 
   /**
    * How a new binding of `organizationId` is admitted: public → active; whitelisted → active; approval mode for a
-   * listed organization, or a valid share code of this connection → pending (the supplier approves or rejects).
-   * Anyone else: NOT_FOUND. A disabled connection takes no bindings (INVALID_STATE).
+   * listed organization → pending; else a valid share code of this connection → pending, and the organization
+   * counts as one use of the link (the supplier approves or rejects). Anyone else: NOT_FOUND. A disabled
+   * connection takes no bindings (INVALID_STATE). Runs in the binding's transaction (the link stays locked).
    */
   async admit(organizationId: string, connection: ConnectionRecord, shareCode?: string): Promise<Admission_> {
     if (connection.status === 'disabled') {
@@ -426,16 +449,15 @@ export class ConnectionsService {
     if (mode === 'whitelist' && listed) {
       return { status: 'active', admittedVia: 'whitelist', shareLinkId: null };
     }
-    if (shareCode !== undefined) {
-      const link = await this.usableLink(shareCode, false);
-      if (link.connectionId === connection.id) {
-        return { status: 'pending', admittedVia: 'share_link', shareLinkId: link.id };
-      }
-    }
     if (mode === 'approval' && listed) {
       return { status: 'pending', admittedVia: 'approval', shareLinkId: null };
     }
-    throw notFound('connection');
+    if (shareCode === undefined) {
+      throw notFound('connection');
+    }
+    const link = await this.linkForBuyer(organizationId, connection, shareCode, true);
+    await this.connections.touchLink(link.id);
+    return { status: 'pending', admittedVia: 'share_link', shareLinkId: link.id };
   }
 
   /** A connection of the supplier organization, with the caller holding at least `minimum` there. */
@@ -474,10 +496,8 @@ export class ConnectionsService {
   }
 
   async toDto(connection: ConnectionRecord, view: 'owner' | 'shared'): Promise<ConnectionResponseDto> {
+    // Null once the catalog is deleted (its connections are disabled with it).
     const catalog = await this.catalogs.findCatalogById(connection.catalogId);
-    if (!catalog) {
-      throw notFound('connection');
-    }
     const names = await this.catalogs.organizationNames([connection.organizationId]);
     const base: ConnectionResponseDto = {
       id: connection.id,
@@ -486,7 +506,7 @@ export class ConnectionsService {
       description: connection.description,
       sourceCatalogId: connection.catalogId,
       sourceOrganization: { id: connection.organizationId, name: names.get(connection.organizationId) ?? '' },
-      catalog: await this.catalogSummary(catalog, true),
+      catalog: catalog ? await this.catalogSummary(catalog, true) : null,
       shareMode: connection.shareMode,
       accessControl: accessControlAnswer(connection.accessControl, view),
       defaultReceiverConfig: connection.defaultReceiverConfig,
@@ -546,4 +566,30 @@ function accessControlAnswer(access: { mode: string; allowedOrganizations: strin
     return 'public';
   }
   return view === 'owner' ? access : { mode: access.mode };
+}
+
+function linkPayload(link: ShareLinkRecord): {
+  expiresAt: string | null;
+  maxUses: number | null;
+  uses: number;
+} {
+  return { expiresAt: iso(link.expiresAt), maxUses: link.maxUses, uses: link.uses };
+}
+
+function expired(link: ShareLinkRecord, reason: string): AppException {
+  return new AppException(ErrorCode.SHARE_LINK_EXPIRED, {
+    details: [{ reason }],
+    payload: linkPayload(link),
+  });
+}
+
+function exhausted(link: ShareLinkRecord): AppException {
+  return new AppException(ErrorCode.SHARE_LINK_EXHAUSTED, {
+    details: [
+      {
+        reason: `${link.uses} of ${link.maxUses ?? 0} organizations were admitted through the share link; it admits no other`,
+      },
+    ],
+    payload: linkPayload(link),
+  });
 }

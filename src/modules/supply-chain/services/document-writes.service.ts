@@ -39,10 +39,29 @@ export function valueEntries(values: unknown): Array<{ fieldId: string; value: u
   return null;
 }
 
+/** Keys a batch row may carry; `metadata` (spec 4.4's order-book form) is accepted and not stored. */
+const ROW_KEYS = new Set(['target', 'values', 'metadata', 'operation', 'id', 'rowId']);
+
+/**
+ * Keys of a row that the batch refuses by name rather than dropping silently (a row in another shape would
+ * otherwise change nothing and still answer 200): `{target: {row, field}, value}` is the `/doc` bulk form, and a
+ * per-row `version` is not checked by the batch write (docs/supply-chain.md, "Catalogs and order books").
+ */
+function unknownKeyReason(key: string): string {
+  if (key === 'version') {
+    return 'a per-row version is not supported by batch-update; update the row alone (PUT /doc/{docType}/{docId}/data/{rowId} with version)';
+  }
+  if (key === 'value') {
+    return 'unknown key value: batch rows carry values (an array of {fieldId, value} or an object of field id to Value)';
+  }
+  return `unknown key ${key}: a row is {target: {row}, values, metadata?, operation?} or {id, values}`;
+}
+
 /**
  * Parses the batch forms: `{target: {row}, values, metadata?, operation?}` (the order-book form of spec 4.4) or
  * `{id, values}`. A row with a target is updated, one without is created (id generated), `operation: delete`
- * deletes. At most 1000 rows; every problem is reported at once.
+ * deletes. Unknown keys (of the row or its target) are refused with their path. At most 1000 rows; every problem
+ * is reported at once.
  */
 export function parseBatchRows(rows: unknown, path = 'rows'): RowOp[] {
   const errors: ErrorDetail[] = [];
@@ -59,9 +78,21 @@ export function parseBatchRows(rows: unknown, path = 'rows'): RowOp[] {
       errors.push({ field: at, reason: 'each row must be an object {target: {row}, values}' });
       return;
     }
+    const unknown = Object.keys(raw).filter((key) => !ROW_KEYS.has(key));
     const target = raw.target;
     if (target !== undefined && !isObject(target)) {
       errors.push({ field: `${at}.target`, reason: 'target must be an object {row}' });
+      return;
+    }
+    const unknownInTarget = isObject(target) ? Object.keys(target).filter((key) => key !== 'row') : [];
+    if (unknown.length > 0 || unknownInTarget.length > 0) {
+      errors.push(
+        ...unknown.map((key) => ({ field: `${at}.${key}`, reason: unknownKeyReason(key) })),
+        ...unknownInTarget.map((key) => ({
+          field: `${at}.target.${key}`,
+          reason: `unknown key ${key}: a batch target is {row}`,
+        })),
+      );
       return;
     }
     const given = (isObject(target) ? target.row : undefined) ?? raw.id ?? raw.rowId;

@@ -46,6 +46,11 @@ export class SupplyChainAccessService {
     return this.organizations.require(principal.userId, organizationId, minimum);
   }
 
+  /** The organizations the caller is an active member of (who holds a share code it may use again). */
+  activeOrganizationIds(principal: Principal): Promise<string[]> {
+    return this.organizations.activeOrganizationIds(principal.userId);
+  }
+
   async catalog(
     principal: Principal,
     organizationId: string,

@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
+import { ChangeEngineService } from '../../documents/services/change-engine.service.js';
 import type { DocumentContext } from '../../documents/services/document-access.service.js';
+import {
+  RequestHooks,
+  type RequestMerged,
+  type RequestTouched,
+} from '../../documents/services/request-hooks.js';
 import { RequestsService } from '../../documents/services/requests.service.js';
 import { OutboxService } from '../../events/outbox.service.js';
 import {
@@ -20,6 +26,7 @@ import {
 import type { SyncRequestResponseDto } from '../dtos/orderbook.dto.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { SYNC_REQUEST_ID_RULE, syncRequestKey } from '../domain/sync-request-id.js';
+import { isUuid } from '../repositories/sql.js';
 import { SyncRepository } from '../repositories/sync.repository.js';
 import {
   DocumentWritesService,
@@ -135,9 +142,11 @@ export function syncRequestDto(record: SyncRequestRecord): SyncRequestResponseDt
  * until accept (merge) or reject (close), `rejected` records it only. Every creation records
  * `orderbook_sync_request_created` (`requestId`, `orderBookId`, `productInfo`, plus `status`, `bindingId`,
  * `requestType`) in the same transaction. Exported for the propagation (`createForBinding`, `decideAsSystem`).
+ * A document request merged or closed directly (`/doc/orderbook/{id}/requests/{reqId}/merge|close`) moves its sync
+ * request with it, in the same transaction (RequestHooks).
  */
 @Injectable()
-export class SyncRequestService {
+export class SyncRequestService implements OnModuleInit {
   constructor(
     private readonly tx: TransactionHost,
     private readonly access: SupplyChainAccessService,
@@ -145,8 +154,15 @@ export class SyncRequestService {
     private readonly repository: SyncRepository,
     private readonly writes: DocumentWritesService,
     private readonly requests: RequestsService,
+    private readonly engine: ChangeEngineService,
+    private readonly hooks: RequestHooks,
     private readonly outbox: OutboxService,
   ) {}
+
+  onModuleInit(): void {
+    this.hooks.onMerged((event) => this.documentRequestMerged(event));
+    this.hooks.onClosed((event) => this.documentRequestClosed(event));
+  }
 
   /** `POST /orderbooks/{id}/requests`: owners, admins and members of the buyer (order-book write right). */
   async create(
@@ -238,6 +254,11 @@ export class SyncRequestService {
     return { ctx, orderBook };
   }
 
+  /**
+   * pending → accepted (merges the document request) or rejected (closes it); any other state → INVALID_STATE
+   * with `payload {requestId, status}`. The document request is merged or closed first, locking it as `/doc`
+   * merge and close do, and the hooks move the sync request in the same transaction.
+   */
   private async decideIn(
     ctx: DocumentContext,
     orderBook: OrderBookRecord,
@@ -245,37 +266,86 @@ export class SyncRequestService {
     decision: 'accept' | 'reject',
     message?: string,
   ): Promise<SyncRequestRecord> {
-    return this.tx.run(async () => {
+    type Outcome = { decided: SyncRequestRecord } | { refused: SyncRequestRecord };
+    const outcome = await this.tx.run(async (): Promise<Outcome> => {
       const key = syncRequestKey(requestId);
-      const record = key ? await this.repository.findRequest(orderBook.organizationId, orderBook.id, key, true) : null;
+      const record = key
+        ? await this.repository.findRequest(orderBook.organizationId, orderBook.id, key)
+        : null;
       if (!record) {
         throw notFound('sync request');
       }
       if (record.status !== 'pending') {
-        throw new AppException(ErrorCode.INVALID_STATE, {
-          details: [
-            {
-              field: 'status',
-              reason: `only pending sync requests can be decided; this one is ${record.status}`,
-            },
-          ],
-          payload: { requestId: record.id, status: record.status },
-        });
+        return { refused: record };
       }
       if (record.documentRequestId) {
+        const request = await this.engine.findRequest(ctx.document, record.documentRequestId);
+        if (request.status !== 'open') {
+          // Merged or closed through /doc before its sync request followed it: brought in step, then refused.
+          const [followed] = await this.repository.followDocumentRequest(
+            orderBook.organizationId,
+            orderBook.id,
+            request.id,
+            request.status === 'merged' ? 'accepted' : 'rejected',
+            request.mergedBy ?? request.closedBy ?? ctx.principal.userId,
+          );
+          return { refused: followed ?? record };
+        }
         if (decision === 'accept') {
           await this.requests.merge(ctx, record.documentRequestId);
         } else {
           await this.requests.close(ctx, record.documentRequestId);
         }
       }
-      return this.repository.decideRequest(
+      const decided = await this.repository.decideRequest(
         record,
         decision === 'accept' ? 'accepted' : 'rejected',
         ctx.principal.userId,
         message ?? null,
       );
+      return { decided };
     });
+    if ('refused' in outcome) {
+      throw new AppException(ErrorCode.INVALID_STATE, {
+        details: [
+          {
+            field: 'status',
+            reason: `only pending sync requests can be decided; this one is ${outcome.refused.status}`,
+          },
+        ],
+        payload: { requestId: outcome.refused.id, status: outcome.refused.status },
+      });
+    }
+    return outcome.decided;
+  }
+
+  /** The sync requests carried by a merged order-book request are accepted (same transaction). */
+  private async documentRequestMerged(event: RequestMerged): Promise<void> {
+    await this.follow(event.document, event.request.id, 'accepted', event.mergedBy);
+  }
+
+  /** The pending sync requests carried by a closed order-book request are rejected (same transaction). */
+  private async documentRequestClosed(event: RequestTouched): Promise<void> {
+    await this.follow(event.document, event.request.id, 'rejected', event.userId);
+  }
+
+  private async follow(
+    document: RequestMerged['document'],
+    documentRequestId: string,
+    status: 'accepted' | 'rejected',
+    userId: string,
+  ): Promise<void> {
+    // An order book's document id is its UUID; other `orderbook` documents carry no sync requests.
+    if (document.docType !== ORDERBOOK_DOC_TYPE || !isUuid(document.docId)) {
+      return;
+    }
+    await this.repository.followDocumentRequest(
+      document.organizationId,
+      document.docId.toLowerCase(),
+      documentRequestId,
+      status,
+      userId,
+    );
   }
 
   private async createIn(
@@ -293,11 +363,9 @@ export class SyncRequestService {
     }
     const requestType = input.requestType ?? 'manual';
     return this.tx.run(async () => {
-      if (await this.repository.findRequest(orderBook.organizationId, orderBook.id, id)) {
-        throw new AppException(ErrorCode.ALREADY_EXISTS, {
-          details: [{ field: 'requestId', reason: 'a sync request with this id exists' }],
-          payload: { requestId: id },
-        });
+      // Ids are unique within the organization (its primary key), not per order book.
+      if (await this.repository.findRequestInOrganization(orderBook.organizationId, id)) {
+        throw requestIdTaken(id);
       }
       const title = `Sync request ${id} (${requestType}, ${changes.length} changes)`;
       let documentRequestId: string | null = null;
@@ -314,7 +382,7 @@ export class SyncRequestService {
         changes: changes.length,
         rowIds: changes.slice(0, 20).map((change) => change.rowId),
       };
-      const record = await this.repository.insertRequest({
+      const record = await this.repository.insertRequestIfNew({
         id,
         organizationId: orderBook.organizationId,
         orderBookId: orderBook.id,
@@ -329,6 +397,10 @@ export class SyncRequestService {
         decidedBy: status === 'pending' ? null : ctx.principal.userId,
         createdBy: ctx.principal.userId,
       });
+      if (!record) {
+        // Taken by a concurrent creation since the check above.
+        throw requestIdTaken(id);
+      }
       await this.outbox.record({
         event: 'orderbook_sync_request_created',
         organizationId: orderBook.organizationId,
@@ -349,4 +421,11 @@ export class SyncRequestService {
       return record;
     });
   }
+}
+
+function requestIdTaken(id: string): AppException {
+  return new AppException(ErrorCode.ALREADY_EXISTS, {
+    details: [{ field: 'requestId', reason: 'a sync request with this id exists in the organization' }],
+    payload: { requestId: id },
+  });
 }

@@ -1,0 +1,253 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { API, call, createCatalog, createConnection, createOrderBook } from './sync.fixtures.js';
+
+interface Answer {
+  status: number;
+  code?: string;
+  details?: unknown;
+  payload?: Record<string, unknown>;
+}
+
+/**
+ * Share codes presented by buyer organizations (docs/supply-chain.md, "Share links"): a code tells nothing about
+ * connections it does not belong to, `maxUses` bounds the organizations admitted through it, and organization ids
+ * in the path compare case-insensitively.
+ */
+describe('supply chain: share-link admission', () => {
+  let t: TestApp;
+  let sup: TestUser;
+  let c: TestUser;
+  let d: TestUser;
+  let e: TestUser;
+  let x: TestUser;
+  let S: string;
+  let C: string;
+  let D: string;
+  let E: string;
+  let X: string;
+  let catalogId: string;
+  let privateConn: string;
+  let xOrderBook: string;
+
+  const send = async (
+    user: TestUser,
+    method: 'get' | 'post',
+    path: string,
+    body?: object,
+  ): Promise<Answer> => {
+    const url = path.startsWith('/connect/') ? path : `${API}${path}`;
+    const req = (method === 'get' ? request(t.http).get(url) : request(t.http).post(url)).set(bearer(user));
+    const res = body === undefined ? await req : await req.send(body);
+    return { status: res.status, code: res.body.code, details: res.body.details, payload: res.body.payload };
+  };
+  const shareLink = async (body: object): Promise<{ id: string; code: string }> =>
+    call(t, sup, 'post', `/organizations/${S}/connections/${privateConn}/share-link`, body);
+  const usesOf = async (linkId: string): Promise<number> =>
+    (
+      await call<Array<{ id: string; uses: number }>>(
+        t,
+        sup,
+        'get',
+        `/organizations/${S}/connections/${privateConn}/share-links`,
+      )
+    ).find((link) => link.id === linkId)?.uses as number;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    [sup, c, d, e, x] = await Promise.all(Array.from({ length: 5 }, () => registerUser(t.http)));
+    [S, C, D, E, X] = [sup, c, d, e, x].map((user) => user.defaultOrganizationId);
+    catalogId = await createCatalog(t, sup, S, 'Private catalog', [
+      { id: 'sku', name: 'SKU', type: 'text' },
+      { id: 'price', name: 'Price', type: 'number' },
+    ]);
+    // Approval mode without a list: nobody but the supplier sees it.
+    privateConn = await createConnection(t, sup, S, catalogId, { accessControl: 'approval' });
+    xOrderBook = await createOrderBook(t, x, X, 'Stranger book', [{ id: 'sku', name: 'SKU', type: 'text' }]);
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("a stranger's own revoked, expired or unknown codes answer for a real connection id exactly as for a random one", async () => {
+    const xCatalog = await createCatalog(t, x, X, 'Own catalog', [{ id: 'sku', name: 'SKU', type: 'text' }]);
+    const xConn = await createConnection(t, x, X, xCatalog, {});
+    const revoked = await call<{ id: string; code: string }>(
+      t,
+      x,
+      'post',
+      `/organizations/${X}/connections/${xConn}/share-link`,
+      {},
+    );
+    await call(t, x, 'delete', `/organizations/${X}/connections/${xConn}/share-links/${revoked.id}`);
+    const expired = await call<{ id: string; code: string }>(
+      t,
+      x,
+      'post',
+      `/organizations/${X}/connections/${xConn}/share-link`,
+      { expiresAt: new Date(Date.now() + 3_600_000).toISOString() },
+    );
+    await t.dataSource.query(
+      `UPDATE connection_share_links SET expires_at = now() - interval '1 second' WHERE id = $1`,
+      [expired.id],
+    );
+    const unknownId = randomUUID();
+    for (const code of [revoked.code, expired.code, 'no-such-code']) {
+      const attempts = (connectionId: string): Array<Promise<Answer>> => [
+        send(x, 'post', `/organizations/${X}/orderbooks/${xOrderBook}/field-mapping/preview`, {
+          connectionId,
+          shareCode: code,
+        }),
+        send(x, 'post', `/organizations/${X}/orderbooks/${xOrderBook}/bindings`, {
+          connectionId,
+          shareCode: code,
+        }),
+        send(x, 'post', `/organizations/${X}/orderbooks`, {
+          name: 'probe',
+          sourceConnectionIds: [connectionId],
+          shareCode: code,
+        }),
+      ];
+      const real = await Promise.all(attempts(privateConn));
+      const random = await Promise.all(attempts(unknownId));
+      expect(real).toEqual(random);
+      for (const answer of real) {
+        expect([answer.status, answer.code]).toEqual([404, 'NOT_FOUND']);
+      }
+    }
+
+    // A code of that very connection still says why it is refused.
+    const own = await shareLink({});
+    await call(t, sup, 'delete', `/organizations/${S}/connections/${privateConn}/share-links/${own.id}`);
+    const refused = await send(c, 'post', `/organizations/${C}/orderbooks`, {
+      name: 'x',
+      sourceConnectionIds: [privateConn],
+      shareCode: own.code,
+    });
+    expect([refused.status, refused.code]).toEqual([410, 'SHARE_LINK_EXPIRED']);
+  });
+
+  it('maxUses bounds the organizations admitted through a link; reads and repeated use by one organization spend nothing', async () => {
+    const link = await shareLink({ maxUses: 1 });
+    for (let i = 0; i < 2; i += 1) {
+      const resolved = await send(c, 'get', `/connect/share/${link.code}`);
+      expect([resolved.status, resolved.payload?.remainingUses]).toEqual([200, 1]);
+    }
+    const cBook = (
+      await call<{ id: string }>(t, c, 'post', `/organizations/${C}/orderbooks`, {
+        name: 'C book',
+        sourceConnectionIds: [privateConn],
+        shareCode: link.code,
+      })
+    ).id;
+    await call(
+      t,
+      c,
+      'post',
+      `/organizations/${C}/orderbooks/${cBook}/field-mapping/preview`,
+      { connectionId: privateConn, shareCode: link.code },
+      200,
+    );
+    expect(await usesOf(link.id)).toBe(0);
+
+    const bound = await call<{ id: string; status: string; admittedVia: string }>(
+      t,
+      c,
+      'post',
+      `/organizations/${C}/orderbooks/${cBook}/bindings`,
+      { connectionId: privateConn, shareCode: link.code },
+    );
+    expect(bound).toMatchObject({ status: 'pending', admittedVia: 'share_link' });
+    expect(await usesOf(link.id)).toBe(1);
+    // The same organization again: no new use, even after the supplier rejected it.
+    await call(
+      t,
+      sup,
+      'post',
+      `/organizations/${S}/connections/${privateConn}/bindings/${bound.id}/reject`,
+      {},
+      200,
+    );
+    const cSecond = await createOrderBook(t, c, C, 'C second', []);
+    await call(t, c, 'post', `/organizations/${C}/orderbooks/${cSecond}/bindings`, {
+      connectionId: privateConn,
+      shareCode: link.code,
+    });
+    await call(t, c, 'post', `/organizations/${C}/orderbooks/${cBook}/bindings`, {
+      connectionId: privateConn,
+      shareCode: link.code,
+    });
+    expect(await usesOf(link.id)).toBe(1);
+    const stillC = await send(c, 'get', `/connect/share/${link.code}`);
+    expect([stillC.status, stillC.payload?.remainingUses]).toEqual([200, 0]);
+
+    // Any other organization is refused wherever it presents the code.
+    const dBook = await createOrderBook(t, d, D, 'D book', []);
+    const refusals = [
+      await send(d, 'get', `/connect/share/${link.code}`),
+      await send(d, 'post', `/organizations/${D}/orderbooks`, {
+        name: 'D from link',
+        sourceConnectionIds: [privateConn],
+        shareCode: link.code,
+      }),
+      await send(d, 'post', `/organizations/${D}/orderbooks/${dBook}/field-mapping/preview`, {
+        connectionId: privateConn,
+        shareCode: link.code,
+      }),
+      await send(d, 'post', `/organizations/${D}/orderbooks/${dBook}/bindings`, {
+        connectionId: privateConn,
+        shareCode: link.code,
+      }),
+    ];
+    for (const refusal of refusals) {
+      expect([refusal.status, refusal.code]).toEqual([410, 'SHARE_LINK_EXHAUSTED']);
+      expect(refusal.payload).toMatchObject({ maxUses: 1, uses: 1 });
+    }
+    expect(await usesOf(link.id)).toBe(1);
+  });
+
+  it('two organizations binding at once through a one-use link: one is admitted', async () => {
+    const link = await shareLink({ maxUses: 1 });
+    const dBook = await createOrderBook(t, d, D, 'D race', []);
+    const eBook = await createOrderBook(t, e, E, 'E race', []);
+    const answers = await Promise.all([
+      send(d, 'post', `/organizations/${D}/orderbooks/${dBook}/bindings`, {
+        connectionId: privateConn,
+        shareCode: link.code,
+      }),
+      send(e, 'post', `/organizations/${E}/orderbooks/${eBook}/bindings`, {
+        connectionId: privateConn,
+        shareCode: link.code,
+      }),
+    ]);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 410]);
+    expect(answers.find((answer) => answer.status === 410)?.code).toBe('SHARE_LINK_EXHAUSTED');
+    expect(await usesOf(link.id)).toBe(1);
+  });
+
+  it('an organization id in upper case in the path is the same organization', async () => {
+    const owner = await send(sup, 'get', `/organizations/${S.toUpperCase()}/connections/${privateConn}`);
+    expect([owner.status, owner.payload?.view]).toEqual([200, 'owner']);
+    const listed = await send(sup, 'get', `/organizations/${S.toUpperCase()}/connections`);
+    expect(listed.status).toBe(200);
+
+    const whitelisted = await createConnection(t, sup, S, catalogId, {
+      accessControl: { mode: 'whitelist', allowedOrganizations: [E.toUpperCase()] },
+    });
+    const shared = await send(e, 'get', `/organizations/${E.toUpperCase()}/connections/${whitelisted}`);
+    expect([shared.status, shared.payload?.view]).toEqual([200, 'shared']);
+    const eBook = await createOrderBook(t, e, E, 'E whitelisted', []);
+    const binding = await send(e, 'post', `/organizations/${E.toUpperCase()}/orderbooks/${eBook}/bindings`, {
+      connectionId: whitelisted,
+      fieldMapping: { rules: [] },
+    });
+    expect([binding.status, binding.payload?.status, binding.payload?.admittedVia]).toEqual([
+      201,
+      'active',
+      'whitelist',
+    ]);
+    expect(binding.payload?.targetOrderBookId).toBe(eBook);
+  });
+});
