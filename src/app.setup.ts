@@ -14,6 +14,7 @@ import type { AppConfig } from './config/app.config.js';
 import { MetricsService } from './modules/metrics/metrics.service.js';
 import { Reflector } from '@nestjs/core';
 import { WsAdapter } from '@nestjs/platform-ws';
+import { lowerCaseTenantIds } from './common/http/tenant-id-case.middleware.js';
 
 export const API_PREFIX = 'api/v1';
 
@@ -96,6 +97,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
     });
   }
   app.use(app.get(MetricsService).middleware);
+  app.use(lowerCaseTenantIds);
   app.setGlobalPrefix(API_PREFIX, { exclude: HOST_ROOT_ROUTES });
   // Realtime sockets (docs/realtime.md) share the HTTP server's port.
   app.useWebSocketAdapter(new WsAdapter(app));
