@@ -14,6 +14,7 @@ import type { AppConfig } from './config/app.config.js';
 import { MetricsService } from './modules/metrics/metrics.service.js';
 import { Reflector } from '@nestjs/core';
 import { WsAdapter } from '@nestjs/platform-ws';
+import { limitBodyDepth } from './common/http/body-depth.middleware.js';
 import { lowerCaseTenantIds } from './common/http/tenant-id-case.middleware.js';
 
 export const API_PREFIX = 'api/v1';
@@ -82,6 +83,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
   app.set('query parser', 'extended');
   app.useBodyParser('json', { limit: config.bodyLimitBytes });
   app.useBodyParser('urlencoded', { limit: config.bodyLimitBytes, extended: false });
+  app.use(limitBodyDepth);
   app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
   if (config.corsOrigins.length > 0) {
     app.enableCors({

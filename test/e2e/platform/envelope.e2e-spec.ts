@@ -49,6 +49,25 @@ describe('envelope and errors', () => {
     });
   });
 
+  it('answers a body nesting deeper than 128 levels with VALIDATION_ERROR (a deep one overflowed the validator: 500)', async () => {
+    const nest = (levels: number): unknown => {
+      let value: unknown = 'x';
+      for (let i = 0; i < levels; i += 1) {
+        value = i % 2 === 0 ? { a: value } : [value];
+      }
+      return value;
+    };
+    // Also written as text, as a client that overflows nothing would send it (this app's body limit is 2 KB).
+    const deep = (pairs: number): string => `{"email":"deep@example.test","password":"x","displayName":${'{"a":['.repeat(pairs)}"x"${']}'.repeat(pairs)}}`;
+    for (const body of [JSON.stringify({ email: 'deep@example.test', password: 'x', displayName: nest(129) }), deep(200)]) {
+      const res = await request(t.http).post('/api/v1/auth/register').set('Content-Type', 'application/json').send(body).expect(400);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'body', reason: expect.stringContaining('deeper than 128 levels') } });
+    }
+    // Within the limit the body reaches validation, which names the field.
+    const shallow = await request(t.http).post('/api/v1/auth/register').send({ email: 'deep@example.test', password: 'x', displayName: nest(100) }).expect(400);
+    expect(problemsOf(shallow.body).map((d: { field: string }) => d.field)).toContain('displayName');
+  });
+
   it('names every invalid field and rejects unknown fields', async () => {
     const res = await request(t.http)
       .post('/api/v1/auth/register')
