@@ -108,6 +108,8 @@ describe('comments', () => {
     expect(applied.headers['x-api-deprecated']).toBe('true');
     const id = applied.body.payload.id as string;
     const plain = await request(t.http).put(`${doc.path}/comments/${id}?requestId=any`).set(bearer(editor)).send({ content: 'Edited' }).expect(200);
+    // mentions null clears them, as on create (was a 500).
+    expect((await request(t.http).put(`${doc.path}/comments/${id}`).set(bearer(editor)).send({ content: 'Edited', mentions: null }).expect(200)).body.payload.mentions).toEqual([]);
     expect(plain.headers['x-api-deprecated']).toBeUndefined();
     expect(plain.body.payload.content).toBe('Edited');
     for (const path of [`pin?apply=true`, `resolve?apply=false`, `reactions?emoji=tada&apply=true`]) {

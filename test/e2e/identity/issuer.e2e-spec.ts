@@ -364,6 +364,12 @@ describe('token issuer: authorization endpoint, code and refresh grants, token v
       .send({ step: 'login', request: 'forged', email: user.email, password: user.password })
       .expect(400);
     expect(forged.text).toContain('expired');
+    // A post without a form (another content type, or none) is an incomplete form, not a 500.
+    for (const type of ['text/plain', undefined]) {
+      const call = request(t.http).post('/authorize');
+      const bare = await (type ? call.set('Content-Type', type).send('step=login') : call);
+      expect({ type, status: bare.status }).toEqual({ type, status: 400 });
+    }
 
     const location = await authorizeWithForms(
       t.http,

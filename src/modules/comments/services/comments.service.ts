@@ -115,8 +115,9 @@ export class CommentsService {
       if (record.createdBy !== userId) {
         throw AppException.forbidden('only the author edits a comment');
       }
-      // Mentions not given: kept as they are (not re-checked, so a mentioned person who lost access does not block edits).
-      const mentioned = dto.mentions === undefined ? await this.users(record.mentions) : await this.readers(ctx.document, dto.mentions);
+      // Mentions not given: kept as they are (not re-checked, so a mentioned person who lost access does not block
+      // edits); null clears them, as on create.
+      const mentioned = dto.mentions === undefined ? await this.users(record.mentions) : await this.readers(ctx.document, dto.mentions ?? []);
       const ids = mentioned.map((user) => user.id);
       await this.comments.updateContent(record.id, dto.content, ids, userId);
       const updated = { ...record, content: dto.content, mentions: ids };

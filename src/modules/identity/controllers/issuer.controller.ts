@@ -151,7 +151,8 @@ export abstract class IssuerEndpoints {
     @Req() request: Request,
     @Res() response: Response,
   ): Promise<void> {
-    send(response, await this.pages.submit(form, metaOf(request)));
+    // No form (another content type, or none) is an empty one: the page answers it like any incomplete form.
+    send(response, await this.pages.submit(form ?? {}, metaOf(request)));
   }
 
   @Post('token')
