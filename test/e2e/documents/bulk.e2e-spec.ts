@@ -139,6 +139,19 @@ describe('documents: bulk writes', () => {
       .send([{ target: { row: 'b10', field: 'qty' }, value: 12345 }, { target: { property: 'budget' }, value: 'lots' }])
       .expect(400);
     expect(badProperty.body.details).toMatchObject({ fieldId: 'budget', field: '[1].value' });
+    // A bad value stays bad when a later item of the call overrides the same cell (it answered 200).
+    const overridden = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([{ target: { row: 'b10', field: 'qty' }, value: 'many' }, { target: { row: 'b10', field: 'qty' }, value: 12345 }])
+      .expect(400);
+    expect(overridden.body.details).toMatchObject({ rowId: 'b10', fieldId: 'qty', field: '[0].value' });
+    const overriddenProperty = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([{ target: { property: 'budget' }, value: 'lots' }, { target: { property: 'budget' }, value: 5 }, { target: { row: 'b10', field: 'qty' }, value: 12345 }])
+      .expect(400);
+    expect(overriddenProperty.body.details).toMatchObject({ fieldId: 'budget', field: '[0].value' });
     expect(await rowsWhere('qty', 12345)).toBe(0);
   });
 

@@ -12,6 +12,11 @@ export interface BulkTargetValues {
   paths: Record<string, string>;
   /** Path of the first item naming this target. */
   path: string;
+  /**
+   * Values a later item replaced (`paths` names the later one): still checked, so every cell a bulk call sends is
+   * valid even when another item overrides it.
+   */
+  overridden?: { fieldId: string; value: unknown; path: string }[];
 }
 
 export interface BulkRequest {
@@ -45,6 +50,9 @@ function isId(value: unknown): value is string {
 
 function assign(target: BulkTargetValues, values: Record<string, unknown>, path: string): void {
   for (const [fieldId, value] of Object.entries(values)) {
+    if (Object.hasOwn(target.values, fieldId)) {
+      (target.overridden ??= []).push({ fieldId, value: target.values[fieldId], path: target.paths[fieldId] ?? target.path });
+    }
     target.values[fieldId] = value;
     target.paths[fieldId] = path;
   }
@@ -53,7 +61,8 @@ function assign(target: BulkTargetValues, values: Record<string, unknown>, path:
 /**
  * Reads a bulk body (spec 4.4): an array of `{target, value}` — or `{updates: [...]}`, or the order-book form
  * `{rows: [{target: {row}, values: [...]}]}` — where the target is `{row, field}`, `{row}`, `{rows[], field}`,
- * `{property}` or `{properties: true}`. Later items override earlier ones for the same cell. Collects every
+ * `{property}` or `{properties: true}`. Later items override earlier ones for the same cell (the earlier values are
+ * kept in `overridden` to be checked too). Collects every
  * structural error; more than 1000 distinct rows is a VALIDATION_ERROR.
  */
 export function parseBulkRequest(body: unknown): BulkRequest {

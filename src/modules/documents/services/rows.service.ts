@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
 import type { RowValuesInput } from '../fields/field-type.registry.js';
-import type { StoredRowValues } from '../fields/field.types.js';
+import type { FieldDefinition, StoredRowValues } from '../fields/field.types.js';
 import { sent } from '../../../database/transaction-host.js';
 import { parseRowValues } from '../fields/field-type.registry.js';
 import { validationDetailsOf } from '../fields/field-value.utils.js';
-import { parseBulkRequest } from '../domain/bulk-request.js';
+import { type BulkTargetValues, parseBulkRequest } from '../domain/bulk-request.js';
 import type { ChangeDraft } from '../domain/document.records.js';
 import type { BulkResultDto, RowDeleteResponseDto, RowWriteResponseDto, WriteResultDto } from '../dtos/row.dto.js';
 import { toRowDto, toWriteResult } from '../mappers/document.mapper.js';
@@ -71,14 +71,18 @@ export class RowsService {
       await sent();
       const checked = new Map<string, { values: StoredRowValues } | { details: ErrorDetail[] }>();
       for (const [rowId, target] of parsed.rows) {
+        const overridden = overriddenProblems(target, metadata.fields, rowId);
         try {
-          checked.set(rowId, { values: parseRowValues(target.values, metadata.fields, { partial: true }) });
+          const values = parseRowValues(target.values, metadata.fields, { partial: true });
+          checked.set(rowId, overridden.length > 0 ? { details: overridden } : { values });
         } catch (error) {
           const details = validationDetailsOf(error);
           if (!details) {
             throw error;
           }
-          checked.set(rowId, { details: details.map((detail) => ({ ...detail, rowId, field: detail.fieldId ? (target.paths[detail.fieldId] ?? target.path) : target.path })) });
+          checked.set(rowId, {
+            details: [...overridden, ...details.map((detail) => ({ ...detail, rowId, field: detail.fieldId ? (target.paths[detail.fieldId] ?? target.path) : target.path }))],
+          });
         }
       }
       const states = await reading;
@@ -105,6 +109,10 @@ export class RowsService {
       await scope.checkUnique(metadata.fields, unique);
       scope.push(...changes);
       if (parsed.properties) {
+        const overridden = overriddenProblems(parsed.properties, metadata.properties);
+        if (overridden.length > 0) {
+          throw AppException.validation(overridden);
+        }
         try {
           changes.push(await buildPropertiesWrite(scope, parsed.properties.values, 'patch', undefined, { bulkId }));
         } catch (error) {
@@ -162,6 +170,23 @@ export class RowsService {
     const row = await this.rowQueries.get(ctx, rowId, outcome.merge ? undefined : outcome.request?.id);
     return { ...row, request: toWriteResult(outcome) };
   }
+}
+
+/** Problems of the values a later item of a bulk call overrode (BulkTargetValues.overridden), each at its own item's path. */
+function overriddenProblems(target: BulkTargetValues, fields: FieldDefinition[], rowId?: string): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  for (const item of target.overridden ?? []) {
+    try {
+      parseRowValues({ [item.fieldId]: item.value }, fields, { partial: true });
+    } catch (error) {
+      const details = validationDetailsOf(error);
+      if (!details) {
+        throw error;
+      }
+      problems.push(...details.map((detail) => ({ ...detail, ...(rowId === undefined ? {} : { rowId }), field: item.path })));
+    }
+  }
+  return problems;
 }
 
 /** An AppException whose details' fields are prefixed with `path` (`rows[2].values…`). */
