@@ -194,16 +194,23 @@ export class ComputedValuesRepository {
       );
       return Number(rows[0]?.value ?? 0);
     }
-    const number = `(CASE WHEN jsonb_typeof(r."values" -> $2::text) = 'number' THEN (r."values" -> $2::text)::double precision END)`;
+    // In numeric, not double precision: a sum past 1.8e308 overflowed in PostgreSQL (an error on the read, and on
+    // the read-back of a committed property write); here it comes back as text and becomes an empty value.
+    const number = `(CASE WHEN jsonb_typeof(r."values" -> $2::text) = 'number' THEN (r."values" -> $2::text)::numeric END)`;
     const expression =
       fn === 'COUNT'
         ? `count(*) FILTER (WHERE r."values" ? $2::text AND r."values" -> $2::text <> 'null'::jsonb)`
         : `${fn.toLowerCase()}(${number})`;
-    const rows = await this.tx.manager.query<{ value: number | string | null }[]>(
-      `SELECT (${expression})::double precision AS value FROM document_rows r WHERE r.document_id = $1`,
+    const rows = await this.tx.manager.query<{ value: string | null }[]>(
+      `SELECT (${expression})::text AS value FROM document_rows r WHERE r.document_id = $1`,
       [documentUuid, fieldId],
     );
     const value = rows[0]?.value;
-    return value === null || value === undefined ? (fn === 'SUM' ? 0 : null) : Number(value);
+    if (value === null || value === undefined) {
+      return fn === 'SUM' ? 0 : null;
+    }
+    // A runtime error leaves the value empty (docs/formulas.md): a total beyond the double range is one.
+    const total = Number(value);
+    return Number.isFinite(total) ? total : null;
   }
 }
