@@ -250,4 +250,19 @@ describe('supply chain: share-link admission', () => {
     ]);
     expect(binding.payload?.targetOrderBookId).toBe(eBook);
   });
+
+  it("stops serving a deleted organization's connections through their share links", async () => {
+    const gone = await registerUser(t.http);
+    const G = gone.defaultOrganizationId;
+    const goneCatalog = await createCatalog(t, gone, G, 'Soon gone', [{ id: 'sku', name: 'SKU', type: 'text' }]);
+    const goneConn = await createConnection(t, gone, G, goneCatalog, { accessControl: 'approval' });
+    const link = await call<{ id: string; code: string }>(t, gone, 'post', `/organizations/${G}/connections/${goneConn}/share-link`, {});
+    const before = await send(c, 'get', `/connect/share/${link.code}`);
+    expect(before.status).toBe(200);
+    await request(t.http).delete(`${API}/organizations/${G}`).set(bearer(gone)).expect(200);
+    const after = await send(c, 'get', `/connect/share/${link.code}`);
+    expect(after.status).toBe(410);
+    const preview = await send(c, 'get', `/organizations/${C}/connections/${goneConn}?shareCode=${link.code}`);
+    expect(preview.status).toBe(404);
+  });
 });

@@ -9,6 +9,9 @@ import type {
 import { queryFirst, queryRows } from '../../../database/sql-result.js';
 import { countOf, type Paging } from './sql.js';
 
+/** The connection's organization is not deleted (an archived organization answers nothing, docs/tenancy.md). */
+const SUPPLIER_ACTIVE = `NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = k.organization_id AND o.archived_at IS NOT NULL)`;
+
 interface ConnectionRow extends Omit<ConnectionRecord, 'accessControl'> {
   accessMode: AccessControl['mode'];
   allowedOrganizations: string[];
@@ -91,10 +94,14 @@ export class ConnectionRepository {
     return row ? toRecord(row) : null;
   }
 
+  /**
+   * A connection by id as buyers and propagation reach it (not through its supplier's own routes): none once its
+   * organization is deleted (archived), so its share links, bindings and catalog stop serving other tenants with it.
+   */
   async findById(id: string): Promise<ConnectionRecord | null> {
     const row = await queryFirst<ConnectionRow>(
       this.tx,
-      `SELECT ${COLUMNS} FROM catalog_connections k WHERE k.id = $1`,
+      `SELECT ${COLUMNS} FROM catalog_connections k WHERE k.id = $1 AND ${SUPPLIER_ACTIVE}`,
       [id],
     );
     return row ? toRecord(row) : null;
@@ -103,7 +110,7 @@ export class ConnectionRepository {
   async findByIds(ids: string[]): Promise<ConnectionRecord[]> {
     const rows = await queryRows<ConnectionRow>(
       this.tx,
-      `SELECT ${COLUMNS} FROM catalog_connections k WHERE k.id = ANY($1::uuid[])`,
+      `SELECT ${COLUMNS} FROM catalog_connections k WHERE k.id = ANY($1::uuid[]) AND ${SUPPLIER_ACTIVE}`,
       [ids],
     );
     return rows.map(toRecord);
