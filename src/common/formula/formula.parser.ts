@@ -36,6 +36,13 @@ const BINARY_POWER: Record<string, number> = {
 };
 const UNARY_POWER = 50;
 
+/**
+ * How deeply a formula may nest: the depth of its tree (each operator, unary minus and function call is a level, so
+ * a chain `a + b + c …` of n terms is n - 1 levels) and the nesting of parentheses. The checker, the evaluator and
+ * the SQL compiler recurse over the tree, so this bound keeps them within the stack.
+ */
+export const MAX_FORMULA_DEPTH = 256;
+
 function tokenize(source: string): Token[] {
   const tokens: Token[] = [];
   let i = 0;
@@ -140,6 +147,8 @@ function describe(token: Token): string {
 
 class Parser {
   private index = 0;
+  private nesting = 0;
+  private readonly depths = new WeakMap<FormulaNode, number>();
 
   constructor(private readonly tokens: Token[]) {}
 
@@ -171,21 +180,31 @@ class Parser {
     return token;
   }
 
+  /** Records the depth of a new inner node; refuses it past MAX_FORMULA_DEPTH. */
+  private nested<T extends FormulaNode>(node: T, children: readonly FormulaNode[]): T {
+    const depth = 1 + children.reduce((max, child) => Math.max(max, this.depths.get(child) ?? 1), 0);
+    if (depth > MAX_FORMULA_DEPTH) {
+      throw tooDeep(node.pos);
+    }
+    this.depths.set(node, depth);
+    return node;
+  }
+
   private expression(minPower: number): FormulaNode {
+    if (++this.nesting > MAX_FORMULA_DEPTH) {
+      throw tooDeep(this.peek().pos);
+    }
     let left = this.prefix();
     for (;;) {
       const token = this.peek();
-      if (token.type !== 'op') {
-        return left;
-      }
-      const power = BINARY_POWER[token.value];
-      if (power <= minPower) {
+      if (token.type !== 'op' || BINARY_POWER[token.value] <= minPower) {
+        this.nesting--;
         return left;
       }
       this.next();
-      const right = this.expression(power);
+      const right = this.expression(BINARY_POWER[token.value]);
       const op = (token.value === '<>' ? '!=' : token.value) as BinaryOperator;
-      left = { kind: 'binary', op, left, right, pos: token.pos };
+      left = this.nested({ kind: 'binary', op, left, right, pos: token.pos }, [left, right]);
     }
   }
 
@@ -205,7 +224,8 @@ class Parser {
       }
       case 'op':
         if (token.value === '-') {
-          return { kind: 'unary', op: '-', operand: this.expression(UNARY_POWER), pos: token.pos };
+          const operand = this.expression(UNARY_POWER);
+          return this.nested({ kind: 'unary', op: '-', operand, pos: token.pos }, [operand]);
         }
         if (token.value === '+') {
           return this.expression(UNARY_POWER);
@@ -249,8 +269,12 @@ class Parser {
       }
     }
     this.expect(')');
-    return { kind: 'call', name: upper, args, pos };
+    return this.nested({ kind: 'call', name: upper, args, pos }, args);
   }
+}
+
+function tooDeep(pos: number): FormulaError {
+  return new FormulaError(`formula is nested too deeply (at most ${MAX_FORMULA_DEPTH} levels)`, pos);
 }
 
 /** Parses a formula; throws FormulaError with the position of the first problem. */

@@ -5,6 +5,7 @@ import {
   formulaRowAggregates,
   inferFormulaType,
   isVolatileFormula,
+  MAX_FORMULA_DEPTH,
   parseFormula,
   type FormulaValueType,
 } from './index.js';
@@ -93,6 +94,25 @@ describe('formula parser', () => {
     expect(error('', false).message).toBe('empty formula');
     expect(error('SUM(1,)', false).position).toBe(6);
     expect(error('SUM(1 2)', false).message).toMatch(/expected "\)"/);
+  });
+
+  it('refuses formulas nested deeper than MAX_FORMULA_DEPTH, whatever builds the depth', () => {
+    const deep = `formula is nested too deeply (at most ${MAX_FORMULA_DEPTH} levels)`;
+    for (const source of [
+      '-'.repeat(4000) + '1',
+      '1+'.repeat(20000) + '1',
+      '1+'.repeat(3000) + 'YEAR(NOW())',
+      '('.repeat(5000) + '1' + ')'.repeat(5000),
+      'ABS('.repeat(5000) + '1' + ')'.repeat(5000),
+      '2*'.repeat(MAX_FORMULA_DEPTH) + '2',
+    ]) {
+      expect(error(source, false).message).toBe(deep);
+    }
+    // A chain of n terms is n - 1 levels: 200 terms parse, check and evaluate.
+    expect(run('1+'.repeat(199) + '1')).toBe(200);
+    expect(typeOf('n+'.repeat(199) + 'n')).toBe('number');
+    expect(run('-'.repeat(MAX_FORMULA_DEPTH - 1) + '1')).toBe(-1);
+    expect(run('('.repeat(MAX_FORMULA_DEPTH - 1) + '1' + ')'.repeat(MAX_FORMULA_DEPTH - 1))).toBe(1);
   });
 
   it('lists field references and volatility', () => {

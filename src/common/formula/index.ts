@@ -4,7 +4,7 @@
  */
 export { FormulaError } from './formula-error.js';
 export type { BinaryOperator, FormulaNode, FormulaType, FormulaValueType } from './formula.ast.js';
-export { parseFormula } from './formula.parser.js';
+export { MAX_FORMULA_DEPTH, parseFormula } from './formula.parser.js';
 export { evaluateFormula, type EvaluateOptions } from './formula.evaluator.js';
 export {
   formulaFieldRefs,

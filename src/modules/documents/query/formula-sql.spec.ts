@@ -1,6 +1,11 @@
 import { validationDetailsOf } from '../fields/field-value.utils.js';
 import type { FieldDefinition } from '../fields/field.types.js';
-import { checkVolatileFormulas, compileVolatileFormula, queryHandlerFor } from './formula-sql.js';
+import {
+  checkVolatileFormulas,
+  compileVolatileFormula,
+  MAX_FORMULA_SQL_LENGTH,
+  queryHandlerFor,
+} from './formula-sql.js';
 
 const FIELDS: FieldDefinition[] = [
   { id: 'due', name: 'Due', type: 'date' },
@@ -52,5 +57,33 @@ describe('volatile formulas as SQL', () => {
       expect.objectContaining({ field: 'fields[6].formula', fieldId: 'bad', position: 20 }),
     ]);
     expect(() => checkVolatileFormulas(FIELDS)).not.toThrow();
+  });
+
+  it('binds repeated operands once, so nested operators grow the SQL linearly', () => {
+    const sqlOf = (formula: string): string =>
+      compileVolatileFormula({ id: 'f', name: 'F', type: 'formula', formula }, FIELDS).sql;
+    const lengths = [4, 8, 16].map((n) => sqlOf('YEAR(NOW())' + ' % 7'.repeat(n)).length);
+    expect(lengths[2] - lengths[1]).toBeLessThan(2 * (lengths[1] - lengths[0]) + 100);
+    expect(sqlOf('qty+'.repeat(199) + 'YEAR(NOW())').length).toBeLessThan(MAX_FORMULA_SQL_LENGTH);
+  });
+
+  it('reads text operands of date functions through a safe parse, never a bare cast', () => {
+    const sql = compileVolatileFormula(
+      { id: 'f', name: 'F', type: 'formula', formula: 'DATEDIFF("2020-01-01", NOW()) + YEAR("x")' },
+      FIELDS,
+    ).sql;
+    expect(sql).toContain('regexp_match(');
+    expect(sql).not.toMatch(/::text\)?::timestamptz/);
+  });
+
+  it('refuses volatile formulas nested too deeply through other volatile formulas', () => {
+    const chain: FieldDefinition[] = Array.from({ length: 3 }, (_, index) => ({
+      id: `v${index}`,
+      name: `V${index}`,
+      type: 'formula',
+      formula: (index === 0 ? 'YEAR(NOW())' : `v${index - 1} + YEAR(NOW())`) + ' + 1'.repeat(100),
+    }));
+    expect(() => checkVolatileFormulas(chain)).toThrow();
+    expect(() => checkVolatileFormulas(chain.slice(0, 2))).not.toThrow();
   });
 });

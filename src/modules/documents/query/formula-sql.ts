@@ -1,4 +1,10 @@
-import { dateUnit, FormulaError, parseFormula, type FormulaNode } from '../../../common/formula/index.js';
+import {
+  dateUnit,
+  FormulaError,
+  MAX_FORMULA_DEPTH,
+  parseFormula,
+  type FormulaNode,
+} from '../../../common/formula/index.js';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
 import { formulaTypeOfField, isVolatileField } from '../fields/computed-definitions.js';
 import { TypedComputedFieldHandler } from '../fields/computed.field.js';
@@ -12,14 +18,28 @@ import type { FieldDefinition } from '../fields/field.types.js';
  * PostgreSQL at read time, so such a formula filters, sorts and groups in SQL like a stored field (it is never
  * materialised: its value would go stale). Supports the functions listed in docs/formulas.md ("Volatile
  * formulas"); others are refused when the metadata is written. Field ids (validated by FIELD_ID_PATTERN) and text
- * literals (quotes doubled) are inlined as literals, so the expression is self-contained.
+ * literals (quotes doubled) are inlined as literals, so the expression is self-contained. An operand needed more
+ * than once is bound once in a sub-select (see `bind`), so the SQL grows linearly with the formula.
  */
 type SqlType = 'number' | 'text' | 'boolean' | 'date' | 'blank';
 
 interface Compiled {
   sql: string;
   type: SqlType;
+  /** Never NULL (literals, NOW(), arithmetic with such an operand): no blank check needed. */
+  notNull?: boolean;
 }
+
+/** Compiled SQL longer than this is refused when the field is defined ("formula too complex"). */
+export const MAX_FORMULA_SQL_LENGTH = 100_000;
+/** An operand SQL up to this length may be repeated in its parent; a longer one is bound once. */
+const INLINE_LENGTH = 120;
+/**
+ * A text read as a date like the evaluator's toDate: `YYYY-MM-DD` (UTC midnight) or an ISO date-time (UTC unless
+ * it has an offset); a day past the month's end rolls over as in JavaScript. Anything else is NULL, never an error.
+ */
+const DATE_PATTERN = `'^(\\d{4})-(\\d{2})-(\\d{2})(?:[T ](\\d{2}):(\\d{2})(?::(\\d{2}(?:\\.\\d+)?))?(Z|[+-]\\d{2}:?\\d{2})?)?$'`;
+const DATE_FROM_MATCH = `CASE WHEN m[1]::int > 0 AND m[2]::int BETWEEN 1 AND 12 AND m[3]::int BETWEEN 1 AND 31 AND COALESCE(m[4]::int, 0) < 24 AND COALESCE(m[5]::int, 0) < 60 AND COALESCE(m[6]::numeric, 0) < 60 THEN make_timestamptz(m[1]::int, m[2]::int, 1, COALESCE(m[4]::int, 0), COALESCE(m[5]::int, 0), COALESCE(m[6]::double precision, 0), 'UTC') + (m[3]::int - 1) * interval '1 day' - CASE WHEN m[7] IS NULL OR m[7] = 'Z' THEN interval '0' ELSE (substr(m[7], 1, 1) || '1')::int * (substr(m[7], 2, 2)::int * 60 + right(m[7], 2)::int) * interval '1 minute' END END`;
 
 const ISO_FORMAT = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const UNIT_SECONDS: Record<string, number> = {
@@ -68,6 +88,43 @@ function truthy(value: Compiled): string {
   }
 }
 
+/** A date operand as timestamptz: text is parsed safely (DATE_PATTERN); a number or boolean is no date. */
+function asDate(value: Compiled): Compiled {
+  switch (value.type) {
+    case 'date':
+      return value;
+    case 'text':
+      return {
+        sql: `(SELECT ${DATE_FROM_MATCH} FROM regexp_match(${value.sql}, ${DATE_PATTERN}) AS m)`,
+        type: 'date',
+      };
+    case 'number':
+    case 'boolean':
+    case 'blank':
+      return { sql: 'NULL::timestamptz', type: 'date' };
+  }
+}
+
+/**
+ * Builds SQL that may name each operand several times: a short operand is repeated, a longer one is computed once
+ * in a sub-select (`o.f1`, `o.f2`…), so nested operators do not multiply the SQL.
+ */
+function bind(operands: readonly Compiled[], build: (sql: string[]) => string): string {
+  const bound: string[] = [];
+  const refs = operands.map((operand) => {
+    if (operand.sql.length <= INLINE_LENGTH) {
+      return operand.sql;
+    }
+    bound.push(operand.sql);
+    return `o.f${bound.length}`;
+  });
+  if (bound.length === 0) {
+    return build(refs);
+  }
+  const columns = bound.map((_, index) => `f${index + 1}`).join(', ');
+  return `(SELECT ${build(refs)} FROM (SELECT ${bound.join(', ')} OFFSET 0) AS o(${columns}))`;
+}
+
 function blank(value: Compiled): string {
   return value.type === 'text' ? `COALESCE((${value.sql}) = '', TRUE)` : `((${value.sql}) IS NULL)`;
 }
@@ -75,6 +132,7 @@ function blank(value: Compiled): string {
 class FormulaSqlCompiler {
   private readonly byId: Map<string, FieldDefinition>;
   private readonly stack: string[] = [];
+  private depth = 0;
 
   constructor(fields: readonly FieldDefinition[]) {
     this.byId = new Map(fields.map((field) => [field.id, field]));
@@ -126,21 +184,34 @@ class FormulaSqlCompiler {
     }
   }
 
+  /** Compiles a node; refuses what nests too deeply (through other volatile formulas) or grows too long. */
   compile(node: FormulaNode): Compiled {
+    if (++this.depth > MAX_FORMULA_DEPTH) {
+      throw new FormulaError(`formula is nested too deeply (at most ${MAX_FORMULA_DEPTH} levels)`, node.pos);
+    }
+    const compiled = this.compileNode(node);
+    this.depth--;
+    if (compiled.sql.length > MAX_FORMULA_SQL_LENGTH) {
+      throw new FormulaError('formula too complex', node.pos);
+    }
+    return compiled;
+  }
+
+  private compileNode(node: FormulaNode): Compiled {
     switch (node.kind) {
       case 'number':
-        return { sql: `(${node.value})::double precision`, type: 'number' };
+        return { sql: `(${node.value})::double precision`, type: 'number', notNull: true };
       case 'text':
         return { sql: `${literal(node.value)}::text`, type: 'text' };
       case 'boolean':
-        return { sql: node.value ? 'TRUE' : 'FALSE', type: 'boolean' };
+        return { sql: node.value ? 'TRUE' : 'FALSE', type: 'boolean', notNull: true };
       case 'field':
         return this.field(node.fieldId, node.pos);
       case 'star':
         return unsupported('"*"', node.pos);
       case 'unary': {
         const operand = this.compile(node.operand);
-        return { sql: `(-(${operand.sql}))`, type: 'number' };
+        return { sql: `(-(${operand.sql}))`, type: 'number', notNull: operand.notNull };
       }
       case 'binary':
         return this.binary(node.op, this.compile(node.left), this.compile(node.right));
@@ -157,23 +228,29 @@ class FormulaSqlCompiler {
       };
     }
     if (['+', '-', '*', '/', '%'].includes(op)) {
-      const a = `COALESCE(${left.sql}, 0)`;
-      const b = `COALESCE(${right.sql}, 0)`;
-      const both = `((${left.sql}) IS NULL AND (${right.sql}) IS NULL)`;
-      const value =
-        op === '/'
-          ? `${a} / NULLIF(${b}, 0)`
-          : op === '%'
-            ? `${a} - ${b} * trunc(${a} / NULLIF(${b}, 0))`
-            : `${a} ${op} ${b}`;
-      return { sql: `(CASE WHEN ${both} THEN NULL ELSE ${value} END)`, type: 'number' };
+      // Blank counts as 0 unless both operands are blank; an operand that is never NULL spares that check.
+      const notNull = left.notNull === true || right.notNull === true;
+      const sql = bind([left, right], ([l, r]) => {
+        const a = `COALESCE(${l}, 0)`;
+        const b = `COALESCE(${r}, 0)`;
+        const value =
+          op === '/'
+            ? `${a} / NULLIF(${b}, 0)`
+            : op === '%'
+              ? `${a} - ${b} * trunc(${a} / NULLIF(${b}, 0))`
+              : `${a} ${op} ${b}`;
+        return notNull
+          ? `(${value})`
+          : `(CASE WHEN (${l}) IS NULL AND (${r}) IS NULL THEN NULL ELSE ${value} END)`;
+      });
+      return { sql, type: 'number', notNull: notNull && op !== '/' && op !== '%' };
     }
     // Comparisons: a date against text compares as dates; blank only equals blank.
     const [a, b] =
       left.type === 'date' && right.type === 'text'
-        ? [left.sql, `(${right.sql})::timestamptz`]
+        ? [left.sql, asDate(right).sql]
         : right.type === 'date' && left.type === 'text'
-          ? [`(${left.sql})::timestamptz`, right.sql]
+          ? [asDate(left).sql, right.sql]
           : [left.sql, right.sql];
     if (op === '=' || op === '!=') {
       const equal =
@@ -200,36 +277,45 @@ class FormulaSqlCompiler {
     const number = (sql: string): Compiled => ({ sql, type: 'number' });
     switch (node.name) {
       case 'NOW':
-        return { sql: 'statement_timestamp()', type: 'date' };
+        return { sql: 'statement_timestamp()', type: 'date', notNull: true };
       case 'TODAY':
         return {
           sql: `(date_trunc('day', statement_timestamp() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`,
           type: 'date',
+          notNull: true,
         };
       case 'BLANK':
         return { sql: 'NULL', type: 'blank' };
       case 'YEAR':
       case 'MONTH':
       case 'DAY': {
-        const [date] = args();
-        return number(
-          `(extract(${node.name.toLowerCase()} FROM (${date.sql}) AT TIME ZONE 'UTC'))::double precision`,
-        );
+        const date = asDate(args()[0]);
+        return {
+          ...number(
+            `(extract(${node.name.toLowerCase()} FROM (${date.sql}) AT TIME ZONE 'UTC'))::double precision`,
+          ),
+          notNull: date.notNull,
+        };
       }
       case 'DATEDIFF': {
-        const [start, end] = args();
+        const [start, end] = args().map(asDate);
         const unit = this.unit(node.args[2]);
         if (unit === 'months' || unit === 'years') {
-          const age = `age((${end.sql}) AT TIME ZONE 'UTC', (${start.sql}) AT TIME ZONE 'UTC')`;
-          const months = `(extract(year FROM ${age}) * 12 + extract(month FROM ${age}))`;
-          return number(`(${unit === 'years' ? `trunc(${months} / 12)` : months})::double precision`);
+          return number(
+            bind([start, end], ([s, e]) => {
+              const age = `age((${e}) AT TIME ZONE 'UTC', (${s}) AT TIME ZONE 'UTC')`;
+              const months = `(extract(year FROM ${age}) * 12 + extract(month FROM ${age}))`;
+              return `(${unit === 'years' ? `trunc(${months} / 12)` : months})::double precision`;
+            }),
+          );
         }
         return number(
           `trunc(extract(epoch FROM (${end.sql}) - (${start.sql})) / ${UNIT_SECONDS[unit]})::double precision`,
         );
       }
       case 'DATEADD': {
-        const [date, amount] = args();
+        const [value, amount] = args();
+        const date = asDate(value);
         const unit = this.unit(node.args[2]);
         const interval =
           unit === 'months' || unit === 'years'
@@ -272,7 +358,7 @@ class FormulaSqlCompiler {
       case 'TEXT':
         return { sql: asText(args()[0]), type: 'text' };
       case 'DATETIME_FORMAT': {
-        const [date] = args();
+        const date = asDate(args()[0]);
         const format = node.args[1];
         if (format && format.kind !== 'text') {
           return unsupported('a computed date format', format.pos);
