@@ -29,24 +29,36 @@ export class CommentEventsService {
     by: string,
     extra: Record<string, unknown> = {},
   ): Promise<void> {
-    await this.outbox.record({
-      event,
-      organizationId: document.organizationId,
-      workspaceId: document.workspaceId,
-      docType: document.docType,
-      docId: document.docId,
-      triggeredBy: by,
-      payload: {
-        commentId: comment.id,
-        target: targetOf(comment),
-        content: comment.content,
-        mentions: mentions.map((user) => ({ id: user.id, displayName: user.displayName })),
-        createdBy: comment.createdBy,
-        createdAt: comment.createdAt.toISOString(),
-        parentId: comment.parentId,
-        ...extra,
-      },
-    });
+    await this.recordMany(document, event, [{ comment, mentions, extra }], by);
+  }
+
+  /** One event per comment, recorded by one insert (a thread deleted with its replies). */
+  async recordMany(
+    document: DocumentRecord,
+    event: CommentEventType,
+    items: readonly { comment: CommentRecord; mentions: readonly UserSummary[]; extra?: Record<string, unknown> }[],
+    by: string,
+  ): Promise<void> {
+    await this.outbox.record(
+      ...items.map(({ comment, mentions, extra }) => ({
+        event,
+        organizationId: document.organizationId,
+        workspaceId: document.workspaceId,
+        docType: document.docType,
+        docId: document.docId,
+        triggeredBy: by,
+        payload: {
+          commentId: comment.id,
+          target: targetOf(comment),
+          content: comment.content,
+          mentions: mentions.map((user) => ({ id: user.id, displayName: user.displayName })),
+          createdBy: comment.createdBy,
+          createdAt: comment.createdAt.toISOString(),
+          parentId: comment.parentId,
+          ...extra,
+        },
+      })),
+    );
   }
 
   /** `comment_mentioned` naming the people newly mentioned, and one e-mail to each (not to the writer). */

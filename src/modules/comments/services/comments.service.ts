@@ -138,13 +138,18 @@ export class CommentsService {
       }
       const replies = record.rootId === null ? await this.comments.replies(ctx.document.uuid, [record.id]) : [];
       await this.comments.delete(record.id);
-      await this.events.record(ctx.document, 'comment_deleted', record, await this.users(record.mentions), userId, { deletedBy: userId });
       // Each reply that went with its thread is a deleted comment too: a receiver following comments sees every one.
-      const mentioned = new Map((await this.users(replies.flatMap((reply) => reply.mentions))).map((user) => [user.id, user]));
-      for (const reply of replies) {
-        const mentions = reply.mentions.flatMap((id) => mentioned.get(id) ?? []);
-        await this.events.record(ctx.document, 'comment_deleted', reply, mentions, userId, { deletedBy: userId, deletedWithThread: record.id });
-      }
+      const mentioned = new Map((await this.users([record, ...replies].flatMap((comment) => comment.mentions))).map((user) => [user.id, user]));
+      const mentionsOf = (comment: CommentRecord) => comment.mentions.flatMap((id) => mentioned.get(id) ?? []);
+      await this.events.recordMany(
+        ctx.document,
+        'comment_deleted',
+        [
+          { comment: record, mentions: mentionsOf(record), extra: { deletedBy: userId } },
+          ...replies.map((reply) => ({ comment: reply, mentions: mentionsOf(reply), extra: { deletedBy: userId, deletedWithThread: record.id } })),
+        ],
+        userId,
+      );
       return { id: record.id, deleted: true, repliesDeleted: replies.length };
     });
   }
