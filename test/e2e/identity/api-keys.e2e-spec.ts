@@ -84,6 +84,16 @@ describe('API keys', () => {
       (await request(t.http).get('/api/v1/users/me').set('X-API-Key', withoutOpenId.key).expect(200)).body
         .payload.id,
     ).toBe(user.id);
+    // Changing the profile needs the `profile` scope: a doc:read key cannot rename its owner.
+    const rename = await request(t.http)
+      .patch('/api/v1/users/me')
+      .set('X-API-Key', withoutOpenId.key)
+      .send({ displayName: 'Renamed by a key' })
+      .expect(403);
+    expect(rename.body.code).toBe('FORBIDDEN');
+    const profileKey = await createKey(user, { scopes: ['profile'] });
+    await request(t.http).patch('/api/v1/users/me').set('X-API-Key', profileKey.key).send({ displayName: 'Renamed' }).expect(200);
+    expect((await request(t.http).get('/api/v1/users/me').set(bearer(user)).expect(200)).body.payload.displayName).toBe('Renamed');
 
     const list = await request(t.http).get('/api/v1/api-keys').set(bearer(user)).expect(200);
     const used = list.body.payload.items.find((k: { id: string }) => k.id === withOpenId.id);
