@@ -14,6 +14,8 @@ import type { AppConfig } from './config/app.config.js';
 import { MetricsService } from './modules/metrics/metrics.service.js';
 import { Reflector } from '@nestjs/core';
 import { WsAdapter } from '@nestjs/platform-ws';
+import { refuseUnreadBody } from './common/http/body-type.middleware.js';
+import { answerUnknownPaths } from './common/http/unknown-path.middleware.js';
 import { limitBodyDepth } from './common/http/body-depth.middleware.js';
 import { lowerCaseTenantIds } from './common/http/tenant-id-case.middleware.js';
 
@@ -36,6 +38,20 @@ export const HOST_ROOT_ROUTES = [
   'connect/share/{*path}',
 ];
 
+/** Checks of what kind a value is; when one fails, its size and range checks say nothing useful. */
+const KIND_CHECKS = new Set(['isInt', 'isNumber', 'isString', 'isBoolean', 'isArray', 'isObject', 'isNumberString', 'isDate', 'isDateString', 'isIso8601', 'isISO8601']);
+const SIZE_CHECKS = new Set(['min', 'max', 'minLength', 'maxLength', 'length', 'arrayMinSize', 'arrayMaxSize', 'isPositive', 'isNegative', 'minDate', 'maxDate']);
+
+/**
+ * The reasons of one property: a failed kind check ("must be an integer number") hides the size checks the value
+ * also failed, which for `page=abc` read "page must not be greater than 1000000" first.
+ */
+function reasonsOf(constraints: Record<string, string>): string[] {
+  const keys = Object.keys(constraints);
+  const kindFailed = keys.some((key) => KIND_CHECKS.has(key));
+  return keys.filter((key) => !(kindFailed && SIZE_CHECKS.has(key))).map((key) => constraints[key]);
+}
+
 /**
  * Flattens class-validator's nested errors into `{field: 'a.b[0].c', reason}` entries. A required property that is
  * missing fails every check it has ("must be a string", "must be shorter than …"): it is reported once, as
@@ -48,7 +64,7 @@ export function validationDetails(errors: ValidationError[], parent = ''): Error
         ? `${parent}[${error.property}]`
         : `${parent}.${error.property}`
       : error.property;
-    const reasons = Object.values(error.constraints ?? {});
+    const reasons = reasonsOf(error.constraints ?? {});
     const own =
       error.value === undefined && reasons.length > 0
         ? [{ field, reason: `${error.property} is required` }]
@@ -83,6 +99,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
   app.set('query parser', 'extended');
   app.useBodyParser('json', { limit: config.bodyLimitBytes });
   app.useBodyParser('urlencoded', { limit: config.bodyLimitBytes, extended: false });
+  app.use(refuseUnreadBody);
   app.use(limitBodyDepth);
   app.use(helmet({ contentSecurityPolicy: false, crossOriginEmbedderPolicy: false }));
   if (config.corsOrigins.length > 0) {
@@ -100,6 +117,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
   }
   app.use(app.get(MetricsService).middleware);
   app.use(lowerCaseTenantIds);
+  // Outside /api/v1, the OpenAPI pages and the host-root routes there is nothing: the 404 envelope, not Express's page.
+  app.use(answerUnknownPaths([API_PREFIX, 'api/docs', 'api/docs-json', ...HOST_ROOT_ROUTES]));
   app.setGlobalPrefix(API_PREFIX, { exclude: HOST_ROOT_ROUTES });
   // Realtime sockets (docs/realtime.md) share the HTTP server's port.
   app.useWebSocketAdapter(new WsAdapter(app));

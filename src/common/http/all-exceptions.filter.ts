@@ -18,6 +18,22 @@ interface BodyParserError {
   type?: string;
   status?: number;
   limit?: number;
+  /** The raw text, on a parse failure. */
+  body?: string;
+}
+
+/** Why a JSON body was refused: broken JSON, or valid JSON the strict parser refuses (`null`, `"x"`, `5`). */
+function parseFailureReason(raw: string | undefined): string {
+  const text = raw?.trim() ?? '';
+  if (text !== '' && !text.startsWith('{') && !text.startsWith('[')) {
+    try {
+      JSON.parse(text);
+      return 'the body must be a JSON object or array';
+    } catch {
+      // broken JSON after all
+    }
+  }
+  return 'malformed JSON';
 }
 
 const STATUS_TO_CODE: Partial<Record<number, ErrorCode>> = {
@@ -118,7 +134,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       });
     }
     if (parserError?.type === 'entity.parse.failed') {
-      return AppException.validation([{ field: 'body', reason: 'malformed JSON' }]);
+      return AppException.validation([{ field: 'body', reason: parseFailureReason(parserError.body) }]);
     }
     if (parserError?.type === 'encoding.unsupported' || parserError?.type === 'charset.unsupported') {
       return new AppException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, {
@@ -153,7 +169,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
       });
     }
     if (status === HttpStatus.BAD_REQUEST && exception.cause instanceof SyntaxError) {
-      return AppException.validation([{ field: 'body', reason: 'malformed JSON' }]);
+      // Nest's adapter wraps body-parser's error; the raw text rides on the cause.
+      return AppException.validation([{ field: 'body', reason: parseFailureReason((exception.cause as BodyParserError).body) }]);
     }
     if (status === HttpStatus.SERVICE_UNAVAILABLE) {
       return new AppException(ErrorCode.SERVICE_UNAVAILABLE, {

@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { AppException } from '../errors/app.exception.js';
 
@@ -9,11 +9,19 @@ export const MAX_PAGE_SIZE = 100;
 export const DEFAULT_CURSOR_LIMIT = 100;
 export const MAX_CURSOR_LIMIT = 1000;
 
+/**
+ * An integer query parameter: decimal digits only. `@Type(() => Number)` read `0x10` as 16, `1e2` as 100 and `+2`
+ * as 2; anything else (a repeated parameter, `abc`, `2.5`) stays as sent and fails `@IsInt()`.
+ */
+export function QueryInt(): PropertyDecorator {
+  return Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value));
+}
+
 /** `page` + `pageSize`, the one paging query every list takes. */
 export class PageQueryDto {
-  @ApiPropertyOptional({ minimum: 1, default: 1, type: 'integer' })
+  @ApiPropertyOptional({ minimum: 1, maximum: 1_000_000, default: 1, type: 'integer' })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt()
   @Min(1)
   @Max(1_000_000)
@@ -21,7 +29,7 @@ export class PageQueryDto {
 
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, type: 'integer' })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt()
   @Min(1)
   @Max(MAX_PAGE_SIZE)
@@ -43,7 +51,7 @@ export class CursorQueryDto {
     type: 'integer',
   })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt()
   @Min(1)
   @Max(MAX_CURSOR_LIMIT)

@@ -162,6 +162,22 @@ describe('documents: refused writes (U+0000 in text, 409 on stale versions)', ()
     await refused(update);
   });
 
+  it('refuses JavaScript object member names as value keys and as field ids, writing nothing (the key was dropped: an empty revision)', async () => {
+    const before = await state();
+    for (const key of ['toString', 'constructor', 'valueOf', 'hasOwnProperty']) {
+      const put = await request(t.http).put(`${doc.path}/data/r1`).set(bearer(owner)).send({ values: { [key]: '1' } });
+      expect(await refused(put)).toEqual([expect.objectContaining({ field: `values.${key}`, reason: expect.stringContaining('is reserved') })]);
+    }
+    const proto = await request(t.http).put(`${doc.path}/data/r1`).set(bearer(owner)).set('Content-Type', 'application/json').send('{"values":{"__proto__":{"name":"x"}}}');
+    expect(await refused(proto)).toEqual([expect.objectContaining({ field: 'values.__proto__' })]);
+    const field = await request(t.http)
+      .put(`${doc.path}/metadata`)
+      .set(bearer(owner))
+      .send({ fields: [...PRODUCT_FIELDS, { id: 'constructor', name: 'Constructor', type: 'text' }] });
+    expect(await refused(field)).toEqual([expect.objectContaining({ field: `fields[${PRODUCT_FIELDS.length}].id`, reason: expect.stringContaining('is reserved') })]);
+    expect(await state()).toEqual(before);
+  });
+
   it('answers stale versions with 409 and declares that 409 in OpenAPI', async () => {
     const stale = { version: 99 };
     const answers = [

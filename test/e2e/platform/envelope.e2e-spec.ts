@@ -68,6 +68,62 @@ describe('envelope and errors', () => {
     expect(problemsOf(shallow.body).map((d: { field: string }) => d.field)).toContain('displayName');
   });
 
+  it('answers a JSON null or string body by what it is, not as malformed JSON', async () => {
+    for (const text of ['null', '"x"', '5']) {
+      const res = await request(t.http).post('/api/v1/auth/register').set('Content-Type', 'application/json').send(text).expect(400);
+      expect(res.body.details).toEqual({ field: 'body', reason: 'the body must be a JSON object or array' });
+    }
+  });
+
+  it('refuses a write body that is not JSON with 415 UNSUPPORTED_MEDIA_TYPE (it was read as an empty body)', async () => {
+    const user = await registerUser(t.http);
+    for (const type of ['text/plain', 'application/xml', 'application/octet-stream']) {
+      const res = await request(t.http).patch('/api/v1/users/me').set(bearer(user)).set('Content-Type', type).send('{"displayName":"Typed"}').expect(415);
+      expect(res.body).toMatchObject({ success: false, code: 'UNSUPPORTED_MEDIA_TYPE', details: { field: 'Content-Type' } });
+    }
+    // No Content-Type at all is no JSON either.
+    const bare = await request(t.http).post('/api/v1/auth/register').set('Content-Type', '').send(Buffer.from('{"email":"x@example.test"}')).expect(415);
+    expect(bare.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    // Nothing changed; JSON and an empty body still work.
+    expect((await request(t.http).get('/api/v1/users/me').set(bearer(user)).expect(200)).body.payload.displayName).toBe(user.displayName);
+    await request(t.http).patch('/api/v1/users/me').set(bearer(user)).send({ displayName: 'Typed' }).expect(200);
+  });
+
+  it('answers paths outside the API with the 404 envelope, not an HTML page', async () => {
+    for (const path of ['/users/me', '/api/v2/users/me', '/api', '/']) {
+      const res = await request(t.http).get(path).expect(404);
+      expect(res.headers['content-type']).toContain('application/json');
+      expect(res.body).toMatchObject({ success: false, code: 'NOT_FOUND' });
+    }
+    await request(t.http).get('/health').expect(200);
+    await request(t.http).get('/api/docs-json').expect(200);
+  });
+
+  it('refuses JavaScript object member names as body keys, anywhere in the body (the validator dropped them silently)', async () => {
+    for (const [body, field] of [
+      [{ email: 'k@example.test', password: 'correct horse battery', displayName: 'K', toString: 'x' }, 'toString'],
+      [{ email: 'k@example.test', password: 'correct horse battery', displayName: 'K', extra: [{ constructor: 1 }] }, 'extra[0].constructor'],
+    ] as const) {
+      const res = await request(t.http).post('/api/v1/auth/register').send(body).expect(400);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field, reason: expect.stringContaining('is reserved') } });
+    }
+    const proto = await request(t.http).post('/api/v1/auth/register').set('Content-Type', 'application/json').send('{"email":"k@example.test","__proto__":{"isAdmin":true}}').expect(400);
+    expect(proto.body.details).toMatchObject({ field: '__proto__' });
+  });
+
+  it('reads integer query parameters as decimal digits only, and names the type problem first', async () => {
+    const user = await registerUser(t.http);
+    for (const page of ['abc', '0x10', '1e2', '%2B2', '2.5']) {
+      const res = await request(t.http).get(`/api/v1/users/me/organizations?page=${page}`).set(bearer(user)).expect(400);
+      expect(problemsOf(res.body)).toEqual([{ field: 'page', reason: 'page must be an integer number' }]);
+    }
+    const repeated = await request(t.http).get('/api/v1/users/me/organizations?page=1&page=2').set(bearer(user)).expect(400);
+    expect(problemsOf(repeated.body)).toEqual([{ field: 'page', reason: 'page must be an integer number' }]);
+    const range = await request(t.http).get('/api/v1/users/me/organizations?pageSize=101').set(bearer(user)).expect(400);
+    expect(problemsOf(range.body)).toEqual([{ field: 'pageSize', reason: 'pageSize must not be greater than 100' }]);
+    await request(t.http).get('/api/v1/users/me/organizations?page=1&pageSize=5').set(bearer(user)).expect(200);
+  });
+
   it('names every invalid field and rejects unknown fields', async () => {
     const res = await request(t.http)
       .post('/api/v1/auth/register')

@@ -1,16 +1,15 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
-import { DEFAULT_PAGE_SIZE, MAX_CURSOR_LIMIT, MAX_PAGE_SIZE } from '../../../common/http/pagination.js';
+import { DEFAULT_PAGE_SIZE, MAX_CURSOR_LIMIT, MAX_PAGE_SIZE, QueryInt } from '../../../common/http/pagination.js';
 import { DeprecatedApplyParam, QueryBoolean } from '../../../common/http/validation-decorators.js';
 import { REQUEST_STATUSES, type RequestStatus } from '../domain/document.records.js';
 import { COUNT_MODES, type CountMode, DEFAULT_COUNT_MODE } from '../query/count-mode.js';
 
 const PageProps = {
   page: () => [
-    ApiPropertyOptional({ minimum: 1, default: 1, type: 'integer' }),
+    ApiPropertyOptional({ minimum: 1, maximum: 1_000_000, default: 1, type: 'integer' }),
     IsOptional(),
-    Type(() => Number),
+    QueryInt(),
     IsInt(),
     Min(1),
     Max(1_000_000),
@@ -18,7 +17,7 @@ const PageProps = {
   pageSize: () => [
     ApiPropertyOptional({ minimum: 1, maximum: MAX_PAGE_SIZE, default: DEFAULT_PAGE_SIZE, type: 'integer' }),
     IsOptional(),
-    Type(() => Number),
+    QueryInt(),
     IsInt(),
     Min(1),
     Max(MAX_PAGE_SIZE),
@@ -88,7 +87,7 @@ export class WriteQueryDto extends DraftReadQueryDto {
 export class RowDeleteQueryDto extends WriteQueryDto {
   @ApiPropertyOptional({ type: 'integer', description: 'Optimistic lock: the version the caller last read' })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt()
   @Min(0)
   version?: number;
@@ -103,7 +102,7 @@ export class PropertiesPatchQueryDto extends WriteQueryDto {
 
   @ApiPropertyOptional({ type: 'integer', description: 'Optimistic lock: the properties version the caller last read' })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt()
   @Min(0)
   version?: number;
@@ -137,7 +136,7 @@ export class DataListQueryDto extends DraftReadQueryDto {
 
   @ApiPropertyOptional({ minimum: 1, maximum: MAX_CURSOR_LIMIT, type: 'integer', description: 'Page size of cursor paging' })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt()
   @Min(1)
   @Max(MAX_CURSOR_LIMIT)
@@ -171,7 +170,7 @@ export class BundleQueryDto extends DraftReadQueryDto {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, default: 20 })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt()
   @Min(0)
   @Max(100)
@@ -179,7 +178,7 @@ export class BundleQueryDto extends DraftReadQueryDto {
 
   @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 100, default: 20 })
   @IsOptional()
-  @Type(() => Number)
+  @QueryInt()
   @IsInt()
   @Min(0)
   @Max(100)

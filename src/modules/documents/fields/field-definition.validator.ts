@@ -10,6 +10,7 @@ import {
 import { handlerFor, isFieldType } from './field-type.registry.js';
 import { isPlainObject, NUL_REASON, nulPath, validationDetailsOf } from './field-value.utils.js';
 import { checkRuleDefinition } from './validation-rules.js';
+import { RESERVED_KEYS } from '../../../common/http/reserved-keys.js';
 
 export const FIELD_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 export const MAX_FIELDS = 500;
@@ -141,6 +142,8 @@ export function validateFieldDefinitions(input: unknown, path = 'fields'): Field
     const { id, name, type } = raw;
     if (typeof id !== 'string' || !FIELD_ID_PATTERN.test(id)) {
       errors.push({ field: `${at}.id`, reason: 'id must match ^[A-Za-z0-9_-]{1,64}$' });
+    } else if (RESERVED_KEYS.has(id)) {
+      errors.push({ field: `${at}.id`, reason: `"${id}" is reserved (a JavaScript object member name)` });
     } else if (seenIds.has(id)) {
       errors.push({ field: `${at}.id`, reason: `duplicate field id "${id}"` });
     } else {

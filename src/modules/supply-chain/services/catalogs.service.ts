@@ -23,6 +23,7 @@ import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { DocumentWritesService, parseBatchRows } from './document-writes.service.js';
 import { fieldIdFrom, toScField } from './field-helpers.js';
 import { CATALOG_DOC_TYPE, SupplyChainAccessService } from './supply-chain-access.service.js';
+import { RESERVED_KEYS } from '../../../common/http/reserved-keys.js';
 
 const FIELD_ID = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -46,6 +47,10 @@ export function toFieldDefinitions(
   fields.forEach((field, index) => {
     if (field.id !== undefined && !FIELD_ID.test(field.id)) {
       errors.push({ field: `${path}[${index}].id`, reason: 'id must match ^[A-Za-z0-9_-]{1,64}$' });
+      return;
+    }
+    if (field.id !== undefined && RESERVED_KEYS.has(field.id)) {
+      errors.push({ field: `${path}[${index}].id`, reason: `"${field.id}" is reserved (a JavaScript object member name)` });
       return;
     }
     const id = field.id ?? fieldIdFrom(field.name, taken);

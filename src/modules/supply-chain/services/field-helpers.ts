@@ -1,5 +1,6 @@
 import type { FieldDefinition } from '../../documents/fields/field.types.js';
 import type { ScField } from '../domain/supply-chain.types.js';
+import { RESERVED_KEYS } from '../../../common/http/reserved-keys.js';
 
 /** A field id from a name: lower-case letters, digits and `_`, unique among `taken`. */
 export function fieldIdFrom(name: string, taken: Set<string>, fallback = 'field'): string {
@@ -11,7 +12,7 @@ export function fieldIdFrom(name: string, taken: Set<string>, fallback = 'field'
       .replace(/^_+|_+$/g, '')
       .slice(0, 56) || fallback;
   let id = base;
-  for (let n = 2; taken.has(id); n += 1) {
+  for (let n = 2; taken.has(id) || RESERVED_KEYS.has(id); n += 1) {
     id = `${base}_${n}`;
   }
   taken.add(id);

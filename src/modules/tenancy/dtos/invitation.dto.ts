@@ -1,5 +1,4 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
 import { IsEmail, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { GRANTABLE_ROLES, type GrantableRole, INVITATION_STATUSES, type InvitationStatus } from '../entities/organization-invitation.entity.js';
@@ -15,7 +14,6 @@ export class CreateInvitationDto {
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) message?: string;
   @ApiPropertyOptional({ type: 'integer', format: 'int32', minimum: 1, maximum: 365, default: DEFAULT_INVITATION_DAYS })
   @IsOptional()
-  @Type(() => Number)
   @IsInt()
   @Min(1)
   @Max(365)

@@ -1,0 +1,36 @@
+import type { NextFunction, Request, Response } from 'express';
+import { ErrorCode } from '../errors/error-code.js';
+import { AppException } from '../errors/app.exception.js';
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The OAuth endpoints take forms (spec 5.5) and answer a body they cannot read in their own format
+ * (`invalid_request`, or the login page of /authorize); every other route of the API takes JSON.
+ */
+const OWN_FORMAT_ROUTES = /^\/api\/v1\/auth\/(token|authorize)\/?$/i;
+
+function hasBody(request: Request): boolean {
+  const length = request.headers['content-length'];
+  return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}
+
+/**
+ * Refuses a write whose body neither the JSON nor the form parser read (text/plain, XML, no Content-Type …)
+ * with 415 UNSUPPORTED_MEDIA_TYPE. Without it the route saw an empty body: `POST /webhooks` with an XML body
+ * answered "name is required", and a test delivery sent as text/plain went out as the default event.
+ */
+export function refuseUnreadBody(request: Request, _response: Response, next: NextFunction): void {
+  const path = request.path;
+  const api = path.startsWith('/api/') || path.startsWith('/realtime/');
+  // A parser that read the body consumed the stream; one left unread means no parser took its content type.
+  if (!api || request.readableEnded || !WRITE_METHODS.has(request.method) || !hasBody(request) || OWN_FORMAT_ROUTES.test(path)) {
+    next();
+    return;
+  }
+  next(
+    new AppException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, {
+      details: [{ field: 'Content-Type', reason: `send the body as application/json (got ${String(request.headers['content-type'] ?? 'no Content-Type').slice(0, 100)})` }],
+    }),
+  );
+}
