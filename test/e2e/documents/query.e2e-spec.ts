@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
-import { bearer, createDocument, type DocHandle, newUser, seedRows } from './documents.fixtures.js';
+import { bearer, createDocument, createRow, type DocHandle, newUser, seedRows } from './documents.fixtures.js';
 
 const ROWS = [
   { id: 'q1', values: { name: 'Apple', price: 10, due: '2024-01-05', active: true, status: 'todo', tags: ['red'], owner: 'user-a' } },
@@ -162,6 +162,28 @@ describe('documents: query engine', () => {
     expect(mismatch.body.details.field).toBe('cursor');
     await t.dataSource.query(`DELETE FROM document_rows WHERE id = 'q0'`);
     await t.dataSource.query(`UPDATE documents SET row_count = row_count - 1 WHERE doc_id = $1`, [doc.docId]);
+  });
+
+  it('seals cursors: no global seq to read, no forging, and a same-named document elsewhere refuses them', async () => {
+    const page = await request(t.http).get(`${doc.path}/data?limit=1`).set(bearer(owner)).expect(200);
+    const cursor: string = page.body.payload.nextCursor;
+    // The position (…, seq) was readable base64url JSON, `{"k":"rows","p":[…, seq]}`: the row count of the whole service.
+    for (const part of [cursor, ...cursor.split('.')]) {
+      expect(Buffer.from(part, 'base64url').toString('latin1')).not.toMatch(/"[kp]":/);
+    }
+    const next = await request(t.http).get(`${doc.path}/data?limit=1&cursor=${encodeURIComponent(cursor)}`).set(bearer(owner)).expect(200);
+    expect(next.body.payload.items[0].id).not.toBe(page.body.payload.items[0].id);
+    const tampered = `${cursor.slice(0, -2)}${cursor.endsWith('A') ? 'B' : 'A'}${cursor.slice(-1)}`;
+    expect((await request(t.http).get(`${doc.path}/data?limit=1&cursor=${encodeURIComponent(tampered)}`).set(bearer(owner)).expect(400)).body.details).toMatchObject({ field: 'cursor' });
+    // Another tenant's document with the same type and id: its cursors do not apply here, nor ours there.
+    const stranger = await newUser(t.http);
+    const twin = await createDocument(t.http, stranger, { id: doc.docId });
+    // Through the API: seedRows picks documents by type and id, which would write into both twins.
+    await createRow(t.http, stranger, twin, { id: 't1', values: { name: 'A' } });
+    await createRow(t.http, stranger, twin, { id: 't2', values: { name: 'B' } });
+    const theirs = await request(t.http).get(`${twin.path}/data?limit=1`).set(bearer(stranger)).expect(200);
+    await request(t.http).get(`${doc.path}/data?limit=1&cursor=${encodeURIComponent(theirs.body.payload.nextCursor)}`).set(bearer(owner)).expect(400);
+    await request(t.http).get(`${twin.path}/data?limit=1&cursor=${encodeURIComponent(cursor)}`).set(bearer(stranger)).expect(400);
   });
 
   it('datetime, duration, collaborator, relation and attachment families', async () => {

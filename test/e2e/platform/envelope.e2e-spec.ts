@@ -100,10 +100,11 @@ describe('envelope and errors', () => {
   });
 
   it('refuses JavaScript object member names as body keys, anywhere in the body (the validator dropped them silently)', async () => {
-    for (const [body, field] of [
+    const cases: [Record<string, unknown>, string][] = [
       [{ email: 'k@example.test', password: 'correct horse battery', displayName: 'K', toString: 'x' }, 'toString'],
       [{ email: 'k@example.test', password: 'correct horse battery', displayName: 'K', extra: [{ constructor: 1 }] }, 'extra[0].constructor'],
-    ] as const) {
+    ];
+    for (const [body, field] of cases) {
       const res = await request(t.http).post('/api/v1/auth/register').send(body).expect(400);
       expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field, reason: expect.stringContaining('is reserved') } });
     }

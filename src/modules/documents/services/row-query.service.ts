@@ -31,6 +31,7 @@ import type { DocumentContext } from './document-access.service.js';
 import { DocumentIndexService } from './document-index.service.js';
 import { DraftReadService, type DraftView } from './draft-read.service.js';
 import { ViewResolver } from './view-resolver.js';
+import { SecretBoxService } from '../../identity/services/secret-box.service.js';
 
 const CURSOR_KIND = 'rows';
 
@@ -119,7 +120,28 @@ export class RowQueryService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly views: ViewResolver,
     private readonly computedAccess: ComputedAccessService,
+    private readonly box: SecretBoxService,
   ) {}
+
+  /**
+   * Row cursors are sealed (AES-256-GCM, the service's encryption key): their keyset position ends with the row's
+   * `seq`, one identity across every tenant, whose value would tell any reader how many rows the whole service has
+   * written. Sealing also ties a cursor to the document's internal id, so a same-named document of another
+   * workspace refuses it, and makes a cursor impossible to forge.
+   */
+  private sealCursor(ctx: DocumentContext, compiled: CompiledQuery, position: unknown[]): Promise<string> {
+    return this.box.seal(encodeCursor(CURSOR_KIND, [`${ctx.document.uuid}:${compiled.sortSignature}`, ...position]));
+  }
+
+  private async openCursor(cursor: string): Promise<unknown[]> {
+    let plain: string;
+    try {
+      plain = await this.box.open(cursor);
+    } catch {
+      throw AppException.validation([{ field: 'cursor', reason: 'invalid cursor' }]);
+    }
+    return decodeCursor(CURSOR_KIND, plain);
+  }
 
   /** The document or draft, without lookups (and formulas over them) reading documents the reader cannot read. */
   private async load(ctx: DocumentContext, requestId: string | undefined, rowIds?: string[]): Promise<DraftView> {
@@ -221,8 +243,8 @@ export class RowQueryService {
       const probe = this.compile(ast, draft);
       let after: unknown;
       if (paging.cursor) {
-        const [signature, ...position] = decodeCursor(CURSOR_KIND, paging.cursor);
-        if (signature !== `${ctx.document.docId}:${probe.sortSignature}`) {
+        const [signature, ...position] = await this.openCursor(paging.cursor);
+        if (signature !== `${ctx.document.uuid}:${probe.sortSignature}`) {
           throw AppException.validation([{ field: 'cursor', reason: 'cursor belongs to another document or sort' }]);
         }
         after = position;
@@ -232,9 +254,7 @@ export class RowQueryService {
       const items = rows.slice(0, limit);
       const last = items[items.length - 1];
       const nextCursor =
-        rows.length > limit && last?.cursor
-          ? encodeCursor(CURSOR_KIND, [`${ctx.document.docId}:${compiled.sortSignature}`, ...cursorPositionFromRow(last.cursor, compiled.sortKeys)])
-          : null;
+        rows.length > limit && last?.cursor ? await this.sealCursor(ctx, compiled, cursorPositionFromRow(last.cursor, compiled.sortKeys)) : null;
       return { items: items.map((row) => toRowDto(row, shown)), limit, nextCursor };
     }
     const compiled = this.compile(ast, draft);
