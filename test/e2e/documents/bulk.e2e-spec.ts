@@ -165,6 +165,23 @@ describe('documents: bulk writes', () => {
     await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send([{ target: { cell: 'x' }, value: 1 }]).expect(400);
     await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send([]).expect(400);
     await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send({ nothing: true }).expect(400);
+    // Unknown keys of an item or its target are refused, not ignored: a `version` suggested a check that never ran.
+    const before = (await request(t.http).get(`${doc.path}/revisions`).set(bearer(owner)).expect(200)).body.payload.total;
+    const versioned = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([
+        { target: { row: 'b1', field: 'qty' }, value: 3, version: 999 },
+        { target: { row: 'b2', field: 'qty', colour: 'red' }, value: 4 },
+      ])
+      .expect(400);
+    expect(problemsOf(versioned.body)).toEqual([
+      expect.objectContaining({ field: '[0].version', reason: expect.stringContaining('no row version') }),
+      expect.objectContaining({ field: '[1].target.colour', reason: expect.stringContaining('unknown key') }),
+    ]);
+    const orderBookForm = await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send({ rows: [{ target: { row: 'b1' }, values: { qty: 3 }, note: 'x' }] }).expect(400);
+    expect(problemsOf(orderBookForm.body)).toEqual([expect.objectContaining({ field: 'rows[0].note' })]);
+    expect((await request(t.http).get(`${doc.path}/revisions`).set(bearer(owner)).expect(200)).body.payload.total).toBe(before);
   });
 
   it('records a bulk write on an open request and raises one data_bulk_operation on merge', async () => {

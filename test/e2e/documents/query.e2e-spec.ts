@@ -240,6 +240,9 @@ describe('documents: query engine', () => {
       { filter: { and: [{ field: "name'; DROP TABLE documents; --", op: 'eq', value: 1 }] } },
       { sorts: [{ field: 'name', direction: 'sideways' }] },
       { pageSize: 1000 },
+      // A misspelt key would have queried everything.
+      { filterz: { logic: 'and', conditions: [{ field: 'price', operator: 'eq', value: 1 }], groups: [] } },
+      { orderBy: [{ field: 'name', direction: 'asc' }] },
     ];
     for (const body of cases) {
       const res = await request(t.http).post(`${doc.path}/data/query`).set(bearer(owner)).send(body);

@@ -34,7 +34,20 @@ const QUERY_BODY_SCHEMA = {
     page: 1,
     pageSize: 20,
   },
-  additionalProperties: true,
+  properties: {
+    filters: { type: 'object', description: 'FilterGroup {logic, conditions[], groups[]} (structured form)' },
+    filter: { type: 'object', description: 'Short form: {and: [...]} or {or: [...]} of {field, op, value}' },
+    sorts: { type: 'array', items: { type: 'object' }, description: '[{field, direction: asc|desc}]' },
+    sort: { type: 'array', items: { type: 'object' }, description: 'Short form: [{field, order}]' },
+    groupBy: { type: 'object', description: '{fields: string[], aggregations: [{kind, field}]}' },
+    page: { type: 'integer', minimum: 1, maximum: 1000000, default: 1 },
+    pageSize: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    cursor: { type: 'string', description: 'nextCursor of the previous cursor page' },
+    limit: { type: 'integer', minimum: 1, maximum: 1000, description: 'Cursor page size (default 100)' },
+    count: { type: 'string', enum: ['exact', 'estimated', 'none'] },
+  },
+  // Any other key is refused (VALIDATION_ERROR naming it): a misspelt one would silently query everything.
+  additionalProperties: false,
 };
 
 const BULK_BODY_SCHEMA = {

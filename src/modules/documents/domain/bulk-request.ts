@@ -44,6 +44,29 @@ function valuesObject(raw: unknown, path: string, errors: ErrorDetail[]): Record
   return null;
 }
 
+/** Keys an update item and its target may have; anything else is refused rather than ignored. */
+const ITEM_KEYS = new Set(['target', 'value']);
+const ORDER_BOOK_ROW_KEYS = new Set(['target', 'values', 'value']);
+const TARGET_KEYS = new Set(['row', 'field', 'rows', 'property', 'properties']);
+
+/** Records every key of `object` outside `allowed`; true when there was one. */
+function refuseUnknownKeys(object: Record<string, unknown>, allowed: ReadonlySet<string>, at: string, errors: ErrorDetail[]): boolean {
+  let found = false;
+  for (const key in object) {
+    if (!allowed.has(key)) {
+      errors.push({
+        field: `${at}.${key}`,
+        reason:
+          key === 'version'
+            ? 'bulk updates carry no row version: write a row with PUT /data/{rowId} and version for an optimistic check'
+            : `unknown key (an update is {${[...allowed].join(', ')}})`,
+      });
+      found = true;
+    }
+  }
+  return found;
+}
+
 function isId(value: unknown): value is string {
   return typeof value === 'string' && value !== '' && value.length <= 128;
 }
@@ -96,6 +119,8 @@ export function parseBulkRequest(body: unknown): BulkRequest {
     return target;
   };
 
+  const itemKeys = prefix === 'rows' ? ORDER_BOOK_ROW_KEYS : ITEM_KEYS;
+  const sent: unknown[] = prefix === 'rows' ? ((body as Record<string, unknown>).rows as unknown[]) : items;
   items.forEach((item: unknown, index) => {
     const at = `${prefix}[${index}]`;
     if (!isPlainObject(item) || !isPlainObject(item.target)) {
@@ -103,6 +128,13 @@ export function parseBulkRequest(body: unknown): BulkRequest {
       return;
     }
     const target = item.target;
+    const original = sent[index];
+    // Both checked, so every unknown key of the item is named at once.
+    const unknownItemKey = isPlainObject(original) && refuseUnknownKeys(original, itemKeys, at, errors);
+    const unknownTargetKey = refuseUnknownKeys(target, TARGET_KEYS, `${at}.target`, errors);
+    if (unknownItemKey || unknownTargetKey) {
+      return;
+    }
     const valuePath = `${at}.value`;
     if (target.properties === true) {
       const values = valuesObject(item.value, valuePath, errors);

@@ -34,6 +34,8 @@ import { ViewResolver } from './view-resolver.js';
 import { SecretBoxService } from '../../identity/services/secret-box.service.js';
 
 const CURSOR_KIND = 'rows';
+/** Keys of a `POST /data/query` body: both forms of spec 2.12, paging, cursor paging and the count mode. */
+const QUERY_BODY_KEYS: ReadonlySet<string> = new Set(['filters', 'filter', 'sorts', 'sort', 'groupBy', 'page', 'pageSize', 'cursor', 'limit', 'count']);
 
 export interface Paging {
   page: number;
@@ -176,6 +178,11 @@ export class RowQueryService {
   ): Promise<RowPage<RowResponseDto> | CursorPage<RowResponseDto> | GroupedQueryResultDto> {
     if (!isPlainObject(body)) {
       throw AppException.validation([{ field: 'body', reason: 'query must be an object' }]);
+    }
+    // A misspelt key (`filterz`, `orderBy`) would silently query everything: refused like any unknown body field.
+    const unknown = Object.keys(body).filter((key) => !QUERY_BODY_KEYS.has(key));
+    if (unknown.length > 0) {
+      throw AppException.validation(unknown.map((key) => ({ field: key, reason: `unknown key; a query takes ${[...QUERY_BODY_KEYS].join(', ')}` })));
     }
     const paging = { ...pagingOfBody(body), count: resolveCountMode(body.count, prefer) };
     const ast = normalizeQuery(body);
