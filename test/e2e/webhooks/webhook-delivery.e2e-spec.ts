@@ -1,7 +1,9 @@
 import { Webhook } from 'standardwebhooks';
+import type { Logger } from '@nestjs/common';
 import request from 'supertest';
 import { addToWorkspace, createDocument, type DocHandle } from '../documents/documents.fixtures.js';
 import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
+import { WebhookDeliveryJob } from '../../../src/modules/webhooks/jobs/webhook-delivery.job.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { sleep, WebhookReceiver, waitFor } from './webhook-receiver.js';
 import {
@@ -306,7 +308,7 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
     expect(await deliveriesOf(t, owner, hook.id, '&event=view_deleted')).toHaveLength(0);
   });
 
-  it("re-checks the creator's access at dispatch: removing their access stops their deliveries", async () => {
+  it("follows the creator's read rights: unreadable events are not queued, and removing access stops deliveries", async () => {
     const editor = await registerUser(t.http);
     await addToWorkspace(t.dataSource, owner, editor, 'editor');
     const hook = await createWebhook(t, editor, {
@@ -314,31 +316,176 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
       url: receiver.url,
       events: ['view_updated'],
     });
+    // The owner's webhook sees every event: once it has one, the editor's webhook has been offered it too.
+    const sentinel = await createWebhook(t, owner, { url: receiver.url, events: ['view_updated'] });
+    const sentinelGot = (n: number) => () =>
+      receiver.received.some((r) => r.body.webhookId === sentinel.id && r.body.payload.n === n);
+    const editorGot = () =>
+      receiver.received.filter((r) => r.body.webhookId === hook.id).map((r) => r.body.payload.n);
     await recordEvents(t, event('view_updated', { n: 1 }));
-    await waitFor(() => receiver.received.length === 1, 10_000, 'first');
+    await waitFor(() => editorGot().length === 1, 10_000, 'first');
     await t.dataSource.query(`DELETE FROM workspace_members WHERE user_id = $1`, [editor.id]);
+    await sleep(100);
     await recordEvents(t, event('view_updated', { n: 2 }));
+    await waitFor(sentinelGot(2), 10_000, 'n=2 dispatched');
+    await sleep(200);
+    // An event its creator cannot read is not queued for the webhook at all: no record, nothing sent.
+    expect(editorGot()).toEqual([1]);
+    expect(await deliveriesOf(t, owner, hook.id)).toHaveLength(1);
+    // Organization-level documents: any active member reads; a suspended one does not.
+    await recordEvents(t, event('view_updated', { n: 3 }, { workspaceId: null }));
+    await waitFor(() => editorGot().length === 2, 10_000, 'org-level');
+    await t.dataSource.query(`UPDATE organization_members SET status = 'suspended' WHERE user_id = $1`, [
+      editor.id,
+    ]);
+    await sleep(100);
+    await recordEvents(t, event('view_updated', { n: 4 }, { workspaceId: null }));
+    await waitFor(sentinelGot(4), 10_000, 'n=4 dispatched');
+    await sleep(200);
+    expect(editorGot()).toEqual([1, 3]);
+    expect(await deliveriesOf(t, owner, hook.id)).toHaveLength(2);
+  });
+
+  it("never shows or keeps data its creator may not read: a member's webhook and row values of a private workspace", async () => {
+    // A member of the organization without access to the owner's (private) workspace.
+    const member = await registerUser(t.http);
+    await t.dataSource.query(
+      `INSERT INTO organization_members (organization_id, user_id, role) VALUES ($1, $2, 'member')`,
+      [owner.defaultOrganizationId, member.id],
+    );
+    const created = await request(t.http)
+      .post(`${API}/webhooks`)
+      .set(bearer(member))
+      .set('X-Organization-Id', owner.defaultOrganizationId)
+      .send({ name: 'curious', url: receiver.url, events: ['*'] })
+      .expect(201);
+    const hook = created.body.payload as { id: string };
+    const sentinel = await createWebhook(t, owner, { url: receiver.url, events: ['data_row_created'] });
+    await request(t.http)
+      .post(`${doc.path}/data`)
+      .set(bearer(owner))
+      .send({ id: 'secret-row', values: { name: 'Confidential', qty: 99 } })
+      .expect(201);
+    await waitFor(
+      () => receiver.received.some((r) => r.body.webhookId === sentinel.id),
+      10_000,
+      'row event dispatched',
+    );
+    await sleep(300);
+    expect(receiver.received.filter((r) => r.body.webhookId === hook.id)).toHaveLength(0);
+    const listed = await request(t.http)
+      .get(`${API}/webhooks/${hook.id}/deliveries?pageSize=100`)
+      .set(bearer(member))
+      .expect(200);
+    for (const item of listed.body.payload.items as Array<{ deliveryId: string }>) {
+      const detail = await request(t.http)
+        .get(`${API}/webhooks/${hook.id}/deliveries/${item.deliveryId}`)
+        .set(bearer(member))
+        .expect(200);
+      expect(JSON.stringify(detail.body.payload)).not.toMatch(/Confidential|secret-row/);
+    }
+    expect(JSON.stringify(listed.body.payload)).not.toContain(doc.docId);
+    const stored = await t.dataSource.query(
+      `SELECT request_body FROM webhook_deliveries WHERE webhook_id = $1`,
+      [hook.id],
+    );
+    expect(JSON.stringify(stored)).not.toContain('Confidential');
+  });
+
+  it('drops the body of a delivery skipped because its creator lost read access, hides its document, and refuses to redeliver it', async () => {
+    const editor = await registerUser(t.http);
+    await addToWorkspace(t.dataSource, owner, editor, 'editor');
+    const hook = await createWebhook(t, editor, {
+      organizationId: owner.defaultOrganizationId,
+      url: receiver.url,
+      events: ['view_created'],
+      maxRetries: 0,
+      timeout: 10,
+    });
+    // The first delivery is held by a slow receiver; the second waits behind it, queued while still readable.
+    receiver.replies = [{ status: 200, delayMs: 1500 }];
+    await recordEvents(t, event('view_created', { n: 1 }));
+    await waitFor(() => receiver.received.length === 1, 10_000, 'first in flight');
+    await recordEvents(t, event('view_created', { n: 2, secret: 'classified' }));
+    await waitFor(async () => (await deliveriesOf(t, owner, hook.id)).length === 2, 5000, 'second queued');
+    const queued = (await deliveriesOf(t, owner, hook.id)).find((d) => d.status === 'pending');
+    expect(queued).toBeDefined();
+    await t.dataSource.query(`DELETE FROM workspace_members WHERE user_id = $1`, [editor.id]);
+    await sleep(100);
+    // While queued, its body is not shown once the creator may not read the event.
+    const pending = await request(t.http)
+      .get(`${API}/webhooks/${hook.id}/deliveries/${queued?.deliveryId}`)
+      .set(bearer(owner))
+      .expect(200);
+    expect(pending.body.payload.requestBody).toBeNull();
     await waitFor(
       async () => (await deliveriesOf(t, owner, hook.id)).some((d) => d.status === 'skipped'),
       10_000,
       'skipped',
     );
-    await sleep(200);
     expect(receiver.received).toHaveLength(1);
     const skipped = (await deliveriesOf(t, owner, hook.id)).find((d) => d.status === 'skipped');
-    expect(skipped?.error).toMatch(/can no longer read/);
-    // Organization-level documents: any active member reads; a suspended one does not.
-    await recordEvents(t, event('view_updated', { n: 3 }, { workspaceId: null }));
-    await waitFor(() => receiver.received.length === 2, 10_000, 'org-level');
-    await t.dataSource.query(`UPDATE organization_members SET status = 'suspended' WHERE user_id = $1`, [
-      editor.id,
-    ]);
-    await recordEvents(t, event('view_updated', { n: 4 }, { workspaceId: null }));
-    await waitFor(
-      async () => (await deliveriesOf(t, owner, hook.id, '&status=skipped')).length === 2,
-      10_000,
-      'second skip',
+    expect(skipped).toMatchObject({
+      deliveryId: queued?.deliveryId,
+      event: 'view_created',
+      docType: null,
+      docId: null,
+      attempts: 0,
+    });
+    expect(skipped?.error).toMatch(/can no longer read this document; its body was dropped/);
+    const detail = await request(t.http)
+      .get(`${API}/webhooks/${hook.id}/deliveries/${skipped?.deliveryId}`)
+      .set(bearer(owner))
+      .expect(200);
+    expect(detail.body.payload).toMatchObject({
+      requestBody: null,
+      docType: null,
+      docId: null,
+      attemptLog: [],
+    });
+    const [stored] = await t.dataSource.query(
+      `SELECT request_body, doc_id FROM webhook_deliveries WHERE id = $1`,
+      [skipped?.deliveryId],
     );
-    expect(receiver.received.map((r) => r.body.payload.n)).toEqual([1, 3]);
+    expect(stored.request_body).not.toContain('classified');
+    expect(stored.doc_id).toBeNull();
+    // Its body is gone: a redelivery is refused, and nothing goes out.
+    const redeliver = await request(t.http)
+      .post(`${API}/webhooks/${hook.id}/deliveries/${skipped?.deliveryId}/redeliver`)
+      .set(bearer(owner))
+      .expect(409);
+    expect(redeliver.body.code).toBe('INVALID_STATE');
+    await sleep(300);
+    expect(receiver.received).toHaveLength(1);
+    expect(
+      (await deliveriesOf(t, owner, hook.id)).find((d) => d.deliveryId === skipped?.deliveryId)?.status,
+    ).toBe('skipped');
+  });
+
+  it('takes the deletion of a webhook with an attempt in flight in its stride: nothing recorded, no error logged', async () => {
+    const job = t.app.get(WebhookDeliveryJob);
+    const logger = (job as unknown as { logger: Logger }).logger;
+    const errors: unknown[] = [];
+    const debug: unknown[] = [];
+    const original = { error: logger.error.bind(logger), debug: logger.debug.bind(logger) };
+    logger.error = (...args: unknown[]) => void errors.push(args);
+    logger.debug = (...args: unknown[]) => void debug.push(args);
+    try {
+      receiver.replies = [{ status: 200, delayMs: 1200 }];
+      const hook = await createWebhook(t, owner, { url: receiver.url, timeout: 10 });
+      await request(t.http).post(`${API}/webhooks/${hook.id}/test`).set(bearer(owner)).send({}).expect(202);
+      await waitFor(() => receiver.received.length === 1, 5000, 'test delivery in flight');
+      await request(t.http).delete(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200);
+      await sleep(1500);
+      expect(errors).toEqual([]);
+      expect(JSON.stringify(debug)).toContain(hook.id);
+      const rows = await t.dataSource.query(`SELECT 1 FROM webhook_delivery_attempts WHERE webhook_id = $1`, [
+        hook.id,
+      ]);
+      expect(rows).toHaveLength(0);
+    } finally {
+      logger.error = original.error;
+      logger.debug = original.debug;
+    }
   });
 });

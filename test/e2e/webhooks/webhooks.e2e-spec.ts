@@ -187,6 +187,172 @@ describe('webhooks: management, validation, tenancy and URL safety', () => {
     expect(got.body.payload).toMatchObject({ name: 'hook', events: ['request_merged'], filters: {} });
   });
 
+  it.each([
+    ['timeout', 'timeout'],
+    ['maxRetries', 'maxRetries'],
+    ['retryInterval', 'retryInterval'],
+    ['events', 'events'],
+    ['name', 'name'],
+    ['url', 'url'],
+  ])('refuses %s: null on update, naming the API field, and changes nothing', async (key, field) => {
+    const hook = await createWebhook(t, owner, { url: receiver.url, events: ['request_merged'] });
+    const res = await request(t.http)
+      .put(`${API}/webhooks/${hook.id}`)
+      .set(bearer(owner))
+      .send({ [key]: null })
+      .expect(400);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+    const fields = (res.body.details.errors ?? [res.body.details]).map((d: { field: string }) => d.field);
+    expect(new Set(fields)).toEqual(new Set([field]));
+    const got = await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200);
+    expect(got.body.payload).toMatchObject({
+      name: 'hook',
+      url: receiver.url,
+      events: ['request_merged'],
+      timeout: 30,
+      maxRetries: 3,
+      retryInterval: 60,
+    });
+  });
+
+  it('takes null for description (cleared) and filters (reset to {}) on update', async () => {
+    const hook = await createWebhook(t, owner, {
+      url: receiver.url,
+      description: 'to be cleared',
+      filters: { docTypes: ['products'] },
+    });
+    const res = await request(t.http)
+      .put(`${API}/webhooks/${hook.id}`)
+      .set(bearer(owner))
+      .send({ description: null, filters: null })
+      .expect(200);
+    expect(res.body.payload).toMatchObject({ description: null, filters: {} });
+  });
+
+  it('stores the URL without surrounding whitespace, on create and on update', async () => {
+    const created = await createWebhook(t, owner, { url: `  ${receiver.url}\t` });
+    expect(created.url).toBe(receiver.url);
+    const other = receiver.url.replace('/hook', '/other');
+    const put = await request(t.http)
+      .put(`${API}/webhooks/${created.id}`)
+      .set(bearer(owner))
+      .send({ url: ` ${other} ` })
+      .expect(200);
+    expect(put.body.payload.url).toBe(other);
+    const [stored] = await t.dataSource.query(`SELECT url FROM webhooks WHERE id = $1`, [created.id]);
+    expect(stored.url).toBe(other);
+  });
+
+  it('refuses a body on the routes that take none, naming its fields, and changes nothing', async () => {
+    const hook = await createWebhook(t, owner, { url: receiver.url });
+    const secret = await request(t.http)
+      .post(`${API}/webhooks/${hook.id}/regenerate-secret`)
+      .set(bearer(owner))
+      .send({ secret: 'mine' })
+      .expect(400);
+    expect(secret.body).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { field: 'secret', reason: 'property secret should not exist' },
+    });
+    const paused = await request(t.http)
+      .post(`${API}/webhooks/${hook.id}/pause`)
+      .set(bearer(owner))
+      .send({ x: 1 })
+      .expect(400);
+    expect(paused.body.details).toMatchObject({ field: 'x', reason: 'property x should not exist' });
+    const resumed = await request(t.http)
+      .post(`${API}/webhooks/${hook.id}/resume`)
+      .set(bearer(owner))
+      .send([1, 2])
+      .expect(400);
+    expect(resumed.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'body' } });
+    const removed = await request(t.http)
+      .delete(`${API}/webhooks/${hook.id}`)
+      .set(bearer(owner))
+      .send({ force: true })
+      .expect(400);
+    expect(removed.body.details).toMatchObject({ field: 'force' });
+    const got = await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200);
+    expect(got.body.payload).toMatchObject({ status: 'active', secretRotatedAt: null });
+    // No body, or {}, is what these routes take.
+    await request(t.http).post(`${API}/webhooks/${hook.id}/pause`).set(bearer(owner)).send({}).expect(200);
+    await request(t.http).post(`${API}/webhooks/${hook.id}/resume`).set(bearer(owner)).expect(200);
+    await request(t.http).post(`${API}/webhooks/${hook.id}/regenerate-secret`).set(bearer(owner)).expect(200);
+  });
+
+  it('refuses unknown query parameters on every webhook GET route', async () => {
+    const hook = await createWebhook(t, owner, { url: receiver.url });
+    await request(t.http).post(`${API}/webhooks/${hook.id}/test`).set(bearer(owner)).send({}).expect(202);
+    await waitFor(async () => (await deliveriesOf(t, owner, hook.id)).length === 1);
+    const [delivery] = await deliveriesOf(t, owner, hook.id);
+    for (const path of [
+      `${API}/webhooks?foo=1`,
+      `${API}/webhooks/${hook.id}?foo=1`,
+      `${API}/webhooks/${hook.id}/stats?foo=1`,
+      `${API}/webhooks/${hook.id}/deliveries?foo=1`,
+      `${API}/webhooks/${hook.id}/deliveries/${delivery.deliveryId}?foo=1`,
+    ]) {
+      const res = await request(t.http).get(path).set(bearer(owner));
+      expect([path, res.status]).toEqual([path, 400]);
+      expect(res.body).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: { field: 'foo', reason: 'property foo should not exist' },
+      });
+    }
+  });
+
+  it('refuses an X-Organization-Id that is not a UUID, like the organizationId parameter', async () => {
+    const created = await request(t.http)
+      .post(`${API}/webhooks`)
+      .set(bearer(owner))
+      .set('X-Organization-Id', 'xyz')
+      .send({ name: 'x', url: receiver.url, events: ['*'] })
+      .expect(400);
+    expect(created.body).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: { field: 'X-Organization-Id', reason: 'X-Organization-Id must be a UUID' },
+    });
+    const listed = await request(t.http)
+      .get(`${API}/webhooks`)
+      .set(bearer(owner))
+      .set('X-Organization-Id', 'xyz')
+      .expect(400);
+    expect(listed.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'X-Organization-Id' } });
+    const query = await request(t.http)
+      .get(`${API}/webhooks?organizationId=xyz`)
+      .set(bearer(owner))
+      .expect(400);
+    expect(query.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'organizationId' } });
+  });
+
+  it('declares 404 on every webhook route and the organization header once', () => {
+    const paths = Object.entries(t.openApi.paths).filter(([path]) => path.startsWith(`${API}/webhooks`));
+    expect(paths.length).toBeGreaterThanOrEqual(8);
+    for (const [path, item] of paths) {
+      for (const method of ['get', 'post', 'put', 'delete'] as const) {
+        const operation = item[method];
+        if (operation) {
+          expect([method, path, Object.keys(operation.responses)]).toEqual([
+            method,
+            path,
+            expect.arrayContaining(['404']),
+          ]);
+          const headers = (operation.parameters ?? []).filter(
+            (p) => 'in' in p && p.in === 'header' && p.name.toLowerCase() === 'x-organization-id',
+          );
+          expect(headers.length).toBeLessThanOrEqual(1);
+        }
+      }
+    }
+    for (const operation of [
+      t.openApi.paths[`${API}/webhooks`].get,
+      t.openApi.paths[`${API}/webhooks`].post,
+    ]) {
+      const headers = (operation?.parameters ?? []).filter((p) => 'in' in p && p.in === 'header');
+      expect(headers.map((p) => ('name' in p ? p.name : ''))).toEqual(['X-Organization-Id']);
+    }
+  });
+
   it('lets the creator and organization owners/admins manage a webhook; other members are refused', async () => {
     const mine = await createWebhook(t, member, {
       organizationId: owner.defaultOrganizationId,

@@ -54,6 +54,8 @@ export interface DeliveryView {
   deliveryId: string;
   event: string;
   status: string;
+  docType: string | null;
+  docId: string | null;
   attempts: number;
   nextRetryAt: string | null;
   responseStatus: number | null;

@@ -10,7 +10,13 @@ import {
   DeliveryResponseDto,
   WebhookStatsResponseDto,
 } from '../dtos/webhook-delivery.dto.js';
+import { NoQueryDto } from '../dtos/webhook.dto.js';
 import { WebhookDeliveriesService } from '../services/webhook-deliveries.service.js';
+import { NoBody } from './webhook-request.decorators.js';
+import { ApiSkippedDeliveryConflict, ApiWebhookNotFound } from './webhooks.openapi.js';
+
+const WEBHOOK_NOT_FOUND = 'unknown webhook, or one of another organization';
+const DELIVERY_NOT_FOUND = 'unknown webhook or delivery, or a webhook of another organization';
 
 @ApiTags('webhooks')
 @Controller('webhooks/:webhookId')
@@ -21,6 +27,7 @@ export class WebhookDeliveriesController {
   @Get('deliveries')
   @ApiOperation({ summary: 'Delivery history, newest first; filter by status and event' })
   @ApiEnvelope(DeliveryResponseDto, { shape: 'page' })
+  @ApiWebhookNotFound(WEBHOOK_NOT_FOUND)
   list(
     @CurrentPrincipal() principal: Principal,
     @Param('webhookId') webhookId: string,
@@ -34,22 +41,30 @@ export class WebhookDeliveriesController {
     summary: 'One delivery with its body and every attempt (request headers, response, duration, error)',
   })
   @ApiEnvelope(DeliveryDetailResponseDto)
+  @ApiWebhookNotFound(DELIVERY_NOT_FOUND)
   get(
     @CurrentPrincipal() principal: Principal,
     @Param('webhookId') webhookId: string,
     @Param('deliveryId') deliveryId: string,
+    @Query() _query: NoQueryDto,
   ): Promise<DeliveryDetailResponseDto> {
     return this.deliveries.get(principal, webhookId, deliveryId);
   }
 
   @Post('deliveries/:deliveryId/redeliver')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Send the same delivery (same deliveryId) again as a new attempt' })
+  @ApiOperation({
+    summary: 'Send the same delivery (same deliveryId) again as a new attempt (a skipped one: 409)',
+  })
   @ApiEnvelope(DeliveryDetailResponseDto, { status: 202 })
+  @ApiWebhookNotFound(DELIVERY_NOT_FOUND)
+  @ApiSkippedDeliveryConflict()
   redeliver(
     @CurrentPrincipal() principal: Principal,
     @Param('webhookId') webhookId: string,
     @Param('deliveryId') deliveryId: string,
+    @NoBody() _body: undefined,
+    @Query() _query: NoQueryDto,
   ): Promise<DeliveryDetailResponseDto> {
     return this.deliveries.redeliver(principal, webhookId, deliveryId);
   }
@@ -59,9 +74,11 @@ export class WebhookDeliveriesController {
     summary: 'Counts by outcome, success rate, p50/p95 latency, last success and failure, failure streak',
   })
   @ApiEnvelope(WebhookStatsResponseDto)
+  @ApiWebhookNotFound(WEBHOOK_NOT_FOUND)
   stats(
     @CurrentPrincipal() principal: Principal,
     @Param('webhookId') webhookId: string,
+    @Query() _query: NoQueryDto,
   ): Promise<WebhookStatsResponseDto> {
     return this.deliveries.stats(principal, webhookId);
   }

@@ -56,8 +56,10 @@ export class DeliveryResponseDto {
   @ApiProperty({ example: 'request_merged' }) event: string;
   @ApiProperty({ enum: ['event', 'test'] }) kind: DeliveryKind;
   @ApiProperty({ enum: DELIVERY_STATUSES }) status: DeliveryStatus;
-  @ApiProperty({ nullable: true, type: String }) docType: string | null;
-  @ApiProperty({ nullable: true, type: String }) docId: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'null for tests and for skipped deliveries' })
+  docType: string | null;
+  @ApiProperty({ nullable: true, type: String, description: 'null for tests and for skipped deliveries' })
+  docId: string | null;
   @ApiProperty({ description: 'Attempts made so far' }) attempts: number;
   @ApiProperty({
     nullable: true,
@@ -75,8 +77,14 @@ export class DeliveryResponseDto {
 }
 
 export class DeliveryDetailResponseDto extends DeliveryResponseDto {
-  @ApiProperty({ description: 'The raw JSON body sent (the same bytes on every attempt)' })
-  requestBody: string;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description:
+      "The raw JSON body sent (the same bytes on every attempt); null when the webhook's creator may not read the " +
+      'event (a skipped delivery has no body any more)',
+  })
+  requestBody: string | null;
   @ApiProperty({ type: [DeliveryAttemptDto], description: 'Newest first' }) attemptLog: DeliveryAttemptDto[];
 }
 
@@ -124,14 +132,16 @@ function iso(value: Date | null): string | null {
 
 export function toDeliveryResponse(row: DeliveryRow): DeliveryResponseDto {
   const queued = row.status === 'pending' || row.status === 'retrying';
+  // Skipped: the webhook's creator may not read the event, so its document is not named (nor its body kept).
+  const skipped = row.status === 'skipped';
   return {
     deliveryId: row.id,
     webhookId: row.webhookId,
     event: row.eventType,
     kind: row.kind,
     status: row.status,
-    docType: row.docType,
-    docId: row.docId,
+    docType: skipped ? null : row.docType,
+    docId: skipped ? null : row.docId,
     attempts: row.attempts,
     nextRetryAt: queued ? iso(row.nextAttemptAt) : null,
     responseStatus: row.lastStatusCode,
@@ -143,10 +153,15 @@ export function toDeliveryResponse(row: DeliveryRow): DeliveryResponseDto {
   };
 }
 
-export function toDeliveryDetail(row: DeliveryRow, attempts: AttemptRow[]): DeliveryDetailResponseDto {
+/** `bodyReadable`: whether the webhook's creator may read the event now (tests: always); skipped ones have none. */
+export function toDeliveryDetail(
+  row: DeliveryRow,
+  attempts: AttemptRow[],
+  bodyReadable: boolean,
+): DeliveryDetailResponseDto {
   return {
     ...toDeliveryResponse(row),
-    requestBody: row.requestBody,
+    requestBody: bodyReadable && row.status !== 'skipped' ? row.requestBody : null,
     attemptLog: attempts.map((attempt) => ({
       attempt: attempt.attempt,
       manual: attempt.manual,

@@ -15,6 +15,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
+import { PresentNotNull } from '../../../common/http/validation-decorators.js';
 import { DOMAIN_EVENT_TYPES } from '../../events/event-catalogue.js';
 import { WEBHOOK_STATUSES, type WebhookRow, type WebhookStatus } from '../repositories/webhook.repository.js';
 import { CONDITION_OPERATORS, type WebhookFilters } from '../services/webhook-filter.js';
@@ -70,7 +71,7 @@ export class CreateWebhookDto {
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;
   @ApiProperty({
     example: 'https://example.com/hooks/quire',
-    description: 'http or https; must resolve to a public address',
+    description: 'http or https; must resolve to a public address. Surrounding whitespace is removed.',
   })
   @IsString()
   @MaxLength(2000)
@@ -119,19 +120,30 @@ export class CreateWebhookDto {
   retryInterval?: number;
 }
 
-/** PUT: the fields given replace the stored ones; fields left out keep their values. */
+/**
+ * PUT: the fields given replace the stored ones; fields left out keep their values. `null` clears `description` and
+ * resets `filters` to `{}`; the other fields have no empty value, so `null` is refused (PresentNotNull).
+ */
 export class UpdateWebhookDto {
   @ApiPropertyOptional({ maxLength: 200 })
-  @IsOptional()
+  @PresentNotNull()
   @IsString()
   @MinLength(1)
   @MaxLength(200)
   name?: string;
-  @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(2000) url?: string;
+  @ApiPropertyOptional({ maxLength: 2000, nullable: true, type: String, description: 'null clears it' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string | null;
+  @ApiPropertyOptional({ description: 'Surrounding whitespace is removed' })
+  @PresentNotNull()
+  @IsString()
+  @MaxLength(2000)
+  url?: string;
 
   @ApiPropertyOptional({ type: [String] })
-  @IsOptional()
+  @PresentNotNull()
   @IsArray()
   @ArrayNotEmpty()
   @ArrayMaxSize(100)
@@ -141,19 +153,31 @@ export class UpdateWebhookDto {
   })
   events?: string[];
 
-  @ApiPropertyOptional(filtersDoc) @IsOptional() @IsObject() filters?: WebhookFilters;
-  @ApiPropertyOptional({ minimum: 1, maximum: 60 }) @IsOptional() @IsInt() @Min(1) @Max(60) timeout?: number;
-  @ApiPropertyOptional({ minimum: 0, maximum: 10 })
+  @ApiPropertyOptional({
+    ...filtersDoc,
+    nullable: true,
+    description: `${filtersDoc.description} null resets to {}.`,
+  })
   @IsOptional()
+  @IsObject()
+  filters?: WebhookFilters | null;
+  @ApiPropertyOptional({ minimum: 1, maximum: 60 })
+  @PresentNotNull()
   @IsInt()
-  @Min(0)
-  @Max(10)
+  @Min(WEBHOOK_LIMITS.timeout.min)
+  @Max(WEBHOOK_LIMITS.timeout.max)
+  timeout?: number;
+  @ApiPropertyOptional({ minimum: 0, maximum: 10 })
+  @PresentNotNull()
+  @IsInt()
+  @Min(WEBHOOK_LIMITS.maxRetries.min)
+  @Max(WEBHOOK_LIMITS.maxRetries.max)
   maxRetries?: number;
   @ApiPropertyOptional({ minimum: 1, maximum: 86_400 })
-  @IsOptional()
+  @PresentNotNull()
   @IsInt()
-  @Min(1)
-  @Max(86_400)
+  @Min(WEBHOOK_LIMITS.retryInterval.min)
+  @Max(WEBHOOK_LIMITS.retryInterval.max)
   retryInterval?: number;
 }
 
@@ -166,6 +190,12 @@ export class WebhookListQueryDto extends PageQueryDto {
   @IsUUID()
   organizationId?: string;
 }
+
+/**
+ * The query of the webhook routes that take no parameter: with the global whitelist, an unknown parameter is
+ * VALIDATION_ERROR ("property x should not exist"), as on the list routes, instead of being ignored.
+ */
+export class NoQueryDto {}
 
 export class TestWebhookDto {
   @ApiPropertyOptional({

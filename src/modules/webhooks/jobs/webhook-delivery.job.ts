@@ -33,7 +33,8 @@ const PRUNE_EVERY_MS = 60_000;
  * 2. check — the creator may still read the event's document, the URL still resolves to an allowed address;
  * 3. send — one POST to the checked address with the signature headers, bounded by the webhook's timeout;
  * 4. record — one transaction writes the attempt, the delivery's next state (retry time) and the failure
- *    streak, disables the webhook and notifies its creator when the streak is too long, and ends the lease.
+ *    streak, disables the webhook and notifies its creator when the streak is too long, and ends the lease
+ *    (a webhook deleted meanwhile has nothing left to record: logged at debug).
  * Runs after every commit that queued something (kick), at start-up and every WEBHOOK_POLL_INTERVAL_MS.
  */
 @Injectable()
@@ -136,7 +137,10 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
       !(await this.access.creatorMayRead(delivery.createdBy, delivery.organizationId, delivery.workspaceId))
     ) {
       return this.tx.run(async () => {
-        await this.queue.skip(delivery, "not sent: the webhook's creator can no longer read this document");
+        await this.queue.skip(
+          delivery,
+          "not sent: the webhook's creator can no longer read this document; its body was dropped",
+        );
         return this.stopped ? null : this.queue.claimNextOf(delivery.webhookId, delivery.leaseToken);
       });
     }
@@ -155,6 +159,14 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
     const success = result.status !== null && result.status >= 200 && result.status < 300;
     const outcome = this.outcomeOf(delivery, success);
     return this.tx.run(async () => {
+      if (!(await this.queue.lockWebhook(delivery.webhookId))) {
+        // Deleted while the attempt was in flight, with its queue and history: nothing left to record.
+        this.logger.debug(
+          { webhookId: delivery.webhookId, deliveryId: delivery.id, status: result.status },
+          'webhook deleted during an attempt; outcome not recorded',
+        );
+        return null;
+      }
       await this.queue.insertAttempt({
         deliveryId: delivery.id,
         webhookId: delivery.webhookId,

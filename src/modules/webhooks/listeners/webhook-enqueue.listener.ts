@@ -6,14 +6,16 @@ import { isDomainEventType } from '../../events/event-catalogue.js';
 import { OnDomainEvent } from '../../events/on-domain-event.decorator.js';
 import { WebhookDeliveryJob } from '../jobs/webhook-delivery.job.js';
 import { type NewDelivery, WebhookDeliveryRepository } from '../repositories/webhook-delivery.repository.js';
-import { WebhookRepository } from '../repositories/webhook.repository.js';
+import { WebhookRepository, type WebhookRow } from '../repositories/webhook.repository.js';
+import { WebhookAccessService } from '../services/webhook-access.service.js';
 import { type FilterableDelivery, filtersMatch } from '../services/webhook-filter.js';
 
 /**
  * Turns every committed catalogue event into one queued delivery per matching webhook of its organization.
  * Runs inside the outbox dispatch transaction (only database writes; idempotent by event id through the
  * unique (webhook_id, event_id) index), so an event is queued for its webhooks exactly when it is marked
- * dispatched. The delivery body is fixed here, once: retries and redeliveries send the same bytes.
+ * dispatched. The delivery body is fixed here, once: retries and redeliveries send the same bytes. Only events
+ * the webhook's creator may read are queued (docs/webhooks.md, "What a webhook may see").
  * Any event type of the catalogue is handled the same way, whichever module records it.
  */
 @Injectable()
@@ -23,6 +25,7 @@ export class WebhookEnqueueListener {
     private readonly webhooks: WebhookRepository,
     private readonly deliveries: WebhookDeliveryRepository,
     private readonly job: WebhookDeliveryJob,
+    private readonly access: WebhookAccessService,
   ) {}
 
   @OnDomainEvent('*')
@@ -53,7 +56,10 @@ export class WebhookEnqueueListener {
         triggeredBy: event.triggeredBy,
         payload: event.payload,
       };
-      if (!filtersMatch(webhook.filters, envelope)) {
+      if (
+        !filtersMatch(webhook.filters, envelope) ||
+        !(await this.creatorMayRead(webhook, organizationId, event.workspaceId))
+      ) {
         continue;
       }
       queued.push({
@@ -75,5 +81,19 @@ export class WebhookEnqueueListener {
     if ((await this.deliveries.enqueue(queued)) > 0) {
       this.tx.afterCommit(() => this.job.kick());
     }
+  }
+
+  /**
+   * An event the webhook's creator may not read is not queued for it at all (no body stored, no record naming its
+   * document); asked once per creator and workspace in a dispatch transaction. Re-checked before every attempt.
+   */
+  private creatorMayRead(
+    webhook: WebhookRow,
+    organizationId: string,
+    workspaceId: string | null,
+  ): Promise<boolean> {
+    return this.tx.memo(this, `read:${webhook.createdBy}:${organizationId}:${workspaceId ?? ''}`, () =>
+      this.access.creatorMayRead(webhook.createdBy, organizationId, workspaceId),
+    );
   }
 }

@@ -127,6 +127,18 @@ export class WebhookQueueRepository {
     );
   }
 
+  /**
+   * First statement of an attempt's record transaction: locks the webhook row as the outcome's update would, so a
+   * concurrent DELETE of the webhook either waits for the record or has already removed it (false: nothing to record).
+   */
+  async lockWebhook(webhookId: string): Promise<boolean> {
+    const rows = await this.tx.manager.query<Array<{ id: string }>>(
+      `SELECT id FROM webhooks WHERE id = $1 FOR NO KEY UPDATE`,
+      [webhookId],
+    );
+    return rows.length > 0;
+  }
+
   async insertAttempt(attempt: NewAttempt): Promise<void> {
     await this.tx.manager.query(
       `INSERT INTO webhook_delivery_attempts (delivery_id, webhook_id, attempt, manual, request_headers, response_status,
@@ -236,11 +248,15 @@ export class WebhookQueueRepository {
     return claimed[0];
   }
 
-  /** A delivery not sent because the webhook's creator may no longer read its document. */
+  /**
+   * A delivery not sent because the webhook's creator may no longer read its document. What it would have told is
+   * dropped: the body (the column is NOT NULL, so it becomes '') and the document's type and id.
+   */
   async skip(delivery: ClaimedDelivery, reason: string): Promise<void> {
     await this.tx.manager.query(
       `UPDATE webhook_deliveries
-          SET status = 'skipped', attempts = attempts - 1, next_attempt_at = NULL, last_error = $2, finished_at = now(), manual = false
+          SET status = 'skipped', attempts = attempts - 1, next_attempt_at = NULL, last_error = $2, finished_at = now(), manual = false,
+              request_body = '', doc_type = NULL, doc_id = NULL
         WHERE id = $1`,
       [delivery.id, reason],
     );

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
 import { offsetOf, type Page, pageOf } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import {
@@ -13,7 +14,8 @@ import {
   type WebhookStatsResponseDto,
 } from '../dtos/webhook-delivery.dto.js';
 import { WebhookDeliveryJob } from '../jobs/webhook-delivery.job.js';
-import { WebhookDeliveryRepository } from '../repositories/webhook-delivery.repository.js';
+import { type DeliveryRow, WebhookDeliveryRepository } from '../repositories/webhook-delivery.repository.js';
+import type { WebhookRow } from '../repositories/webhook.repository.js';
 import { WebhookAccessService } from './webhook-access.service.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -44,29 +46,50 @@ export class WebhookDeliveriesService {
   }
 
   async get(principal: Principal, webhookId: string, deliveryId: string): Promise<DeliveryDetailResponseDto> {
-    await this.access.manageable(principal, webhookId);
+    const webhook = await this.access.manageable(principal, webhookId);
     const row = UUID.test(deliveryId) ? await this.deliveries.find(webhookId, deliveryId) : null;
     if (!row) {
       throw AppException.notFound('delivery');
     }
-    return toDeliveryDetail(row, await this.deliveries.attempts(deliveryId));
+    return toDeliveryDetail(
+      row,
+      await this.deliveries.attempts(deliveryId),
+      await this.bodyReadable(webhook, row),
+    );
   }
 
-  /** Sends the same delivery (same deliveryId and body) again as a new attempt. */
+  /**
+   * Sends the same delivery (same deliveryId and body) again as a new attempt; the creator's read access is
+   * checked again before it is sent. A skipped delivery has no body any more: INVALID_STATE.
+   */
   async redeliver(
     principal: Principal,
     webhookId: string,
     deliveryId: string,
   ): Promise<DeliveryDetailResponseDto> {
     const result = await this.tx.run(async () => {
-      await this.access.manageable(principal, webhookId);
+      const webhook = await this.access.manageable(principal, webhookId);
       const row = UUID.test(deliveryId) ? await this.deliveries.find(webhookId, deliveryId, true) : null;
       if (!row) {
         throw AppException.notFound('delivery');
       }
+      if (row.status === 'skipped') {
+        throw new AppException(ErrorCode.INVALID_STATE, {
+          details: [
+            {
+              reason:
+                "a skipped delivery cannot be redelivered: the webhook's creator may not read its event, and its body was dropped",
+            },
+          ],
+        });
+      }
       await this.deliveries.requeue(deliveryId);
-      const updated = await this.deliveries.find(webhookId, deliveryId);
-      return toDeliveryDetail(updated ?? row, await this.deliveries.attempts(deliveryId));
+      const updated = (await this.deliveries.find(webhookId, deliveryId)) ?? row;
+      return toDeliveryDetail(
+        updated,
+        await this.deliveries.attempts(deliveryId),
+        await this.bodyReadable(webhook, updated),
+      );
     });
     this.job.kick();
     return result;
@@ -75,5 +98,16 @@ export class WebhookDeliveriesService {
   async stats(principal: Principal, webhookId: string): Promise<WebhookStatsResponseDto> {
     const webhook = await this.access.manageable(principal, webhookId);
     return toStatsResponse(webhook, await this.deliveries.stats(webhookId));
+  }
+
+  /**
+   * An event delivery's body is shown only while the webhook's creator may read the event (the rule deliveries
+   * are sent by): access taken away hides it even before the delivery is skipped. Tests carry the caller's payload.
+   */
+  private async bodyReadable(webhook: WebhookRow, row: DeliveryRow): Promise<boolean> {
+    if (row.kind === 'test') {
+      return true;
+    }
+    return this.access.creatorMayRead(webhook.createdBy, row.organizationId, row.workspaceId);
   }
 }

@@ -50,8 +50,9 @@ export class WebhooksService {
     organizationHeader: string | undefined,
   ): Promise<WebhookWithSecretResponseDto> {
     const filters = this.checkFilters(dto.filters);
+    const url = dto.url.trim();
     // DNS is resolved before the transaction opens: no network wait while holding a connection.
-    await this.checkUrl(dto.url);
+    await this.checkUrl(url);
     const secret = generateWebhookSecret();
     const sealed = await this.secretBox.seal(secret);
     return this.tx.run(async () => {
@@ -66,7 +67,7 @@ export class WebhooksService {
         createdBy: principal.userId,
         name: dto.name,
         description: dto.description ?? null,
-        url: dto.url,
+        url,
         events: unique(dto.events),
         filters,
         timeoutSeconds: dto.timeout ?? WEBHOOK_LIMITS.timeout.default,
@@ -104,15 +105,16 @@ export class WebhooksService {
 
   async update(principal: Principal, webhookId: string, dto: UpdateWebhookDto): Promise<WebhookResponseDto> {
     const filters = dto.filters === undefined ? undefined : this.checkFilters(dto.filters);
-    if (dto.url !== undefined) {
-      await this.checkUrl(dto.url);
+    const url = dto.url?.trim();
+    if (url !== undefined) {
+      await this.checkUrl(url);
     }
     return this.tx.run(async () => {
       await this.access.manageable(principal, webhookId, true);
       const changes: WebhookChanges = {
         name: dto.name,
         description: dto.description,
-        url: dto.url,
+        url,
         events: dto.events ? unique(dto.events) : undefined,
         filters,
         timeoutSeconds: dto.timeout,
@@ -202,13 +204,14 @@ export class WebhooksService {
       if (!row) {
         throw new Error('test delivery vanished');
       }
-      return toDeliveryDetail(row, []);
+      return toDeliveryDetail(row, [], true);
     });
     this.job.kick();
     return result;
   }
 
-  private checkFilters(filters: WebhookFilters | undefined): WebhookFilters {
+  /** Absent or null: no filters (`{}`). */
+  private checkFilters(filters: WebhookFilters | null | undefined): WebhookFilters {
     const problems = filtersProblems(filters);
     if (problems.length > 0) {
       throw AppException.validation(problems);
