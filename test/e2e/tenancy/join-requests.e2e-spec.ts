@@ -33,8 +33,18 @@ describe('tenancy: join requests', () => {
     return res.body.payload.id;
   }
 
-  it('refuses requests when the organization does not allow them (the default) exactly as for an unknown organization', async () => {
-    const { org, member, outsider } = await organizationWithRoles(t.http);
+  it('accepts requests to an organization created with the spec fields alone (allowJoinRequests defaults to true)', async () => {
+    const owner = await registerUser(t.http);
+    const created = await request(t.http).post(`${API}/organizations`).set(bearer(owner)).send({ name: 'Plain', slug: `plain-${randomUUID().slice(0, 8)}`, type: 'team' }).expect(201);
+    expect(created.body.payload.settings).toMatchObject({ allowJoinRequests: true });
+    const applicant = await registerUser(t.http);
+    const id = await ask(applicant, created.body.payload.id);
+    await request(t.http).post(`${API}/organizations/${created.body.payload.id}/join-requests/${id}/approve`).set(bearer(owner)).send({}).expect(200);
+  });
+
+  it('refuses requests when the organization closed them (allowJoinRequests false) exactly as for an unknown organization', async () => {
+    const { org, owner, member, outsider } = await organizationWithRoles(t.http);
+    await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ settings: { allowJoinRequests: false } }).expect(200);
     const archived = await openOrganization();
     await request(t.http).delete(`${API}/organizations/${archived.org.id}`).set(bearer(archived.owner)).expect(200);
     const post = (organizationId: string) => request(t.http).post(`${API}/organizations/${organizationId}/join-requests`).set(bearer(outsider)).send({});

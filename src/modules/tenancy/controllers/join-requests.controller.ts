@@ -27,7 +27,7 @@ export class JoinRequestsController {
   @FirstPartyOnly()
   @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown or archived organization, or one that does not accept join requests', schema: ERROR_ENVELOPE_SCHEMA })
   @ApiConflictResponse({ description: 'ALREADY_MEMBER, ALREADY_EXISTS (a pending request of the caller)', schema: ERROR_ENVELOPE_SCHEMA })
-  @ApiOperation({ summary: 'Ask to join (non-members, when settings.allowJoinRequests is true)' })
+  @ApiOperation({ summary: 'Ask to join (non-members, unless the organization set settings.allowJoinRequests to false)' })
   @ApiEnvelope(JoinRequestResponseDto, { status: 201 })
   create(
     @CurrentPrincipal() principal: Principal,

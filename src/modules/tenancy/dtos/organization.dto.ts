@@ -23,7 +23,7 @@ const settingsDoc = {
   type: 'object',
   additionalProperties: true,
   description:
-    'Free-form JSON object. Keys Quire reads: `allowJoinRequests` (boolean, default false) and `defaultJoinRole` ' +
+    'Free-form JSON object. Keys Quire reads: `allowJoinRequests` (boolean, default true) and `defaultJoinRole` ' +
     '(`admin`, `member` or `guest`, default `member`): the role an approved join request grants.',
   example: { allowJoinRequests: true, defaultJoinRole: 'member' },
 } as const;

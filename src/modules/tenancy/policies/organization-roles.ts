@@ -14,7 +14,12 @@ export function isOrgAdmin(role: OrganizationRole | null | undefined): boolean {
 
 /** The organization settings Quire reads; any other keys a client stores are kept and returned as given. */
 export interface OrganizationSettings {
-  /** Whether non-members may ask to join (POST /organizations/{id}/join-requests). Default false. */
+  /**
+   * Whether non-members may ask to join (POST /organizations/{id}/join-requests). Default true: spec 3 makes
+   * "the organization allows requests" the condition, and an organization created with the spec's fields alone
+   * must accept them; an owner or admin closes it with `false`. Every request still needs an owner's or admin's
+   * approval.
+   */
   allowJoinRequests: boolean;
   /** The role an approved join request grants when the approver names none. Default `member`. */
   defaultJoinRole: GrantableRole;
@@ -26,7 +31,7 @@ export function effectiveSettings(stored: Record<string, unknown> | null | undef
   const role = raw.defaultJoinRole;
   return {
     ...raw,
-    allowJoinRequests: raw.allowJoinRequests === true,
+    allowJoinRequests: raw.allowJoinRequests !== false,
     defaultJoinRole: (GRANTABLE_ROLES as readonly unknown[]).includes(role) ? (role as GrantableRole) : 'member',
   };
 }
