@@ -777,10 +777,17 @@ describe('supply chain: resources', () => {
       'quantity',
       'price',
     ]);
+    // A connection created without accessControl is open to ask (approval mode, no list): any buyer may look and ask.
     await http()
       .post(sc(B, `/orderbooks/${orderBookId}/field-mapping/preview`))
       .set(bearer(bOwner))
       .send({ connectionId: approvalConn })
+      .expect(200);
+    // A whitelist still hides the connection from everyone else.
+    await http()
+      .post(sc(C, `/orderbooks/${cOrderBookId}/field-mapping/preview`))
+      .set(bearer(cOwner))
+      .send({ connectionId: whitelistConn })
       .expect(404);
 
     // Public: active at once, with the default mapping to the generated fields; a second live binding is refused.
@@ -1065,10 +1072,11 @@ describe('supply chain: resources', () => {
       ],
       [{ targetOrderBookId: cOrderBookId }, 'targetOrderBookId'],
     ];
+    // A connection the buyer may not see answers 404 before its body is judged.
     await http()
-      .post(sc(B, `/orderbooks/${orderBookId}/bindings`))
-      .set(bearer(bOwner))
-      .send({ connectionId: approvalConn, receiverFilter: { acceptMode: 'sometimes' } })
+      .post(sc(C, `/orderbooks/${cOrderBookId}/bindings`))
+      .set(bearer(cOwner))
+      .send({ connectionId: whitelistConn, receiverFilter: { acceptMode: 'sometimes' } })
       .expect(404);
     const second = (
       await http()
@@ -1102,7 +1110,7 @@ describe('supply chain: resources', () => {
     const refused = await http()
       .post(sc(C, `/orderbooks/${cOrderBookId}/bindings`))
       .set(bearer(cOwner))
-      .send({ connectionId: approvalConn })
+      .send({ connectionId: whitelistConn })
       .expect(404);
     expect(refused.body.code).toBe('NOT_FOUND');
     const viaCode = await http()

@@ -63,12 +63,44 @@ describe('supply chain: share-link admission', () => {
       { id: 'sku', name: 'SKU', type: 'text' },
       { id: 'price', name: 'Price', type: 'number' },
     ]);
-    // Approval mode without a list: nobody but the supplier sees it.
-    privateConn = await createConnection(t, sup, S, catalogId, { accessControl: 'approval' });
+    // Approval mode listing only the supplier: nobody else sees it or may ask without a code. (Without a list,
+    // approval mode is open to ask: see resources.e2e-spec.)
+    privateConn = await createConnection(t, sup, S, catalogId, { accessControl: { mode: 'approval', allowedOrganizations: [S] } });
     xOrderBook = await createOrderBook(t, x, X, 'Stranger book', [{ id: 'sku', name: 'SKU', type: 'text' }]);
   });
   afterAll(async () => {
     await t.close();
+  });
+
+  it('the spec flow without codes: a connection created without accessControl is open to ask; the supplier decides', async () => {
+    // As spec 2.14 writes a connection create, nothing but a name: no accessControl.
+    const openConn = (await call<{ id: string }>(t, sup, 'post', `/organizations/${S}/catalogs/${catalogId}/connections`, { name: 'Open' })).id;
+    const connection = await call<{ accessControl: unknown }>(t, sup, 'get', `/organizations/${S}/connections/${openConn}`);
+    expect(connection.accessControl).toEqual({ mode: 'approval', allowedOrganizations: [] });
+    const book = (
+      await call<{ id: string; fields: { id: string; sourceFieldId: string }[] }>(t, d, 'post', `/organizations/${D}/orderbooks`, {
+        name: 'D book',
+        sourceConnectionIds: [openConn],
+      })
+    ).id;
+    const asked = await call<{ id: string; status: string; admittedVia: string }>(t, d, 'post', `/organizations/${D}/orderbooks/${book}/bindings`, {
+      connectionId: openConn,
+      targetOrderBookId: book,
+    });
+    expect(asked).toMatchObject({ status: 'pending', admittedVia: 'approval' });
+    // Spec 2.4 names a decision's note reviewNote; note is the older name. Both given and different is refused.
+    await call(t, sup, 'post', `/organizations/${S}/connections/${openConn}/bindings/${asked.id}/approve`, { note: 'a', reviewNote: 'b' }, 400);
+    const approved = await call<{ status: string; reviewNote: string }>(
+      t,
+      sup,
+      'post',
+      `/organizations/${S}/connections/${openConn}/bindings/${asked.id}/approve`,
+      { reviewNote: 'welcome' },
+      200,
+    );
+    expect(approved).toMatchObject({ status: 'active', reviewNote: 'welcome' });
+    // A list narrows who may ask: the private connection stays hidden without a code.
+    await call(t, d, 'post', `/organizations/${D}/orderbooks/${book}/bindings`, { connectionId: privateConn }, 404);
   });
 
   it("a stranger's own revoked, expired or unknown codes answer for a real connection id exactly as for a random one", async () => {

@@ -5,7 +5,7 @@ import type { Principal } from '../../../common/auth/principal.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
 import { RequireOrgRole } from '../../tenancy/guards/tenancy-roles.decorators.js';
-import { ReviewNoteDto } from '../dtos/common.dto.js';
+import { ReviewNoteDto, reviewNoteOf } from '../dtos/common.dto.js';
 import {
   BindingListQueryDto,
   ConnectionListQueryDto,
@@ -193,7 +193,7 @@ export class ConnectionsController {
     @Param('bindingId') bindingId: string,
     @Body() dto: ReviewNoteDto,
   ): Promise<SupplierBindingDto> {
-    return this.bindings.decide(principal, organizationId, connectionId, bindingId, 'approve', dto.note);
+    return this.bindings.decide(principal, organizationId, connectionId, bindingId, 'approve', reviewNoteOf(dto));
   }
 
   @Post(':connectionId/bindings/:bindingId/reject')
@@ -208,7 +208,7 @@ export class ConnectionsController {
     @Param('bindingId') bindingId: string,
     @Body() dto: ReviewNoteDto,
   ): Promise<SupplierBindingDto> {
-    return this.bindings.decide(principal, organizationId, connectionId, bindingId, 'reject', dto.note);
+    return this.bindings.decide(principal, organizationId, connectionId, bindingId, 'reject', reviewNoteOf(dto));
   }
 }
 

@@ -7,7 +7,7 @@ import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import { RequireOrgRole } from '../../tenancy/guards/tenancy-roles.decorators.js';
 import type { SyncRequestStatus } from '../domain/supply-chain.types.js';
 import { BatchUpdateDto, BatchUpdateResultDto } from '../dtos/catalog.dto.js';
-import { RequestIdQueryDto, ReviewNoteDto } from '../dtos/common.dto.js';
+import { RequestIdQueryDto, ReviewNoteDto, reviewNoteOf } from '../dtos/common.dto.js';
 import {
   BindingResponseDto,
   CreateBindingDto,
@@ -229,7 +229,7 @@ export class OrderBooksController {
     @Param('requestId') requestId: string,
     @Body() dto: ReviewNoteDto,
   ): Promise<SyncRequestResponseDto> {
-    return this.syncRequests.decide(principal, organizationId, orderBookId, requestId, 'accept', dto.note);
+    return this.syncRequests.decide(principal, organizationId, orderBookId, requestId, 'accept', reviewNoteOf(dto));
   }
 
   @Post(':orderBookId/requests/:requestId/reject')
@@ -244,7 +244,7 @@ export class OrderBooksController {
     @Param('requestId') requestId: string,
     @Body() dto: ReviewNoteDto,
   ): Promise<SyncRequestResponseDto> {
-    return this.syncRequests.decide(principal, organizationId, orderBookId, requestId, 'reject', dto.note);
+    return this.syncRequests.decide(principal, organizationId, orderBookId, requestId, 'reject', reviewNoteOf(dto));
   }
 
   @Get(':orderBookId/sync-logs')

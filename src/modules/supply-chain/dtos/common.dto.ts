@@ -1,3 +1,4 @@
+import { AppException } from '../../../common/errors/app.exception.js';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
@@ -28,8 +29,21 @@ export class ScFieldDto {
   @ApiPropertyOptional({ type: [ScSelectOptionDto] }) selectOptions?: ScSelectOptionDto[];
 }
 
+/**
+ * The note of a supplier's or buyer's decision. `reviewNote` is the name spec 2.4 gives a decision's note (and the
+ * binding record's field); `note` is kept. Both given must agree.
+ */
 export class ReviewNoteDto {
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) note?: string;
+  @ApiPropertyOptional({ maxLength: 2000, description: 'Same as note (spec 2.4 name)' }) @IsOptional() @IsString() @MaxLength(2000) reviewNote?: string;
+}
+
+/** The note of a decision body, from either name; VALIDATION_ERROR when both are given and differ. */
+export function reviewNoteOf(dto: ReviewNoteDto): string | undefined {
+  if (dto.note !== undefined && dto.reviewNote !== undefined && dto.note !== dto.reviewNote) {
+    throw AppException.validation([{ field: 'reviewNote', reason: 'note and reviewNote differ; send one of them' }]);
+  }
+  return dto.reviewNote ?? dto.note;
 }
 
 export class PageQueryWithStatusDto extends PageQueryDto {

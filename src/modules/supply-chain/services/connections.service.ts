@@ -64,6 +64,17 @@ export interface Admission_ {
  * shared view of a connection that is public, lists it, or that it holds a live binding to — everything else is
  * NOT_FOUND, exactly like an id that does not exist.
  */
+/**
+ * Approval mode without an organization list: any organization may ask, and the supplier approves or rejects each
+ * binding (spec 3: a buyer's binding "starts pending and waits for optional supplier approval"). This is the default
+ * of a connection created without `accessControl`, so the spec's flow (connection, order book, binding by
+ * `connectionId`, approval) works without a share code; nothing flows before the supplier approves. A list narrows
+ * who may ask.
+ */
+function openToAsk(connection: ConnectionRecord): boolean {
+  return connection.accessControl.mode === 'approval' && connection.accessControl.allowedOrganizations.length === 0;
+}
+
 @Injectable()
 export class ConnectionsService {
   constructor(
@@ -392,13 +403,17 @@ export class ConnectionsService {
     return connection;
   }
 
-  /** Whether a buyer organization may see the connection (public, listed, or holding a live binding). */
+  /**
+   * Whether a buyer organization may see the connection: public, open to ask (approval mode without a list), listed,
+   * or holding a live binding.
+   */
   async visibleTo(organizationId: string, connection: ConnectionRecord): Promise<boolean> {
     if (connection.organizationId === organizationId) {
       return true;
     }
     if (
       connection.accessControl.mode === 'public' ||
+      openToAsk(connection) ||
       connection.accessControl.allowedOrganizations.includes(organizationId)
     ) {
       return true;
@@ -432,7 +447,7 @@ export class ConnectionsService {
 
   /**
    * How a new binding of `organizationId` is admitted: public → active; whitelisted → active; approval mode for a
-   * listed organization → pending; else a valid share code of this connection → pending, and the organization
+   * listed organization, or for anyone when the list is empty → pending; else a valid share code of this connection → pending, and the organization
    * counts as one use of the link (the supplier approves or rejects). Anyone else: NOT_FOUND. A disabled
    * connection takes no bindings (INVALID_STATE). Runs in the binding's transaction (the link stays locked).
    */
@@ -449,7 +464,7 @@ export class ConnectionsService {
     if (mode === 'whitelist' && listed) {
       return { status: 'active', admittedVia: 'whitelist', shareLinkId: null };
     }
-    if (mode === 'approval' && listed) {
+    if (mode === 'approval' && (listed || openToAsk(connection))) {
       return { status: 'pending', admittedVia: 'approval', shareLinkId: null };
     }
     if (shareCode === undefined) {
