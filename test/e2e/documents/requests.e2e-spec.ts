@@ -196,6 +196,10 @@ describe('documents: requests, merge and revisions', () => {
       })
       .expect(201);
     expect(res.body.payload.changes).toHaveLength(2);
+    // Spec 2.9 marks none of title, description, changes as required: a request without a title gets a default one.
+    const untitled = await request(t.http).post(`${doc.path}/requests`).set(bearer(owner)).send({ description: 'no title' }).expect(201);
+    expect(untitled.body.payload).toMatchObject({ title: 'Untitled request', description: 'no title', status: 'open' });
+    await request(t.http).post(`${doc.path}/requests`).set(bearer(owner)).send({ title: '' }).expect(400);
     const bad = await request(t.http)
       .post(`${doc.path}/requests`)
       .set(bearer(owner))

@@ -99,6 +99,12 @@ describe('supply chain: share-link admission', () => {
       200,
     );
     expect(approved).toMatchObject({ status: 'active', reviewNote: 'welcome' });
+    // A condition's operand as `values` (spec 2.14: "value (or values)"), one element for a one-operand operator.
+    const scoped = await call<{ shareScope: { filterGroup: { conditions: unknown[] } } }>(t, sup, 'post', `/organizations/${S}/catalogs/${catalogId}/connections`, {
+      name: 'Scoped',
+      shareScope: { mode: 'filter', filterGroup: { operator: 'AND', conditions: [{ field: 'price', operator: 'gte', values: [15] }], groups: [] } },
+    });
+    expect(scoped.shareScope.filterGroup.conditions).toEqual([expect.objectContaining({ fieldId: 'price', operator: 'gte', value: 15 })]);
     // A list narrows who may ask: the private connection stays hidden without a code.
     await call(t, d, 'post', `/organizations/${D}/orderbooks/${book}/bindings`, { connectionId: privateConn }, 404);
   });

@@ -81,8 +81,17 @@ export class ChangeInputDto {
   newValue?: unknown;
 }
 
+/** The title of a request created without one. */
+export const DEFAULT_REQUEST_TITLE = 'Untitled request';
+
 export class CreateRequestDto {
-  @ApiProperty() @IsString() @MinLength(1) @MaxLength(500) title: string;
+  /** Spec 2.9 lists title, description and changes without marking any required; a request needs a name to show. */
+  @ApiPropertyOptional({ description: `Default "${DEFAULT_REQUEST_TITLE}"`, maxLength: 500 })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(500)
+  title?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(10_000) description?: string;
   @ApiPropertyOptional({ type: [String], description: 'User ids asked to review' })
   @IsOptional()

@@ -10,7 +10,7 @@ import { applyPropertiesEffect, applySet, foldChanges } from '../domain/change-f
 import type { ChangeDraft, RequestStatus } from '../domain/document.records.js';
 import { diffFields } from '../domain/metadata-diff.js';
 import { parseRowChangeInput } from '../domain/row-change-input.js';
-import type { ChangeInputDto, ConflictsResponseDto, CreateRequestDto, MergeResponseDto, RequestDiffDto, RequestResponseDto } from '../dtos/request.dto.js';
+import { type ChangeInputDto, type ConflictsResponseDto, type CreateRequestDto, DEFAULT_REQUEST_TITLE, type MergeResponseDto, type RequestDiffDto, type RequestResponseDto } from '../dtos/request.dto.js';
 import { INLINE_CHANGES, renderValue, toRequestDto, toRevisionDto, toRowDto } from '../mappers/document.mapper.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
@@ -119,7 +119,7 @@ export class RequestsService {
     assertMayChangeStructure(ctx, (dto.changes ?? []).map((change) => change.type));
     const outcome = await this.engine.write(
       ctx,
-      { title: dto.title, newRequest: { title: dto.title, description: dto.description ?? null, reviewers: dto.reviewers ?? [] } },
+      { title: dto.title ?? DEFAULT_REQUEST_TITLE, newRequest: { title: dto.title ?? DEFAULT_REQUEST_TITLE, description: dto.description ?? null, reviewers: dto.reviewers ?? [] } },
       async (scope) => {
         const drafts: ChangeDraft[] = [];
         for (const [index, change] of (dto.changes ?? []).entries()) {

@@ -186,6 +186,8 @@ export class ConfigChecker {
     const fieldId = this.id(raw.fieldId ?? raw.field, `${path}.fieldId`);
     const operator = this.enumValue(raw.operator, FILTER_OPERATORS, `${path}.operator`);
     const value = raw.values !== undefined ? raw.values : raw.value;
+    // `values` (spec 2.14: "value (or values)") holding one operand, for an operator that takes one.
+    const single = raw.value === undefined && Array.isArray(raw.values) && raw.values.length === 1 ? (raw.values[0] as unknown) : value;
     if (!fieldId || !operator) {
       return undefined;
     }
@@ -232,19 +234,19 @@ export class ConfigChecker {
       case 'gte':
       case 'lt':
       case 'lte':
-        if (typeof value !== 'number' && typeof value !== 'string') {
-          this.fail(`${path}.value`, `${operator} needs a number or a date string`);
+        if (typeof single !== 'number' && typeof single !== 'string') {
+          this.fail(`${path}.value`, `${operator} needs a number or a date string (value, or values with one element)`);
           return undefined;
         }
-        break;
+        return { fieldId, operator, value: single };
       case 'contains':
       case 'startsWith':
       case 'endsWith':
-        if (typeof value !== 'string') {
-          this.fail(`${path}.value`, `${operator} needs a string`);
+        if (typeof single !== 'string') {
+          this.fail(`${path}.value`, `${operator} needs a string (value, or values with one element)`);
           return undefined;
         }
-        break;
+        return { fieldId, operator, value: single };
       case 'eq':
       case 'ne':
         if (value === undefined) {
