@@ -64,7 +64,8 @@ describe('documents: documents, bundle, scopes and data-source references', () =
     const all = await request(t.http).get(`${doc.path}?pageSize=1&revisionsLimit=2`).set(bearer(owner)).expect(200);
     const bundle = all.body.payload;
     expect(bundle.document).toMatchObject({ id: doc.docId, docType: 'orders', organizationId: owner.defaultOrganizationId, workspaceId: owner.defaultWorkspaceId, version: 3 });
-    expect(bundle.metadata.properties).toEqual([{ id: 'region', name: 'Region', type: 'text' }]);
+    // Spec 2.5's required, unique and defaultValue are always shown.
+    expect(bundle.metadata.properties).toEqual([{ id: 'region', name: 'Region', type: 'text', required: false, unique: false, defaultValue: null }]);
     expect(bundle.views).toEqual([]);
     expect(bundle.comments).toEqual([]);
     expect(bundle.data).toMatchObject({ total: 2, pageSize: 1, totalPages: 2 });

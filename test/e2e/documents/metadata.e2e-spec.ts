@@ -10,6 +10,10 @@ const FIELDS = [
   { id: 'color', name: 'Color', type: 'single_select', selectOptions: [{ id: 'r', label: 'Red' }, { id: 'g', label: 'Green' }] },
 ];
 
+/** Fields as the API shows them: spec 2.5's required, unique and defaultValue always present. */
+const shown = (fields: Record<string, unknown>[]): Record<string, unknown>[] =>
+  fields.map((field) => ({ required: false, unique: false, defaultValue: null, ...field }));
+
 describe('documents: metadata', () => {
   let t: TestApp;
   let owner: TestUser;
@@ -32,8 +36,8 @@ describe('documents: metadata', () => {
 
   it('returns fields and properties with every attribute', async () => {
     const res = await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200);
-    expect(res.body.payload.fields).toEqual(FIELDS);
-    expect(res.body.payload.properties).toEqual([{ id: 'region', name: 'Region', type: 'text' }]);
+    expect(res.body.payload.fields).toEqual(shown(FIELDS));
+    expect(res.body.payload.properties).toEqual(shown([{ id: 'region', name: 'Region', type: 'text' }]));
     expect(res.body.payload.version).toBe(1);
   });
 
@@ -46,7 +50,7 @@ describe('documents: metadata', () => {
       { id: 'n', name: 'No.', type: 'auto_number' },
     ];
     const res = await request(t.http).put(`${doc.path}/metadata`).set(bearer(owner)).send({ fields: next }).expect(200);
-    expect(res.body.payload.fields).toEqual(next);
+    expect(res.body.payload.fields).toEqual(shown(next));
     expect(res.body.payload.request).toMatchObject({ merged: true });
     const conversions = Object.fromEntries(res.body.payload.conversions.map((c: { fieldId: string }) => [c.fieldId, c]));
     expect(conversions.amount).toMatchObject({ fromType: 'text', toType: 'number', converted: 2, failed: 1, failedRowIds: ['b'] });

@@ -64,8 +64,16 @@ export function toDocumentDto(document: DocumentRecord, readOnly: boolean): Docu
   };
 }
 
+/**
+ * A field as the API shows it: `required`, `unique` and `defaultValue` always present (spec 2.5 lists them for every
+ * field; stored definitions leave them out when false or null).
+ */
+function toFieldDto(field: FieldDefinition): FieldDto {
+  return { ...field, required: field.required === true, unique: field.unique === true, defaultValue: field.defaultValue ?? null } as FieldDto;
+}
+
 export function toMetadataDto(metadata: DocumentMetadata, version: number): MetadataResponseDto {
-  return { fields: metadata.fields as FieldDto[], properties: metadata.properties as FieldDto[], version };
+  return { fields: metadata.fields.map(toFieldDto), properties: metadata.properties.map(toFieldDto), version };
 }
 
 export function toSettingsDto(settings: DocumentSettings): SettingsResponseDto {
