@@ -90,6 +90,23 @@ describe('documents: point-in-time export', () => {
     expect(empty.rows).toEqual([]);
   });
 
+  it('works formulas out from the values of that time (their stored values are the current ones)', async () => {
+    const priced = await createDocument(t.http, owner, {
+      fields: [
+        { id: 'price', name: 'Price', type: 'number' },
+        { id: 'qty', name: 'Quantity', type: 'number' },
+        { id: 'total', name: 'Total', type: 'formula', formula: 'price * qty' },
+      ],
+    });
+    const created = await request(t.http).post(`${priced.path}/data`).set(bearer(owner)).send({ id: 'r1', values: { price: 2.5, qty: 4 } }).expect(201);
+    const then: string = created.body.payload.request.revisionId;
+    await request(t.http).put(`${priced.path}/data/r1`).set(bearer(owner)).send({ values: { price: 3 } }).expect(200);
+    const past = await request(t.http).get(`${priced.path}/revisions/${then}/export`).set(bearer(owner)).expect(200);
+    expect(JSON.parse(past.text).rows.map((row: ExportedRow) => cells(row))).toEqual([{ price: 2.5, qty: 4, total: 10 }]);
+    const csv = await request(t.http).get(`${priced.path}/revisions/${then}/export?format=csv`).set(bearer(owner)).expect(200);
+    expect(csv.text.trim().split('\n')).toEqual(['id,price,qty,total', 'r1,2.5,4,10']);
+  });
+
   it('differs from the current document exactly as the later revisions say (the diff from that revision)', async () => {
     const past = await exportJson(asOf);
     const now = await exportJson(latest);

@@ -169,6 +169,32 @@ export function computeRow(
   return result;
 }
 
+const ROW_COLUMN_TYPES = new Set(['created_time', 'updated_time', 'created_by', 'updated_by']);
+
+/**
+ * `values` with its stored formulas worked out again from the values beside them (a point-in-time export: the
+ * inputs as they stood then; the stored formula values are the current ones, since materialisation records no
+ * history). Lookups and rollups keep their stored values (they read other rows' current state), and so does a
+ * formula reading a row column (created_time …), which `values` does not carry.
+ */
+export function recomputeFormulas(plan: ComputedPlan, values: StoredRowValues, now: Date): StoredRowValues {
+  const scope: StoredRowValues = { ...values };
+  const ids = new Set(plan.byId.keys());
+  for (const field of plan.materialised) {
+    const node = plan.formulas.get(field.id);
+    if (field.type !== 'formula' || !node || computedInputs(field, ids).some((id) => ROW_COLUMN_TYPES.has(plan.byId.get(id)?.type ?? ''))) {
+      continue;
+    }
+    const value = normalise(evaluateFormula(node, (id) => formulaInput(plan.byId.get(id), scope), { now }));
+    if (value === null) {
+      delete scope[field.id];
+    } else {
+      scope[field.id] = value;
+    }
+  }
+  return scope;
+}
+
 function normalise(value: unknown): StoredValue {
   if (value === undefined || value === null) {
     return null;

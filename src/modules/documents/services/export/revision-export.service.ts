@@ -8,6 +8,7 @@ import { type LaterOperation, RevisionExportRepository } from '../../repositorie
 import type { DocumentContext } from '../document-access.service.js';
 import { RevisionHistoryService } from '../revision-history.service.js';
 import { cellOf, CONTENT_TYPES, type ExportFormat, type ExportSink, sinkFor } from './export-writers.js';
+import { computedPlan, recomputeFormulas } from '../../fields/computed-row.evaluator.js';
 
 /** Rows fetched from the cursor per batch. */
 const BATCH = 2000;
@@ -174,6 +175,9 @@ export class RevisionExportService {
       );
       const fields = asOf.metadata.fields;
       const known = new Set(fields.map((field) => field.id));
+      // Formulas as they stood: their stored values are today's (materialisation keeps no history).
+      const plan = computedPlan(fields);
+      const now = new Date();
       const sink = start();
       await sink.begin(
         { ...head, kind: 'document', metadata: asOf.metadata, properties: renderValues(asOf.properties, asOf.metadata.properties), settings: asOf.settings },
@@ -183,11 +187,14 @@ export class RevisionExportService {
       await this.exports.rowsAsOf(ctx.document.uuid, revision.version, BATCH, (rows) =>
         sink.records(
           rows.map((row) => {
-            const values: StoredRowValues = {};
+            let values: StoredRowValues = {};
             for (const [key, value] of Object.entries(row.values)) {
               if (known.has(key)) {
                 values[key] = value;
               }
+            }
+            if (plan.formulas.size > 0) {
+              values = recomputeFormulas(plan, values, now);
             }
             return sink.tabular
               ? { json: null, cells: [row.id, ...fields.map((field) => cellOf(values[field.id]))] }
