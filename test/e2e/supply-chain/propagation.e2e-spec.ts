@@ -431,6 +431,13 @@ describe('supply-chain propagation (spec 3, rules 1–8)', () => {
     );
     expect(pending.items).toHaveLength(1);
     expect(pending.items[0]?.changes).toHaveLength(3);
+    // Values as spec 2.6 ValueEntry {fieldId, value: Value}, as a sync request created through the API shows them.
+    for (const change of pending.items[0]?.changes as { values?: { fieldId: string; value: unknown }[] }[]) {
+      for (const entry of change.values ?? []) {
+        expect(entry.value === null || (typeof entry.value === 'object' && !Array.isArray(entry.value))).toBe(true);
+      }
+    }
+    expect((pending.items[0]?.changes as { values?: unknown[] }[]).some((change) => (change.values ?? []).length > 0)).toBe(true);
     // The buyer accepts: the open document request is merged.
     await call(
       t,

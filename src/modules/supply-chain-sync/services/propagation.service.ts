@@ -23,6 +23,7 @@ import { productInfoOf, SyncAnnouncer } from './sync-announcer.service.js';
 import { SupplyChainPort, type BindingContext, type SyncLogEntry } from './supply-chain.port.js';
 import { SyncClock } from './sync-clock.js';
 import { SYNC_TITLE_PREFIX, SyncDocumentGateway } from './sync-document.gateway.js';
+import { renderValues } from '../../documents/mappers/document.mapper.js';
 
 /** Attempts of a failing (binding, revision) job before it is marked failed. */
 export const MAX_JOB_ATTEMPTS = 5;
@@ -372,9 +373,11 @@ export class PropagationService {
             change.kind === 'create' ? 'create_row' : change.kind === 'update' ? 'update_row' : 'delete_row',
           rowId: change.targetRowId,
           sourceRowId: change.sourceRowId,
+          // As Value objects (spec 2.6 ValueEntry), like a sync request created through the API; the plain values
+          // the mapping produced are parsed as the write parsed them.
           ...(change.kind === 'delete'
             ? {}
-            : { values: Object.entries(change.values).map(([fieldId, value]) => ({ fieldId, value })) }),
+            : { values: renderValues(this.documents.toStored(orderCtx.document.metadata.fields, change.values, true), orderCtx.document.metadata.fields) }),
         })),
         status: merged ? 'accepted' : 'pending',
         message: merged
