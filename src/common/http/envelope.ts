@@ -7,7 +7,12 @@ import type { ErrorDetail } from '../errors/app.exception.js';
  */
 export type ErrorDetails = ErrorDetail & { errors?: ErrorDetail[] };
 
-export function errorDetailsOf(problems: readonly ErrorDetail[] | undefined): ErrorDetails | undefined {
+export function errorDetailsOf(given: readonly ErrorDetail[] | undefined): ErrorDetails | undefined {
+  // A value's problem names its document field as `fieldId`; spec 7's details are `{field, reason}`, so `field`
+  // says the same where the problem has no request path of its own.
+  const problems = given?.map((problem) =>
+    problem.field === undefined && typeof problem.fieldId === 'string' ? { field: problem.fieldId, ...problem } : problem,
+  );
   const [first] = problems ?? [];
   if (!first || !problems) {
     return undefined;

@@ -60,7 +60,8 @@ describe('documents: rows', () => {
 
   it('requires required fields on create and refuses a duplicate row id', async () => {
     const missing = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ values: { price: 1 } }).expect(400);
-    expect(problemsOf(missing.body)).toEqual(expect.arrayContaining([expect.objectContaining({ fieldId: 'name', reason: 'field is required' })]));
+    // Spec 7's details are {field, reason}: a value's problem carries both field and fieldId.
+    expect(problemsOf(missing.body)).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'name', fieldId: 'name', reason: 'field is required' })]));
     const dup = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ id: 'r1', values: { name: 'again' } }).expect(409);
     expect(dup.body.code).toBe('ALREADY_EXISTS');
   });
