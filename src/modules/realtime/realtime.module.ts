@@ -8,6 +8,7 @@ import { LockRepository } from './repositories/lock.repository.js';
 import { PresenceRepository } from './repositories/presence.repository.js';
 import { RealtimeEventRepository } from './repositories/realtime-event.repository.js';
 import { YjsStateRepository } from './repositories/yjs-state.repository.js';
+import { AwarenessService } from './services/awareness.service.js';
 import { EventStreamService } from './services/event-stream.service.js';
 import { PresenceService } from './services/presence.service.js';
 import { RealtimeAuthService } from './services/realtime-auth.service.js';
@@ -32,6 +33,7 @@ import { YjsStateService } from './services/yjs-state.service.js';
     RealtimeHub,
     RealtimeAuthService,
     RealtimeService,
+    AwarenessService,
     EventStreamService,
     PresenceService,
     RealtimeLockService,

@@ -195,6 +195,70 @@ describe('realtime locks and snapshots', () => {
     expect((await http(owner, 'get', 'locks')).body.payload.items).toEqual([]);
   });
 
+  it('refuses locks on fields the document does not have; a row lock may reserve a row not created yet', async () => {
+    for (const target of [
+      { type: 'field', fieldId: 'nosuchfield' },
+      { type: 'cell', rowId: 'r1', fieldId: 'nosuchfield' },
+    ]) {
+      const res = await http(owner, 'post', 'lock').send({ target });
+      expect([
+        target,
+        res.status,
+        res.body.code,
+        problemsOf(res.body).map((problem) => problem.field),
+      ]).toEqual([target, 400, 'VALIDATION_ERROR', ['target.fieldId']]);
+    }
+    const socket = await TestSocket.connect(
+      ws,
+      (await connectInfo(t.http, owner, doc, owner.defaultWorkspaceId)).token,
+    );
+    try {
+      const overSocket = await socket.send('lock', { target: { type: 'field', fieldId: 'nosuchfield' } });
+      expect(overSocket.payload).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: { field: 'payload.target.fieldId' },
+      });
+      const known = await socket.send('lock', {
+        target: { type: 'field', fieldId: 'qty' },
+        exclusive: false,
+      });
+      expect(known.kind).toBe('ack');
+      expect((await socket.send('unlock', { lockId: known.payload.lockId })).kind).toBe('ack');
+    } finally {
+      socket.close();
+    }
+    // Nothing was taken: another user's row lock goes through.
+    const rowLock = await http(editor, 'post', 'lock').send({ target: { type: 'row', rowId: 'future-row' } });
+    expect(rowLock.status).toBe(201);
+    // The reserved row id: creating it is a write the lock covers.
+    const create = await request(t.http)
+      .post(`${doc.path}/data`)
+      .query({ workspaceId: owner.defaultWorkspaceId })
+      .set(bearer(owner))
+      .send({ id: 'future-row', values: { name: 'Reserved' } });
+    expect([create.status, create.body.code]).toEqual([409, 'RESOURCE_LOCKED']);
+    expect((await http(editor, 'delete', `unlock/${rowLock.body.payload.lockId}`)).status).toBe(200);
+  });
+
+  it('routes without a body refuse one naming its keys', async () => {
+    for (const [method, suffix] of [
+      ['post', 'disconnect-all'],
+      ['delete', 'unlock/00000000-0000-4000-8000-000000000000'],
+    ] as const) {
+      const res = await http(owner, method, suffix).send({ x: 1 });
+      expect([suffix, res.status, res.body.code, problemsOf(res.body)]).toEqual([
+        suffix,
+        400,
+        'VALIDATION_ERROR',
+        [{ field: 'x', reason: 'property x should not exist' }],
+      ]);
+      const list = await http(owner, method, suffix).send([1]);
+      expect([suffix, list.status, problemsOf(list.body)[0]?.field]).toEqual([suffix, 400, 'body']);
+    }
+    expect((await http(owner, 'post', 'disconnect-all').send({})).status).toBe(200);
+    expect((await http(owner, 'post', 'disconnect-all')).status).toBe(200);
+  });
+
   it("answers another organization's user 404 on every document route, with no data and nothing changed", async () => {
     const before = await t.dataSource.query<Array<{ n: number }>>(
       `SELECT (SELECT count(*) FROM realtime_yjs_updates) + (SELECT count(*) FROM realtime_snapshots) + (SELECT count(*) FROM realtime_locks) AS n`,

@@ -159,8 +159,9 @@ describe('realtime WebSocket sessions', () => {
     expect(await late.closed()).toBe(4408);
 
     const bad = track(await TestSocket.open(wsUrl));
+    // Neither a connect token nor any known credential: UNAUTHORIZED, as the same bearer token over HTTP.
     const refused = await bad.send('auth', { token: 'not-a-token' });
-    expect(refused).toMatchObject({ kind: 'error', seq: 1, payload: { code: 'INVALID_TOKEN' } });
+    expect(refused).toMatchObject({ kind: 'error', seq: 1, payload: { code: 'UNAUTHORIZED' } });
     expect(await bad.closed()).toBe(4401);
 
     const stranger = await registerUser(t.http);
@@ -209,12 +210,12 @@ describe('realtime WebSocket sessions', () => {
       ]),
     );
     const lock = await socket.send('lock', {
-      target: { type: 'cell', rowId: 'r1', fieldId: 'title' },
+      target: { type: 'cell', rowId: 'r1', fieldId: 'name' },
       ttlSeconds: 30,
     });
     expect(lock.payload).toMatchObject({
       lockId: expect.any(String),
-      target: { type: 'cell', rowId: 'r1', fieldId: 'title' },
+      target: { type: 'cell', rowId: 'r1', fieldId: 'name' },
       exclusive: true,
       userId: owner.id,
     });

@@ -13,9 +13,9 @@ import {
 import {
   ApiBearerAuth,
   ApiConflictResponse,
+  ApiHeader,
   ApiOperation,
   ApiParam,
-  ApiQuery,
   ApiResponse,
   ApiTags,
 } from '@nestjs/swagger';
@@ -36,6 +36,7 @@ import {
   ConnectResponseDto,
   CreateLockDto,
   CreateSnapshotDto,
+  EventStreamQueryDto,
   LockDto,
   OnlineUserDto,
   RealtimeMessageSchemaDto,
@@ -46,6 +47,7 @@ import {
 } from '../dtos/realtime.dto.js';
 import { EventStreamService } from '../services/event-stream.service.js';
 import { RealtimeService } from '../services/realtime.service.js';
+import { NoBody } from '../../../common/http/no-body.decorator.js';
 
 /**
  * Realtime (spec 4.5, 6.3), served at the host root (`/realtime/...`, see HOST_ROOT_ROUTES). Every
@@ -76,17 +78,6 @@ export class RealtimeController {
   @ApiBearerAuth()
   @ApiParam({ name: 'docType', type: String })
   @ApiParam({ name: 'docId', type: String })
-  @ApiQuery({
-    name: 'token',
-    required: false,
-    description:
-      'Connect token from /connect (for EventSource, which cannot send headers); otherwise Authorization: Bearer',
-  })
-  @ApiQuery({
-    name: 'lastEventId',
-    required: false,
-    description: 'Resume after this event id (same as the Last-Event-ID header)',
-  })
   @ApiOperation({
     summary: "The document's events as text/event-stream (spec 6.3)",
     description:
@@ -98,6 +89,17 @@ export class RealtimeController {
     status: 200,
     description: 'The event stream',
     content: { 'text/event-stream': { schema: { type: 'string' } } },
+  })
+  @ApiHeader({
+    name: 'Last-Event-ID',
+    required: false,
+    description: 'Resume after this event id (EventSource sends it on reconnect); wins over lastEventId',
+  })
+  @ApiResponse({
+    status: 400,
+    description:
+      'VALIDATION_ERROR: an unknown or repeated query parameter, a malformed lastEventId or Last-Event-ID',
+    schema: ERROR_ENVELOPE_SCHEMA,
   })
   @ApiResponse({ status: 401, description: 'UNAUTHORIZED / INVALID_TOKEN', schema: ERROR_ENVELOPE_SCHEMA })
   @ApiResponse({ status: 404, description: 'DOC_NOT_FOUND', schema: ERROR_ENVELOPE_SCHEMA })
@@ -111,6 +113,7 @@ export class RealtimeController {
     @Res() response: Response,
     @Param('docType') docType: string,
     @Param('docId') docId: string,
+    @Query() _query: EventStreamQueryDto,
   ): Promise<void> {
     return this.streams.open(request, response, docType, docId, readDocumentScope(request));
   }
@@ -180,6 +183,7 @@ export class RealtimeController {
     @CurrentDocument() doc: DocumentContext,
     @Param('lockId') lockId: string,
     @Query() _query: DocumentScopeQueryDto,
+    @NoBody() _body: undefined,
   ): Promise<Record<string, never>> {
     await this.realtime.unlock(doc, lockId);
     return {};
@@ -267,6 +271,7 @@ export class RealtimeController {
   disconnectAll(
     @CurrentDocument() doc: DocumentContext,
     @Query() _query: DocumentScopeQueryDto,
+    @NoBody() _body: undefined,
   ): Promise<Record<string, never>> {
     return this.realtime.disconnectAll(doc);
   }

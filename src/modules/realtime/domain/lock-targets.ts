@@ -52,6 +52,25 @@ export function lockTargetIdProblems(target: {
   return problems;
 }
 
+/**
+ * A field or cell lock must name a field of the document (`fieldIds`): one on an unknown field covered nothing a
+ * write could touch yet stood in the way of every other user's row locks. A row id need not exist: a row lock
+ * may reserve the id of a row about to be created (creating it is a write the lock covers).
+ */
+export function lockTargetFieldProblem(
+  target: { type: LockTargetType; fieldId?: string },
+  fieldIds: readonly string[],
+): { key: 'fieldId'; reason: string } | null {
+  if (
+    (target.type === 'field' || target.type === 'cell') &&
+    target.fieldId !== undefined &&
+    !fieldIds.includes(target.fieldId)
+  ) {
+    return { key: 'fieldId', reason: `fieldId ${target.fieldId} is not a field of the document` };
+  }
+  return null;
+}
+
 export function normalizeTarget(input: LockTargetInput): LockTarget {
   return { type: input.type, rowId: input.rowId ?? null, fieldId: input.fieldId ?? null };
 }

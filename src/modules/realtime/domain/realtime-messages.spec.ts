@@ -41,12 +41,30 @@ describe('socket message parsing', () => {
     ],
     ['{"kind":"unlock","seq":2,"payload":{"lockId":"x"}}', 2, 'payload.lockId'],
     ['{"kind":"ping","seq":2,"payload":[]}', 2, 'payload'],
+    ['{"kind":"awareness","seq":2}', 2, 'payload'],
+    [
+      '{"kind":"lock","seq":2,"payload":{"target":{"type":"row","rowId":"r","rowid":"s"}}}',
+      2,
+      'payload.target.rowid',
+    ],
+    ['{"kind":"ping","seq":2,"payload":{"constructor":1}}', 2, 'payload.constructor'],
+    ['{"kind":"ping","seq":2,"__proto__":{}}', 2, '__proto__'],
+    ['{"kind":"lock","seq":2}', 2, 'payload'],
   ])('refuses %s', (raw, seq, field) => {
     const result = parseClientMessage(raw);
     expect(result.ok).toBe(false);
     if (!result.ok) {
       expect(result.seq).toBe(seq);
       expect(result.details.map((detail) => detail.field)).toContain(field);
+    }
+  });
+
+  it('takes no payload where nothing in it is required, as the schema says', () => {
+    for (const kind of ['ping', 'users', 'locks', 'yjs_sync']) {
+      expect(parseClientMessage(JSON.stringify({ kind, seq: 1 }))).toEqual({
+        ok: true,
+        message: { kind, seq: 1, payload: {} },
+      });
     }
   });
 
@@ -81,6 +99,7 @@ describe('socket message parsing', () => {
         },
       },
       { kind: 'presence', payload: { action: 'joined', sessionId: 's', userId: 'u' } },
+      { kind: 'ping', seq: 5 },
     ];
     for (const frame of valid) {
       expect([frame, validate(frame), validate.errors]).toEqual([frame, true, null]);
@@ -90,6 +109,7 @@ describe('socket message parsing', () => {
       { kind: 'presence', seq: 1, payload: { action: 'joined', sessionId: 's', userId: 'u' } },
       { kind: 'ping', seq: -1, payload: {} },
       { kind: 'teleport', seq: 1, payload: {} },
+      { kind: 'awareness', seq: 1 },
     ]) {
       expect([frame, validate(frame)]).toEqual([frame, false]);
     }

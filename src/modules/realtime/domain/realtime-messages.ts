@@ -48,8 +48,23 @@ export type ClientMessage =
 export interface ParseFailure {
   ok: false;
   seq: number | null;
+  /** The message's kind when it names a known one (the handshake tells "not auth" from "a bad auth"). */
+  kind?: ClientKind;
   details: Array<{ field: string; reason: string }>;
 }
+
+/** Kinds whose payload has a required property: the payload itself is required. Others may leave it out. */
+export const PAYLOAD_REQUIRED: ReadonlySet<ClientKind> = new Set([
+  'auth',
+  'yjs_update',
+  'awareness',
+  'lock',
+  'unlock',
+]);
+
+/** The reason of an `auth` message without a token (or an empty one): the handshake closes 4401, not 4400. */
+export const TOKEN_REQUIRED = 'token is required';
+const MAX_TOKEN_LENGTH = 8192;
 
 export type ParseResult = { ok: true; message: ClientMessage } | ParseFailure;
 
@@ -91,6 +106,12 @@ function lockTarget(value: unknown, details: ParseFailure['details']): void {
   for (const problem of lockTargetIdProblems({ type: value.type, rowId: value.rowId, fieldId: value.fieldId })) {
     details.push({ field: `payload.target.${problem.key}`, reason: problem.reason });
   }
+  // As the HTTP body's whitelist: a misspelt id key is refused, not ignored.
+  for (const key of Object.keys(value)) {
+    if (!['type', 'rowId', 'fieldId'].includes(key)) {
+      details.push({ field: `payload.target.${key}`, reason: `property ${key} should not exist` });
+    }
+  }
 }
 
 function payloadDetails(kind: ClientKind, payload: Json): ParseFailure['details'] {
@@ -98,8 +119,15 @@ function payloadDetails(kind: ClientKind, payload: Json): ParseFailure['details'
   switch (kind) {
     case 'auth':
       onlyKeys(payload, ['token'], details);
-      if (typeof payload.token !== 'string' || payload.token.length === 0 || payload.token.length > 8192) {
-        details.push({ field: 'payload.token', reason: 'token must be a non-empty string' });
+      if (payload.token === undefined || payload.token === '') {
+        details.push({ field: 'payload.token', reason: TOKEN_REQUIRED });
+      } else if (typeof payload.token !== 'string') {
+        details.push({ field: 'payload.token', reason: 'token must be a string' });
+      } else if (payload.token.length > MAX_TOKEN_LENGTH) {
+        details.push({
+          field: 'payload.token',
+          reason: `token must be at most ${MAX_TOKEN_LENGTH} characters`,
+        });
       }
       break;
     case 'ping':
@@ -175,14 +203,20 @@ export function parseClientMessage(raw: string): ParseResult {
     details.push({ field: 'kind', reason: `kind must be one of ${CLIENT_KINDS.join(', ')}` });
     return { ok: false, seq, details };
   }
+  const known = kind as ClientKind;
+  // An auth message without a payload lacks its token: reported as such, so the handshake answers it like `{}`.
+  if (value.payload === undefined && PAYLOAD_REQUIRED.has(known) && known !== 'auth') {
+    details.push({ field: 'payload', reason: 'payload is required' });
+    return { ok: false, seq, kind: known, details };
+  }
   const payload = value.payload === undefined ? {} : value.payload;
   if (!isObject(payload)) {
     details.push({ field: 'payload', reason: 'payload must be an object' });
-    return { ok: false, seq, details };
+    return { ok: false, seq, kind: known, details };
   }
-  details.push(...payloadDetails(kind as ClientKind, payload));
+  details.push(...payloadDetails(known, payload));
   if (details.length > 0 || seq === null) {
-    return { ok: false, seq, details };
+    return { ok: false, seq, kind: known, details };
   }
   return { ok: true, message: { kind, seq, payload } as ClientMessage };
 }
@@ -190,11 +224,12 @@ export function parseClientMessage(raw: string): ParseResult {
 const base64 = { type: 'string', contentEncoding: 'base64' } as const;
 const empty = { type: 'object', additionalProperties: false, properties: {} } as const;
 
+/** A client message; `payload` is required where it has a required property (PAYLOAD_REQUIRED), else optional. */
 function clientMessage(kind: ClientKind, payload: Json, description: string): Json {
   return {
     type: 'object',
     description,
-    required: ['kind', 'seq', 'payload'],
+    required: PAYLOAD_REQUIRED.has(kind) ? ['kind', 'seq', 'payload'] : ['kind', 'seq'],
     additionalProperties: false,
     properties: { kind: { const: kind }, seq: { type: 'integer', minimum: 0 }, payload },
   };

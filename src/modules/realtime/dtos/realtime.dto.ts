@@ -14,10 +14,12 @@ import {
   Matches,
   MaxLength,
   Min,
+  ValidateBy,
   ValidateNested,
 } from 'class-validator';
 import { DocumentScopeQueryDto, PagedScopeQueryDto } from '../../documents/dtos/document-query.dto.js';
 import { LOCK_TARGET_ID, LOCK_TARGET_TYPES, type LockTargetType } from '../domain/lock-targets.js';
+import { eventIdProblem } from '../domain/event-id.js';
 
 
 /** GET /realtime/messages/schema: a JSON Schema (2020-12) document. */
@@ -30,7 +32,9 @@ export class RealtimeMessageSchemaDto {
 export class ConnectResponseDto {
   @ApiProperty({
     example: 'ws://localhost:3000/realtime/ws?docType=products&docId=p-1&workspaceId=…',
-    description: 'WebSocket URL; send {kind:"auth", seq, payload:{token}} first',
+    description:
+      'WebSocket URL; send {kind:"auth", seq, payload:{token}} first. Scheme and host are the request\'s when its ' +
+      'host is a host name or address with an optional port, else those of PUBLIC_BASE_URL (docs/realtime.md)',
   })
   wsUrl: string;
 
@@ -49,7 +53,8 @@ export class ConnectResponseDto {
   @ApiProperty({
     type: [String],
     example: ['quire.realtime.v1'],
-    description: 'Optional WebSocket sub-protocols',
+    description:
+      'WebSocket sub-protocols: offer none, or this one (a client offering only others gets none selected)',
   })
   protocols: string[];
 
@@ -215,6 +220,39 @@ export class CreateSnapshotDto {
   @IsNotEmpty()
   @MaxLength(200)
   name: string;
+}
+
+/** An event id of the stream (the outbox sequence): see eventIdProblem. */
+const IsEventId = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'isEventId',
+    validator: {
+      validate: (value: unknown, args) => eventIdProblem(args?.property ?? 'lastEventId', value) === null,
+      defaultMessage: (args) =>
+        eventIdProblem(args?.property ?? 'lastEventId', args?.value) ?? 'lastEventId must be an event id',
+    },
+  });
+
+/** `GET .../events/stream`: the document context, the connect token and where to resume; nothing else. */
+export class EventStreamQueryDto extends DocumentScopeQueryDto {
+  @ApiPropertyOptional({
+    description:
+      'Connect token from /connect (for EventSource, which cannot send headers); otherwise Authorization: Bearer',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(8192)
+  token?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'Resume after this event id (as the Last-Event-ID header, which wins when both are sent). An id beyond the ' +
+      "document's newest event is read as the newest.",
+    example: '1042',
+  })
+  @IsOptional()
+  @IsEventId()
+  lastEventId?: string;
 }
 
 export class SnapshotQueryDto extends DocumentScopeQueryDto {

@@ -67,6 +67,17 @@ export class PresenceRepository {
     );
   }
 
+  /** The users of the live sessions other than `sessionId` whose awareness client on the document is `clientId`. */
+  async holdersOf(doc: DocRef, clientId: number, sessionId: string): Promise<string[]> {
+    const rows = await this.tx.manager.query<Array<{ user_id: string }>>(
+      `SELECT DISTINCT user_id FROM realtime_presence
+        WHERE organization_id = $1 AND document_uuid = $2 AND awareness_client_id = $3 AND session_id <> $4
+          AND expires_at > now()`,
+      [doc.organizationId, doc.uuid, clientId, sessionId],
+    );
+    return rows.map((row) => row.user_id);
+  }
+
   async leave(doc: DocRef, sessionId: string): Promise<void> {
     await this.tx.manager.query(
       `DELETE FROM realtime_presence WHERE organization_id = $1 AND session_id = $2`,

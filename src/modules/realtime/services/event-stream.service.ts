@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import type { DocumentScope } from '../../documents/services/document-access.service.js';
+import { eventIdProblem } from '../domain/event-id.js';
 import { CLOSE_CODES, type CloseReason, STREAM_EVENTS } from '../domain/realtime-protocol.js';
 import type { ServerKind } from '../domain/realtime-messages.js';
 import type { DocRef, HubClient, StreamEvent } from '../domain/realtime.types.js';
@@ -37,25 +38,32 @@ export function sseFrameOf(event: StreamEvent): string {
   return frame;
 }
 
-/** `Last-Event-ID` (header, as EventSource sends it on reconnect) or `lastEventId` (query); null when absent. */
+/**
+ * `Last-Event-ID` (header, as EventSource sends it on reconnect) or `lastEventId` (query, checked by the route's
+ * query DTO by the same rule); null when absent. The header wins: EventSource reconnects with the URL it was
+ * opened with, so its query names where the stream first started and the header where it stopped.
+ */
 export function lastEventIdOf(request: Request): bigint | null {
   const header = request.headers['last-event-id'];
+  if (header !== undefined && header !== '') {
+    const raw = Array.isArray(header) ? header : header.trim();
+    const problem = eventIdProblem('Last-Event-ID', raw);
+    if (problem !== null || Array.isArray(raw)) {
+      throw AppException.validation([
+        { field: 'Last-Event-ID', reason: problem ?? 'Last-Event-ID must be given once' },
+      ]);
+    }
+    return BigInt(raw);
+  }
   const query = request.query.lastEventId;
-  const raw =
-    typeof header === 'string' && header !== ''
-      ? header
-      : typeof query === 'string' && query !== ''
-        ? query
-        : undefined;
-  if (raw === undefined) {
+  if (query === undefined || query === '') {
     return null;
   }
-  if (!/^\d{1,19}$/.test(raw.trim())) {
-    throw AppException.validation([
-      { field: 'lastEventId', reason: 'lastEventId must be an event id of this stream' },
-    ]);
+  const problem = eventIdProblem('lastEventId', query);
+  if (problem) {
+    throw AppException.validation([{ field: 'lastEventId', reason: problem }]);
   }
-  return BigInt(raw.trim());
+  return BigInt(query as string);
 }
 
 class SseClient implements HubClient {
@@ -161,8 +169,9 @@ export class EventStreamService {
     docId: string,
     scope: DocumentScope,
   ): Promise<void> {
-    const identity = await this.auth.authenticateRequest(request, docType, docId, scope);
+    // The input first, like the query (checked by the route's DTO before this runs).
     const lastEventId = lastEventIdOf(request);
+    const identity = await this.auth.authenticateRequest(request, docType, docId, scope);
     const { realtime } = this.config;
     const client = new SseClient(
       identity,

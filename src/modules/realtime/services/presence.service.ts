@@ -77,12 +77,26 @@ export class PresenceService implements OnApplicationBootstrap, OnApplicationShu
     await this.bus.publish({ t: 'presence', doc: doc.uuid, action: 'left', sessionId, userId });
   }
 
-  /** Keeps the session's own awareness entry (the first one of the update) for GET .../users. */
-  async awareness(doc: DocRef, sessionId: string, entries: AwarenessEntry[]): Promise<void> {
-    const own = entries[0];
-    if (own) {
-      await this.presence.setAwareness(doc, sessionId, own.clientId, own.clock, own.state);
+  /** Keeps the session's own awareness entry for GET .../users. */
+  async awareness(doc: DocRef, sessionId: string, own: AwarenessEntry): Promise<void> {
+    await this.presence.setAwareness(doc, sessionId, own.clientId, own.clock, own.state);
+  }
+
+  /**
+   * Who else speaks for awareness client `clientId` on the document: `free` (no other live session), `same-user`
+   * (only other sessions of `userId`, such as the socket a reconnecting client left behind) or `other-user`.
+   */
+  async clientHolder(
+    doc: DocRef,
+    clientId: number,
+    userId: string,
+    sessionId: string,
+  ): Promise<'free' | 'same-user' | 'other-user'> {
+    const holders = await this.presence.holdersOf(doc, clientId, sessionId);
+    if (holders.length === 0) {
+      return 'free';
     }
+    return holders.every((holder) => holder === userId) ? 'same-user' : 'other-user';
   }
 
   async records(doc: DocRef): Promise<PresenceRecord[]> {

@@ -160,7 +160,8 @@ export class RealtimeAuthService {
 
   /**
    * The `auth` message of a socket: a connect token (which names its document), else a bearer credential for the
-   * document named in the socket URL.
+   * document named in the socket URL. A valid bearer credential on a URL that names no document is
+   * VALIDATION_ERROR naming the missing `docType` / `docId`: a new token would not help (spec 7, rule 3).
    */
   async authenticateSocket(
     token: string,
@@ -174,12 +175,17 @@ export class RealtimeAuthService {
         named.docType && named.docId ? { docType: named.docType, docId: named.docId } : undefined,
       );
     }
-    if (!named.docType || !named.docId) {
-      throw new AppException(ErrorCode.INVALID_TOKEN, {
-        details: [{ reason: 'not a connect token, and the socket URL names no document' }],
-      });
-    }
     const principal = await this.verifier.verify(token, request);
+    if (!named.docType || !named.docId) {
+      throw AppException.validation(
+        (['docType', 'docId'] as const)
+          .filter((name) => !named[name])
+          .map((name) => ({
+            field: name,
+            reason: `the socket URL must name the document (${name}) when the token is not a connect token`,
+          })),
+      );
+    }
     return this.identify(
       principal,
       this.bindingOf(principal, token),
@@ -187,6 +193,19 @@ export class RealtimeAuthService {
       named.docId,
       named.scope,
     );
+  }
+
+  /**
+   * The connection's document as it is now (its fields may have changed since connect), opened as the connected
+   * user with `need`; DOC_NOT_FOUND when it is gone or another document now answers to its name.
+   */
+  async reopen(identity: RealtimeIdentity, need: 'read' | 'write'): Promise<DocumentContext> {
+    const { doc, principal } = identity;
+    const ctx = await this.access.open(principal, doc.docType, doc.docId, need, scopeOf(doc));
+    if (ctx.document.uuid !== doc.uuid) {
+      throw new AppException(ErrorCode.DOC_NOT_FOUND);
+    }
+    return ctx;
   }
 
   /** True while the credential stands and the user may still read the document (same document, same tenant). */

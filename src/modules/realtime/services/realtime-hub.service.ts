@@ -101,13 +101,16 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
 
   /**
    * Registers a client (not yet live) and decides where its events start: after `lastEventId` when it resumes,
-   * else after the document's newest event. Returns whether events it missed have left the retention window.
+   * else after the document's newest event. An id beyond the newest event (none this stream sent, or one whose
+   * events were purged) is read as the newest: taken as it is, every later event with a lower id — ids are the
+   * shared outbox sequence — would be skipped. Returns whether events it missed have left the retention window.
    */
   async attach(client: HubClient, lastEventId: bigint | null): Promise<{ gap: boolean }> {
     this.assertCapacity(client.userId);
     const since = new Date(Date.now() - this.config.realtime.streamRetentionSeconds * 1000);
     const gap = lastEventId !== null && (await this.events.missedBefore(client.doc, lastEventId, since));
-    client.lastSeq = lastEventId ?? (await this.events.lastSeq(client.doc));
+    const newest = await this.events.lastSeq(client.doc);
+    client.lastSeq = lastEventId !== null && lastEventId < newest ? lastEventId : newest;
     this.assertCapacity(client.userId);
     let clients = this.byDoc.get(client.doc.uuid);
     if (!clients) {

@@ -5,11 +5,11 @@ import type { RawData, WebSocket } from 'ws';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
-import { isUuid } from '../../tenancy/policies/organization-roles.js';
 import type { DocumentScope } from '../../documents/services/document-access.service.js';
-import { normalizeTarget } from '../domain/lock-targets.js';
+import { lockTargetFieldProblem, normalizeTarget } from '../domain/lock-targets.js';
 import { assertNever, type ClientMessage, parseClientMessage } from '../domain/realtime-messages.js';
 import type { CloseReason } from '../domain/realtime-protocol.js';
+import { type HandshakeRefusal, readHandshake, readSocketTarget } from '../domain/socket-handshake.js';
 import {
   decodeFrame,
   encodeAwareness,
@@ -19,6 +19,7 @@ import {
   SYNC_STEP2,
   toBase64,
 } from '../domain/yjs-wire.js';
+import { AwarenessService } from './awareness.service.js';
 import { RealtimeAuthService } from './realtime-auth.service.js';
 import { RealtimeHub } from './realtime-hub.service.js';
 import { RealtimeLockService } from './realtime-lock.service.js';
@@ -28,10 +29,6 @@ import { YjsStateService } from './yjs-state.service.js';
 
 function rawToBuffer(data: RawData): Buffer {
   return Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-}
-
-function firstQuery(url: URL, name: string): string | undefined {
-  return url.searchParams.get(name) ?? undefined;
 }
 
 /**
@@ -50,6 +47,7 @@ export class RealtimeSessionService {
     private readonly presence: PresenceService,
     private readonly locks: RealtimeLockService,
     private readonly yjs: YjsStateService,
+    private readonly awareness: AwarenessService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -66,7 +64,13 @@ export class RealtimeSessionService {
       clearTimeout(timer);
       session.markClosed();
     });
-    socket.on('error', () => session.markClosed());
+    // The ws adapter logs every socket error at error level with its stack. They are the client's doing (a frame
+    // over the cap, bad framing, a reset connection) and any client could flood the log with them: debug only.
+    socket.removeAllListeners('error');
+    socket.on('error', (error: Error & { code?: string }) => {
+      this.logger.debug({ code: error.code, reason: error.message }, 'realtime socket error');
+      session.markClosed();
+    });
     socket.on('message', (data: RawData, isBinary: boolean) => {
       queue = queue
         .then(() => this.onMessage(session, request, rawToBuffer(data), isBinary, timer))
@@ -135,30 +139,30 @@ export class RealtimeSessionService {
     data: Buffer,
     isBinary: boolean,
   ): Promise<void> {
-    const parsed = isBinary ? null : parseClientMessage(data.toString('utf8'));
-    if (!parsed?.ok || parsed.message.kind !== 'auth') {
-      session.replyError(
-        parsed ? (parsed.ok ? parsed.message.seq : parsed.seq) : null,
-        AppException.validation([
-          { field: 'kind', reason: 'the first message must be {kind: "auth", seq, payload: {token}}' },
-        ]),
-      );
-      session.close('BAD_HANDSHAKE');
+    const first = readHandshake(isBinary ? null : parseClientMessage(data.toString('utf8')));
+    if (!first.ok) {
+      this.refuseHandshake(session, first);
       return;
     }
-    const { seq, payload } = parsed.message;
+    const { seq, token } = first;
+    const url = new URL(request.url ?? '/', 'ws://localhost');
+    const { target, details } = readSocketTarget(url);
+    if (details.length > 0) {
+      this.refuseHandshake(session, {
+        ok: false,
+        seq,
+        code: 'VALIDATION_ERROR',
+        close: 'BAD_HANDSHAKE',
+        details,
+      });
+      return;
+    }
     let reason: CloseReason = 'UNAUTHENTICATED';
     try {
-      const url = new URL(request.url ?? '/', 'ws://localhost');
-      const scope: DocumentScope = {};
-      const workspaceId = firstQuery(url, 'workspaceId');
-      const organizationId = firstQuery(url, 'organizationId');
-      if (workspaceId && isUuid(workspaceId)) {
-        scope.workspaceId = workspaceId.toLowerCase();
-      }
-      if (organizationId && isUuid(organizationId)) {
-        scope.organizationId = organizationId.toLowerCase();
-      }
+      const scope: DocumentScope = {
+        ...(target.workspaceId ? { workspaceId: target.workspaceId } : {}),
+        ...(target.organizationId ? { organizationId: target.organizationId } : {}),
+      };
       // The credential verifier reads the caller's address, method and path (API key allow-lists, usage log).
       const httpLike = {
         ip: request.socket.remoteAddress,
@@ -168,9 +172,9 @@ export class RealtimeSessionService {
         headers: request.headers,
         query: {},
       } as unknown as Request;
-      const identity = await this.auth.authenticateSocket(payload.token, httpLike, {
-        docType: firstQuery(url, 'docType'),
-        docId: firstQuery(url, 'docId'),
+      const identity = await this.auth.authenticateSocket(token, httpLike, {
+        docType: target.docType,
+        docId: target.docId,
         scope,
       });
       reason = 'TOO_MANY';
@@ -202,12 +206,20 @@ export class RealtimeSessionService {
         [ErrorCode.DOC_NOT_FOUND, ErrorCode.FORBIDDEN, ErrorCode.AMBIGUOUS_DOCUMENT].includes(error.code)
       ) {
         reason = 'ACCESS_LOST';
+      } else if (error instanceof AppException && error.code === ErrorCode.VALIDATION_ERROR) {
+        reason = 'BAD_HANDSHAKE';
       } else if (!(error instanceof AppException)) {
         this.logger.error({ err: error }, 'realtime handshake failed');
       }
       session.replyError(seq, error);
       session.close(reason);
     }
+  }
+
+  /** Answers a first message that cannot open the session, then closes (4400, or 4401 without a token). */
+  private refuseHandshake(session: RealtimeSession, refusal: HandshakeRefusal): void {
+    session.replyError(refusal.seq, new AppException(ErrorCode[refusal.code], { details: refusal.details }));
+    session.close(refusal.close);
   }
 
   private async handle(session: RealtimeSession, message: ClientMessage): Promise<Record<string, unknown>> {
@@ -247,17 +259,24 @@ export class RealtimeSessionService {
           identity.principal.userId,
           session.sessionId,
         );
-      case 'awareness': {
-        const entries = await this.yjs.applyAwareness(
-          doc,
+      case 'awareness':
+        await this.awareness.fromSocket(
+          session,
           fromBase64(message.payload.update),
-          session.sessionId,
+          'refuse',
+          'payload.update',
         );
-        entries.forEach((entry) => session.awarenessClocks.set(entry.clientId, entry.clock));
         return {};
-      }
-      case 'lock':
+      case 'lock': {
         writable('data:write');
+        const { fields } = (await this.auth.reopen(identity, 'write')).document.metadata;
+        const problem = lockTargetFieldProblem(
+          message.payload.target,
+          fields.map((field) => field.id),
+        );
+        if (problem) {
+          throw AppException.validation([{ field: `payload.target.${problem.key}`, reason: problem.reason }]);
+        }
         return {
           ...(await this.locks.acquire(doc, identity.principal.userId, {
             target: normalizeTarget(message.payload.target),
@@ -266,6 +285,7 @@ export class RealtimeSessionService {
             sessionId: session.sessionId,
           })),
         };
+      }
       case 'unlock':
         await this.locks.release(doc, message.payload.lockId, identity.principal.userId, identity.canManage);
         return {};
@@ -305,11 +325,9 @@ export class RealtimeSessionService {
             session.sessionId,
           );
           return;
-        case 'awareness': {
-          const entries = await this.yjs.applyAwareness(identity.doc, frame.update, session.sessionId);
-          entries.forEach((entry) => session.awarenessClocks.set(entry.clientId, entry.clock));
+        case 'awareness':
+          await this.awareness.fromSocket(session, frame.update, 'drop', 'frame');
           return;
-        }
         default:
           assertNever(frame);
       }
@@ -350,16 +368,7 @@ export class RealtimeSessionService {
     this.hub.detach(session);
     const doc = session.identity.doc;
     try {
-      if (session.awarenessClocks.size > 0) {
-        const removal = encodeAwareness(
-          [...session.awarenessClocks].map(([clientId, clock]) => ({
-            clientId,
-            clock: clock + 1,
-            state: null,
-          })),
-        );
-        await this.yjs.applyAwareness(doc, removal, session.sessionId);
-      }
+      await this.awareness.leave(session);
       await this.locks.releaseSession(doc, session.sessionId);
       await this.presence.leave(doc, session.sessionId, session.userId);
     } catch (error) {

@@ -33,6 +33,11 @@ export class RealtimeSession implements HubClient {
   /** Speaks the binary y-protocols framing (switched on by its first binary frame). */
   binary = false;
   identity?: RealtimeIdentity;
+  /**
+   * The awareness client this socket speaks for: the first it announced (RealtimeSessionService.ownAwareness);
+   * null until then. Updates for any other client are refused (JSON) or dropped (binary).
+   */
+  awarenessClientId: number | null = null;
   /** Awareness client ids this socket announced, with their last clock (cleared for others when it leaves). */
   readonly awarenessClocks = new Map<number, number>();
   private closed = false;

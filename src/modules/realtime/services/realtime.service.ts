@@ -1,14 +1,15 @@
-import { createHash } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import * as Y from 'yjs';
 import { credentialOf } from '../../../common/auth/auth.guard.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { offsetOf, type Page, pageOf } from '../../../common/http/pagination.js';
+import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import type { DocumentContext } from '../../documents/services/document-access.service.js';
-import { lockTargetIdProblems, normalizeTarget } from '../domain/lock-targets.js';
+import { connectOrigin } from '../domain/connect-origin.js';
+import { lockTargetFieldProblem, lockTargetIdProblems, normalizeTarget } from '../domain/lock-targets.js';
 import { WS_PATH, WS_PROTOCOLS } from '../domain/realtime-protocol.js';
-import { decodeAwareness, fromBase64, toBase64 } from '../domain/yjs-wire.js';
+import { fromBase64, toBase64 } from '../domain/yjs-wire.js';
 import type {
   ApplyUpdateResultDto,
   ConnectResponseDto,
@@ -20,17 +21,12 @@ import type {
 } from '../dtos/realtime.dto.js';
 import type { SnapshotRecord } from '../repositories/yjs-state.repository.js';
 import { RealtimeEventRepository } from '../repositories/realtime-event.repository.js';
+import { AwarenessService } from './awareness.service.js';
 import { docRefOf, RealtimeAuthService } from './realtime-auth.service.js';
 import { RealtimeBus } from './realtime-bus.service.js';
 import { RealtimeLockService } from './realtime-lock.service.js';
 import { PresenceService } from './presence.service.js';
 import { YjsStateService } from './yjs-state.service.js';
-
-/** HTTP awareness clients are identified by user, document and Yjs client id (no socket to name them). */
-function httpSessionId(userId: string, documentUuid: string, clientId: number): string {
-  const hex = createHash('sha256').update(`${userId}|${documentUuid}|${clientId}`).digest('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
-}
 
 function snapshotView(snapshot: SnapshotRecord, withState: boolean): SnapshotDto {
   return {
@@ -58,19 +54,17 @@ export class RealtimeService {
     private readonly presence: PresenceService,
     private readonly locks: RealtimeLockService,
     private readonly yjs: YjsStateService,
+    private readonly awarenessUpdates: AwarenessService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
-   * Where and how to connect. URLs are built from the request's own scheme and host (behind a proxy: the
-   * forwarded ones, per TRUST_PROXY), so they are right for whoever asks.
+   * Where and how to connect. URLs are built from the address the request came to (its scheme and host; behind a
+   * proxy the forwarded ones, per TRUST_PROXY) when that host is a plain host name or address with an optional
+   * port, else from PUBLIC_BASE_URL (connect-origin.ts). The token is issued once the URLs are known.
    */
   async connect(ctx: DocumentContext, request: Request): Promise<ConnectResponseDto> {
-    const binding = this.auth.bindingOf(ctx.principal, credentialOf(request));
-    const { token, expiresIn } = await this.auth.issueConnectToken(ctx, binding);
-    const secure = request.protocol === 'https';
-    const host = request.get('host') ?? 'localhost';
-    const authority = new URL(`http://${host}`);
-    const port = Number(authority.port || (secure ? 443 : 80));
+    const origin = connectOrigin(request.host, request.protocol, this.config.publicBaseUrl);
     const doc = docRefOf(ctx);
     const context = new URLSearchParams({ docType: doc.docType, docId: doc.docId });
     const workspaceId = doc.viaWorkspaceId ?? doc.workspaceId;
@@ -79,15 +73,18 @@ export class RealtimeService {
     } else {
       context.set('organizationId', doc.organizationId);
     }
-    const streamPath = `/realtime/doc/${encodeURIComponent(doc.docType)}/${encodeURIComponent(doc.docId)}/events/stream`;
+    const wsPath = `${origin.prefix}${WS_PATH}`;
+    const streamPath = `${origin.prefix}/realtime/doc/${encodeURIComponent(doc.docType)}/${encodeURIComponent(doc.docId)}/events/stream`;
+    const binding = this.auth.bindingOf(ctx.principal, credentialOf(request));
+    const { token, expiresIn } = await this.auth.issueConnectToken(ctx, binding);
     return {
-      wsUrl: `${secure ? 'wss' : 'ws'}://${host}${WS_PATH}?${context.toString()}`,
+      wsUrl: `${origin.secure ? 'wss' : 'ws'}://${origin.authority}${wsPath}?${context.toString()}`,
       // The host name alone: `port` is its own field, so ws://{wsHost}:{port}{wsPath} is the socket's address.
-      wsHost: authority.hostname,
-      wsPath: WS_PATH,
-      port,
+      wsHost: origin.hostname,
+      wsPath,
+      port: origin.port,
       protocols: [...WS_PROTOCOLS],
-      sseUrl: `${secure ? 'https' : 'http'}://${host}${streamPath}?${new URLSearchParams({ token }).toString()}`,
+      sseUrl: `${origin.secure ? 'https' : 'http'}://${origin.authority}${streamPath}?${new URLSearchParams({ token }).toString()}`,
       token,
       expiresIn,
     };
@@ -107,6 +104,16 @@ export class RealtimeService {
 
   lock(ctx: DocumentContext, body: CreateLockDto): Promise<LockDto> {
     const problems = lockTargetIdProblems(body.target);
+    const fieldProblem =
+      problems.length === 0
+        ? lockTargetFieldProblem(
+            body.target,
+            ctx.document.metadata.fields.map((field) => field.id),
+          )
+        : null;
+    if (fieldProblem) {
+      problems.push(fieldProblem);
+    }
     if (problems.length > 0) {
       throw AppException.validation(
         problems.map((problem) => ({ field: `target.${problem.key}`, reason: problem.reason })),
@@ -173,30 +180,9 @@ export class RealtimeService {
     return this.yjs.applyUpdate(docRefOf(ctx), fromBase64(update), ctx.principal.userId, null);
   }
 
-  /** Awareness over HTTP: kept as presence for a few heartbeats (no socket keeps it alive); a null state leaves. */
+  /** Awareness over HTTP (AwarenessService.fromHttp): one client of the caller, kept for a few heartbeats. */
   async awareness(ctx: DocumentContext, update: string): Promise<Record<string, never>> {
-    const doc = docRefOf(ctx);
-    const bytes = fromBase64(update);
-    let clientId: number;
-    let leaving: boolean;
-    try {
-      const first = decodeAwareness(bytes)[0];
-      if (!first) {
-        throw new Error('empty');
-      }
-      clientId = first.clientId;
-      leaving = first.state === null;
-    } catch {
-      throw AppException.validation([{ field: 'update', reason: 'update is not a valid awareness update' }]);
-    }
-    const sessionId = httpSessionId(ctx.principal.userId, doc.uuid, clientId);
-    if (!leaving) {
-      await this.presence.join(doc, sessionId, ctx.principal.userId, 'http');
-    }
-    await this.yjs.applyAwareness(doc, bytes, sessionId);
-    if (leaving) {
-      await this.presence.leave(doc, sessionId, ctx.principal.userId);
-    }
+    await this.awarenessUpdates.fromHttp(docRefOf(ctx), ctx.principal.userId, fromBase64(update));
     return {};
   }
 

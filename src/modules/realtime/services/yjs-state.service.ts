@@ -4,7 +4,13 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { DocRef } from '../domain/realtime.types.js';
-import { assertYjsUpdate, type AwarenessEntry, decodeAwareness, toBase64 } from '../domain/yjs-wire.js';
+import {
+  assertYjsUpdate,
+  type AwarenessEntry,
+  decodeAwareness,
+  encodeAwareness,
+  toBase64,
+} from '../domain/yjs-wire.js';
 import { type SnapshotRecord, YjsStateRepository } from '../repositories/yjs-state.repository.js';
 import { BUS_MAX_BYTES, RealtimeBus } from './realtime-bus.service.js';
 import { PresenceService } from './presence.service.js';
@@ -75,22 +81,39 @@ export class YjsStateService {
     return { stateVector: toBase64(Y.encodeStateVectorFromUpdate(await this.state(doc))) };
   }
 
-  /** Validates, records (for GET .../users) and relays an awareness update. */
-  async applyAwareness(doc: DocRef, update: Uint8Array, sessionId: string): Promise<AwarenessEntry[]> {
-    let entries: AwarenessEntry[];
+  /** Reads a y-protocols awareness update; VALIDATION_ERROR on `field` when it is not one. */
+  readAwareness(update: Uint8Array, field: string): AwarenessEntry[] {
     try {
-      entries = decodeAwareness(update);
+      return decodeAwareness(update);
     } catch {
-      throw AppException.validation([{ field: 'update', reason: 'update is not a valid awareness update' }]);
+      throw AppException.validation([{ field, reason: 'update is not a valid awareness update' }]);
     }
-    const encoded = toBase64(update);
+  }
+
+  /**
+   * Records the session's own entry (for GET .../users) and relays the entries — all of them the session's own
+   * client, which the caller checked — to the document's other sockets here and on every other instance.
+   */
+  async applyAwareness(
+    doc: DocRef,
+    entries: AwarenessEntry[],
+    sessionId: string,
+    field: string,
+  ): Promise<void> {
+    const latest = entries.reduce<AwarenessEntry | undefined>(
+      (newest, entry) => (newest === undefined || entry.clock >= newest.clock ? entry : newest),
+      undefined,
+    );
+    if (!latest) {
+      return;
+    }
+    const encoded = toBase64(encodeAwareness(entries));
     if (encoded.length > BUS_MAX_BYTES - 400) {
-      throw AppException.validation([{ field: 'update', reason: 'awareness update too large' }]);
+      throw AppException.validation([{ field, reason: 'awareness update too large' }]);
     }
-    await this.presence.awareness(doc, sessionId, entries);
+    await this.presence.awareness(doc, sessionId, latest);
     this.fanOut(doc.uuid, sessionId, 'awareness', encoded);
     await this.bus.publish({ t: 'awareness', doc: doc.uuid, from: sessionId, u: encoded });
-    return entries;
   }
 
   /** The document's whole state as one Yjs update. */

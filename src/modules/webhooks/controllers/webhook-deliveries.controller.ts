@@ -12,7 +12,7 @@ import {
 } from '../dtos/webhook-delivery.dto.js';
 import { NoQueryDto } from '../dtos/webhook.dto.js';
 import { WebhookDeliveriesService } from '../services/webhook-deliveries.service.js';
-import { NoBody } from './webhook-request.decorators.js';
+import { NoBody } from '../../../common/http/no-body.decorator.js';
 import { ApiSkippedDeliveryConflict, ApiWebhookNotFound } from './webhooks.openapi.js';
 
 const WEBHOOK_NOT_FOUND = 'unknown webhook, or one of another organization';

@@ -15,7 +15,8 @@ import {
   WebhookWithSecretResponseDto,
 } from '../dtos/webhook.dto.js';
 import { WebhooksService } from '../services/webhooks.service.js';
-import { NoBody, ORGANIZATION_HEADER, OrganizationHeader } from './webhook-request.decorators.js';
+import { NoBody } from '../../../common/http/no-body.decorator.js';
+import { ORGANIZATION_HEADER, OrganizationHeader } from './webhook-request.decorators.js';
 import { ApiWebhookNotFound } from './webhooks.openapi.js';
 
 const ORGANIZATION_HEADER_DOC = {
