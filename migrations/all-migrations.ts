@@ -21,6 +21,7 @@ import { SyncRequestIds1732241100000 } from './1732241100000-sync-request-ids.js
 import { InlineRequestChanges1732241200000 } from './1732241200000-inline-request-changes.js';
 import { RequestDocumentReference1732241300000 } from './1732241300000-request-document-reference.js';
 import { InvitationDeclinedRevoked1732241400000 } from './1732241400000-invitation-declined-revoked.js';
+import { WebhookAllOrganizations1732241500000 } from './1732241500000-webhook-all-organizations.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -50,4 +51,5 @@ export const ALL_MIGRATIONS = [
   InlineRequestChanges1732241200000,
   RequestDocumentReference1732241300000,
   InvitationDeclinedRevoked1732241400000,
+  WebhookAllOrganizations1732241500000,
 ];

@@ -488,4 +488,36 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
       logger.debug = original.debug;
     }
   });
+  it('a webhook created without an organization follows its creator into every organization; one created for an organization stays there', async () => {
+    const user = await registerUser(t.http);
+    const team = await request(t.http)
+      .post(`${API}/organizations`)
+      .set(bearer(user))
+      .send({ name: 'Second', slug: `second-${Date.now()}`, type: 'team' })
+      .expect(201);
+    const teamOrg: string = team.body.payload.id;
+    const teamWorkspace: string = (await request(t.http).get(`${API}/organizations/${teamOrg}/workspaces`).set(bearer(user)).expect(200)).body
+      .payload.items[0].id;
+    const teamDoc = await request(t.http)
+      .post(`${API}/doc/orders`)
+      .set(bearer(user))
+      .send({ id: 'o1', organizationId: teamOrg, workspaceId: teamWorkspace, metadata: { fields: [{ id: 'name', name: 'Name', type: 'text' }] } })
+      .expect(201);
+    expect(teamDoc.body.payload.organizationId).toBe(teamOrg);
+    const everywhere = await createWebhook(t, user, { url: receiver.url, events: ['data_row_created'] });
+    expect(everywhere).toMatchObject({ organizationId: user.defaultOrganizationId, allOrganizations: true });
+    const homeOnly = await createWebhook(t, user, { url: receiver.url, events: ['data_row_created'], organizationId: user.defaultOrganizationId });
+    expect(homeOnly.allOrganizations).toBe(false);
+    // Someone else's webhook created the same way sees nothing of an organization its creator is not in.
+    const outsider = await registerUser(t.http);
+    await createWebhook(t, outsider, { url: receiver.url, events: ['data_row_created'] });
+
+    await request(t.http).post(`${API}/doc/orders/o1/data?workspaceId=${teamWorkspace}`).set(bearer(user)).send({ id: 'r1', values: { name: 'x' } }).expect(201);
+    await waitFor(() => receiver.received.length > 0, 10_000, 'the all-organizations delivery');
+    await sleep(500);
+    expect(receiver.received.map((r) => (r.body as { webhookId?: string }).webhookId)).toEqual([everywhere.id]);
+    expect(receiver.received[0].body).toMatchObject({ event: 'data_row_created', docType: 'orders', docId: 'o1', webhookId: everywhere.id });
+    const [delivery] = await deliveriesOf(t, user, everywhere.id);
+    expect(delivery).toMatchObject({ status: 'succeeded', docId: 'o1' });
+  });
 });

@@ -8,11 +8,11 @@ import { ProfileService } from '../services/profile.service.js';
 
 @ApiTags('users')
 @Controller('users/me')
-@Authenticated()
 export class UsersController {
   constructor(private readonly profiles: ProfileService) {}
 
   @Get()
+  @Authenticated()
   @ApiOperation({ summary: 'The current user, with default organization and workspace' })
   @ApiEnvelope(UserResponseDto)
   me(@CurrentPrincipal() principal: Principal): Promise<UserResponseDto> {

@@ -218,7 +218,12 @@ export class TestWebhookDto {
 
 export class WebhookResponseDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'uuid' }) organizationId: string;
+  @ApiProperty({ format: 'uuid', description: 'The organization it is listed and managed under' }) organizationId: string;
+  @ApiProperty({
+    description:
+      'true when created without organizationId / X-Organization-Id: it also receives the events of every other organization its creator is an active member of (always only what the creator may read)',
+  })
+  allOrganizations: boolean;
   @ApiProperty() name: string;
   @ApiProperty({ nullable: true, type: String }) description: string | null;
   @ApiProperty() url: string;
@@ -263,6 +268,7 @@ export function toWebhookResponse(row: WebhookRow): WebhookResponseDto {
   return {
     id: row.id,
     organizationId: row.organizationId,
+    allOrganizations: row.allOrganizations,
     name: row.name,
     description: row.description,
     url: row.url,

@@ -10,6 +10,8 @@ export type WebhookStatus = (typeof WEBHOOK_STATUSES)[number];
 export interface WebhookRow {
   id: string;
   organizationId: string;
+  /** Created without an organization: also receives the events of every other organization its creator is in. */
+  allOrganizations: boolean;
   createdBy: string;
   name: string;
   description: string | null;
@@ -35,6 +37,7 @@ export interface WebhookRow {
 
 export interface NewWebhook {
   organizationId: string;
+  allOrganizations: boolean;
   createdBy: string;
   name: string;
   description: string | null;
@@ -61,7 +64,7 @@ export type WebhookChanges = Partial<
   >
 >;
 
-export const WEBHOOK_COLUMNS = `w.id, w.organization_id AS "organizationId", w.created_by AS "createdBy", w.name, w.description, w.url,
+export const WEBHOOK_COLUMNS = `w.id, w.organization_id AS "organizationId", w.all_organizations AS "allOrganizations", w.created_by AS "createdBy", w.name, w.description, w.url,
   w.events, w.filters, w.timeout_seconds AS "timeoutSeconds", w.max_retries AS "maxRetries",
   w.retry_interval_seconds AS "retryIntervalSeconds", w.status, w.secret, w.previous_secret AS "previousSecret",
   w.previous_secret_expires_at AS "previousSecretExpiresAt", w.secret_rotated_at AS "secretRotatedAt",
@@ -87,8 +90,8 @@ export class WebhookRepository {
   async insert(webhook: NewWebhook): Promise<WebhookRow> {
     const rows = await this.tx.manager.query<WebhookRow[]>(
       `INSERT INTO webhooks AS w (organization_id, created_by, name, description, url, events, filters, timeout_seconds,
-                                  max_retries, retry_interval_seconds, secret)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+                                  max_retries, retry_interval_seconds, secret, all_organizations)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
        RETURNING ${WEBHOOK_COLUMNS}`,
       [
         webhook.organizationId,
@@ -102,6 +105,7 @@ export class WebhookRepository {
         webhook.maxRetries,
         webhook.retryIntervalSeconds,
         webhook.secret,
+        webhook.allOrganizations,
       ],
     );
     return rows[0];
@@ -199,25 +203,35 @@ export class WebhookRepository {
   }
 
   /**
-   * Webhooks of the event's organization subscribed to its type (or `*`) and created no later than the
-   * event occurred (spec 6.1.4). Paused and disabled webhooks are included: their deliveries wait in the queue.
+   * Whether any webhook may want the organization's events: its own, or an all-organizations webhook of one of its
+   * active members (deleted ones are gone; paused ones still queue).
    */
-  /** Whether the organization has any webhook (deleted ones are gone; paused ones still queue). */
   async anyInOrganization(organizationId: string): Promise<boolean> {
-    const rows = await this.tx.manager.query<unknown[]>(prepared(`SELECT 1 FROM webhooks WHERE organization_id = $1 LIMIT 1`), [organizationId]);
+    const rows = await this.tx.manager.query<unknown[]>(
+      prepared(
+        `SELECT 1 WHERE EXISTS (SELECT 1 FROM webhooks WHERE organization_id = $1)
+            OR EXISTS (SELECT 1 FROM organization_members m JOIN webhooks w ON w.created_by = m.user_id AND w.all_organizations
+                        WHERE m.organization_id = $1 AND m.status = 'active')`,
+      ),
+      [organizationId],
+    );
     return rows.length > 0;
   }
 
   /**
-   * The webhooks an event is queued for (spec 6.1): active ones — not paused or disabled — subscribed to its type
-   * and created no later than it occurred. Their status is read when the event is dispatched, normally within
+   * The webhooks an event is queued for (spec 6.1): the organization's own and the all-organizations webhooks of its
+   * active members (the listener checks each creator may read the event), active ones — not paused or disabled —
+   * subscribed to its type and created no later than it occurred. Their status is read when the event is dispatched, normally within
    * milliseconds of its commit.
    */
   async subscribedTo(organizationId: string, eventType: string, eventId: string): Promise<WebhookRow[]> {
     // The outbox row's own occurred_at: the envelope's ISO timestamp has lost the microseconds.
     return this.tx.manager.query<WebhookRow[]>(
       `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w
-        WHERE w.organization_id = $1 AND w.status = 'active'
+        WHERE (w.organization_id = $1
+               OR (w.all_organizations AND EXISTS (SELECT 1 FROM organization_members m
+                                                    WHERE m.organization_id = $1 AND m.user_id = w.created_by AND m.status = 'active')))
+          AND w.status = 'active'
           AND (w.events @> ARRAY[$2]::text[] OR w.events @> ARRAY['*']::text[])
           AND w.created_at <= (SELECT o.occurred_at FROM outbox o WHERE o.id = $3)`,
       [organizationId, eventType, eventId],

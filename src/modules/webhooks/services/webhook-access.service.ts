@@ -31,8 +31,9 @@ export class WebhookAccessService {
     principal: Principal,
     explicit: string | undefined,
     header: string | undefined,
-  ): Promise<{ organizationId: string; isManager: boolean }> {
+  ): Promise<{ organizationId: string; isManager: boolean; implicit: boolean }> {
     let organizationId = explicit ?? header;
+    const implicit = !organizationId;
     if (explicit && header && explicit.toLowerCase() !== header.toLowerCase()) {
       throw AppException.validation([
         {
@@ -53,7 +54,7 @@ export class WebhookAccessService {
       }
     }
     const access = await this.organizations.require(principal.userId, organizationId.toLowerCase());
-    return { organizationId: access.organizationId, isManager: MANAGER_ROLES.has(access.role) };
+    return { organizationId: access.organizationId, isManager: MANAGER_ROLES.has(access.role), implicit };
   }
 
   /** Creating needs an active membership above guest. */

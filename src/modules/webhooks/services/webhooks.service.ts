@@ -56,7 +56,7 @@ export class WebhooksService {
     const secret = generateWebhookSecret();
     const sealed = await this.secretBox.seal(secret);
     return this.tx.run(async () => {
-      const { organizationId } = await this.access.organizationFor(
+      const { organizationId, implicit } = await this.access.organizationFor(
         principal,
         dto.organizationId,
         organizationHeader,
@@ -64,6 +64,8 @@ export class WebhooksService {
       await this.access.requireCreator(principal, organizationId);
       const row = await this.webhooks.insert({
         organizationId,
+        // Spec 2.13's body names no organization: without one, the webhook follows its creator everywhere.
+        allOrganizations: implicit,
         createdBy: principal.userId,
         name: dto.name,
         description: dto.description ?? null,
