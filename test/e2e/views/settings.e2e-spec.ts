@@ -110,6 +110,15 @@ describe('settings: document settings validated and enforced, type-level setting
     await request(t.http).post(`${doc.path}/data`).set(bearer(editor2)).send({ values: { name: 'Now' } }).expect(201);
   });
 
+  it('takes * (every reader) and user:<id> as subjects', async () => {
+    const doc = await createDocument(t.http, owner, { settings: { permissions: { view: ['*'], edit: [`user:${editor.id}`] } } });
+    await request(t.http).get(`${doc.path}/data`).set(bearer(viewer)).expect(200);
+    await request(t.http).post(`${doc.path}/data`).set(bearer(editor)).send({ values: { name: 'Listed' } }).expect(201);
+    await request(t.http).post(`${doc.path}/data`).set(bearer(editor2)).send({ values: { name: 'Not listed' } }).expect(403);
+    const bad = await request(t.http).put(`${doc.path}/settings`).set(bearer(owner)).send({ permissions: { view: ['user:nobody'] } }).expect(400);
+    expect(bad.body.details.field).toBe('permissions.view[0]');
+  });
+
   it('sends the notifications the settings switch on to the participants, not to the actor, once per event', async () => {
     const doc = await createDocument(t.http, owner, { settings: { notifications: { onMerge: true, onDataChange: true } } });
     const kinds = async (user: TestUser): Promise<string[]> =>

@@ -15,7 +15,19 @@ export type SettingsAction = (typeof SETTINGS_ACTIONS)[number];
 /** Role subjects, from the caller's rights on the document: manage → owner, write → editor, read → viewer. */
 export const ROLE_SUBJECTS = ['role:owner', 'role:editor', 'role:viewer'] as const;
 /** A workspace role as a subject: `role:editor`, or the bare role name `editor`. */
-const ROLE_RANK: Record<string, number> = { 'role:viewer': 1, 'role:editor': 2, 'role:owner': 3, viewer: 1, editor: 2, owner: 3 };
+const ROLE_RANK: Record<string, number> = { 'role:viewer': 1, 'role:editor': 2, 'role:owner': 3, viewer: 1, editor: 2, owner: 3, '*': 1 };
+
+/** `user:<id>`, another way to write a user id subject. */
+const USER_PREFIX = 'user:';
+
+/** The user id a subject names (`<uuid>` or `user:<uuid>`), else null. */
+function subjectUserId(subject: unknown): string | null {
+  if (typeof subject !== 'string') {
+    return null;
+  }
+  const id = subject.startsWith(USER_PREFIX) ? subject.slice(USER_PREFIX.length) : subject;
+  return isUuid(id) ? id.toLowerCase() : null;
+}
 
 export const NOTIFICATION_KEYS = ['onCommentAdd', 'onDataChange', 'onMerge', 'emailOnChange'] as const;
 export type NotificationKey = (typeof NOTIFICATION_KEYS)[number];
@@ -50,13 +62,13 @@ function subjectsAt(section: Record<string, unknown>, key: string, path: string,
   if (list === undefined) {
     return;
   }
-  const what = usersOnly ? 'user ids' : `subjects (user ids or ${ROLE_SUBJECTS.join(', ')})`;
+  const what = usersOnly ? 'user ids' : `subjects (user ids, user:<id>, ${ROLE_SUBJECTS.join(', ')} or * for every reader)`;
   if (!Array.isArray(list) || list.length > MAX_SUBJECTS) {
     details.push({ field: `${path}.${key}`, reason: `must be an array of at most ${MAX_SUBJECTS} ${what}` });
     return;
   }
   list.forEach((item: unknown, index) => {
-    const ok = isUuid(item) || (!usersOnly && typeof item === 'string' && ROLE_RANK[item] !== undefined);
+    const ok = isUuid(item) || (!usersOnly && (subjectUserId(item) !== null || (typeof item === 'string' && ROLE_RANK[item] !== undefined)));
     if (!ok) {
       details.push({ field: `${path}.${key}[${index}]`, reason: `must be one of ${what}` });
     }
@@ -134,14 +146,19 @@ function roleRank(rights: NarrowingRights): number {
  * Whether a permission list admits the caller. Lists only narrow: the caller's own rights were checked before.
  * Absent list → no narrowing. Holders of manage rights (workspace owner, organization owner/admin) are never
  * narrowed, so the people who can change the settings can always repair them. Otherwise the caller must be named
- * by id, or hold at least the named role (`role:editor` admits editors; an empty list admits managers only).
+ * by id (`<uuid>` or `user:<uuid>`), or hold at least the named role (`role:editor` admits editors; `*` every
+ * reader; an empty list admits managers only).
  */
 export function permissionListAdmits(list: unknown, rights: NarrowingRights, userId: string): boolean {
   if (!Array.isArray(list) || rights.canManage) {
     return true;
   }
   const rank = roleRank(rights);
-  return list.some((subject: unknown) => subject === userId || (typeof subject === 'string' && ROLE_RANK[subject] !== undefined && rank >= (ROLE_RANK[subject] ?? 4)));
+  const caller = userId.toLowerCase();
+  return list.some(
+    (subject: unknown) =>
+      subjectUserId(subject) === caller || (typeof subject === 'string' && ROLE_RANK[subject] !== undefined && rank >= (ROLE_RANK[subject] ?? 4)),
+  );
 }
 
 /** Comments are refused only when `permissions.allowComment` is exactly false. */
