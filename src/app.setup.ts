@@ -97,7 +97,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
   app.useLogger(app.get(Logger));
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'extended');
-  app.useBodyParser('json', { limit: config.bodyLimitBytes });
+  // JSON also under its structured-syntax types (application/merge-patch+json, application/vnd.api+json …).
+  app.useBodyParser('json', { limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
   app.useBodyParser('urlencoded', { limit: config.bodyLimitBytes, extended: false });
   app.use(refuseUnreadBody);
   app.use(limitBodyDepth);

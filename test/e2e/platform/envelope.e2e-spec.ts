@@ -87,6 +87,9 @@ describe('envelope and errors', () => {
     // Nothing changed; JSON and an empty body still work.
     expect((await request(t.http).get('/api/v1/users/me').set(bearer(user)).expect(200)).body.payload.displayName).toBe(user.displayName);
     await request(t.http).patch('/api/v1/users/me').set(bearer(user)).send({ displayName: 'Typed' }).expect(200);
+    // JSON under a structured-syntax type is JSON.
+    await request(t.http).patch('/api/v1/users/me').set(bearer(user)).set('Content-Type', 'application/merge-patch+json').send('{"displayName":"Merged"}').expect(200);
+    expect((await request(t.http).get('/api/v1/users/me').set(bearer(user)).expect(200)).body.payload.displayName).toBe('Merged');
   });
 
   it('answers paths outside the API with the 404 envelope, not an HTML page', async () => {
