@@ -138,7 +138,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     if (parserError?.type === 'encoding.unsupported' || parserError?.type === 'charset.unsupported') {
       return new AppException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, {
-        details: [{ reason: 'unsupported encoding' }],
+        details: [{ field: parserError.type === 'charset.unsupported' ? 'Content-Type' : 'Content-Encoding', reason: 'unsupported encoding' }],
       });
     }
     if (exception instanceof HttpException) {
@@ -180,7 +180,12 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const code =
       STATUS_TO_CODE[status] ?? (status >= 500 ? ErrorCode.INTERNAL_ERROR : ErrorCode.VALIDATION_ERROR);
-    const details: ErrorDetail[] = status >= 500 ? [] : [{ reason: exception.message }];
+    const details: ErrorDetail[] =
+      status >= 500
+        ? []
+        : status === HttpStatus.UNSUPPORTED_MEDIA_TYPE
+          ? [{ field: 'Content-Type', reason: exception.message }]
+          : [{ reason: exception.message }];
     return new AppException(code, { details, cause: exception });
   }
 }

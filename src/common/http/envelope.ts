@@ -11,7 +11,7 @@ export function errorDetailsOf(given: readonly ErrorDetail[] | undefined): Error
   // A value's problem names its document field as `fieldId`; spec 7's details are `{field, reason}`, so `field`
   // says the same where the problem has no request path of its own.
   const problems = given?.map((problem) =>
-    problem.field === undefined && typeof problem.fieldId === 'string' ? { field: problem.fieldId, ...problem } : problem,
+    problem.field === undefined && typeof problem.fieldId === 'string' ? { ...problem, field: problem.fieldId } : problem,
   );
   const [first] = problems ?? [];
   if (!first || !problems) {

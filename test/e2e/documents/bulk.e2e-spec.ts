@@ -181,6 +181,8 @@ describe('documents: bulk writes', () => {
     ]);
     const orderBookForm = await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send({ rows: [{ target: { row: 'b1' }, values: { qty: 3 }, note: 'x' }] }).expect(400);
     expect(problemsOf(orderBookForm.body)).toEqual([expect.objectContaining({ field: 'rows[0].note' })]);
+    // Spec 4.4's order-book form carries `metadata` per row: accepted (not stored).
+    await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send({ rows: [{ target: { row: 'nope' }, values: { qty: 3 }, metadata: { source: 'x' } }] }).expect((res) => expect(problemsOf(res.body).map((p: { field?: string }) => p.field)).not.toContain('rows[0].metadata'));
     expect((await request(t.http).get(`${doc.path}/revisions`).set(bearer(owner)).expect(200)).body.payload.total).toBe(before);
   });
 

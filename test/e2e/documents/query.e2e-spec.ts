@@ -243,6 +243,12 @@ describe('documents: query engine', () => {
       // A misspelt key would have queried everything.
       { filterz: { logic: 'and', conditions: [{ field: 'price', operator: 'eq', value: 1 }], groups: [] } },
       { orderBy: [{ field: 'name', direction: 'asc' }] },
+      // … and so would one inside: a group, a condition, a sort or groupBy.
+      { filter: { and: [{ field: 'price', op: 'gt', value: 50 }], orr: [{ field: 'price', op: 'lt', value: 5 }] } },
+      { filters: { logic: 'and', conditions: [], grups: [] } },
+      { filters: { logic: 'and', conditions: [{ field: 'price', operator: 'eq', value: 1, bogus: 2 }], groups: [] } },
+      { sorts: [{ field: 'name', dir: 'desc' }] },
+      { groupBy: { fields: ['status'], aggregate: [] } },
     ];
     for (const body of cases) {
       const res = await request(t.http).post(`${doc.path}/data/query`).set(bearer(owner)).send(body);

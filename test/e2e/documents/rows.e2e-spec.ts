@@ -69,7 +69,7 @@ describe('documents: rows', () => {
   it('enforces unique values', async () => {
     await createRow(t.http, owner, doc, { id: 'u1', values: { name: 'A', sku: 'SKU-1' } });
     const res = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ id: 'u2', values: { name: 'B', sku: 'SKU-1' } }).expect(400);
-    expect(res.body.details).toMatchObject({ fieldId: 'sku', reason: expect.stringContaining('unique') });
+    expect(res.body.details).toMatchObject({ field: 'sku', fieldId: 'sku', reason: expect.stringContaining('unique') });
     await request(t.http).get(`${doc.path}/data/u2`).set(bearer(owner)).expect(404);
   });
 

@@ -81,6 +81,8 @@ describe('envelope and errors', () => {
       const res = await request(t.http).patch('/api/v1/users/me').set(bearer(user)).set('Content-Type', type).send('{"displayName":"Typed"}').expect(415);
       expect(res.body).toMatchObject({ success: false, code: 'UNSUPPORTED_MEDIA_TYPE', details: { field: 'Content-Type' } });
     }
+    const latin1 = await request(t.http).patch('/api/v1/users/me').set(bearer(user)).set('Content-Type', 'application/json; charset=latin1').send('{"displayName":"x"}').expect(415);
+    expect(latin1.body.details).toMatchObject({ field: 'Content-Type' });
     // No Content-Type at all is no JSON either.
     const bare = await request(t.http).post('/api/v1/auth/register').set('Content-Type', '').send(Buffer.from('{"email":"x@example.test"}')).expect(415);
     expect(bare.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');

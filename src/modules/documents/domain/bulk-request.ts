@@ -46,7 +46,8 @@ function valuesObject(raw: unknown, path: string, errors: ErrorDetail[]): Record
 
 /** Keys an update item and its target may have; anything else is refused rather than ignored. */
 const ITEM_KEYS = new Set(['target', 'value']);
-const ORDER_BOOK_ROW_KEYS = new Set(['target', 'values', 'value']);
+/** Spec 4.4's order-book form `{rows: [{target: {row}, values, metadata}]}`: `metadata` is accepted and not stored. */
+const ORDER_BOOK_ROW_KEYS = new Set(['target', 'values', 'value', 'metadata']);
 const TARGET_KEYS = new Set(['row', 'field', 'rows', 'property', 'properties']);
 
 /** Records every key of `object` outside `allowed`; true when there was one. */

@@ -55,10 +55,33 @@ function operatorOf(raw: unknown, path: string): FilterOperator {
   );
 }
 
+/** Keys of each part of a query (spec 2.12). */
+const CONDITION_KEYS = new Set(['field', 'operator', 'op', 'value', 'rangeStart', 'rangeEnd']);
+const STRUCTURED_GROUP_KEYS = new Set(['logic', 'conditions', 'groups']);
+const SHORT_GROUP_KEYS = new Set(['and', 'or']);
+const SORT_KEYS = new Set(['field', 'direction', 'order']);
+const GROUP_BY_KEYS = new Set(['fields', 'aggregations']);
+const AGGREGATION_KEYS = new Set(['kind', 'field']);
+
+/** Strict mode: the first key of `raw` outside `allowed` is a VALIDATION_ERROR naming its path. */
+function refuseUnknown(strict: boolean, raw: Record<string, unknown>, allowed: ReadonlySet<string>, path: string): void {
+  if (!strict) {
+    return;
+  }
+  for (const key of Object.keys(raw)) {
+    if (!allowed.has(key)) {
+      fail(`${path}.${key}`, `unknown key (allowed: ${[...allowed].join(', ')})`);
+    }
+  }
+}
+
 class Normalizer {
   private conditions = 0;
 
+  constructor(private readonly strict: boolean) {}
+
   condition(raw: Record<string, unknown>, path: string): ConditionNode {
+    refuseUnknown(this.strict, raw, CONDITION_KEYS, path);
     this.conditions += 1;
     if (this.conditions > QUERY_LIMITS.maxConditions) {
       fail(path, `at most ${QUERY_LIMITS.maxConditions} conditions`);
@@ -93,6 +116,7 @@ class Normalizer {
     if (!isPlainObject(raw)) {
       return fail(path, 'filter group must be an object');
     }
+    refuseUnknown(this.strict, raw, STRUCTURED_GROUP_KEYS, path);
     const logic =
       typeof raw.logic === 'string' ? raw.logic.toLowerCase() : raw.logic === undefined ? 'and' : null;
     if (logic !== 'and' && logic !== 'or') {
@@ -135,6 +159,7 @@ class Normalizer {
     if (depth > QUERY_LIMITS.maxDepth) {
       fail(path, `filters nest at most ${QUERY_LIMITS.maxDepth} levels`);
     }
+    refuseUnknown(this.strict, raw, SHORT_GROUP_KEYS, path);
     const groups: FilterNode[] = [];
     for (const logic of ['and', 'or'] as const) {
       const list = raw[logic];
@@ -165,7 +190,7 @@ function directionOf(raw: unknown, path: string): SortDirection {
     : fail(path, 'direction must be "asc" or "desc"');
 }
 
-function sortsOf(raw: unknown, path: string, directionKey: 'direction' | 'order'): SortSpec[] {
+function sortsOf(raw: unknown, path: string, directionKey: 'direction' | 'order', strict: boolean): SortSpec[] {
   if (raw === undefined || raw === null) {
     return [];
   }
@@ -178,13 +203,14 @@ function sortsOf(raw: unknown, path: string, directionKey: 'direction' | 'order'
     if (!isPlainObject(item) || typeof item.field !== 'string' || item.field === '') {
       return fail(`${at}.field`, 'field is required');
     }
+    refuseUnknown(strict, item, SORT_KEYS, at);
     const key =
       item[directionKey] === undefined ? (directionKey === 'order' ? 'direction' : 'order') : directionKey;
     return { field: item.field, direction: directionOf(item[key], `${at}.${key}`), path: at };
   });
 }
 
-function groupByOf(raw: unknown): GroupBySpec | null {
+function groupByOf(raw: unknown, strict: boolean): GroupBySpec | null {
   if (raw === undefined || raw === null) {
     return null;
   }
@@ -192,6 +218,7 @@ function groupByOf(raw: unknown): GroupBySpec | null {
   if (!isPlainObject(spec)) {
     return fail('groupBy', 'groupBy must be an object {fields, aggregations}');
   }
+  refuseUnknown(strict, spec, GROUP_BY_KEYS, 'groupBy');
   const fields = spec.fields ?? [];
   if (!Array.isArray(fields) || fields.length > QUERY_LIMITS.maxGroupFields) {
     return fail(
@@ -216,6 +243,7 @@ function groupByOf(raw: unknown): GroupBySpec | null {
     if (!isPlainObject(item) || !(AGGREGATION_KINDS as readonly unknown[]).includes(item.kind)) {
       return fail(`${at}.kind`, `kind must be one of ${AGGREGATION_KINDS.join(', ')}`);
     }
+    refuseUnknown(strict, item, AGGREGATION_KEYS, at);
     const kind = item.kind as AggregationKind;
     if (item.field === undefined || item.field === null) {
       return kind === 'count' ? { kind, path: at } : fail(`${at}.field`, `${kind} needs a field`);
@@ -235,15 +263,19 @@ function groupByOf(raw: unknown): GroupBySpec | null {
  * internal form. Both may appear: filters are ANDed and sorts concatenated (`sorts` first). Throws
  * VALIDATION_ERROR with `details[].field` such as `filters.conditions[0].operator` on a malformed query or when a
  * limit is exceeded (nesting 20, conditions 200, sorts 10, group fields 5). `page`/`pageSize` are ignored here.
+ * `strict` (a client's `POST /data/query`): a key outside spec 2.12's in any group, condition, sort or groupBy is a
+ * VALIDATION_ERROR too (a misspelt `orr` group or `dir` silently changed the answer); stored view configs are read
+ * leniently.
  */
-export function normalizeQuery(input: unknown): QueryAst {
+export function normalizeQuery(input: unknown, options: { strict?: boolean } = {}): QueryAst {
+  const strict = options.strict === true;
   if (input === undefined || input === null) {
     return { filter: null, sorts: [], groupBy: null };
   }
   if (!isPlainObject(input)) {
     return fail('query', 'query must be an object');
   }
-  const normalizer = new Normalizer();
+  const normalizer = new Normalizer(strict);
   const filters: FilterNode[] = [];
   if (input.filters !== undefined && input.filters !== null) {
     filters.push(normalizer.structured(input.filters, 'filters', 1));
@@ -251,7 +283,7 @@ export function normalizeQuery(input: unknown): QueryAst {
   if (input.filter !== undefined && input.filter !== null) {
     filters.push(normalizer.short(input.filter, 'filter', 1));
   }
-  const sorts = [...sortsOf(input.sorts, 'sorts', 'direction'), ...sortsOf(input.sort, 'sort', 'order')];
+  const sorts = [...sortsOf(input.sorts, 'sorts', 'direction', strict), ...sortsOf(input.sort, 'sort', 'order', strict)];
   if (sorts.length > QUERY_LIMITS.maxSorts) {
     fail('sorts', `at most ${QUERY_LIMITS.maxSorts} sorts`);
   }
@@ -261,7 +293,7 @@ export function normalizeQuery(input: unknown): QueryAst {
       : filters.length === 1 && filters[0]
         ? filters[0]
         : { kind: 'group' as const, logic: 'and' as FilterLogic, children: filters, path: 'filters' };
-  return { filter, sorts, groupBy: groupByOf(input.groupBy) };
+  return { filter, sorts, groupBy: groupByOf(input.groupBy, strict) };
 }
 
 /**

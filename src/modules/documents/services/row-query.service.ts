@@ -185,7 +185,7 @@ export class RowQueryService {
       throw AppException.validation(unknown.map((key) => ({ field: key, reason: `unknown key; a query takes ${[...QUERY_BODY_KEYS].join(', ')}` })));
     }
     const paging = { ...pagingOfBody(body), count: resolveCountMode(body.count, prefer) };
-    const ast = normalizeQuery(body);
+    const ast = normalizeQuery(body, { strict: true });
     const draft = await this.load(ctx, requestId);
     const view = await this.views.apply(ctx.document, draft.metadata.fields, ast, viewId);
     if (view.ast.groupBy) {
