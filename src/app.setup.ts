@@ -14,7 +14,7 @@ import type { AppConfig } from './config/app.config.js';
 import { MetricsService } from './modules/metrics/metrics.service.js';
 import { Reflector } from '@nestjs/core';
 import { WsAdapter } from '@nestjs/platform-ws';
-import { refuseUnreadBody } from './common/http/body-type.middleware.js';
+import { readsAsJson, refuseUnreadBody } from './common/http/body-type.middleware.js';
 import { answerUnknownPaths } from './common/http/unknown-path.middleware.js';
 import { limitBodyDepth } from './common/http/body-depth.middleware.js';
 import { lowerCaseTenantIds } from './common/http/tenant-id-case.middleware.js';
@@ -97,8 +97,8 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
   app.useLogger(app.get(Logger));
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'extended');
-  // JSON also under its structured-syntax types (application/merge-patch+json, application/vnd.api+json …).
-  app.useBodyParser('json', { limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
+  // JSON also under its structured-syntax types (application/merge-patch+json …), as text/plain or without a type.
+  app.useBodyParser('json', { limit: config.bodyLimitBytes, type: (request: unknown) => readsAsJson(request as Parameters<typeof readsAsJson>[0]) });
   app.useBodyParser('urlencoded', { limit: config.bodyLimitBytes, extended: false });
   app.use(refuseUnreadBody);
   app.use(limitBodyDepth);

@@ -10,15 +10,31 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 const OWN_FORMAT_ROUTES = /^\/api\/v1\/auth\/(token|authorize)\/?$/i;
 
+/**
+ * Which bodies the JSON parser reads: the JSON types (`application/json`, `application/*+json`), and — as GitHub's
+ * API does — a body sent as `text/plain` or without any Content-Type (a client that forgot the header, or `fetch`
+ * with a string body), except on the OAuth form endpoints. Bearer-token routes are not exposed to cross-site form
+ * posts, so reading text/plain as JSON opens no CSRF path. Anything else (XML, octet-stream, multipart) is left
+ * unread and refused below.
+ */
+export function readsAsJson(request: Request): boolean {
+  if (request.is(['application/json', 'application/*+json'])) {
+    return true;
+  }
+  const path = request.path ?? request.url ?? '';
+  const api = path.startsWith('/api/') || path.startsWith('/realtime/');
+  return api && !OWN_FORMAT_ROUTES.test(path) && (!request.headers['content-type'] || Boolean(request.is('text/plain')));
+}
+
 function hasBody(request: Request): boolean {
   const length = request.headers['content-length'];
   return request.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
 }
 
 /**
- * Refuses a write whose body neither the JSON nor the form parser read (text/plain, XML, no Content-Type …)
- * with 415 UNSUPPORTED_MEDIA_TYPE. Without it the route saw an empty body: `POST /webhooks` with an XML body
- * answered "name is required", and a test delivery sent as text/plain went out as the default event.
+ * Refuses a write whose body neither the JSON nor the form parser read (XML, octet-stream, multipart …) with 415
+ * UNSUPPORTED_MEDIA_TYPE. Without it the route saw an empty body: `POST /webhooks` with an XML body answered "name is
+ * required", and a settings PUT went ahead as if empty.
  */
 export function refuseUnreadBody(request: Request, _response: Response, next: NextFunction): void {
   const path = request.path;
