@@ -12,8 +12,8 @@ const OWN_FORMAT_ROUTES = /^\/api\/v1\/auth\/(token|authorize)\/?$/i;
 
 /**
  * Which bodies the JSON parser reads: the JSON types (`application/json`, `application/*+json`), and — as GitHub's
- * API does — a body sent as `text/plain` or without any Content-Type (a client that forgot the header, or `fetch`
- * with a string body), except on the OAuth form endpoints. Bearer-token routes are not exposed to cross-site form
+ * API does — a body sent as `text/plain`, as a form (`curl -d '{…}'` without a header) or without any Content-Type
+ * (`fetch` with a bytes body), except on the OAuth endpoints, whose bodies are forms (spec 5.5). Bearer-token routes are not exposed to cross-site form
  * posts, so reading text/plain as JSON opens no CSRF path. Anything else (XML, octet-stream, multipart) is left
  * unread and refused below.
  */
@@ -23,7 +23,11 @@ export function readsAsJson(request: Request): boolean {
   }
   const path = request.path ?? request.url ?? '';
   const api = path.startsWith('/api/') || path.startsWith('/realtime/');
-  return api && !OWN_FORMAT_ROUTES.test(path) && (!request.headers['content-type'] || Boolean(request.is('text/plain')));
+  return (
+    api &&
+    !OWN_FORMAT_ROUTES.test(path) &&
+    (!request.headers['content-type'] || Boolean(request.is(['text/plain', 'application/x-www-form-urlencoded'])))
+  );
 }
 
 function hasBody(request: Request): boolean {
