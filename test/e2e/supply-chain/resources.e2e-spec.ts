@@ -210,6 +210,31 @@ describe('supply chain: resources', () => {
     );
     expect(rowEvents.map((event: { eventType: string }) => event.eventType)).toEqual(['data_bulk_operation']);
 
+    // A row named without an operation is written whether it exists or not (batch-update is the spec's only route
+    // that adds catalog rows); `operation: update` of a missing row stays a 404.
+    const upserted = await http()
+      .post(sc(S, `/catalogs/${catalogId}/rows/batch-update`))
+      .set(bearer(sMember))
+      .send({
+        rows: [
+          { target: { row: 'u1' }, values: [{ fieldId: 'sku', value: text('U-1') }] },
+          { id: 'u2', values: { sku: text('U-2') } },
+          { target: { row: 'r1' }, values: [{ fieldId: 'unit_price', value: { number: 11 } }] },
+        ],
+      })
+      .expect(200);
+    expect(upserted.body.payload).toMatchObject({ merged: true, rowsCreated: 2, rowsUpdated: 1, rowIds: ['u1', 'u2', 'r1'] });
+    await http()
+      .post(sc(S, `/catalogs/${catalogId}/rows/batch-update`))
+      .set(bearer(sMember))
+      .send({ rows: [{ target: { row: 'missing' }, operation: 'update', values: [{ fieldId: 'sku', value: text('M') }] }] })
+      .expect(404);
+    await http()
+      .post(sc(S, `/catalogs/${catalogId}/rows/batch-update`))
+      .set(bearer(sMember))
+      .send({ rows: [{ target: { row: 'u1' }, operation: 'delete' }, { target: { row: 'u2' }, operation: 'delete' }] })
+      .expect(200);
+
     // All or nothing: one bad row leaves the others unwritten.
     const failed = await http()
       .post(sc(S, `/catalogs/${catalogId}/rows/batch-update`))

@@ -5,14 +5,19 @@ import { TransactionHost } from '../../../database/transaction-host.js';
 import type { DocumentContext } from '../../documents/services/document-access.service.js';
 import { RequestsService } from '../../documents/services/requests.service.js';
 import { RowsService } from '../../documents/services/rows.service.js';
+import { ChangeEngineService } from '../../documents/services/change-engine.service.js';
 import type { CreateRequestDto } from '../../documents/dtos/request.dto.js';
 import type { BatchUpdateResultDto } from '../dtos/catalog.dto.js';
 
 const ROW_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 export const MAX_BATCH_ROWS = 1000;
 
+/** A row operation once upserts are resolved. */
+export type ResolvedRowOp = RowOp & { operation: 'create' | 'update' | 'delete' };
+
 export interface RowOp {
-  operation: 'create' | 'update' | 'delete';
+  /** `upsert`: a row named by id without an `operation` — updated when it exists, else created with that id. */
+  operation: 'create' | 'update' | 'delete' | 'upsert';
   rowId: string;
   /** ValueEntry array (objects of field id → Value are converted). */
   values: Array<{ fieldId: string; value: unknown }>;
@@ -100,12 +105,14 @@ export function parseBatchRows(rows: unknown, path = 'rows'): RowOp[] {
       errors.push({ field: `${at}.target.row`, reason: 'row id must match ^[A-Za-z0-9_.:-]{1,128}$' });
       return;
     }
-    const operationRaw = raw.operation ?? (given === undefined ? 'create' : 'update');
-    if (operationRaw !== 'create' && operationRaw !== 'update' && operationRaw !== 'delete') {
+    // A named row without an operation is written whether or not it exists yet: "batch-update" is the only spec
+    // route that adds catalog rows (spec 4.8), and its natural body names the rows it writes.
+    const operationRaw = raw.operation ?? (given === undefined ? 'create' : 'upsert');
+    if (raw.operation !== undefined && operationRaw !== 'create' && operationRaw !== 'update' && operationRaw !== 'delete') {
       errors.push({ field: `${at}.operation`, reason: 'operation must be one of create, update, delete' });
       return;
     }
-    if (operationRaw !== 'create' && given === undefined) {
+    if ((operationRaw === 'update' || operationRaw === 'delete') && given === undefined) {
       errors.push({ field: `${at}.target.row`, reason: `${operationRaw} needs target.row` });
       return;
     }
@@ -123,7 +130,7 @@ export function parseBatchRows(rows: unknown, path = 'rows'): RowOp[] {
       return;
     }
     seen.add(rowId);
-    ops.push({ operation: operationRaw, rowId, values, path: at });
+    ops.push({ operation: operationRaw as RowOp['operation'], rowId, values, path: at });
   });
   if (errors.length > 0) {
     throw AppException.validation(errors);
@@ -142,6 +149,7 @@ export class DocumentWritesService {
     private readonly tx: TransactionHost,
     private readonly requests: RequestsService,
     private readonly rows: RowsService,
+    private readonly engine: ChangeEngineService,
   ) {}
 
   async batch(
@@ -151,19 +159,20 @@ export class DocumentWritesService {
     title: string,
     description?: string,
   ): Promise<BatchUpdateResultDto> {
-    const counts = {
-      rowsCreated: ops.filter((op) => op.operation === 'create').length,
-      rowsUpdated: ops.filter((op) => op.operation === 'update').length,
-      rowsDeleted: ops.filter((op) => op.operation === 'delete').length,
-      rowIds: ops.map((op) => op.rowId),
-    };
     return this.tx.run(async () => {
+      const resolved = await this.resolveUpserts(ctx, ops, requestId);
+      const counts = {
+        rowsCreated: resolved.filter((op) => op.operation === 'create').length,
+        rowsUpdated: resolved.filter((op) => op.operation === 'update').length,
+        rowsDeleted: resolved.filter((op) => op.operation === 'delete').length,
+        rowIds: resolved.map((op) => op.rowId),
+      };
       if (requestId) {
         // One write appending every row change, tagged as one bulk: merged, one data_bulk_operation event.
-        await this.rows.batch(ctx, ops, { requestId });
+        await this.rows.batch(ctx, resolved, { requestId });
         return { requestId, merged: false, revisionId: null, ...counts };
       }
-      const request = await this.openRequest(ctx, ops, title, description);
+      const request = await this.openRequest(ctx, resolved, title, description);
       if (ctx.document.settings.workflow?.requiresApproval === true) {
         return { requestId: request, merged: false, revisionId: null, ...counts };
       }
@@ -172,10 +181,26 @@ export class DocumentWritesService {
     });
   }
 
+  /**
+   * Upserts become creates or updates: the rows that exist (in the document, or in the open request's draft when
+   * `requestId` is given) are read and locked in this transaction, so a concurrent delete waits for the write.
+   */
+  private async resolveUpserts(ctx: DocumentContext, ops: RowOp[], requestId: string | undefined): Promise<ResolvedRowOp[]> {
+    const named = ops.filter((op) => op.operation === 'upsert').map((op) => op.rowId);
+    if (named.length === 0) {
+      return ops as ResolvedRowOp[];
+    }
+    const request = requestId ? await this.engine.findRequest(ctx.document, requestId) : null;
+    const states = await this.engine.scope(ctx.document, request, true).rows(named);
+    return ops.map((op) =>
+      op.operation === 'upsert' ? { ...op, operation: states.get(op.rowId)?.exists ? 'update' : 'create' } : (op as ResolvedRowOp),
+    );
+  }
+
   /** An open request (explicit, not merged) carrying the row changes; returns its id. */
   async openRequest(
     ctx: DocumentContext,
-    ops: RowOp[],
+    ops: ResolvedRowOp[],
     title: string,
     description?: string,
   ): Promise<string> {

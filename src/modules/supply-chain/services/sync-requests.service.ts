@@ -31,7 +31,7 @@ import { SyncRepository } from '../repositories/sync.repository.js';
 import {
   DocumentWritesService,
   MAX_BATCH_ROWS,
-  type RowOp,
+  type ResolvedRowOp,
   valueEntries,
 } from './document-writes.service.js';
 import { notFound, ORDERBOOK_DOC_TYPE, SupplyChainAccessService } from './supply-chain-access.service.js';
@@ -55,7 +55,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Validates sync changes (`create_row` with values, `update_row` with rowId and values, `delete_row` with rowId). */
-export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: RowOp[] } {
+export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: ResolvedRowOp[] } {
   if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_BATCH_ROWS) {
     throw AppException.validation([
       { field: 'changes', reason: `changes must be an array of 1 to ${MAX_BATCH_ROWS} changes` },
@@ -63,7 +63,7 @@ export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: Ro
   }
   const errors: ErrorDetail[] = [];
   const changes: SyncChange[] = [];
-  const ops: RowOp[] = [];
+  const ops: ResolvedRowOp[] = [];
   raw.forEach((change: unknown, index) => {
     const at = `changes[${index}]`;
     if (!isObject(change)) {
