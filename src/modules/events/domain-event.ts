@@ -32,6 +32,32 @@ export interface NewDomainEvent<P extends Record<string, unknown> = Record<strin
   commitStamps?: Record<string, CommitStamp>;
 }
 
+/** What an event names of the document it happened to (any document record has these). */
+export interface EventDocument {
+  organizationId: string;
+  workspaceId: string | null;
+  docType: string;
+  docId: string;
+}
+
+/** An event of a document: its tenant ids, type and id, who did it, and the payload. */
+export function documentEvent<P extends Record<string, unknown>>(
+  document: EventDocument,
+  event: string,
+  triggeredBy: string | null,
+  payload: P,
+): NewDomainEvent<P> {
+  return {
+    event,
+    organizationId: document.organizationId,
+    workspaceId: document.workspaceId,
+    docType: document.docType,
+    docId: document.docId,
+    triggeredBy,
+    payload,
+  };
+}
+
 export type CommitStamp = 'revisionVersion' | 'committedAt';
 
 /**

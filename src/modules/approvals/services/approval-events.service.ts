@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { DocumentRecord } from '../../documents/domain/document.records.js';
 import { OutboxService } from '../../events/outbox.service.js';
-import type { NewDomainEvent } from '../../events/domain-event.js';
+import { documentEvent, type NewDomainEvent } from '../../events/domain-event.js';
 import { UsersService } from '../../identity/services/users.service.js';
 import { NotifierService } from '../../notifications/notifier.service.js';
 import { assertNever, currentNode, nodesAllowedToDecide } from '../domain/approval-flow.js';
@@ -78,25 +78,17 @@ export class ApprovalEventsService {
     decision: Decision | null,
     extra: Record<string, unknown> = {},
   ): NewDomainEvent {
-    return {
-      event,
-      organizationId: document.organizationId,
-      workspaceId: document.workspaceId,
-      docType: document.docType,
-      docId: document.docId,
-      triggeredBy: by,
-      payload: {
-        instanceId: instance.id,
-        requestId: instance.requestId,
-        status: instance.status,
-        currentNode: currentNode(instance)?.ordinal ?? null,
-        approver: decision?.approver ?? null,
-        decision: decision?.decision ?? null,
-        comment: decision?.comment ?? null,
-        completedAt: instance.completedAt ? new Date(instance.completedAt).toISOString() : null,
-        ...extra,
-      },
-    };
+    return documentEvent(document, event, by, {
+      instanceId: instance.id,
+      requestId: instance.requestId,
+      status: instance.status,
+      currentNode: currentNode(instance)?.ordinal ?? null,
+      approver: decision?.approver ?? null,
+      decision: decision?.decision ?? null,
+      comment: decision?.comment ?? null,
+      completedAt: instance.completedAt ? new Date(instance.completedAt).toISOString() : null,
+      ...extra,
+    });
   }
 
   private async ask(document: DocumentRecord, instance: ApprovalInstanceRecord, nodes: readonly ApprovalNodeRecord[]): Promise<void> {

@@ -3,6 +3,7 @@ import type { DocumentRecord } from '../../documents/domain/document.records.js'
 import { OutboxService } from '../../events/outbox.service.js';
 import { NotifierService } from '../../notifications/notifier.service.js';
 import { type CommentRecord, targetOf, type UserSummary } from '../domain/comment.records.js';
+import { documentEvent } from '../../events/domain-event.js';
 
 export type CommentEventType = 'comment_created' | 'comment_updated' | 'comment_deleted' | 'comment_resolved' | 'comment_mentioned';
 
@@ -40,14 +41,8 @@ export class CommentEventsService {
     by: string,
   ): Promise<void> {
     await this.outbox.record(
-      ...items.map(({ comment, mentions, extra }) => ({
-        event,
-        organizationId: document.organizationId,
-        workspaceId: document.workspaceId,
-        docType: document.docType,
-        docId: document.docId,
-        triggeredBy: by,
-        payload: {
+      ...items.map(({ comment, mentions, extra }) =>
+        documentEvent(document, event, by, {
           commentId: comment.id,
           target: targetOf(comment),
           content: comment.content,
@@ -56,8 +51,8 @@ export class CommentEventsService {
           createdAt: comment.createdAt.toISOString(),
           parentId: comment.parentId,
           ...extra,
-        },
-      })),
+        }),
+      ),
     );
   }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { NewDomainEvent } from '../../events/domain-event.js';
+import { documentEvent, type NewDomainEvent } from '../../events/domain-event.js';
 import { OutboxService } from '../../events/outbox.service.js';
 import type { FieldDefinition } from '../fields/field.types.js';
 import { rowToValueEntries } from '../fields/field-type.registry.js';
@@ -35,25 +35,13 @@ export interface MergeFacts {
 export class DocumentEventsService {
   constructor(private readonly outbox: OutboxService) {}
 
-  private event(document: DocumentRecord, event: string, triggeredBy: string, payload: Record<string, unknown>): NewDomainEvent {
-    return {
-      event,
-      organizationId: document.organizationId,
-      workspaceId: document.workspaceId,
-      docType: document.docType,
-      docId: document.docId,
-      triggeredBy,
-      payload,
-    };
-  }
-
   async request(document: DocumentRecord, event: 'request_created' | 'request_closed' | 'request_reopened', request: RequestRecord, by: string): Promise<void> {
     await this.outbox.record(this.requestEvent(document, event, request, by));
   }
 
   /** A request event to record later, together with others (a write merged at once records everything in one insert). */
   requestEvent(document: DocumentRecord, event: 'request_created' | 'request_closed' | 'request_reopened', request: RequestRecord, by: string): NewDomainEvent {
-    return this.event(document, event, by, { requestId: request.id, title: request.title, author: request.author, status: request.status });
+    return documentEvent(document, event, by, { requestId: request.id, title: request.title, author: request.author, status: request.status });
   }
 
   /**
@@ -73,7 +61,7 @@ export class DocumentEventsService {
     const atMerge = { updatedAt: 'committedAt' } as const;
     const events: NewDomainEvent[] = [...prelude];
     events.push({
-      ...this.event(document, 'request_merged', by, {
+      ...documentEvent(document, 'request_merged', by, {
         requestId: request.id,
         title: request.title,
         author: request.author,
@@ -94,7 +82,7 @@ export class DocumentEventsService {
         ...diff.deleted,
       ]);
       events.push({
-        ...this.event(document, 'metadata_updated', by, {
+        ...documentEvent(document, 'metadata_updated', by, {
           field: changed[0] ? fieldSummary(changed[0]) : null,
           fields: metadata.metadata.fields.map(fieldSummary),
           properties: metadata.metadata.properties.map(fieldSummary),
@@ -106,7 +94,7 @@ export class DocumentEventsService {
         commitStamps: atMerge,
       });
       const fieldEvent = (name: string, field: FieldDefinition): NewDomainEvent => ({
-        ...this.event(document, name, by, { field: fieldSummary(field), revisionId, updatedBy: by, updatedAt: null }),
+        ...documentEvent(document, name, by, { field: fieldSummary(field), revisionId, updatedBy: by, updatedAt: null }),
         commitStamps: atMerge,
       });
       for (const diff of [metadata.fields, metadata.properties]) {
@@ -117,7 +105,7 @@ export class DocumentEventsService {
     }
     events.push(...this.dataEvents(document, merge, fields, folded, by));
     events.push({
-      ...this.event(document, 'revision_created', by, {
+      ...documentEvent(document, 'revision_created', by, {
         revisionId,
         version: null,
         requestId: request.id,
@@ -151,7 +139,7 @@ export class DocumentEventsService {
         kind === 'deleted'
           ? { ...base, rowId: row.id, version: row.version }
           : { ...base, rowId: row.id, version: row.version, values: rowToValueEntries(row.values, [...fields], row) };
-      events.push(this.event(document, `data_row_${kind}`, by, payload));
+      events.push(documentEvent(document, `data_row_${kind}`, by, payload));
     };
     result.rows.created.forEach((row) => handle(row, 'created'));
     result.rows.updated.forEach((row) => handle(row, 'updated'));
@@ -161,7 +149,7 @@ export class DocumentEventsService {
       bulks.set(propertiesBulk, { rowsCreated: 0, rowsUpdated: 0, rowsDeleted: 0, rowIds: [] });
     }
     for (const [bulkId, counts] of bulks) {
-      events.push(this.event(document, 'data_bulk_operation', by, { ...base, bulkId, ...counts, propertiesUpdated: propertiesBulk === bulkId }));
+      events.push(documentEvent(document, 'data_bulk_operation', by, { ...base, bulkId, ...counts, propertiesUpdated: propertiesBulk === bulkId }));
     }
     return events;
   }

@@ -13,6 +13,7 @@ import { assertMayChangeStructure, type DocumentContext } from './document-acces
 import { RequestHooks, type RequestMerged } from './request-hooks.js';
 import { RequestsService } from './requests.service.js';
 import { RevisionHistoryService } from './revision-history.service.js';
+import { documentEvent } from '../../events/domain-event.js';
 
 /** Operations a revert inverts at most: the inverse is built in Node and recorded as one request's changes. */
 export const MAX_REVERT_OPERATIONS = 100_000;
@@ -99,14 +100,8 @@ export class RevisionRevertService implements OnModuleInit {
       return;
     }
     const { document, revision } = merged;
-    await this.outbox.record({
-      event: 'revision_reverted',
-      organizationId: document.organizationId,
-      workspaceId: document.workspaceId,
-      docType: document.docType,
-      docId: document.docId,
-      triggeredBy: merged.mergedBy,
-      payload: {
+    await this.outbox.record(
+      documentEvent(document, 'revision_reverted', merged.mergedBy, {
         revisionId: revision.id,
         version: revision.version,
         requestId: merged.request.id,
@@ -115,8 +110,8 @@ export class RevisionRevertService implements OnModuleInit {
         mergedBy: merged.mergedBy,
         stats: revision.stats,
         createdAt: revision.createdAt.toISOString(),
-      },
-    });
+      }),
+    );
   }
 }
 

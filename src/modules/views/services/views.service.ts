@@ -11,7 +11,7 @@ import type { MetadataChange } from '../../documents/services/metadata-change-li
 import { RowQueryService } from '../../documents/services/row-query.service.js';
 import { DocumentFacts } from '../../documents/services/document-facts.service.js';
 import { TypeSettingsService } from '../../documents/services/type-settings.service.js';
-import type { NewDomainEvent } from '../../events/domain-event.js';
+import { documentEvent } from '../../events/domain-event.js';
 import { OutboxService } from '../../events/outbox.service.js';
 import { chartAggregation, cleanViewConfig, validateViewConfig } from '../domain/view-config.js';
 import type { ChartSeriesDto, CreateViewDto, UpdateViewDto, ViewResponseDto } from '../dtos/view.dto.js';
@@ -265,15 +265,6 @@ export class ViewsService {
       updatedAt: new Date().toISOString(),
       ...extra,
     };
-    const envelope: NewDomainEvent = {
-      event,
-      organizationId: document.organizationId,
-      workspaceId: document.workspaceId,
-      docType: document.docType,
-      docId: document.docId,
-      triggeredBy: by,
-      payload,
-    };
-    await this.outbox.record(envelope);
+    await this.outbox.record(documentEvent(document, event, by, payload));
   }
 }

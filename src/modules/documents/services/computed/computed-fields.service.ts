@@ -15,6 +15,7 @@ import type { NewOperation } from '../../repositories/revision.repository.js';
 import type { MetadataPlan } from '../merge/metadata-merge.service.js';
 import type { RowMergeResult } from '../merge/row-merge.service.js';
 import { computedPlan, computeRow, type ComputedPlan } from '../../fields/computed-row.evaluator.js';
+import { documentEvent } from '../../../events/domain-event.js';
 
 const BATCH = 2000;
 /** Documents a change may ripple through (lookups of lookups); a longer chain is cut (docs/formulas.md). */
@@ -252,40 +253,29 @@ export class ComputedFieldsService {
     if (rows.length === 0) {
       return;
     }
-    const base = {
-      organizationId: document.organizationId,
-      workspaceId: document.workspaceId,
-      docType: document.docType,
-      docId: document.docId,
-      triggeredBy: by,
-    };
     const common = { requestId: null, revisionId: null, computed: true };
     if (rows.length > EVENTS_PER_ROW_MAX) {
-      await this.outbox.record({
-        ...base,
-        event: 'data_bulk_operation',
-        payload: {
+      await this.outbox.record(
+        documentEvent(document, 'data_bulk_operation', by, {
           ...common,
           bulkId: null,
           rowsCreated: 0,
           rowsUpdated: rows.length,
           rowsDeleted: 0,
           rowIds: rows.slice(0, 1000).map((row) => row.id),
-        },
-      });
+        }),
+      );
       return;
     }
     await this.outbox.record(
-      ...rows.map((row) => ({
-        ...base,
-        event: 'data_row_updated',
-        payload: {
+      ...rows.map((row) =>
+        documentEvent(document, 'data_row_updated', by, {
           ...common,
           rowId: row.id,
           version: row.version,
           values: rowToValueEntries(row.values, document.metadata.fields, row),
-        },
-      })),
+        }),
+      ),
     );
   }
 
