@@ -13,7 +13,9 @@ import { ConnectorRepository } from './repositories/connector.repository.js';
 import { SyncRepository } from './repositories/sync.repository.js';
 import { BindingsService } from './services/bindings.service.js';
 import { CatalogsService } from './services/catalogs.service.js';
+import { ConnectionAdmissionService } from './services/connection-admission.service.js';
 import { ConnectionsService } from './services/connections.service.js';
+import { ShareLinksService } from './services/share-links.service.js';
 import { ConnectorsService } from './services/connectors.service.js';
 import { DocumentWritesService } from './services/document-writes.service.js';
 import { OrderBooksService } from './services/orderbooks.service.js';
@@ -46,7 +48,9 @@ import { SyncRequestService } from './services/sync-requests.service.js';
     SupplyChainAccessService,
     DocumentWritesService,
     CatalogsService,
+    ConnectionAdmissionService,
     ConnectionsService,
+    ShareLinksService,
     OrderBooksService,
     BindingsService,
     SyncRequestService,

@@ -20,6 +20,7 @@ import {
 } from '../dtos/connection.dto.js';
 import { BindingsService } from '../services/bindings.service.js';
 import { ConnectionsService } from '../services/connections.service.js';
+import { ShareLinksService } from '../services/share-links.service.js';
 import { OrganizationIdParam } from './organization-id.decorator.js';
 
 /** Connections of catalogs (spec 2.14, 3, 4.8), their states, share links and the supplier's binding decisions. */
@@ -29,6 +30,7 @@ import { OrganizationIdParam } from './organization-id.decorator.js';
 export class ConnectionsController {
   constructor(
     private readonly connections: ConnectionsService,
+    private readonly links: ShareLinksService,
     private readonly bindings: BindingsService,
   ) {}
 
@@ -138,7 +140,7 @@ export class ConnectionsController {
     @Param('connectionId') connectionId: string,
     @Body() dto: CreateShareLinkDto,
   ): Promise<ShareLinkResponseDto> {
-    return this.connections.createShareLink(principal, organizationId, connectionId, dto);
+    return this.links.createShareLink(principal, organizationId, connectionId, dto);
   }
 
   @Get(':connectionId/share-links')
@@ -150,7 +152,7 @@ export class ConnectionsController {
     @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
   ): Promise<ShareLinkInfoDto[]> {
-    return this.connections.listShareLinks(principal, organizationId, connectionId);
+    return this.links.listShareLinks(principal, organizationId, connectionId);
   }
 
   @Delete(':connectionId/share-links/:linkId')
@@ -163,7 +165,7 @@ export class ConnectionsController {
     @Param('connectionId') connectionId: string,
     @Param('linkId') linkId: string,
   ): Promise<ShareLinkInfoDto> {
-    return this.connections.revokeShareLink(principal, organizationId, connectionId, linkId);
+    return this.links.revokeShareLink(principal, organizationId, connectionId, linkId);
   }
 
   @Get(':connectionId/bindings')
@@ -216,7 +218,7 @@ export class ConnectionsController {
 @ApiTags('supply chain: connections')
 @Controller('connect/share')
 export class ShareLinksController {
-  constructor(private readonly connections: ConnectionsService) {}
+  constructor(private readonly links: ShareLinksService) {}
 
   @Get(':code')
   @Authenticated()
@@ -229,6 +231,6 @@ export class ShareLinksController {
     @CurrentPrincipal() principal: Principal,
     @Param('code') code: string,
   ): Promise<SharedConnectionDto> {
-    return this.connections.resolveShareCode(principal, code);
+    return this.links.resolveShareCode(principal, code);
   }
 }

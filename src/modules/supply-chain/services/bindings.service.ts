@@ -26,6 +26,7 @@ import {
 import { BindingRepository } from '../repositories/binding.repository.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { isUuid } from '../repositories/sql.js';
+import { ConnectionAdmissionService } from './connection-admission.service.js';
 import { ConnectionsService } from './connections.service.js';
 import { OrderBooksService } from './orderbooks.service.js';
 import { notFound, SupplyChainAccessService } from './supply-chain-access.service.js';
@@ -112,6 +113,7 @@ export class BindingsService {
     private readonly bindings: BindingRepository,
     private readonly catalogs: CatalogRepository,
     private readonly connections: ConnectionsService,
+    private readonly admission: ConnectionAdmissionService,
     private readonly orderBooks: OrderBooksService,
     private readonly users: UsersService,
     private readonly notifier: NotifierService,
@@ -130,7 +132,7 @@ export class BindingsService {
     }
     await this.access.member(principal, organizationId, 'member');
     const { orderBook, ctx } = await this.access.orderBook(principal, organizationId, orderBookId, 'write');
-    const connection = await this.connections.forBuyer(organizationId, dto.connectionId, dto.shareCode);
+    const connection = await this.admission.forBuyer(organizationId, dto.connectionId, dto.shareCode);
     const checker = new ConfigChecker();
     const fieldMapping =
       dto.fieldMapping !== undefined
@@ -154,7 +156,7 @@ export class BindingsService {
       throw AppException.validation(problems);
     }
     return this.tx.run(async () => {
-      const admission = await this.connections.admit(organizationId, connection, dto.shareCode);
+      const admission = await this.admission.admit(organizationId, connection, dto.shareCode);
       const live = await this.bindings.findLive(orderBook.id, connection.id);
       if (live) {
         throw new AppException(ErrorCode.ALREADY_EXISTS, {

@@ -17,6 +17,7 @@ import type {
 } from '../dtos/orderbook.dto.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { toFieldDefinitions } from './catalogs.service.js';
+import { ConnectionAdmissionService } from './connection-admission.service.js';
 import { ConnectionsService } from './connections.service.js';
 import { DocumentWritesService, parseBatchRows } from './document-writes.service.js';
 import { fieldIdFrom, toScField } from './field-helpers.js';
@@ -73,6 +74,7 @@ export class OrderBooksService {
     private readonly catalogs: CatalogRepository,
     private readonly documents: DocumentsService,
     private readonly connections: ConnectionsService,
+    private readonly admission: ConnectionAdmissionService,
     private readonly writes: DocumentWritesService,
   ) {}
 
@@ -87,7 +89,7 @@ export class OrderBooksService {
     const generated: GeneratedField[] = [];
     const generatedDefinitions: FieldDefinition[] = [];
     for (const connectionId of connectionIds) {
-      const connection = await this.connections.forBuyer(organizationId, connectionId, dto.shareCode);
+      const connection = await this.admission.forBuyer(organizationId, connectionId, dto.shareCode);
       for (const field of await this.sourceFields(connection)) {
         const id = fieldIdFrom(field.id, taken);
         const type = GENERATED_TYPE[field.type] ?? field.type;
@@ -207,7 +209,7 @@ export class OrderBooksService {
     dto: FieldMappingPreviewDto,
   ): Promise<MappingPreview> {
     const { orderBook, ctx } = await this.access.orderBook(principal, organizationId, orderBookId, 'read');
-    const connection = await this.connections.forBuyer(organizationId, dto.connectionId, dto.shareCode);
+    const connection = await this.admission.forBuyer(organizationId, dto.connectionId, dto.shareCode);
     const sourceFields = (await this.sourceFields(connection)).map((field) => toScField(field, {}));
     const targetFields = ctx.document.metadata.fields.map((field) =>
       toScField(field, orderBook.fieldDescriptions),
