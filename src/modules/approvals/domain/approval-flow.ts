@@ -1,8 +1,5 @@
 import type { ApprovalDecision, ApprovalInstanceRecord, ApprovalNodeRecord, ApprovalStatus, NodeStatus } from './approval.records.js';
-
-export function assertNever(value: never): never {
-  throw new Error(`unexpected value ${String(value)}`);
-}
+import { assertNever } from '../../../common/assert-never.js';
 
 /** The node whose turn it is: sequential — the first pending one; parallel — the first pending one too (any may decide). */
 export function currentNode(instance: Pick<ApprovalInstanceRecord, 'status' | 'nodes'>): ApprovalNodeRecord | null {

@@ -4,7 +4,8 @@ import { OutboxService } from '../../events/outbox.service.js';
 import { documentEvent, type NewDomainEvent } from '../../events/domain-event.js';
 import { UsersService } from '../../identity/services/users.service.js';
 import { NotifierService } from '../../notifications/notifier.service.js';
-import { assertNever, currentNode, nodesAllowedToDecide } from '../domain/approval-flow.js';
+import { assertNever } from '../../../common/assert-never.js';
+import { currentNode, nodesAllowedToDecide } from '../domain/approval-flow.js';
 import type { ApprovalDecision, ApprovalInstanceRecord, ApprovalNodeRecord } from '../domain/approval.records.js';
 
 type ApprovalEvent = 'approval_started' | 'approval_node_completed' | 'approval_approved' | 'approval_rejected' | 'approval_canceled';

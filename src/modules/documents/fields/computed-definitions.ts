@@ -9,6 +9,7 @@ import {
 } from '../../../common/formula/index.js';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
 import { FIELD_TYPES, type FieldDefinition, type FieldType } from './field.types.js';
+import { assertNever } from '../../../common/assert-never.js';
 
 /**
  * Static rules of computed fields (docs/formulas.md): formulas parse and type-check against the fields they name,
@@ -52,10 +53,6 @@ export function formulaTypeOfField(field: FieldDefinition): FormulaValueType {
     default:
       return assertNever(field.type);
   }
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unexpected field type ${String(value)}`);
 }
 
 const COMPUTED_TYPES: ReadonlySet<FieldType> = new Set(['formula', 'lookup', 'rollup']);

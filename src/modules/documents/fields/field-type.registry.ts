@@ -55,9 +55,9 @@ import {
   SystemTimeFieldHandler,
   SystemUserFieldHandler,
 } from './computed.field.js';
+import { assertNever } from '../../../common/assert-never.js';
 import { DateFieldHandler, DateTimeFieldHandler } from './date.field.js';
 import {
-  assertNever,
   isEmptyInput,
   isEmptyStored,
   isPlainObject,

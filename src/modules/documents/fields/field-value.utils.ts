@@ -1,11 +1,6 @@
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
 import type { FieldDefinition, SelectOption, StoredValue } from './field.types.js';
 
-/** Marks a switch as exhaustive: the compiler fails when a case is missing. */
-export function assertNever(value: never): never {
-  throw new Error(`unexpected value ${String(value)}`);
-}
-
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

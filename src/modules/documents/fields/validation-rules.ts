@@ -6,7 +6,8 @@ import {
   type StoredValue,
   type ValidationRule,
 } from './field.types.js';
-import { assertNever, isPlainObject, toFiniteNumber } from './field-value.utils.js';
+import { assertNever } from '../../../common/assert-never.js';
+import { isPlainObject, toFiniteNumber } from './field-value.utils.js';
 import { compileRulePattern, MAX_PATTERN_LENGTH, PATTERN_FLAGS } from './rule-pattern.js';
 
 /** How a type's stored values meet `validations`; decides how min/max bounds are read. */

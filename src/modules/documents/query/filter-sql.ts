@@ -1,6 +1,7 @@
 import { AppException } from '../../../common/errors/app.exception.js';
 import { jsonSql, type FieldRef, type FilterOperator, type SqlCast } from '../fields/field-type-handler.js';
-import { assertNever, isPlainObject, NUL_REASON } from '../fields/field-value.utils.js';
+import { assertNever } from '../../../common/assert-never.js';
+import { isPlainObject, NUL_REASON } from '../fields/field-value.utils.js';
 import type { FieldResolver } from './field-resolver.js';
 import { QUERY_LIMITS } from './query-normalizer.js';
 import type { SqlParams } from './sql-params.js';

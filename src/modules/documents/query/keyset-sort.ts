@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { AppException } from '../../../common/errors/app.exception.js';
 import type { SqlCast } from '../fields/field-type-handler.js';
-import { assertNever } from '../fields/field-value.utils.js';
+import { assertNever } from '../../../common/assert-never.js';
 import type { FieldResolver } from './field-resolver.js';
 import type { SqlParams } from './sql-params.js';
 import type { SortKey, SortSpec } from './query.types.js';

@@ -1,3 +1,4 @@
+import { assertNever } from '../../../common/assert-never.js';
 /**
  * What a lock covers and when two locks (or a lock and a write) collide. A document lock covers everything;
  * a row lock covers the row's cells; a field lock covers that field's cells in every row (and the field's
@@ -73,10 +74,6 @@ export function lockTargetFieldProblem(
 
 export function normalizeTarget(input: LockTargetInput): LockTarget {
   return { type: input.type, rowId: input.rowId ?? null, fieldId: input.fieldId ?? null };
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unexpected lock target ${String(value)}`);
 }
 
 /** The (row, field) area of a target; null stands for "all". */

@@ -1,4 +1,5 @@
 import { isLockTargetType, LOCK_TARGET_ID, LOCK_TARGET_TYPES, lockTargetIdProblems, type LockTargetInput } from './lock-targets.js';
+import { assertNever } from '../../../common/assert-never.js';
 
 /**
  * The socket's message protocol: every frame is JSON `{kind, seq, payload}`. A client numbers its messages with
@@ -167,10 +168,6 @@ function payloadDetails(kind: ClientKind, payload: Json): ParseFailure['details'
       return assertNever(kind);
   }
   return details;
-}
-
-export function assertNever(value: never): never {
-  throw new Error(`unexpected value ${String(value)}`);
 }
 
 /** Parses one text frame. Never throws: a bad frame yields the details of what is wrong (and its seq, when readable). */

@@ -1,5 +1,6 @@
 import type { ChangeDraft, DocumentRecord } from '../../documents/domain/document.records.js';
 import type { LockTarget } from './lock-targets.js';
+import { assertNever } from '../../../common/assert-never.js';
 
 /**
  * What a recorded change touches, for the lock check on writes: cells of a row (`fields` null = the whole row:
@@ -10,10 +11,6 @@ export type WriteTarget =
   | { kind: 'cells'; rowId: string; fields: string[] | null }
   | { kind: 'field-definition'; fieldId: string }
   | { kind: 'document-level' };
-
-function assertNever(value: never): never {
-  throw new Error(`unexpected change ${JSON.stringify(value)}`);
-}
 
 function changedFields(document: DocumentRecord, next: { id: string }[]): string[] {
   const before = new Map(document.metadata.fields.map((field) => [field.id, JSON.stringify(field)]));

@@ -7,7 +7,8 @@ import { ErrorCode } from '../../../common/errors/error-code.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import type { DocumentScope } from '../../documents/services/document-access.service.js';
 import { lockTargetFieldProblem, normalizeTarget } from '../domain/lock-targets.js';
-import { assertNever, type ClientMessage, parseClientMessage } from '../domain/realtime-messages.js';
+import { assertNever } from '../../../common/assert-never.js';
+import { type ClientMessage, parseClientMessage } from '../domain/realtime-messages.js';
 import type { CloseReason } from '../domain/realtime-protocol.js';
 import { type HandshakeRefusal, readHandshake, readSocketTarget } from '../domain/socket-handshake.js';
 import {

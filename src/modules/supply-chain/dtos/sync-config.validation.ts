@@ -34,6 +34,7 @@ import {
   UNMAPPED_FIELDS,
   UNMAPPED_OPTION_STRATEGIES,
 } from '../domain/supply-chain.types.js';
+import { assertNever } from '../../../common/assert-never.js';
 
 /**
  * Validators of the supply-chain configuration objects (spec 2.14): filter groups, field mapping, receiver filter,
@@ -753,10 +754,6 @@ export function isCron(expression: string, timezone: string): boolean {
   } catch {
     return false;
   }
-}
-
-function assertNever(value: never): never {
-  throw new Error(`unexpected ${String(value)}`);
 }
 
 /** Parses one configuration value and throws its problems (convenience for single objects). */

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { JSONPath } from 'jsonpath-plus';
 import type { ErrorDetail } from '../../../common/errors/app.exception.js';
+import { assertNever } from '../../../common/assert-never.js';
 
 export const CONDITION_OPERATORS = [
   'eq',
@@ -145,10 +146,6 @@ function conditionProblem(condition: unknown): { field: string; reason: string }
     default:
       return assertNever(op);
   }
-}
-
-export function assertNever(value: never): never {
-  throw new Error(`unexpected value ${String(value)}`);
 }
 
 /** Checks a `filters` object; returns the problems as VALIDATION_ERROR details (fields prefixed `filters.`). */

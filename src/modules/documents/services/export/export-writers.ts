@@ -2,13 +2,10 @@ import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import ExcelJS from 'exceljs';
 import type { StoredValue } from '../../fields/field.types.js';
+import { assertNever } from '../../../../common/assert-never.js';
 
 export const EXPORT_FORMATS = ['json', 'ndjson', 'csv', 'xlsx'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
-
-export function assertNever(value: never): never {
-  throw new Error(`unexpected value ${String(value)}`);
-}
 
 export const CONTENT_TYPES: Record<ExportFormat, string> = {
   json: 'application/json; charset=utf-8',
