@@ -6,6 +6,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
+import { PassLoop } from '../../common/jobs/pass-loop.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app.config.js';
 import { TransactionHost } from '../../database/transaction-host.js';
 import { type DomainEvent, domainEventName } from './domain-event.js';
@@ -61,10 +62,12 @@ SELECT * FROM claimed ORDER BY seq`;
 @Injectable()
 export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(OutboxDispatcher.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private again = false;
-  private stopped = false;
+  // A full batch means more may be waiting: go again rather than wait for the next poll.
+  private readonly loop = new PassLoop(
+    () => this.drain(this.config.outbox.batchSize),
+    (error) => this.logger.error({ err: error }, 'outbox dispatch pass failed'),
+    (dispatched) => dispatched >= this.config.outbox.batchSize,
+  );
 
   constructor(
     private readonly tx: TransactionHost,
@@ -73,9 +76,7 @@ export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicati
   ) {}
 
   onApplicationBootstrap(): void {
-    this.kick();
-    this.timer = setInterval(() => this.kick(), this.config.outbox.pollIntervalMs);
-    this.timer.unref();
+    this.loop.start(this.config.outbox.pollIntervalMs);
   }
 
   /**
@@ -84,34 +85,12 @@ export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicati
    * instance or of the next start.
    */
   async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.running;
+    await this.loop.stop();
   }
 
   /** Asks for a dispatch pass soon; passes never overlap within one instance. */
   kick(): void {
-    if (this.stopped) {
-      return;
-    }
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    const limit = this.config.outbox.batchSize;
-    this.running = this.drain(limit)
-      .then((dispatched) => {
-        // A full batch means more may be waiting: go again rather than wait for the next poll.
-        this.again ||= dispatched >= limit;
-      })
-      .catch((error: unknown) => this.logger.error({ err: error }, 'outbox dispatch pass failed'))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again && !this.stopped) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    this.loop.kick();
   }
 
   /**
@@ -122,7 +101,7 @@ export class OutboxDispatcher implements OnApplicationBootstrap, BeforeApplicati
    */
   async drain(limit = this.config.outbox.batchSize): Promise<number> {
     let dispatched = 0;
-    while (dispatched < limit && !this.stopped) {
+    while (dispatched < limit && !this.loop.stopping) {
       const size = Math.min(BATCH_SIZE, limit - dispatched);
       const batch = await this.dispatchBatch(size);
       if (batch === 'failed') {

@@ -6,6 +6,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import nodemailer, { type Transporter } from 'nodemailer';
+import { PassLoop } from '../../common/jobs/pass-loop.js';
 import { APP_CONFIG, type AppConfig } from '../../config/app.config.js';
 import { mailRetryDelayMs } from './mail-retry-schedule.js';
 import { type ClaimedMail, NotificationRepository } from './notification.repository.js';
@@ -52,10 +53,12 @@ function describe(error: unknown): string {
 export class MailDeliveryJob implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(MailDeliveryJob.name);
   private readonly transport?: Transporter;
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private again = false;
-  private stopped = false;
+  // A full pass means more may be due: go again rather than wait for the next poll.
+  private readonly loop = new PassLoop(
+    () => this.drain(),
+    (error) => this.logger.error({ err: error }, 'mail delivery pass failed'),
+    (handled) => handled >= MAIL_BATCH_SIZE,
+  );
 
   constructor(
     private readonly notifications: NotificationRepository,
@@ -73,9 +76,7 @@ export class MailDeliveryJob implements OnApplicationBootstrap, BeforeApplicatio
     if (!this.enabled) {
       return;
     }
-    this.kick();
-    this.timer = setInterval(() => this.kick(), this.config.mailDelivery.pollIntervalMs);
-    this.timer.unref();
+    this.loop.start(this.config.mailDelivery.pollIntervalMs);
   }
 
   /**
@@ -83,40 +84,21 @@ export class MailDeliveryJob implements OnApplicationBootstrap, BeforeApplicatio
    * rather than left to the lease (which would send the message a second time).
    */
   async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.running;
+    await this.loop.stop();
     this.transport?.close();
   }
 
   /** Asks for a delivery pass soon; passes never overlap within one instance. */
   kick(): void {
-    if (this.stopped || !this.enabled) {
-      return;
+    if (this.enabled) {
+      this.loop.kick();
     }
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.drain()
-      .then((handled) => {
-        // A full pass means more may be due: go again rather than wait for the next poll.
-        this.again ||= handled >= MAIL_BATCH_SIZE;
-      })
-      .catch((error: unknown) => this.logger.error({ err: error }, 'mail delivery pass failed'))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again && !this.stopped) {
-          this.again = false;
-          this.kick();
-        }
-      });
   }
 
   /** Attempts due messages until none is due (or a batch is done); returns how many were attempted. */
   private async drain(): Promise<number> {
     let handled = 0;
-    while (handled < MAIL_BATCH_SIZE && !this.stopped) {
+    while (handled < MAIL_BATCH_SIZE && !this.loop.stopping) {
       const mail = await this.notifications.claimDue(MAIL_LEASE_MS);
       if (!mail) {
         break;

@@ -4,6 +4,7 @@ import {
   Logger,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
+import { PassLoop } from '../../../common/jobs/pass-loop.js';
 import { ConnectorRunnerService } from '../services/connector-runner.service.js';
 import { type BindingRunResult, PropagationService } from '../services/propagation.service.js';
 
@@ -29,10 +30,12 @@ export interface SyncPassResult {
 @Injectable()
 export class SyncWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(SyncWorker.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<SyncPassResult>;
-  private again = false;
-  private stopped = false;
+  // A pass that reached its binding limit leaves more waiting: go again rather than wait for the next poll.
+  private readonly loop = new PassLoop(
+    () => this.pass(),
+    (error) => this.logger.error({ err: error }, 'sync pass failed'),
+    (result) => result.bindings.length >= MAX_BINDINGS_PER_PASS,
+  );
 
   constructor(
     private readonly propagation: PropagationService,
@@ -40,65 +43,26 @@ export class SyncWorker implements OnApplicationBootstrap, BeforeApplicationShut
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => this.kick(), SYNC_POLL_INTERVAL_MS);
-    this.timer.unref();
-    this.kick();
+    this.loop.start(SYNC_POLL_INTERVAL_MS);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+    await this.loop.stop();
   }
 
   kick(): void {
-    if (this.stopped) {
-      return;
-    }
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    const pass = this.pass();
-    this.running = pass;
-    pass
-      .catch((error: unknown) => {
-        this.logger.error({ err: error }, 'sync pass failed');
-        return undefined;
-      })
-      .finally(() => this.passEnded(pass));
-  }
-
-  /** Passes never overlap: a pass ending clears only itself, then runs what was asked for meanwhile. */
-  private passEnded(pass: Promise<SyncPassResult>): void {
-    if (this.running === pass) {
-      this.running = undefined;
-    }
-    if (this.again && !this.stopped) {
-      this.again = false;
-      this.kick();
-    }
+    this.loop.kick();
   }
 
   /** Runs everything due now (waiting for a pass in progress first); what tests call after moving the clock. */
-  async runDue(): Promise<SyncPassResult> {
-    // Another pass may start while one is awaited (a kick in between): wait until none runs.
-    while (this.running) {
-      await this.running.catch(() => undefined);
-    }
-    const pass = this.pass();
-    this.running = pass;
-    try {
-      return await pass;
-    } finally {
-      this.passEnded(pass);
-    }
+  runDue(): Promise<SyncPassResult> {
+    return this.loop.runNow();
   }
 
   private async pass(): Promise<SyncPassResult> {
     const result: SyncPassResult = { bindings: [], connectorRuns: 0, scheduled: 0 };
     const lane = async (): Promise<void> => {
-      while (!this.stopped && result.bindings.length < MAX_BINDINGS_PER_PASS) {
+      while (!this.loop.stopping && result.bindings.length < MAX_BINDINGS_PER_PASS) {
         const next = await this.propagation.runNext();
         if (next === null || next === 'busy') {
           return;
@@ -108,11 +72,8 @@ export class SyncWorker implements OnApplicationBootstrap, BeforeApplicationShut
     };
     await Promise.all(Array.from({ length: SYNC_CONCURRENCY }, lane));
     result.scheduled = await this.connectors.enqueueDueSchedules();
-    while (!this.stopped && (await this.connectors.runNextPending())) {
+    while (!this.loop.stopping && (await this.connectors.runNextPending())) {
       result.connectorRuns += 1;
-    }
-    if (result.bindings.length >= MAX_BINDINGS_PER_PASS) {
-      this.again = true;
     }
     return result;
   }

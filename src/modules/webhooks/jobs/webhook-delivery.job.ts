@@ -6,6 +6,7 @@ import {
   Logger,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
+import { PassLoop } from '../../../common/jobs/pass-loop.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { SecretBoxService } from '../../identity/services/secret-box.service.js';
@@ -42,10 +43,10 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
   private readonly logger = new Logger(WebhookDeliveryJob.name);
   private readonly leaseToken = randomUUID();
   private readonly inFlight = new Set<Promise<void>>();
-  private timer?: NodeJS.Timeout;
-  private claiming?: Promise<void>;
-  private again = false;
-  private stopped = false;
+  private readonly loop = new PassLoop(
+    () => this.claimPass(),
+    (error) => this.logger.error({ err: error }, 'webhook claim pass failed'),
+  );
   private lastPrune = 0;
 
   constructor(
@@ -61,37 +62,18 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
   ) {}
 
   onApplicationBootstrap(): void {
-    this.kick();
-    this.timer = setInterval(() => this.kick(), this.config.webhooks.pollIntervalMs);
-    this.timer.unref();
+    this.loop.start(this.config.webhooks.pollIntervalMs);
   }
 
   /** Stops claiming and lets attempts in flight finish and be recorded (each is bounded by its timeout). */
   async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.claiming;
+    await this.loop.stop();
     await Promise.allSettled([...this.inFlight]);
   }
 
   /** Asks for a claim pass soon; passes never overlap within one instance. */
   kick(): void {
-    if (this.stopped) {
-      return;
-    }
-    if (this.claiming) {
-      this.again = true;
-      return;
-    }
-    this.claiming = this.claimPass()
-      .catch((error: unknown) => this.logger.error({ err: error }, 'webhook claim pass failed'))
-      .finally(() => {
-        this.claiming = undefined;
-        if (this.again && !this.stopped) {
-          this.again = false;
-          this.kick();
-        }
-      });
+    this.loop.kick();
   }
 
   private async claimPass(): Promise<void> {
@@ -141,7 +123,7 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
           delivery,
           "not sent: the webhook's creator can no longer read this document; its body was dropped",
         );
-        return this.stopped ? null : this.queue.claimNextOf(delivery.webhookId, delivery.leaseToken);
+        return this.loop.stopping ? null : this.queue.claimNextOf(delivery.webhookId, delivery.leaseToken);
       });
     }
     const secrets = [await this.secretBox.open(delivery.secret)];
@@ -189,7 +171,7 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
       if (streak) {
         await this.disableIfFailingTooLong(delivery, streak);
       }
-      return this.stopped || !owned ? null : this.queue.claimNextOf(delivery.webhookId, delivery.leaseToken);
+      return this.loop.stopping || !owned ? null : this.queue.claimNextOf(delivery.webhookId, delivery.leaseToken);
     });
   }
 
