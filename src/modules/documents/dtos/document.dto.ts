@@ -4,6 +4,7 @@ import { FIELD_TYPES, type FieldType } from '../fields/field.types.js';
 import { COUNT_MODES, type CountMode } from '../query/count-mode.js';
 import { RevisionResponseDto } from './revision.dto.js';
 import { RowResponseDto, WriteResultDto } from './row.dto.js';
+import { CLIENT_ID_PATTERN } from '../../../common/http/client-ids.js';
 
 export class SelectOptionDto {
   @ApiProperty() id: string;
@@ -96,7 +97,7 @@ export class DocumentResponseDto {
 }
 
 export class CreateDocumentDto {
-  @ApiPropertyOptional({ pattern: '^[A-Za-z0-9_.:-]{1,128}$', description: 'Generated when absent' }) @IsOptional() @IsString() @MaxLength(128) id?: string;
+  @ApiPropertyOptional({ pattern: CLIENT_ID_PATTERN.source, description: 'Generated when absent; not . or ..' }) @IsOptional() @IsString() @MaxLength(128) id?: string;
   @ApiProperty({ format: 'uuid' }) @IsUUID() organizationId: string;
   @ApiPropertyOptional({
     format: 'uuid',

@@ -19,8 +19,9 @@ import {
 import { validateDocumentSettings } from '../domain/document-settings.js';
 import { canonicalJson, diffFields } from '../domain/metadata-diff.js';
 import type { DraftScope } from './draft-scope.js';
+import { CLIENT_ID_PATTERN, CLIENT_ID_RULE } from '../../../common/http/client-ids.js';
 
-export const ROW_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+export const ROW_ID_PATTERN = CLIENT_ID_PATTERN;
 
 export function versionConflict(currentVersion: number, yourVersion: number): AppException {
   return new AppException(ErrorCode.VERSION_CONFLICT, {
@@ -37,7 +38,7 @@ export function rowNotFound(rowId: string): AppException {
 export async function buildRowCreate(scope: DraftScope, input: { id?: string; values?: RowValuesInput }, origin?: ChangeOrigin): Promise<ChangeDraft> {
   const rowId = input.id ?? randomUUID();
   if (!ROW_ID_PATTERN.test(rowId)) {
-    throw AppException.validation([{ field: 'id', reason: 'row id must match ^[A-Za-z0-9_.:-]{1,128}$' }]);
+    throw AppException.validation([{ field: 'id', reason: `row id ${CLIENT_ID_RULE}` }]);
   }
   const metadata = await scope.metadata();
   const values = parseRowValues(input.values ?? [], metadata.fields, { partial: false });

@@ -9,9 +9,10 @@ import { type OrganizationLevelAccess, type WorkspaceAccess, WorkspaceAccessServ
 import type { DocumentRecord, RowRecord } from '../domain/document.records.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { DocumentSettingsPolicy } from './document-settings.policy.js';
+import { CLIENT_ID_PATTERN, DOC_TYPE_PATTERN } from '../../../common/http/client-ids.js';
 
-export const DOC_TYPE_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
-export const DOC_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+export { DOC_TYPE_PATTERN };
+export const DOC_ID_PATTERN = CLIENT_ID_PATTERN;
 
 export type DocumentNeed = 'read' | 'write' | 'manage';
 

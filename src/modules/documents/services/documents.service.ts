@@ -32,6 +32,7 @@ import {
 } from './document-access.service.js';
 import { DraftReadService } from './draft-read.service.js';
 import { RowQueryService } from './row-query.service.js';
+import { CLIENT_ID_RULE, DOC_TYPE_RULE } from '../../../common/http/client-ids.js';
 
 const DEFAULT_REVISIONS_LIMIT = 20;
 
@@ -75,11 +76,11 @@ export class DocumentsService {
    */
   async create(principal: Principal, docType: string, dto: CreateDocumentDto, scope: DocumentScope = {}): Promise<DocumentResponseDto> {
     if (!DOC_TYPE_PATTERN.test(docType)) {
-      throw AppException.validation([{ field: 'docType', reason: 'docType must match ^[A-Za-z0-9_.-]{1,64}$' }]);
+      throw AppException.validation([{ field: 'docType', reason: `docType ${DOC_TYPE_RULE}` }]);
     }
     const docId = dto.id ?? randomUUID();
     if (!DOC_ID_PATTERN.test(docId)) {
-      throw AppException.validation([{ field: 'id', reason: 'id must match ^[A-Za-z0-9_.:-]{1,128}$' }]);
+      throw AppException.validation([{ field: 'id', reason: `id ${CLIENT_ID_RULE}` }]);
     }
     if (dto.workspaceId !== undefined && scope.workspaceId && dto.workspaceId !== scope.workspaceId) {
       throw AppException.validation([{ field: 'workspaceId', reason: 'the body and the workspace context (workspaceId / X-Workspace-Id) name different workspaces' }]);
@@ -148,7 +149,7 @@ export class DocumentsService {
    */
   async list(principal: Principal, docType: string, query: { page: number; pageSize: number }, scope: DocumentScope): Promise<Page<DocumentResponseDto>> {
     if (!DOC_TYPE_PATTERN.test(docType)) {
-      throw AppException.validation([{ field: 'docType', reason: 'docType must match ^[A-Za-z0-9_.-]{1,64}$' }]);
+      throw AppException.validation([{ field: 'docType', reason: `docType ${DOC_TYPE_RULE}` }]);
     }
     const paging = { limit: query.pageSize, offset: (query.page - 1) * query.pageSize };
     scope = await this.access.typeScope(principal, scope);

@@ -8,8 +8,9 @@ import type { TypeSettingsDto, TypeSettingsResponseDto } from '../dtos/type-sett
 import { isPlainObject } from '../fields/field-value.utils.js';
 import { type TypeScope, type TypeSettingsRecord, TypeSettingsRepository } from '../repositories/type-settings.repository.js';
 import { DOC_TYPE_PATTERN, DocumentAccessService, type DocumentNeed, type DocumentScope, docNotFound, rightsOfWorkspace } from './document-access.service.js';
+import { CLIENT_ID_PATTERN, CLIENT_ID_RULE, DOC_TYPE_RULE } from '../../../common/http/client-ids.js';
 
-export const VIEW_ID_PATTERN = /^[A-Za-z0-9_.:-]{1,128}$/;
+export const VIEW_ID_PATTERN = CLIENT_ID_PATTERN;
 const MAX_RETENTION_DAYS = 36_500;
 
 /**
@@ -20,7 +21,7 @@ const MAX_RETENTION_DAYS = 36_500;
 export function validateTypeSettings(body: TypeSettingsDto): void {
   const details: ErrorDetail[] = [];
   if (typeof body.defaultViewId === 'string' && !VIEW_ID_PATTERN.test(body.defaultViewId)) {
-    details.push({ field: 'defaultViewId', reason: 'must match ^[A-Za-z0-9_.:-]{1,128}$' });
+    details.push({ field: 'defaultViewId', reason: CLIENT_ID_RULE });
   }
   if (body.sharing?.allowDataSourceReferences !== undefined && typeof body.sharing.allowDataSourceReferences !== 'boolean') {
     details.push({ field: 'sharing.allowDataSourceReferences', reason: 'must be a boolean' });
@@ -92,7 +93,7 @@ export class TypeSettingsService {
 
   private async resolve(principal: Principal, docType: string, scope: DocumentScope, need: DocumentNeed): Promise<TypeScope> {
     if (!DOC_TYPE_PATTERN.test(docType)) {
-      throw AppException.validation([{ field: 'docType', reason: 'docType must match ^[A-Za-z0-9_.-]{1,64}$' }]);
+      throw AppException.validation([{ field: 'docType', reason: `docType ${DOC_TYPE_RULE}` }]);
     }
     scope = await this.access.typeScope(principal, scope);
     if (scope.workspaceId) {

@@ -8,8 +8,8 @@ import { RowsService } from '../../documents/services/rows.service.js';
 import { ChangeEngineService } from '../../documents/services/change-engine.service.js';
 import type { CreateRequestDto } from '../../documents/dtos/request.dto.js';
 import type { BatchUpdateResultDto } from '../dtos/catalog.dto.js';
+import { CLIENT_ID_PATTERN, CLIENT_ID_RULE } from '../../../common/http/client-ids.js';
 
-const ROW_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 export const MAX_BATCH_ROWS = 1000;
 
 /** A row operation once upserts are resolved. */
@@ -101,8 +101,8 @@ export function parseBatchRows(rows: unknown, path = 'rows'): RowOp[] {
       return;
     }
     const given = (isObject(target) ? target.row : undefined) ?? raw.id ?? raw.rowId;
-    if (given !== undefined && (typeof given !== 'string' || !ROW_ID.test(given))) {
-      errors.push({ field: `${at}.target.row`, reason: 'row id must match ^[A-Za-z0-9_.:-]{1,128}$' });
+    if (given !== undefined && (typeof given !== 'string' || !CLIENT_ID_PATTERN.test(given))) {
+      errors.push({ field: `${at}.target.row`, reason: `row id ${CLIENT_ID_RULE}` });
       return;
     }
     // A named row without an operation is written whether or not it exists yet: "batch-update" is the only spec

@@ -35,8 +35,8 @@ import {
   valueEntries,
 } from './document-writes.service.js';
 import { notFound, ORDERBOOK_DOC_TYPE, SupplyChainAccessService } from './supply-chain-access.service.js';
+import { CLIENT_ID_PATTERN, CLIENT_ID_RULE } from '../../../common/http/client-ids.js';
 
-const ROW_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /** The body of `POST /orderbooks/{id}/requests`, and what the propagation passes to `createForBinding`. */
 export interface SyncRequestInput {
@@ -80,8 +80,8 @@ export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: Re
     }
     const op = operation as SyncChangeOperation;
     const rowIdRaw = change.rowId ?? (isObject(change.target) ? change.target.row : undefined);
-    if (rowIdRaw !== undefined && (typeof rowIdRaw !== 'string' || !ROW_ID.test(rowIdRaw))) {
-      errors.push({ field: `${at}.rowId`, reason: 'rowId must match ^[A-Za-z0-9_.:-]{1,128}$' });
+    if (rowIdRaw !== undefined && (typeof rowIdRaw !== 'string' || !CLIENT_ID_PATTERN.test(rowIdRaw))) {
+      errors.push({ field: `${at}.rowId`, reason: `rowId ${CLIENT_ID_RULE}` });
       return;
     }
     if (op !== 'create_row' && rowIdRaw === undefined) {
@@ -292,7 +292,9 @@ export class SyncRequestService implements OnModuleInit {
           return { refused: followed ?? record };
         }
         if (decision === 'accept') {
-          await this.requests.merge(ctx, record.documentRequestId);
+          if (!(await this.acceptRowsCreatedMeanwhile(ctx, record, record.documentRequestId))) {
+            await this.mergeCarrier(ctx, record, record.documentRequestId);
+          }
         } else {
           await this.requests.close(ctx, record.documentRequestId);
         }
@@ -317,6 +319,70 @@ export class SyncRequestService implements OnModuleInit {
       });
     }
     return outcome.decided;
+  }
+
+  /**
+   * Merges the document request carrying a sync request. A merge conflict names the sync request (`requestId`, the
+   * id the client decides with) and, next to it, the document request that met it (`documentRequestId`).
+   */
+  private async mergeCarrier(ctx: DocumentContext, record: SyncRequestRecord, documentRequestId: string): Promise<void> {
+    try {
+      await this.requests.merge(ctx, documentRequestId);
+    } catch (error) {
+      if (error instanceof AppException && error.code === ErrorCode.CONFLICT && isObject(error.options.payload)) {
+        throw new AppException(ErrorCode.CONFLICT, {
+          ...error.options,
+          payload: { ...error.options.payload, requestId: record.id, documentRequestId },
+        });
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Accepting a sync request whose `create_row` rows were created meanwhile — typically two pending proposals for
+   * the same new catalog row, accepted in arrival order: the second still says "create". The buyer accepts the
+   * proposed values, so such a create applies as an update of that row (docs/supply-chain.md, "Sync requests").
+   * The carrier cannot be edited, so its changes are written as a new request merged at once, the sync request is
+   * moved onto it, and the old carrier is closed (its hook then finds no sync request to reject). Returns false when
+   * the carrier merges as it is, or meets another conflict (the merge then refuses it as usual); an order book whose
+   * workflow requires approval keeps its gate.
+   */
+  private async acceptRowsCreatedMeanwhile(
+    ctx: DocumentContext,
+    record: SyncRequestRecord,
+    documentRequestId: string,
+  ): Promise<boolean> {
+    if (ctx.document.settings.workflow?.requiresApproval === true) {
+      return false;
+    }
+    const { conflicts } = await this.requests.conflicts(ctx, documentRequestId);
+    const creates = new Set(
+      record.changes.filter((change) => change.operation === 'create_row').map((change) => change.rowId),
+    );
+    if (
+      conflicts.length === 0 ||
+      !conflicts.every((conflict) => conflict.type === 'row-exists' && creates.has(conflict.rowId ?? conflict.targetId))
+    ) {
+      return false;
+    }
+    const existing = new Set(conflicts.map((conflict) => conflict.rowId ?? conflict.targetId));
+    const ops: ResolvedRowOp[] = record.changes.map((change, index) => ({
+      operation:
+        change.operation === 'delete_row'
+          ? 'delete'
+          : change.operation === 'update_row' || existing.has(change.rowId ?? '')
+            ? 'update'
+            : 'create',
+      rowId: change.rowId ?? randomUUID(),
+      values: valueEntries(change.values) ?? [],
+      path: `changes[${index}]`,
+    }));
+    const title = `Sync request ${record.id} (${record.requestType}, ${ops.length} changes, accepted after its rows were created)`;
+    const written = await this.writes.batch(ctx, ops, undefined, title, record.message ?? undefined);
+    await this.repository.moveToDocumentRequest(record, written.requestId);
+    await this.requests.close(ctx, documentRequestId);
+    return true;
   }
 
   /** The sync requests carried by a merged order-book request are accepted (same transaction). */

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { CHART_TYPES, VIEW_TYPES, type ViewType } from '../domain/view-config.js';
+import { CLIENT_ID_PATTERN, CLIENT_ID_RULE } from '../../../common/http/client-ids.js';
 
 const CONFIG_DESCRIPTION =
   'Spec 2.7 keys, validated against the metadata: columns, displayFields (field ids), filters and sorts (the query language of ' +
@@ -12,7 +13,7 @@ export class CreateViewDto {
   @ApiPropertyOptional({ description: 'Id, unique in the document (generated when absent)', example: 'by-status' })
   @IsOptional()
   @IsString()
-  @Matches(/^[A-Za-z0-9_.:-]{1,128}$/)
+  @Matches(CLIENT_ID_PATTERN, { message: `$property ${CLIENT_ID_RULE}` })
   id?: string;
 
   @ApiProperty({ example: 'Open items by status' }) @IsString() @IsNotEmpty() @MaxLength(200) name: string;
