@@ -25,7 +25,8 @@ describe('approvals: a request that is no longer open, and the auto-merge', () =
     author = await newUser(t.http);
     approver = await newUser(t.http);
     await addToWorkspace(t.dataSource, owner, author, 'editor');
-    await addToWorkspace(t.dataSource, owner, approver, 'viewer');
+    // An editor: the auto-merge a completing approval triggers acts for the approver, who must be allowed to merge.
+    await addToWorkspace(t.dataSource, owner, approver, 'editor');
     await t.dataSource.query(`
       CREATE FUNCTION test_fail_merge() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN

@@ -171,14 +171,26 @@ describe('approvals: instances, decisions and the merge gate', () => {
   });
 
   it('with autoMerge the completing approval merges the request', async () => {
+    const auto = await createDocument(t.http, owner, { fields: FIELDS, settings: { workflow: { requiresApproval: true, approvers: [owner.id], autoMerge: true } } });
+    const { requestId, rowId } = await pendingRequest(auto);
+    const started = await request(t.http).post(`${auto.path}/approval/start`).set(bearer(author)).send({ requestId, flowId: 'settings-sequential' }).expect(201);
+    const res = await approve(owner, started.body.payload.id, 'approved', auto);
+    expect(res.body.payload).toMatchObject({ status: 'approved', merge: { merged: true, revisionId: expect.any(String), conflicts: [] } });
+    await request(t.http).get(`${auto.path}/data/${rowId}`).set(bearer(owner)).expect(200);
+    const req = await request(t.http).get(`${auto.path}/requests/${requestId}`).set(bearer(owner)).expect(200);
+    expect(req.body.payload).toMatchObject({ status: 'merged', mergedBy: owner.id });
+  });
+
+  it('with autoMerge, an approver who may not merge (a viewer) records the approval and leaves the merge to someone allowed', async () => {
     const auto = await createDocument(t.http, owner, { fields: FIELDS, settings: { workflow: { requiresApproval: true, approvers: [a1.id], autoMerge: true } } });
     const { requestId, rowId } = await pendingRequest(auto);
     const started = await request(t.http).post(`${auto.path}/approval/start`).set(bearer(author)).send({ requestId, flowId: 'settings-sequential' }).expect(201);
     const res = await approve(a1, started.body.payload.id, 'approved', auto);
-    expect(res.body.payload).toMatchObject({ status: 'approved', merge: { merged: true, revisionId: expect.any(String), conflicts: [] } });
-    await request(t.http).get(`${auto.path}/data/${rowId}`).set(bearer(owner)).expect(200);
-    const req = await request(t.http).get(`${auto.path}/requests/${requestId}`).set(bearer(owner)).expect(200);
-    expect(req.body.payload.status).toBe('merged');
+    expect(res.body.payload).toMatchObject({ status: 'approved', merge: { merged: false, revisionId: null, conflicts: [], error: { code: 'FORBIDDEN' } } });
+    expect((await request(t.http).get(`${auto.path}/requests/${requestId}`).set(bearer(owner)).expect(200)).body.payload.status).toBe('open');
+    await request(t.http).get(`${auto.path}/data/${rowId}`).set(bearer(owner)).expect(404);
+    const merged = await request(t.http).post(`${auto.path}/requests/${requestId}/merge`).set(bearer(author)).expect(200);
+    expect(merged.body.payload).toMatchObject({ status: 'merged', mergedBy: author.id });
   });
 
   it('refuses bad enums, unknown flows, outsiders as approvers and a second live approval; nothing is half-applied', async () => {

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConflictResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
 import { CurrentDocument, DocumentAccess } from '../../documents/controllers/document-access.guard.js';
@@ -20,7 +21,8 @@ import { ApprovalsService } from '../services/approvals.service.js';
 /**
  * Approvals of a document's change requests (spec 2.10, 4.4; docs/approvals.md). Reads need doc:read and read
  * rights; starting needs approvals:manage and write rights; deciding approvals:manage and read rights (approvers
- * may be viewers) — and being the approver whose turn it is.
+ * may be viewers) — and being the approver whose turn it is, in a document that is neither archived nor served
+ * read-only (the service refuses those, as every write).
  */
 @ApiTags('approvals')
 @Controller('doc/:docType/:docId')
@@ -32,6 +34,10 @@ export class ApprovalsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Submit an open request for approval by the given approvers (sequential or parallel)' })
   @ApiEnvelope(ApprovalInstanceDto, { status: 201 })
+  @ApiConflictResponse({
+    description: 'INVALID_STATE: the request is not open (payload requestId, status) or already has a live approval (payload requestId, instanceId, status)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   submit(
     @CurrentDocument() doc: DocumentContext,
     @Param('reqId') reqId: string,
@@ -55,6 +61,10 @@ export class ApprovalsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Start an approval of a request with a flow of GET /approval' })
   @ApiEnvelope(ApprovalInstanceDto, { status: 201 })
+  @ApiConflictResponse({
+    description: 'INVALID_STATE: the request is not open (payload requestId, status) or already has a live approval (payload requestId, instanceId, status)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   start(@CurrentDocument() doc: DocumentContext, @Query() _query: DocumentScopeQueryDto, @Body() body: StartApprovalDto): Promise<ApprovalInstanceDto> {
     return this.approvals.start(doc, body);
   }
@@ -74,6 +84,11 @@ export class ApprovalsController {
   @DocumentAccess('read')
   @ApiOperation({ summary: 'Decide (result=approved|rejected) as the approver whose turn it is' })
   @ApiEnvelope(DecisionResponseDto)
+  @ApiBody({ type: DecisionBodyDto, required: false, description: 'Optional: comment and signature' })
+  @ApiConflictResponse({
+    description: 'INVALID_STATE: the approval is no longer pending (payload instanceId, status) or its request is not open (payload requestId, status)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   decision(
     @CurrentDocument() doc: DocumentContext,
     @Param('instanceId') instanceId: string,
@@ -89,6 +104,10 @@ export class ApprovalsController {
   @DocumentAccess('read')
   @ApiOperation({ summary: 'Decide (decision=approved|rejected|request_changes): the alternate form' })
   @ApiEnvelope(DecisionResponseDto)
+  @ApiConflictResponse({
+    description: 'INVALID_STATE: the approval is no longer pending (payload instanceId, status) or its request is not open (payload requestId, status)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   approve(
     @CurrentDocument() doc: DocumentContext,
     @Param('approvalId') approvalId: string,

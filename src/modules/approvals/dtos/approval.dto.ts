@@ -23,7 +23,8 @@ export class SubmitApprovalDto {
 }
 
 export class StartApprovalDto {
-  @ApiProperty() @IsUUID() requestId: string;
+  /** Not checked for its form here: an id that names no request of the document is NOT_FOUND, malformed or not (like GET /requests/{reqId}). */
+  @ApiProperty() @IsString() @MaxLength(128) requestId: string;
   @ApiProperty({ description: 'A flow id of GET /approval' }) @IsString() @MaxLength(64) flowId: string;
 }
 

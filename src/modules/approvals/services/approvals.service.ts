@@ -5,7 +5,7 @@ import { mapPgError } from '../../../common/errors/pg-error.mapper.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { DocumentRecord, RequestRecord } from '../../documents/domain/document.records.js';
 import { assertOpen, ChangeEngineService } from '../../documents/services/change-engine.service.js';
-import { DocumentAccessService, type DocumentContext } from '../../documents/services/document-access.service.js';
+import { DocumentAccessService, type DocumentContext, READ_ONLY_REASON } from '../../documents/services/document-access.service.js';
 import { RequestHooks, type RequestMerged, type RequestTouched } from '../../documents/services/request-hooks.js';
 import { RequestsService } from '../../documents/services/requests.service.js';
 import { decide } from '../domain/approval-flow.js';
@@ -22,6 +22,24 @@ const SETTINGS_FLOWS: { id: string; name: string; strategy: ApprovalStrategy }[]
   { id: 'settings-sequential', name: 'Document approvers, in order', strategy: 'sequential' },
   { id: 'settings-parallel', name: 'Document approvers, in any order', strategy: 'parallel' },
 ];
+
+/**
+ * The document settings' `workflow.approvers`, each user once (its first place), with its index in the settings
+ * list: a duplicate would otherwise meet the one-node-per-approver constraint of an instance.
+ */
+function settingsApprovers(document: DocumentRecord): { id: string; index: number }[] {
+  const listed: unknown = document.settings.workflow?.approvers;
+  const seen = new Set<string>();
+  const approvers: { id: string; index: number }[] = [];
+  for (const [index, id] of (Array.isArray(listed) ? listed : []).entries()) {
+    const key = typeof id === 'string' ? id.toLowerCase() : String(id);
+    if (!seen.has(key)) {
+      seen.add(key);
+      approvers.push({ id: typeof id === 'string' && UUID.test(id) ? id.toLowerCase() : String(id), index });
+    }
+  }
+  return approvers;
+}
 
 function instanceNotFound(): AppException {
   return new AppException(ErrorCode.NOT_FOUND, { details: [{ field: 'instanceId', reason: 'approval instance not found' }] });
@@ -55,21 +73,28 @@ export class ApprovalsService implements OnModuleInit {
 
   config(ctx: DocumentContext): ApprovalConfigDto {
     const workflow = ctx.document.settings.workflow ?? {};
-    const approvers = Array.isArray(workflow.approvers) ? workflow.approvers : [];
+    const approvers = settingsApprovers(ctx.document).map((item) => item.id);
     const flows: ApprovalFlowDto[] = approvers.length > 0 ? SETTINGS_FLOWS.map((flow) => ({ ...flow, approvers })) : [];
     return { requiresApproval: workflow.requiresApproval === true, autoMerge: workflow.autoMerge === true, flows };
   }
 
   async submit(ctx: DocumentContext, requestId: string, body: { approvers: string[]; strategy?: ApprovalStrategy }): Promise<ApprovalInstanceDto> {
-    return this.open(ctx, requestId, 'submitted', body.approvers, body.strategy ?? 'sequential', 'approvers');
+    return this.open(ctx, requestId, 'submitted', body.approvers, body.strategy ?? 'sequential', (index) => `approvers[${index}]`);
   }
 
+  /**
+   * A flow of GET /approval: its approvers are the document settings' `workflow.approvers` (a user listed twice
+   * counts once); one who cannot read the document is VALIDATION_ERROR naming `workflow.approvers[i]`, the entry
+   * of the settings to correct.
+   */
   async start(ctx: DocumentContext, body: { requestId: string; flowId: string }): Promise<ApprovalInstanceDto> {
     const flow = this.config(ctx).flows.find((item) => item.id === body.flowId);
     if (!flow) {
       throw new AppException(ErrorCode.NOT_FOUND, { details: [{ field: 'flowId', reason: 'no such approval flow for this document (GET /approval)' }] });
     }
-    return this.open(ctx, body.requestId, flow.id, flow.approvers, flow.strategy as ApprovalStrategy, 'flowId');
+    const listed = settingsApprovers(ctx.document);
+    const fieldOf = (index: number): string => `workflow.approvers[${listed[index]?.index ?? index}]`;
+    return this.open(ctx, body.requestId, flow.id, flow.approvers, flow.strategy as ApprovalStrategy, fieldOf);
   }
 
   async get(ctx: DocumentContext, instanceId: string): Promise<ApprovalInstanceDto> {
@@ -83,6 +108,14 @@ export class ApprovalsService implements OnModuleInit {
    */
   async decide(ctx: DocumentContext, instanceId: string, decision: ApprovalDecision, comment: string | null, signature: string | null): Promise<DecisionResponseDto> {
     const userId = ctx.principal.userId;
+    // A decision is a write, although approvers need only read rights: refused where every write is (the errors
+    // of a merge there), in an archived workspace and through a data-source reference serving the type read-only.
+    if (ctx.readOnly) {
+      throw AppException.forbidden(READ_ONLY_REASON);
+    }
+    if (ctx.access.archived) {
+      throw AppException.forbidden('workspace is archived');
+    }
     const instance = await this.tx.run(async () => {
       // The request is locked before the instance, in the order of merge, close and appended changes.
       const { requestId } = await this.find(ctx.document, instanceId);
@@ -121,7 +154,8 @@ export class ApprovalsService implements OnModuleInit {
    */
   private async autoMerge(ctx: DocumentContext, requestId: string): Promise<DecisionResponseDto['merge']> {
     try {
-      const merged = await this.requests.merge(ctx, requestId);
+      await this.assertMayMerge(ctx);
+      const merged = await this.requests.merge(ctx, requestId, { enforceScopes: true });
       return { merged: true, revisionId: merged.revision.id, conflicts: [], error: null };
     } catch (error) {
       const refusal = error instanceof AppException ? error : mapPgError(error);
@@ -135,16 +169,30 @@ export class ApprovalsService implements OnModuleInit {
     }
   }
 
+  /**
+   * The auto-merge acts for the decider, who needs what `POST /requests/{id}/merge` needs: the requests:manage
+   * scope (and those of the request's changes, checked by the merge) and write rights. An approver who is a
+   * viewer, or decides with an approvals-only key, records the decision; the merge is left to someone allowed.
+   */
+  private async assertMayMerge(ctx: DocumentContext): Promise<void> {
+    if (!ctx.principal.scopes.includes('requests:manage')) {
+      throw AppException.forbidden('missing scope requests:manage: the approved request is left for someone allowed to merge');
+    }
+    this.access.check(ctx.access, 'write', ctx.readOnly);
+    await this.access.narrowBySettings(ctx, 'write');
+  }
+
   private async open(
     ctx: DocumentContext,
     requestId: string,
     flowId: string,
     approvers: string[],
     strategy: ApprovalStrategy,
-    approversField: string,
+    approverField: (index: number) => string,
   ): Promise<ApprovalInstanceDto> {
     const document = ctx.document;
-    const readers = await this.approvals.readers(document.organizationId, document.workspaceId, approvers);
+    // Ids that are no user id (settings hold free strings) are outsiders, never sent to the uuid query.
+    const readers = await this.approvals.readers(document.organizationId, document.workspaceId, approvers.filter((id) => UUID.test(id)));
     const outsiders = approvers.map((id, index) => ({ id, index })).filter((item) => !readers.has(item.id));
     // A member the document's permissions settings do not let view it could never decide: refused like an outsider.
     for (const [index, id] of approvers.entries()) {
@@ -154,7 +202,7 @@ export class ApprovalsService implements OnModuleInit {
     }
     if (outsiders.length > 0) {
       outsiders.sort((a, b) => a.index - b.index);
-      throw AppException.validation(outsiders.map((item) => ({ field: `${approversField}[${item.index}]`, reason: 'not a user who can read the document' })));
+      throw AppException.validation(outsiders.map((item) => ({ field: approverField(item.index), reason: 'not a user who can read the document' })));
     }
     return this.tx.run(async () => {
       const request = await this.engine.findRequest(document, requestId, true);

@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConflictResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
@@ -44,6 +45,10 @@ export class CommentsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Comment on the document, a field, a row or a cell, or reply (parentId); mentions are notified' })
   @ApiEnvelope(CommentResponseDto, { status: 201 })
+  @ApiConflictResponse({
+    description: 'AMBIGUOUS_DOCUMENT: no document context was given and several documents the caller can read match (payload candidates)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   create(@CurrentDocument() doc: DocumentContext, @Query() _query: UnversionedWriteQueryDto, @Body() body: CreateCommentDto): Promise<CommentResponseDto> {
     return this.comments.create(doc, body);
   }
@@ -126,6 +131,7 @@ export class CommentsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'React with an emoji (query or body emoji); one reaction per person per emoji' })
   @ApiEnvelope(CommentResponseDto)
+  @ApiBody({ type: ReactionBodyDto, required: false, description: 'Optional: the emoji may be given as query parameter instead' })
   react(
     @CurrentDocument() doc: DocumentContext,
     @Param('commentId') commentId: string,

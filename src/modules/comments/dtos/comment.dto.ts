@@ -41,10 +41,10 @@ export class CreateCommentDto {
   @MaxLength(MAX_COMMENT_LENGTH)
   content: string;
 
-  @ApiPropertyOptional({ format: 'uuid', description: 'Reply to this comment (of the same document)' })
+  @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String, description: 'Reply to this comment (of the same document); null or absent: a top-level comment' })
   @IsOptional()
   @IsUUID()
-  parentId?: string;
+  parentId?: string | null;
 
   @ApiPropertyOptional({ type: [String], description: 'User ids of people who can read the document; each is notified' })
   @IsOptional()

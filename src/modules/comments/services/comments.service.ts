@@ -68,7 +68,8 @@ export class CommentsService {
     const id = await this.tx.run(async () => {
       let rootId: string | null = null;
       let target: CommentTarget;
-      if (dto.parentId !== undefined) {
+      // `parentId: null` is a top-level comment, as leaving it out is.
+      if (dto.parentId !== undefined && dto.parentId !== null) {
         // Locked so a concurrent delete of the thread cannot leave the reply without its parent.
         const parent = await this.comments.find(ctx.document.uuid, dto.parentId, true);
         if (!parent) {

@@ -1,5 +1,6 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConflictResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
@@ -29,8 +30,9 @@ export class RequestsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Open a request, optionally with changes (validated now, applied on merge)' })
   @ApiEnvelope(RequestResponseDto, { status: 201 })
+  @ApiBody({ type: CreateRequestDto, required: false, description: 'Optional: without a body the request is opened empty, titled "Untitled request"' })
   create(@CurrentDocument() doc: DocumentContext, @Query() _query: DocumentScopeQueryDto, @Body() dto: CreateRequestDto): Promise<RequestResponseDto> {
-    return this.requests.create(doc, dto);
+    return this.requests.create(doc, dto, { enforceScopes: true });
   }
 
   @Get(':reqId')
@@ -66,8 +68,13 @@ export class RequestsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Merge: applies every change in one transaction and creates a revision; 409 CONFLICT lists conflicts' })
   @ApiEnvelope(MergeResponseDto)
+  @ApiConflictResponse({
+    description:
+      'CONFLICT: changes conflict with the document (payload requestId, conflicts); APPROVAL_REQUIRED: the workflow requires an approved approval (payload requestId, instanceId, status); INVALID_STATE: the request is not open',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   merge(@CurrentDocument() doc: DocumentContext, @Param('reqId') reqId: string, @Query() _query: DocumentScopeQueryDto): Promise<MergeResponseDto> {
-    return this.requests.merge(doc, reqId);
+    return this.requests.merge(doc, reqId, { enforceScopes: true });
   }
 
   @Post(':reqId/close')
@@ -76,6 +83,7 @@ export class RequestsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Close an open request' })
   @ApiEnvelope(RequestResponseDto)
+  @ApiConflictResponse({ description: 'INVALID_STATE: the request is not open (payload requestId, status)', schema: ERROR_ENVELOPE_SCHEMA })
   close(@CurrentDocument() doc: DocumentContext, @Param('reqId') reqId: string, @Query() _query: DocumentScopeQueryDto): Promise<RequestResponseDto> {
     return this.requests.close(doc, reqId);
   }
@@ -86,6 +94,7 @@ export class RequestsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Reopen a closed request' })
   @ApiEnvelope(RequestResponseDto)
+  @ApiConflictResponse({ description: 'INVALID_STATE: the request is not closed (payload requestId, status)', schema: ERROR_ENVELOPE_SCHEMA })
   reopen(@CurrentDocument() doc: DocumentContext, @Param('reqId') reqId: string, @Query() _query: DocumentScopeQueryDto): Promise<RequestResponseDto> {
     return this.requests.reopen(doc, reqId);
   }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
 import { TARGET_KINDS } from '../domain/document.records.js';
 import { EXPORT_FORMATS } from '../services/export/export-writers.js';
 import { DocumentScopeQueryDto, PagedScopeQueryDto } from './document-query.dto.js';
@@ -8,9 +8,11 @@ import { ChangeOperationDto, RevisionResponseDto } from './revision.dto.js';
 import { ValueEntryDto } from './row.dto.js';
 
 export class RevisionDiffQueryDto extends PagedScopeQueryDto {
+  // Not checked for its form: an id that names no revision of the document is NOT_FOUND (field base), malformed or not.
   @ApiPropertyOptional({ description: 'The revision to compare with (default: the previous revision); must be older' })
   @IsOptional()
-  @IsUUID()
+  @IsString()
+  @MaxLength(128)
   base?: string;
 }
 

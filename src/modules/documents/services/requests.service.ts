@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { isUUID } from 'class-validator';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
@@ -7,6 +8,7 @@ import type { RowValuesInput } from '../fields/field-type.registry.js';
 import type { FieldDefinition } from '../fields/field.types.js';
 import { validationDetailsOf } from '../fields/field-value.utils.js';
 import { applyPropertiesEffect, applySet, foldChanges } from '../domain/change-fold.js';
+import { type AnyChangeType, assertScopesForChanges, targetKindOf } from '../domain/change-kinds.js';
 import type { ChangeDraft, RequestStatus } from '../domain/document.records.js';
 import { diffFields } from '../domain/metadata-diff.js';
 import { parseRowChangeInput } from '../domain/row-change-input.js';
@@ -15,6 +17,7 @@ import { INLINE_CHANGES, renderValue, toRequestDto, toRevisionDto, toRowDto } fr
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RequestRepository } from '../repositories/request.repository.js';
+import { RevisionHistoryRepository } from '../repositories/revision-history.repository.js';
 import { RevisionRepository } from '../repositories/revision.repository.js';
 import { RowRepository } from '../repositories/row.repository.js';
 import {
@@ -31,11 +34,15 @@ import { assertOpen, ChangeEngineService } from './change-engine.service.js';
 import { ComputedMetadataService } from './computed/computed-metadata.service.js';
 import { ComputedReadService } from './computed/computed-read.service.js';
 import type { DraftOverlayRow } from '../repositories/row-query.repository.js';
-import { assertMayChangeStructure, docNotFound, type DocumentContext } from './document-access.service.js';
+import { assertMayChangeStructure, DocumentAccessService, docNotFound, type DocumentContext } from './document-access.service.js';
 import { DocumentEventsService } from './document-events.service.js';
 import type { DraftScope } from './draft-scope.js';
 import { MergeService } from './merge/merge.service.js';
+import { mergedRequestDiff } from './merged-request-diff.js';
 import { RequestHooks } from './request-hooks.js';
+
+/** Operations of a merged request's revision its diff reads at most (a request diff is not paged). */
+const MAX_DIFF_OPERATIONS = 100_000;
 
 /** Change requests: create with changes, list, read, diff, conflicts, merge, close, reopen (spec section 3). */
 /**
@@ -96,6 +103,8 @@ export class RequestsService {
     private readonly computed: ComputedMetadataService,
     private readonly revisions: RevisionRepository,
     private readonly computedReads: ComputedReadService,
+    private readonly access: DocumentAccessService,
+    private readonly history: RevisionHistoryRepository,
   ) {}
 
   async list(ctx: DocumentContext, query: { status?: RequestStatus; page: number; pageSize: number }): Promise<Page<RequestResponseDto>> {
@@ -114,12 +123,27 @@ export class RequestsService {
   /**
    * `options.bulkId`: the request's row changes are one bulk write (batch routes of other modules): once merged
    * they raise one `data_bulk_operation` event instead of one event per row.
+   * `options.enforceScopes`: the caller's credential must also carry, for each change, the scope of the direct
+   * route writing the same thing (spec 5.8; docs/documents.md, "Requests and scopes"). The HTTP routes ask for it;
+   * server-side work acting for an organization (supply-chain propagation) has been allowed by its caller.
    */
-  async create(ctx: DocumentContext, dto: CreateRequestDto, options: { bulkId?: string } = {}): Promise<RequestResponseDto> {
-    assertMayChangeStructure(ctx, (dto.changes ?? []).map((change) => change.type));
+  async create(ctx: DocumentContext, dto: CreateRequestDto, options: { bulkId?: string; enforceScopes?: boolean } = {}): Promise<RequestResponseDto> {
+    const changes = dto.changes ?? [];
+    for (const [index, change] of changes.entries()) {
+      // The DTO admits each type and each kind; that they belong together is checked here.
+      const kind = targetKindOf(change.type as AnyChangeType);
+      if (change.target.kind !== kind) {
+        throw AppException.validation([{ field: `changes[${index}].target.kind`, reason: `must be ${kind} for a ${change.type} change` }]);
+      }
+    }
+    if (options.enforceScopes) {
+      assertScopesForChanges(ctx.principal, changes.map((change) => change.type as AnyChangeType));
+    }
+    assertMayChangeStructure(ctx, changes.map((change) => change.type));
+    const reviewers = await this.checkReviewers(ctx, dto.reviewers ?? []);
     const outcome = await this.engine.write(
       ctx,
-      { title: dto.title ?? DEFAULT_REQUEST_TITLE, newRequest: { title: dto.title ?? DEFAULT_REQUEST_TITLE, description: dto.description ?? null, reviewers: dto.reviewers ?? [] } },
+      { title: dto.title ?? DEFAULT_REQUEST_TITLE, newRequest: { title: dto.title ?? DEFAULT_REQUEST_TITLE, description: dto.description ?? null, reviewers } },
       async (scope) => {
         const drafts: ChangeDraft[] = [];
         for (const [index, change] of (dto.changes ?? []).entries()) {
@@ -146,6 +170,23 @@ export class RequestsService {
       throw new Error('request was not created');
     }
     return toRequestDto(outcome.request, outcome.document, outcome.changes.slice(0, INLINE_CHANGES.single));
+  }
+
+  /**
+   * Reviewers are users who can read the document, as approvers of `submit-approval` are (docs/approvals.md);
+   * anything else is VALIDATION_ERROR naming `reviewers[i]`. A user named twice is kept once.
+   */
+  private async checkReviewers(ctx: DocumentContext, reviewers: readonly string[]): Promise<string[]> {
+    const problems: { field: string; reason: string }[] = [];
+    for (const [index, id] of reviewers.entries()) {
+      if (!isUUID(id) || !(await this.access.mayView(ctx.document, id))) {
+        problems.push({ field: `reviewers[${index}]`, reason: 'not a user who can read the document' });
+      }
+    }
+    if (problems.length > 0) {
+      throw AppException.validation(problems);
+    }
+    return [...new Set(reviewers.map((id) => id.toLowerCase()))];
   }
 
   private async buildChange(scope: DraftScope, change: ChangeInputDto): Promise<ChangeDraft | null> {
@@ -222,6 +263,11 @@ export class RequestsService {
   /** What merging would change: added rows, updated cells (old and new value), deleted rows, properties, fields. */
   async diff(ctx: DocumentContext, requestId: string): Promise<RequestDiffDto> {
     const request = await this.engine.findRequest(ctx.document, requestId);
+    if (request.status === 'merged' && request.generatedRevisionId) {
+      // What it changed at its merge, not what merging it again would change in today's document.
+      const ops = await this.history.allOperations(request.generatedRevisionId, MAX_DIFF_OPERATIONS);
+      return mergedRequestDiff(request, ops, ctx.document.metadata);
+    }
     const folded = foldChanges(await this.requests.changes(request.id));
     const before = ctx.document.metadata;
     const after = folded.metadata ? { fields: folded.metadata.fields, properties: folded.metadata.properties } : before;
@@ -299,8 +345,9 @@ export class RequestsService {
    * Merges in one transaction after locking the document row (`SELECT … FOR UPDATE`): concurrent merges of one
    * document run one after the other, and the second sees the first's changes when it checks for conflicts.
    * When the workflow requires approval, the merge gate decides (approvals module: an approved instance is needed).
+   * `options.enforceScopes`: the caller's credential must carry the scopes of the request's changes (see create).
    */
-  async merge(ctx: DocumentContext, requestId: string): Promise<MergeResponseDto> {
+  async merge(ctx: DocumentContext, requestId: string, options: { enforceScopes?: boolean } = {}): Promise<MergeResponseDto> {
     const userId = ctx.principal.userId;
     return this.tx.run(async () => {
       const document = await this.documents.lock(ctx.document.uuid);
@@ -319,6 +366,9 @@ export class RequestsService {
         }
       }
       const changes = await this.requests.changes(request.id);
+      if (options.enforceScopes) {
+        assertScopesForChanges(ctx.principal, changes.map((change) => change.type));
+      }
       const result = await this.merger.merge(document, request, changes, userId);
       const merged = (await this.documents.lock(document.uuid)) ?? document;
       return {

@@ -1,5 +1,6 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
 import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
@@ -31,6 +32,7 @@ export class ViewsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Create a view (config validated against the metadata)' })
   @ApiEnvelope(ViewResponseDto, { status: 201 })
+  @ApiConflictResponse({ description: 'ALREADY_EXISTS: the document already has a view with this id', schema: ERROR_ENVELOPE_SCHEMA })
   create(@CurrentDocument() doc: DocumentContext, @Query() _query: UnversionedWriteQueryDto, @Body() body: CreateViewDto): Promise<ViewResponseDto> {
     return this.views.create(doc, body);
   }

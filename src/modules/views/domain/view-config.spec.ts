@@ -1,6 +1,6 @@
 import { AppException } from '../../../common/errors/app.exception.js';
 import type { FieldDefinition } from '../../documents/fields/field.types.js';
-import { chartAggregation, cleanViewConfig, validateViewConfig } from './view-config.js';
+import { chartAggregation, cleanViewConfig, settledViewConfig, validateViewConfig } from './view-config.js';
 
 const FIELDS: FieldDefinition[] = [
   { id: 'name', name: 'Name', type: 'text' },
@@ -98,6 +98,24 @@ describe('cleanViewConfig', () => {
       chartConfig: { xField: 'status', chartType: 'bar' },
       keep: 1,
     });
+  });
+
+  it('leaves a valid chart: without its xField chartConfig goes, without its yField an explicit aggregation goes', () => {
+    const withoutStatus = FIELDS.filter((field) => field.id !== 'status');
+    const lostX = cleanViewConfig({ chartConfig: { xField: 'status', yField: 'price', chartType: 'bar' }, keep: 1 }, withoutStatus);
+    expect(lostX.config).toEqual({ keep: 1 });
+    expect(validateViewConfig(lostX.config, withoutStatus)).toEqual({ keep: 1 });
+    const withoutPrice = FIELDS.filter((field) => field.id !== 'price');
+    const lostY = cleanViewConfig({ chartConfig: { xField: 'status', yField: 'price', chartType: 'bar', aggregation: 'avg' } }, withoutPrice);
+    expect(lostY.config).toEqual({ chartConfig: { xField: 'status', chartType: 'bar' } });
+    expect(validateViewConfig(lostY.config, withoutPrice)).toEqual(lostY.config);
+  });
+
+  it('shows a chart an earlier clean-up left invalid as a valid one (settledViewConfig)', () => {
+    expect(settledViewConfig({ chartConfig: { chartType: 'bar', yField: 'price' }, keep: 1 })).toEqual({ keep: 1 });
+    expect(settledViewConfig({ chartConfig: { chartType: 'pie', xField: 'status', aggregation: 'sum' } })).toEqual({ chartConfig: { chartType: 'pie', xField: 'status' } });
+    const fine = { chartConfig: { chartType: 'pie', xField: 'status' } };
+    expect(settledViewConfig(fine)).toEqual(fine);
   });
 
   it('reports no change when every reference still fits', () => {

@@ -192,6 +192,40 @@ function pruneFilter(node: unknown, fields: readonly FieldDefinition[]): unknown
 }
 
 /**
+ * What is left of a `chartConfig` once the clean-up removed a field must still be valid (docs/views.md): without
+ * its `xField` the chart has nothing to group by and `chartConfig` goes (a chart view without one is valid, to be
+ * configured again); without its `yField` an explicit sum/avg/min/max goes and the chart counts rows.
+ * Changes `config` in place.
+ */
+function settleChart(config: ViewConfig): void {
+  const chart = config.chartConfig;
+  if (!isPlainObject(chart)) {
+    return;
+  }
+  if (typeof chart.xField !== 'string' || chart.xField === '') {
+    delete config.chartConfig;
+    return;
+  }
+  if ((chart.yField === undefined || chart.yField === null) && chart.aggregation !== undefined && chart.aggregation !== 'count') {
+    delete chart.aggregation;
+  }
+}
+
+/**
+ * A stored config as reads show it: views a clean-up of an earlier version left with a `chartConfig` that lost its
+ * `xField` or `yField` come out valid, so that writing back what was read is accepted. The stored row is left alone
+ * until the view is next written.
+ */
+export function settledViewConfig(config: ViewConfig): ViewConfig {
+  if (!isPlainObject(config.chartConfig)) {
+    return config;
+  }
+  const out: ViewConfig = { ...config, chartConfig: { ...config.chartConfig } };
+  settleChart(out);
+  return out;
+}
+
+/**
  * Keeps a stored view valid after its document's fields changed (docs/views.md): references to fields that no
  * longer exist, or no longer have a type the key needs, are removed; filter conditions and sorts that no longer
  * compile are dropped. Unknown keys stay. Returns the new config and whether it changed.
@@ -232,6 +266,7 @@ export function cleanViewConfig(config: ViewConfig, fields: readonly FieldDefini
   if (isPlainObject(out.chartConfig)) {
     single(out.chartConfig, 'xField');
     single(out.chartConfig, 'yField', chartAggregation(out.chartConfig) === 'count' ? undefined : NUMERIC_TYPES);
+    settleChart(out);
   }
   for (const key of ['filters', 'filter']) {
     if (out[key] !== undefined && out[key] !== null) {

@@ -13,7 +13,7 @@ import { DocumentFacts } from '../../documents/services/document-facts.service.j
 import { TypeSettingsService } from '../../documents/services/type-settings.service.js';
 import { documentEvent } from '../../events/domain-event.js';
 import { OutboxService } from '../../events/outbox.service.js';
-import { chartAggregation, cleanViewConfig, validateViewConfig } from '../domain/view-config.js';
+import { chartAggregation, cleanViewConfig, settledViewConfig, validateViewConfig } from '../domain/view-config.js';
 import type { ChartSeriesDto, CreateViewDto, UpdateViewDto, ViewResponseDto } from '../dtos/view.dto.js';
 import { type ViewRecord, ViewRepository } from '../repositories/view.repository.js';
 
@@ -41,7 +41,7 @@ function toDto(view: ViewRecord, defaults: DefaultView): ViewResponseDto {
     id: view.id,
     name: view.name,
     type: view.type,
-    config: view.config,
+    config: settledViewConfig(view.config),
     isDefault,
     defaultSource: isDefault ? defaults.source : null,
     createdAt: view.createdAt.toISOString(),
@@ -124,7 +124,7 @@ export class ViewsService {
       if (!current) {
         throw viewNotFound(viewId);
       }
-      const config = dto.config === undefined ? current.config : validateViewConfig(dto.config, fields);
+      const config = dto.config === undefined ? settledViewConfig(current.config) : validateViewConfig(dto.config, fields);
       const updated = await this.views.update(document.uuid, viewId, { name: dto.name ?? current.name, type: dto.type ?? current.type, config, updatedBy: principal.userId });
       await this.record(document, 'view_updated', updated, principal.userId);
       return updated;
@@ -177,7 +177,7 @@ export class ViewsService {
     if (!view) {
       throw viewNotFound(viewId);
     }
-    const chart = view.config.chartConfig;
+    const chart = settledViewConfig(view.config).chartConfig;
     if (view.type !== 'chart' || typeof chart !== 'object' || chart === null || typeof (chart as Record<string, unknown>).xField !== 'string') {
       throw AppException.validation([{ field: 'viewId', reason: 'series needs a chart view with chartConfig.xField' }]);
     }
