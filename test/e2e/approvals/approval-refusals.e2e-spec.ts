@@ -112,15 +112,21 @@ describe('approvals: refused decisions, the decider of an auto-merge, settings a
     expect(merged.body.payload.mergedBy).toBe(owner.id);
   });
 
-  it('starts a settings flow with each approver once, and names the settings entry of an approver who cannot read', async () => {
-    const doc = await createDocument(t.http, owner, { fields: FIELDS, settings: { workflow: { requiresApproval: true, approvers: [viewer.id, viewer.id, editor.id] } } });
+  it('refuses an approver listed twice in settings, and names the settings entry of an approver who cannot read', async () => {
+    const doc = await createDocument(t.http, owner, { fields: FIELDS, settings: { workflow: { requiresApproval: true, approvers: [viewer.id, editor.id] } } });
+    const twice = await request(t.http)
+      .put(`${doc.path}/settings`)
+      .set(bearer(owner))
+      .send({ workflow: { requiresApproval: true, approvers: [viewer.id, editor.id, viewer.id.toUpperCase()] } })
+      .expect(400);
+    expect(problemsOf(twice.body)).toEqual([expect.objectContaining({ field: 'workflow.approvers[2]', reason: 'is listed twice' })]);
     const config = await request(t.http).get(`${doc.path}/approval`).set(bearer(owner)).expect(200);
     expect(config.body.payload.flows[0].approvers).toEqual([viewer.id, editor.id]);
     const opened = await request(t.http).post(`${doc.path}/requests`).set(bearer(owner)).send({ title: 'dup' }).expect(201);
     const started = await request(t.http).post(`${doc.path}/approval/start`).set(bearer(owner)).send({ requestId: opened.body.payload.id, flowId: 'settings-sequential' }).expect(201);
     expect(started.body.payload.nodes.map((node: { approver: string }) => node.approver)).toEqual([viewer.id, editor.id]);
 
-    const withStranger = await createDocument(t.http, owner, { fields: FIELDS, settings: { workflow: { requiresApproval: true, approvers: [viewer.id, viewer.id, stranger.id] } } });
+    const withStranger = await createDocument(t.http, owner, { fields: FIELDS, settings: { workflow: { requiresApproval: true, approvers: [viewer.id, stranger.id] } } });
     const other = await request(t.http).post(`${withStranger.path}/requests`).set(bearer(owner)).send({ title: 'stranger' }).expect(201);
     const refused = await request(t.http)
       .post(`${withStranger.path}/approval/start`)
@@ -128,7 +134,7 @@ describe('approvals: refused decisions, the decider of an auto-merge, settings a
       .send({ requestId: other.body.payload.id, flowId: 'settings-parallel' })
       .expect(400);
     expect(refused.body.code).toBe('VALIDATION_ERROR');
-    expect(problemsOf(refused.body)).toEqual([expect.objectContaining({ field: 'workflow.approvers[2]', reason: 'not a user who can read the document' })]);
+    expect(problemsOf(refused.body)).toEqual([expect.objectContaining({ field: 'workflow.approvers[1]', reason: 'not a user who can read the document' })]);
   });
 
   it('answers a malformed requestId like an unknown one: NOT_FOUND naming requestId', async () => {

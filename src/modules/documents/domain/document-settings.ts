@@ -67,11 +67,16 @@ function subjectsAt(section: Record<string, unknown>, key: string, path: string,
     details.push({ field: `${path}.${key}`, reason: `must be an array of at most ${MAX_SUBJECTS} ${what}` });
     return;
   }
+  const seen = new Set<string>();
   list.forEach((item: unknown, index) => {
     const ok = isUuid(item) || (!usersOnly && (subjectUserId(item) !== null || (typeof item === 'string' && ROLE_RANK[item] !== undefined)));
     if (!ok) {
       details.push({ field: `${path}.${key}[${index}]`, reason: `must be one of ${what}` });
+    } else if (usersOnly && seen.has(String(item).toLowerCase())) {
+      // A user list is an order of people (approvers decide one after the other): the same person twice is a mistake.
+      details.push({ field: `${path}.${key}[${index}]`, reason: 'is listed twice' });
     }
+    seen.add(String(item).toLowerCase());
   });
 }
 
