@@ -28,3 +28,11 @@ export const DeprecatedApplyParam = (what: string): PropertyDecorator =>
     QueryBoolean(),
     IsBoolean(),
   );
+
+/**
+ * Trims a string field before it is validated, so `@MinLength(1)` / `@IsNotEmpty()` refuse a name made only of
+ * whitespace exactly as they refuse "" (otherwise "   " passes validation and is stored as ""). Other values are left
+ * for the field's type check to refuse.
+ */
+export const Trimmed = (): PropertyDecorator =>
+  Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));

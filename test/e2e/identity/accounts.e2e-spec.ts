@@ -48,6 +48,16 @@ describe('accounts, sessions and sign-in throttling', () => {
     await request(t.http).post('/api/v1/auth/register').send({ email: `x-${email}`, password: 'correct horse battery', displayName: '' }).expect(400);
   });
 
+  it('PATCH /users/me refuses a display name made only of whitespace like the empty one and trims names', async () => {
+    const user = await registerUser(t.http);
+    const patch = (displayName: string) => request(t.http).patch('/api/v1/users/me').set(bearer(user)).send({ displayName });
+    const empty = await patch('').expect(400);
+    const blank = await patch('   ').expect(400);
+    expect(blank.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'displayName' } });
+    expect(blank.body.details).toEqual(empty.body.details);
+    expect((await patch('  Ada  ').expect(200)).body.payload.displayName).toBe('Ada');
+  });
+
   it('never reveals whether an account exists', async () => {
     const user = await registerUser(t.http);
     const ip = from();

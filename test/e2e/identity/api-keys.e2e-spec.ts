@@ -214,6 +214,16 @@ describe('API keys', () => {
     expect((await request(t.http).get('/api/v1/api-keys').set(bearer(user))).body.payload.total).toBe(0);
   });
 
+  it('refuses a key name made only of whitespace exactly like the empty name, and stores names trimmed', async () => {
+    const user = await registerUser(t.http);
+    const post = (name: string) => request(t.http).post('/api/v1/api-keys').set(bearer(user)).send({ name, scopes: ['doc:read'] });
+    const empty = await post('').expect(400);
+    const blank = await post('   ').expect(400);
+    expect(blank.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'name' } });
+    expect(blank.body.details).toEqual(empty.body.details);
+    expect((await post('  CI  ').expect(201)).body.payload.name).toBe('CI');
+  });
+
   it("does not show or revoke another user's keys (404)", async () => {
     const alice = await registerUser(t.http);
     const bob = await registerUser(t.http);

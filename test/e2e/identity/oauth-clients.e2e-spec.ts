@@ -96,6 +96,16 @@ describe('OAuth clients and the client-credentials grant', () => {
     await request(t.http).post('/api/v1/oauth/clients').set(bearer(owner)).send({ name: 'None' }).expect(400);
   });
 
+  it('refuses a client name made only of whitespace exactly like the empty name', async () => {
+    const owner = await registerUser(t.http);
+    const post = (name: string) => request(t.http).post('/api/v1/oauth/clients').set(bearer(owner)).send({ name, scopes: ['data:read'] });
+    const empty = await post('').expect(400);
+    const blank = await post(' \t ').expect(400);
+    expect(blank.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'name' } });
+    expect(blank.body.details).toEqual(empty.body.details);
+    expect((await request(t.http).get('/api/v1/oauth/clients').set(bearer(owner))).body.payload.total).toBe(0);
+  });
+
   it("hides other users' clients (404) and leaves them untouched", async () => {
     const alice = await registerUser(t.http);
     const bob = await registerUser(t.http);

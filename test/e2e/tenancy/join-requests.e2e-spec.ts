@@ -85,6 +85,37 @@ describe('tenancy: join requests', () => {
     expect(again.body).toMatchObject({ code: 'INVALID_STATE', payload: { status: 'approved' } });
   });
 
+  it('settles a pending request as approved when the applicant is added directly or accepts an invitation', async () => {
+    const { org, owner, admin } = await openOrganization();
+    const [direct, invited] = await Promise.all([registerUser(t.http), registerUser(t.http)]);
+    const directId = await ask(direct, org.id);
+    await request(t.http).post(`${API}/organizations/${org.id}/members`).set(bearer(admin)).send({ userId: direct.id, role: 'guest' }).expect(201);
+    const settled = await request(t.http).get(`${API}/organizations/${org.id}/join-requests/${directId}`).set(bearer(owner)).expect(200);
+    expect(settled.body.payload).toMatchObject({ status: 'approved', role: 'guest', reviewedBy: admin.id, reviewedAt: expect.any(String) });
+    expect((await request(t.http).post(`${API}/organizations/${org.id}/join-requests/${directId}/approve`).set(bearer(owner)).send({}).expect(409)).body.code).toBe(
+      'INVALID_STATE',
+    );
+
+    const invitedId = await ask(invited, org.id);
+    const invitation = await request(t.http).post(`${API}/organizations/${org.id}/invitations`).set(bearer(owner)).send({ email: invited.email, role: 'member' }).expect(201);
+    await request(t.http).post(`${API}/invitations/${invitation.body.payload.token}/accept`).set(bearer(invited)).expect(200);
+    const [row] = await t.dataSource.query(`SELECT status, role, reviewed_by FROM organization_join_requests WHERE id = $1`, [invitedId]);
+    expect(row).toEqual({ status: 'approved', role: 'member', reviewed_by: owner.id });
+  });
+
+  it('approving a pending request of someone who is already a member settles it without touching the membership', async () => {
+    const { org, owner, member } = await openOrganization('guest');
+    const applicant = await registerUser(t.http);
+    const id = await ask(applicant, org.id);
+    // A request left pending from before members added another way settled it.
+    const applicantMemberId = (await request(t.http).post(`${API}/organizations/${org.id}/members`).set(bearer(owner)).send({ userId: applicant.id, role: 'admin' }).expect(201)).body.payload.id;
+    await t.dataSource.query(`UPDATE organization_join_requests SET status = 'pending', role = NULL, reviewed_by = NULL, reviewed_at = NULL WHERE id = $1`, [id]);
+    const res = await request(t.http).post(`${API}/organizations/${org.id}/join-requests/${id}/approve`).set(bearer(owner)).send({ role: 'member' }).expect(200);
+    expect(res.body.payload).toMatchObject({ status: 'approved', role: 'admin', reviewedBy: owner.id });
+    const kept = await request(t.http).get(`${API}/organizations/${org.id}/members/${applicantMemberId}`).set(bearer(member)).expect(200);
+    expect(kept.body.payload).toMatchObject({ role: 'admin', status: 'active' });
+  });
+
   it('approves with an explicit role; an admin cannot grant owner', async () => {
     const { org, owner, admin } = await openOrganization();
     const applicant = await registerUser(t.http);

@@ -237,6 +237,57 @@ describe('tenancy: organizations', () => {
     expect(memberSwitch.body.payload).toMatchObject({ defaultOrganizationId: org.id, defaultWorkspaceId: null });
   });
 
+  it('PATCH /users/me with a null default clears it; a null organization clears the workspace with it', async () => {
+    const owner = await registerUser(t.http);
+    const noWorkspace = await request(t.http).patch(`${API}/users/me`).set(bearer(owner)).send({ defaultWorkspaceId: null }).expect(200);
+    expect(noWorkspace.body.payload).toMatchObject({ defaultOrganizationId: owner.defaultOrganizationId, defaultWorkspaceId: null });
+    await request(t.http).patch(`${API}/users/me`).set(bearer(owner)).send({ defaultWorkspaceId: owner.defaultWorkspaceId }).expect(200);
+    const none = await request(t.http).patch(`${API}/users/me`).set(bearer(owner)).send({ defaultOrganizationId: null }).expect(200);
+    expect(none.body.payload).toMatchObject({ defaultOrganizationId: null, defaultWorkspaceId: null });
+    // A workspace cannot be the default without its organization.
+    const orphan = await request(t.http)
+      .patch(`${API}/users/me`)
+      .set(bearer(owner))
+      .send({ defaultOrganizationId: null, defaultWorkspaceId: owner.defaultWorkspaceId })
+      .expect(400);
+    expect(orphan.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'defaultWorkspaceId' } });
+    const both = await request(t.http)
+      .patch(`${API}/users/me`)
+      .set(bearer(owner))
+      .send({ defaultOrganizationId: owner.defaultOrganizationId, defaultWorkspaceId: null })
+      .expect(200);
+    expect(both.body.payload).toMatchObject({ defaultOrganizationId: owner.defaultOrganizationId, defaultWorkspaceId: null });
+  });
+
+  it('refuses organization names made only of whitespace exactly like the empty name, and stores names trimmed', async () => {
+    const owner = await registerUser(t.http);
+    const empty = await request(t.http).post(`${API}/organizations`).set(bearer(owner)).send({ name: '', slug: uniqueSlug(), type: 'team' }).expect(400);
+    const blank = await request(t.http).post(`${API}/organizations`).set(bearer(owner)).send({ name: '   ', slug: uniqueSlug(), type: 'team' }).expect(400);
+    expect(blank.body.code).toBe('VALIDATION_ERROR');
+    expect(problemsOf(blank.body)).toEqual(problemsOf(empty.body));
+    expect(problemsOf(blank.body)[0].field).toBe('name');
+    const org = await createOrganization(t.http, owner, { name: '  Acme  ' });
+    const patched = await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ name: '\t ' }).expect(400);
+    expect(problemsOf(patched.body)[0]).toMatchObject({ field: 'name' });
+    const detail = await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(owner)).expect(200);
+    expect(detail.body.payload.name).toBe('Acme');
+  });
+
+  it('PATCH settings with a known key set to null removes it, so the default applies again', async () => {
+    const { org, owner } = await organizationWithRoles(t.http);
+    await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ settings: { defaultJoinRole: 'guest', allowJoinRequests: false } }).expect(200);
+    const res = await request(t.http)
+      .patch(`${API}/organizations/${org.id}`)
+      .set(bearer(owner))
+      .send({ settings: { defaultJoinRole: null, allowJoinRequests: null } })
+      .expect(200);
+    expect(res.body.payload.settings).toEqual({ allowJoinRequests: true, defaultJoinRole: 'member' });
+    const [row] = await t.dataSource.query(`SELECT settings FROM organizations WHERE id = $1`, [org.id]);
+    expect(row.settings).toEqual({});
+    // A wrong value is still refused.
+    await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ settings: { defaultJoinRole: 'owner' } }).expect(400);
+  });
+
   it('counts the live documents of the organization (deleted ones left out)', async () => {
     const owner = await registerUser(t.http);
     const create = (id: string) =>

@@ -144,6 +144,20 @@ describe('tenancy: workspaces', () => {
     expect(row).toEqual({ name: 'Renamed', color: 'green' });
   });
 
+  it('refuses workspace names made only of whitespace exactly like the empty name, on create and PATCH', async () => {
+    const { org, owner } = await organizationWithRoles(t.http);
+    const post = (name: string) => request(t.http).post(`${API}/organizations/${org.id}/workspaces`).set(bearer(owner)).send({ name, slug: 'blank' });
+    const empty = await post('').expect(400);
+    const blank = await post('   ').expect(400);
+    expect(blank.body.code).toBe('VALIDATION_ERROR');
+    expect(problemsOf(blank.body)).toEqual(problemsOf(empty.body));
+    const ws = await createWorkspace(owner, org.id, { name: ' Sales ' });
+    const patched = await request(t.http).patch(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(owner)).send({ name: '  ' }).expect(400);
+    expect(problemsOf(patched.body)[0]).toMatchObject({ field: 'name' });
+    const [row] = await t.dataSource.query(`SELECT name FROM workspaces WHERE id = $1`, [ws]);
+    expect(row.name).toBe('Sales');
+  });
+
   it('archives and restores (workspace owner, organization owner/admin); archived workspaces are read-only', async () => {
     const { org, owner, admin, member, guest } = await organizationWithRoles(t.http);
     const ws = await createWorkspace(owner, org.id);

@@ -8,10 +8,10 @@ import {
   Query,
   UseGuards,
 } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import {
   ApiKeyResponseDto,
@@ -54,6 +54,7 @@ export class ApiKeysController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Revoke an API key; requests with it get 401 from now on' })
   @ApiEnvelope(ApiKeyResponseDto)
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown API key, or one of another user', schema: ERROR_ENVELOPE_SCHEMA })
   revoke(
     @CurrentPrincipal() principal: Principal,
     @Param('keyId', new UuidParamPipe('API key')) keyId: string,

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { ApiExtraModels, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiExtraModels, ApiOperation, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Public } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
@@ -42,6 +42,7 @@ export class AuthController {
   @Public()
   @ApiOperation({ summary: 'Register; creates a personal organization and its default workspace' })
   @ApiEnvelope(TokenPairDto, { status: 201 })
+  @ApiConflictResponse({ description: 'ALREADY_EXISTS: an account with this e-mail address exists (details.field email)', schema: ERROR_ENVELOPE_SCHEMA })
   register(@Body() dto: RegisterDto, @Req() request: Request): Promise<TokenPairDto> {
     return this.accounts.register(dto, metaOf(request));
   }

@@ -11,7 +11,7 @@ import {
   Res,
   UseFilters,
 } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Public, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
@@ -184,6 +184,11 @@ export abstract class IssuerEndpoints {
         refresh_token: str,
       },
     },
+  })
+  @ApiHeader({
+    name: 'authorization',
+    required: false,
+    description: 'HTTP Basic client authentication (`Basic base64(client_id:client_secret)`); alternatively send client_id and client_secret as form fields',
   })
   @ApiResponse({
     status: 200,

@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, Param, Post, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { BindOAuthDto, OAuthBindingDto, ProviderParamDto } from '../dtos/oidc-provider.dto.js';
 import { FirstPartySessionGuard } from '../../../common/auth/first-party-session.guard.js';
 import { OAuthBindingService } from '../services/third-party/oauth-binding.service.js';
@@ -24,6 +24,7 @@ export class OAuthBindingsController {
   @Post(':provider')
   @ApiOperation({ summary: 'Bind a third-party identity with an authorization code from the provider' })
   @ApiEnvelope(OAuthBindingDto, { status: 201 })
+  @ApiConflictResponse({ description: 'ALREADY_EXISTS: the identity is bound to an account, or another identity of the provider is bound to yours', schema: ERROR_ENVELOPE_SCHEMA })
   bind(
     @CurrentPrincipal() principal: Principal,
     @Param() params: ProviderParamDto,
@@ -35,6 +36,8 @@ export class OAuthBindingsController {
   @Delete(':provider')
   @ApiOperation({ summary: 'Unbind a third-party identity' })
   @ApiEnvelope(null)
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: no identity of this provider is bound', schema: ERROR_ENVELOPE_SCHEMA })
+  @ApiConflictResponse({ description: 'INVALID_STATE: it is the only way left to sign in (set a password or bind another provider first)', schema: ERROR_ENVELOPE_SCHEMA })
   unbind(@CurrentPrincipal() principal: Principal, @Param() params: ProviderParamDto): Promise<void> {
     return this.bindings.unbind(principal, params.provider);
   }

@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import {
   CreateOAuthClientDto,
@@ -60,6 +60,7 @@ export class OAuthClientsController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Issue a new client secret (shown once); the old one stops working' })
   @ApiEnvelope(OAuthClientWithSecretDto)
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown client, or one of another user', schema: ERROR_ENVELOPE_SCHEMA })
   regenerateSecret(
     @CurrentPrincipal() principal: Principal,
     @Param('clientId') clientId: string,

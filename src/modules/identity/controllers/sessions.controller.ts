@@ -8,10 +8,10 @@ import {
   Query,
   UseGuards,
 } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import { EndedSessionsDto, SessionResponseDto } from '../dtos/auth.dto.js';
 import { FirstPartySessionGuard } from '../../../common/auth/first-party-session.guard.js';
@@ -46,6 +46,7 @@ export class SessionsController {
   @Delete(':sessionId')
   @ApiOperation({ summary: 'End a session: its refresh token and access tokens stop working' })
   @ApiEnvelope(null)
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown or already ended session, or one of another user', schema: ERROR_ENVELOPE_SCHEMA })
   end(
     @CurrentPrincipal() principal: Principal,
     @Param('sessionId', new UuidParamPipe('session')) sessionId: string,

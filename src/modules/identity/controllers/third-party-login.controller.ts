@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Query, Req } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Public } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
@@ -21,6 +21,9 @@ export class ThirdPartyLoginController {
 
   @Get(':provider/authorize')
   @Public()
+  // Public, but a first-party bearer token, when sent, turns the flow into binding: the bearer is optional.
+  @ApiBearerAuth()
+  @ApiSecurity({})
   @ApiOperation({
     summary: 'The provider sign-in URL (with state, nonce and PKCE)',
     description:

@@ -11,9 +11,11 @@ import {
 } from 'class-validator';
 import { SCOPES } from '../../../common/auth/principal.js';
 import type { ApiKeyEntity } from '../entities/api-key.entity.js';
+import { Trimmed } from '../../../common/http/validation-decorators.js';
 
 export class CreateApiKeyDto {
-  @ApiProperty({ example: 'CI pipeline' })
+  @ApiProperty({ example: 'CI pipeline', description: 'Trimmed; blank is refused' })
+  @Trimmed()
   @IsString()
   @MinLength(1)
   @MaxLength(100)

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsEmail, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { UserResponseDto } from './user.dto.js';
+import { Trimmed } from '../../../common/http/validation-decorators.js';
 
 /** E.164: `+` and 7 to 15 digits. */
 export const PHONE_PATTERN = /^\+[1-9]\d{6,14}$/;
@@ -17,8 +18,12 @@ export class RegisterDto {
   @MaxLength(256)
   password: string;
 
-  @ApiPropertyOptional({ example: 'Ada Lovelace', description: "Default: the e-mail address's local part (the register body is not shown in the spec)" })
+  @ApiPropertyOptional({
+    example: 'Ada Lovelace',
+    description: "Default: the e-mail address's local part (the register body is not shown in the spec). Trimmed; blank is refused",
+  })
   @IsOptional()
+  @Trimmed()
   @IsString()
   @MinLength(1)
   @MaxLength(100)

@@ -15,9 +15,11 @@ import {
   type ClientGrantType,
   type OAuthClientEntity,
 } from '../entities/oauth-client.entity.js';
+import { Trimmed } from '../../../common/http/validation-decorators.js';
 
 export class CreateOAuthClientDto {
-  @ApiProperty({ example: 'Reporting dashboard' })
+  @ApiProperty({ example: 'Reporting dashboard', description: 'Trimmed; blank is refused' })
+  @Trimmed()
   @IsString()
   @MinLength(1)
   @MaxLength(100)

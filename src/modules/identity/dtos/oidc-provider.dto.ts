@@ -12,7 +12,7 @@ import {
   MinLength,
   ValidateIf,
 } from 'class-validator';
-import { PresentNotNull } from '../../../common/http/validation-decorators.js';
+import { PresentNotNull, Trimmed } from '../../../common/http/validation-decorators.js';
 import {
   OAUTH_PROVIDERS,
   type OAuthProvider,
@@ -32,8 +32,9 @@ export class CreateOidcProviderDto {
   @IsIn(OAUTH_PROVIDERS)
   provider: OAuthProvider;
 
-  @ApiPropertyOptional({ example: 'Google' })
+  @ApiPropertyOptional({ example: 'Google', description: 'Trimmed; blank is refused' })
   @IsOptional()
+  @Trimmed()
   @IsString()
   @MinLength(1)
   @MaxLength(100)
@@ -89,7 +90,7 @@ export class CreateOidcProviderDto {
 
 /** Fields left out stay as they are; the ones stored as non-null values refuse an explicit null (VALIDATION_ERROR). */
 export class UpdateOidcProviderDto {
-  @ApiPropertyOptional() @PresentNotNull() @IsString() @MinLength(1) @MaxLength(100) displayName?: string;
+  @ApiPropertyOptional({ description: 'Trimmed; blank is refused' }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(100) displayName?: string;
   @ApiPropertyOptional() @PresentNotNull() @IsUrl(URL_OPTIONS) @MaxLength(2048) issuer?: string;
   @ApiPropertyOptional() @PresentNotNull() @IsString() @MinLength(1) @MaxLength(512) clientId?: string;
   @ApiPropertyOptional({ description: 'Stored encrypted; never returned' })

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsNotEmpty, IsOptional, IsString, IsTimeZone, IsUrl, IsUUID, Matches, MaxLength } from 'class-validator';
-import { PresentNotNull } from '../../../common/http/validation-decorators.js';
+import { PresentNotNull, Trimmed } from '../../../common/http/validation-decorators.js';
 import type { UserEntity } from '../entities/user.entity.js';
 
 export class UserResponseDto {
@@ -37,13 +37,24 @@ export class UserResponseDto {
 
 /** Spec 2.1: every field optional. */
 export class UpdateUserDto {
-  @ApiPropertyOptional({ description: 'Not null: every user has a name' }) @PresentNotNull() @IsString() @IsNotEmpty() @MaxLength(100) displayName?: string;
+  @ApiPropertyOptional({ description: 'Not null: every user has a name; trimmed, blank is refused' }) @PresentNotNull() @Trimmed() @IsString() @IsNotEmpty() @MaxLength(100) displayName?: string;
   @ApiPropertyOptional({ description: 'An http(s) URL; null removes it' }) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }) @MaxLength(2048) avatarUrl?: string;
   @ApiPropertyOptional({ example: 'en-US', description: 'A language tag: a 2–3 letter language, then subtags joined by - or _ (en, de-CH, zh_CN); null resets it' })
   @IsOptional()
   @Matches(/^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$/)
   locale?: string;
   @ApiPropertyOptional({ example: 'Europe/Berlin', description: 'An IANA time zone; null resets it' }) @IsOptional() @IsString() @MaxLength(64) @IsTimeZone() timezone?: string;
-  @ApiPropertyOptional() @IsOptional() @IsUUID() defaultOrganizationId?: string;
-  @ApiPropertyOptional() @IsOptional() @IsUUID() defaultWorkspaceId?: string;
+  @ApiPropertyOptional({
+    format: 'uuid',
+    nullable: true,
+    type: String,
+    description: 'An organization you are an active member of; null clears it (and the default workspace with it)',
+  })
+  @IsOptional()
+  @IsUUID()
+  defaultOrganizationId?: string | null;
+  @ApiPropertyOptional({ format: 'uuid', nullable: true, type: String, description: 'A workspace of the default organization you can read; null clears it' })
+  @IsOptional()
+  @IsUUID()
+  defaultWorkspaceId?: string | null;
 }

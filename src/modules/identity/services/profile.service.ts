@@ -5,11 +5,14 @@ import { UpdateUserDto, UserResponseDto } from '../dtos/user.dto.js';
 import { UserEntity } from '../entities/user.entity.js';
 import { UsersService } from './users.service.js';
 
-/** Checks new defaults; may return the default workspace that goes with a new default organization. */
+/**
+ * Checks new defaults (null clears one); may return the default workspace that goes with a new (or cleared)
+ * default organization.
+ */
 export type DefaultsValidator = (
   userId: string,
-  organizationId?: string,
-  workspaceId?: string,
+  organizationId?: string | null,
+  workspaceId?: string | null,
 ) => Promise<{ defaultWorkspaceId: string | null } | undefined>;
 
 /** The current user's own record (spec 4.1). */
@@ -39,9 +42,13 @@ export class ProfileService {
           ? await this.defaultsValidator?.(user.id, dto.defaultOrganizationId, dto.defaultWorkspaceId)
           : undefined;
       const changes: Partial<UserEntity> = {};
-      for (const key of ['displayName', 'avatarUrl', 'locale', 'timezone', 'defaultOrganizationId', 'defaultWorkspaceId'] as const) {
+      if (dto.displayName !== undefined) {
+        changes.displayName = dto.displayName;
+      }
+      // null clears these (the validator above has accepted a null default).
+      for (const key of ['avatarUrl', 'locale', 'timezone', 'defaultOrganizationId', 'defaultWorkspaceId'] as const) {
         if (dto[key] !== undefined) {
-          changes[key] = dto[key];
+          changes[key] = dto[key] ?? null;
         }
       }
       if (following) {

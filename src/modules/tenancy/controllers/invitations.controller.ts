@@ -1,9 +1,9 @@
 import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, Param, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
 import { CreatedInvitationDto, CreateInvitationDto, InvitationQueryDto, InvitationResponseDto } from '../dtos/invitation.dto.js';
 import { RequireOrgRole } from '../guards/tenancy-roles.decorators.js';
@@ -20,6 +20,7 @@ export class InvitationsController {
   @RequireOrgRole('admin')
   @ApiOperation({ summary: 'Invite someone by e-mail (owner or admin); the token is e-mailed to the invitee and shown once in this answer' })
   @ApiEnvelope(CreatedInvitationDto, { status: 201 })
+  @ApiConflictResponse({ description: 'ALREADY_MEMBER: the e-mail belongs to a member; ALREADY_EXISTS: a pending invitation for the e-mail exists (payload invitationId)', schema: ERROR_ENVELOPE_SCHEMA })
   create(
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,
@@ -57,6 +58,7 @@ export class InvitationsController {
   @RequireOrgRole('guest')
   @ApiOperation({ summary: 'Revoke an invitation that was not accepted (owner, admin or the inviter)' })
   @ApiEnvelope(InvitationResponseDto)
+  @ApiConflictResponse({ description: 'INVITATION_ALREADY_ACCEPTED: the invitation was accepted (payload status)', schema: ERROR_ENVELOPE_SCHEMA })
   revoke(
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,

@@ -79,8 +79,12 @@ export class JoinRequestsController {
   @FirstPartyOnly()
   @HttpCode(200)
   @RequireOrgRole('admin')
-  @ApiOperation({ summary: 'Approve: creates the member and notifies the applicant (owner or admin)' })
+  @ApiOperation({
+    summary: 'Approve: creates the member and notifies the applicant (owner or admin)',
+    description: 'An applicant who meanwhile became a member another way keeps that membership; the request is still marked approved.',
+  })
   @ApiEnvelope(JoinRequestResponseDto)
+  @ApiConflictResponse({ description: 'INVALID_STATE: the join request is not pending (payload status)', schema: ERROR_ENVELOPE_SCHEMA })
   approve(
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,
@@ -96,6 +100,7 @@ export class JoinRequestsController {
   @RequireOrgRole('admin')
   @ApiOperation({ summary: 'Reject with a review note; the applicant is notified (owner or admin)' })
   @ApiEnvelope(JoinRequestResponseDto)
+  @ApiConflictResponse({ description: 'INVALID_STATE: the join request is not pending (payload status)', schema: ERROR_ENVELOPE_SCHEMA })
   reject(
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,

@@ -1,9 +1,9 @@
 import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
 import { AddMemberDto, MemberQueryDto, MemberResponseDto, UpdateMemberDto } from '../dtos/member.dto.js';
 import { RequireOrgRole } from '../guards/tenancy-roles.decorators.js';
@@ -28,6 +28,7 @@ export class OrganizationMembersController {
   @RequireOrgRole('admin')
   @ApiOperation({ summary: 'Add a user as member (owner or admin)' })
   @ApiEnvelope(MemberResponseDto, { status: 201 })
+  @ApiConflictResponse({ description: 'ALREADY_MEMBER: the user is already a member (of any status)', schema: ERROR_ENVELOPE_SCHEMA })
   add(@CurrentPrincipal() principal: Principal, @Param('organizationId') organizationId: string, @Body() dto: AddMemberDto): Promise<MemberResponseDto> {
     return this.members.add(principal, organizationId, dto);
   }

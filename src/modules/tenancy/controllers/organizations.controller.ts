@@ -1,6 +1,6 @@
 import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
 import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
@@ -18,6 +18,7 @@ export class OrganizationsController {
   @FirstPartyOnly()
   @ApiOperation({ summary: 'Create an organization; the caller becomes owner and a default workspace is created' })
   @ApiEnvelope(OrganizationDetailDto, { status: 201 })
+  @ApiConflictResponse({ description: 'ALREADY_EXISTS: the slug is taken (details.field slug)', schema: ERROR_ENVELOPE_SCHEMA })
   create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateOrganizationDto): Promise<OrganizationDetailDto> {
     return this.organizations.create(principal, dto);
   }

@@ -1,9 +1,9 @@
 import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
 import { AddWorkspaceMemberDto, UpdateWorkspaceMemberDto, WorkspaceMemberQueryDto, WorkspaceMemberResponseDto } from '../dtos/workspace-member.dto.js';
 import { RequireWorkspaceRole } from '../guards/tenancy-roles.decorators.js';
@@ -33,6 +33,7 @@ export class WorkspaceMembersController {
   @RequireWorkspaceRole('owner')
   @ApiOperation({ summary: 'Add an organization member to the workspace (workspace owner, organization owner/admin)' })
   @ApiEnvelope(WorkspaceMemberResponseDto, { status: 201 })
+  @ApiConflictResponse({ description: 'ALREADY_MEMBER: the user is already a member of the workspace (payload memberId)', schema: ERROR_ENVELOPE_SCHEMA })
   add(
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,

@@ -1,9 +1,9 @@
 import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
 import { CreateWorkspaceDto, UpdateWorkspaceDto, WorkspaceQueryDto, WorkspaceResponseDto } from '../dtos/workspace.dto.js';
 import { RequireOrgRole, RequireWorkspacePermission, RequireWorkspaceRole } from '../guards/tenancy-roles.decorators.js';
@@ -20,6 +20,7 @@ export class WorkspacesController {
   @RequireOrgRole('admin')
   @ApiOperation({ summary: 'Create a workspace (organization owner or admin); the creator becomes its owner' })
   @ApiEnvelope(WorkspaceResponseDto, { status: 201 })
+  @ApiConflictResponse({ description: 'ALREADY_EXISTS: the slug is used in the organization (details.field slug)', schema: ERROR_ENVELOPE_SCHEMA })
   create(
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,
@@ -85,6 +86,7 @@ export class WorkspacesController {
   @RequireWorkspacePermission('archive')
   @ApiOperation({ summary: 'Archive: the workspace becomes read-only (workspace owner, organization owner/admin)' })
   @ApiEnvelope(WorkspaceResponseDto)
+  @ApiConflictResponse({ description: 'INVALID_STATE: the workspace is already archived', schema: ERROR_ENVELOPE_SCHEMA })
   archive(
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,
@@ -99,6 +101,7 @@ export class WorkspacesController {
   @RequireWorkspacePermission('archive')
   @ApiOperation({ summary: 'Restore an archived workspace (workspace owner, organization owner/admin)' })
   @ApiEnvelope(WorkspaceResponseDto)
+  @ApiConflictResponse({ description: 'INVALID_STATE: the workspace is not archived', schema: ERROR_ENVELOPE_SCHEMA })
   restore(
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,

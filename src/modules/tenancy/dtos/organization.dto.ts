@@ -4,7 +4,7 @@ import { GRANTABLE_ROLES, type GrantableRole } from '../entities/organization-in
 import { ORGANIZATION_ROLES, type OrganizationRole } from '../entities/organization-member.entity.js';
 import { ORGANIZATION_TYPES, type OrganizationEntity, type OrganizationType } from '../entities/organization.entity.js';
 import { effectiveSettings, settingsProblem } from '../policies/organization-roles.js';
-import { PresentNotNull } from '../../../common/http/validation-decorators.js';
+import { PresentNotNull, Trimmed } from '../../../common/http/validation-decorators.js';
 import { isoRequired } from './tenancy-common.dto.js';
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
@@ -29,7 +29,7 @@ const settingsDoc = {
 } as const;
 
 export class CreateOrganizationDto {
-  @ApiProperty({ maxLength: 100 }) @IsString() @MinLength(1) @MaxLength(100) name: string;
+  @ApiProperty({ maxLength: 100, description: 'Trimmed; blank is refused' }) @Trimmed() @IsString() @MinLength(1) @MaxLength(100) name: string;
   @ApiProperty({ description: `Globally unique; ${SLUG_RULE}`, example: 'acme' })
   @IsString()
   @Matches(SLUG_PATTERN, { message: `slug must be ${SLUG_RULE}` })
@@ -42,7 +42,7 @@ export class CreateOrganizationDto {
 
 /** PATCH: every field optional; `displayName`, `description` and `logoUrl` may be null to clear them. */
 export class UpdateOrganizationDto {
-  @ApiPropertyOptional({ maxLength: 100 }) @PresentNotNull() @IsString() @MinLength(1) @MaxLength(100) name?: string;
+  @ApiPropertyOptional({ maxLength: 100, description: 'Trimmed; blank is refused' }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(100) name?: string;
   @ApiPropertyOptional({ maxLength: 200, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(200) displayName?: string | null;
   @ApiPropertyOptional({ maxLength: 2000, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(2000) description?: string | null;
   @ApiPropertyOptional({ nullable: true, type: String }) @IsOptional() @IsUrl({ require_tld: false }) @MaxLength(2048) logoUrl?: string | null;

@@ -7,7 +7,7 @@ import { WORKSPACE_VISIBILITIES, type WorkspaceEntity, type WorkspaceVisibility 
 import type { WorkspaceAccess } from '../services/workspace-access.service.js';
 import { DataSourceReferenceInputDto, DataSourceReferenceResponseDto } from './data-source-reference.dto.js';
 import { SLUG_PATTERN } from './organization.dto.js';
-import { PresentNotNull, QueryBoolean } from '../../../common/http/validation-decorators.js';
+import { PresentNotNull, QueryBoolean, Trimmed } from '../../../common/http/validation-decorators.js';
 import { iso, isoRequired } from './tenancy-common.dto.js';
 
 const refsDoc: ApiPropertyOptions = {
@@ -18,7 +18,7 @@ const refsDoc: ApiPropertyOptions = {
 };
 
 export class CreateWorkspaceDto {
-  @ApiProperty({ maxLength: 100 }) @IsString() @MinLength(1) @MaxLength(100) name: string;
+  @ApiProperty({ maxLength: 100, description: 'Trimmed; blank is refused' }) @Trimmed() @IsString() @MinLength(1) @MaxLength(100) name: string;
   @ApiProperty({ description: 'Unique inside the organization; lower-case letters, digits and hyphens', example: 'sales' })
   @IsString()
   @Matches(SLUG_PATTERN, { message: 'slug must be lower-case letters, digits and hyphens, 1-64 characters' })
@@ -37,7 +37,7 @@ export class CreateWorkspaceDto {
 }
 
 export class UpdateWorkspaceDto {
-  @ApiPropertyOptional({ maxLength: 100 }) @PresentNotNull() @IsString() @MinLength(1) @MaxLength(100) name?: string;
+  @ApiPropertyOptional({ maxLength: 100, description: 'Trimmed; blank is refused' }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(100) name?: string;
   @ApiPropertyOptional({ maxLength: 2000, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(2000) description?: string | null;
   @ApiPropertyOptional({ maxLength: 100, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(100) icon?: string | null;
   @ApiPropertyOptional({ maxLength: 32, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(32) color?: string | null;

@@ -42,10 +42,11 @@ export function settingsProblem(value: unknown): string | null {
     return 'settings must be an object';
   }
   const raw = value as Record<string, unknown>;
-  if (raw.allowJoinRequests !== undefined && typeof raw.allowJoinRequests !== 'boolean') {
+  // null is "no value": a PATCH removes the key (the default applies again), a create stores nothing meaningful.
+  if (raw.allowJoinRequests !== undefined && raw.allowJoinRequests !== null && typeof raw.allowJoinRequests !== 'boolean') {
     return 'settings.allowJoinRequests must be a boolean';
   }
-  if (raw.defaultJoinRole !== undefined && !(GRANTABLE_ROLES as readonly unknown[]).includes(raw.defaultJoinRole)) {
+  if (raw.defaultJoinRole !== undefined && raw.defaultJoinRole !== null && !(GRANTABLE_ROLES as readonly unknown[]).includes(raw.defaultJoinRole)) {
     return `settings.defaultJoinRole must be one of ${GRANTABLE_ROLES.join(', ')}`;
   }
   if (JSON.stringify(raw).length > 16_384) {

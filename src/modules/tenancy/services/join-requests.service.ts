@@ -15,6 +15,7 @@ import type {
 } from '../dtos/join-request.dto.js';
 import { iso, isoRequired } from '../dtos/tenancy-common.dto.js';
 import { JoinRequestEntity } from '../entities/join-request.entity.js';
+import type { GrantableRole } from '../entities/organization-invitation.entity.js';
 import { OrganizationMemberEntity } from '../entities/organization-member.entity.js';
 import { OrganizationEntity } from '../entities/organization.entity.js';
 import { effectiveSettings, isOrgAdmin, isUuid } from '../policies/organization-roles.js';
@@ -110,8 +111,16 @@ export class JoinRequestsService {
         throw AppException.validation([{ field: 'role', reason: 'ownership changes only through transfer-ownership' }]);
       }
       const org = await this.activeOrganization(organizationId, false);
-      const role = dto.role ?? effectiveSettings(org.settings).defaultJoinRole;
-      await this.members.createMember(organizationId, request.userId, role, principal.userId, 'join_request');
+      const existing = await this.tx.manager.findOne(OrganizationMemberEntity, { where: { organizationId, userId: request.userId } });
+      let role: GrantableRole | null;
+      if (existing) {
+        // The applicant became a member another way meanwhile: the request is settled as approved and the membership
+        // stays as it is (its role recorded when it is one a request can grant), rather than pending forever.
+        role = existing.role === 'owner' ? null : existing.role;
+      } else {
+        role = dto.role ?? effectiveSettings(org.settings).defaultJoinRole;
+        await this.members.createMember(organizationId, request.userId, role, principal.userId, 'join_request');
+      }
       await this.tx.manager.update(
         JoinRequestEntity,
         { id: request.id },

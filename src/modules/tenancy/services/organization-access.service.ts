@@ -42,11 +42,22 @@ export class OrganizationAccessService {
     if (!isUuid(organizationId)) {
       return null;
     }
+    if (lock) {
+      // The lock is its own statement so the membership below is read after it is granted. Locked in one join,
+      // PostgreSQL would recheck only the organization row once a concurrent holder commits and hand back the
+      // membership as it was before (a caller whose ownership was just transferred away would still read owner).
+      const locked = await this.tx.manager.query<unknown[]>(`SELECT 1 FROM organizations WHERE id = $1 AND archived_at IS NULL FOR UPDATE`, [
+        organizationId,
+      ]);
+      if (locked.length === 0) {
+        return null;
+      }
+    }
     const rows = await this.tx.manager.query<MembershipRow[]>(
       `SELECT o.id AS organization_id, o.owner_id, m.id AS member_id, m.role, m.status
          FROM organizations o
          JOIN organization_members m ON m.organization_id = o.id AND m.user_id = $2
-        WHERE o.id = $1 AND o.archived_at IS NULL${lock ? ' FOR UPDATE OF o' : ''}`,
+        WHERE o.id = $1 AND o.archived_at IS NULL`,
       [organizationId, userId],
     );
     const row = rows[0];
@@ -58,7 +69,8 @@ export class OrganizationAccessService {
 
   /**
    * Refuses unless the caller is an active member with at least `minimum`. `lock` takes a row lock on the
-   * organization so concurrent membership changes (ownership transfer, leave) serialize.
+   * organization so concurrent membership changes (ownership transfer, role changes, removal, leave, archive)
+   * serialize, and checks the caller's membership as it is once the lock is held.
    */
   async require(userId: string, organizationId: string, minimum: OrganizationRole = 'guest', lock = false): Promise<OrganizationAccess> {
     const access = await this.find(userId, organizationId, lock);
@@ -72,6 +84,30 @@ export class OrganizationAccessService {
       throw AppException.forbidden(`organization role ${minimum} or higher required`);
     }
     return access;
+  }
+
+  /**
+   * Whether `userId` is a member (of any status) of the organization, holding that membership in place until the
+   * transaction ends: for writes that need the membership to stay, such as adding a workspace member. Share locks on
+   * the organization row (taken first, as every locking path does, so no deadlock) and on the member row conflict
+   * with the locks leave and removal take, so either this write waits and then sees the membership gone, or the
+   * removal waits and then deletes what this write added.
+   */
+  async holdMembership(userId: string, organizationId: string): Promise<boolean> {
+    if (!isUuid(organizationId)) {
+      return false;
+    }
+    const organization = await this.tx.manager.query<unknown[]>(`SELECT 1 FROM organizations WHERE id = $1 AND archived_at IS NULL FOR SHARE`, [
+      organizationId,
+    ]);
+    if (organization.length === 0) {
+      return false;
+    }
+    const member = await this.tx.manager.query<unknown[]>(
+      `SELECT 1 FROM organization_members WHERE organization_id = $1 AND user_id = $2 FOR KEY SHARE`,
+      [organizationId, userId],
+    );
+    return member.length > 0;
   }
 
   /**

@@ -9,6 +9,7 @@ import { UsersService } from '../../identity/services/users.service.js';
 import type { AddMemberDto, MemberQueryDto, MemberResponseDto, UpdateMemberDto } from '../dtos/member.dto.js';
 import { isoRequired } from '../dtos/tenancy-common.dto.js';
 import { type MemberStatus, OrganizationMemberEntity, type OrganizationRole } from '../entities/organization-member.entity.js';
+import { JoinRequestEntity } from '../entities/join-request.entity.js';
 import { WorkspaceMemberEntity } from '../entities/workspace-member.entity.js';
 import { isUuid } from '../policies/organization-roles.js';
 import { type OrganizationAccess, OrganizationAccessService } from './organization-access.service.js';
@@ -132,6 +133,9 @@ export class OrganizationMembersService {
     }
     const member = this.tx.manager.create(OrganizationMemberEntity, { organizationId, userId, role, status: 'active' });
     await this.tx.manager.save(member);
+    if (via !== 'join_request') {
+      await this.settleJoinRequest(organizationId, userId, role, actorId);
+    }
     await this.outbox.record({
       event: 'member_added',
       organizationId,
@@ -141,9 +145,25 @@ export class OrganizationMembersService {
     return this.load(organizationId, member.id);
   }
 
-  /** Ends a membership: the organization member, its workspace memberships, and defaults pointing there. */
+  /**
+   * A pending join request of someone who became a member another way (direct add, invitation) is settled as
+   * approved by whoever let them in, with the role they got: it would otherwise stay pending with nothing left to do.
+   */
+  private async settleJoinRequest(organizationId: string, userId: string, role: OrganizationRole, actorId: string): Promise<void> {
+    await this.tx.manager.update(
+      JoinRequestEntity,
+      { organizationId, userId, status: 'pending' },
+      { status: 'approved', role: role === 'owner' ? null : role, reviewedBy: actorId, reviewedAt: new Date() },
+    );
+  }
+
+  /**
+   * Ends a membership: the organization member, its workspace memberships, and defaults pointing there. The member
+   * row is locked first: a concurrent workspace-member add holds it (OrganizationAccessService.holdMembership), so
+   * the workspace memberships are deleted only once such an add has committed, and then include what it added.
+   */
   async deleteMembership(organizationId: string, userId: string, actorId: string, reason: 'removed' | 'left'): Promise<void> {
-    const member = await this.tx.manager.findOne(OrganizationMemberEntity, { where: { organizationId, userId } });
+    const member = await this.tx.manager.findOne(OrganizationMemberEntity, { where: { organizationId, userId }, lock: { mode: 'pessimistic_write' } });
     if (!member) {
       return;
     }

@@ -22,10 +22,25 @@ export class UserDefaultsService {
    * organization sent without a workspace brings one along, so the pair never points into two organizations: the
    * current default workspace if it is in that organization, else the organization's default workspace, else the
    * oldest one the user can use, else none. Returns the default workspace to store when it changes that way.
+   * null clears a default: clearing the organization clears the workspace too (a default workspace always lies in
+   * the default organization), so a workspace sent along with a null organization is refused.
    */
-  async validate(userId: string, organizationId?: string, workspaceId?: string): Promise<{ defaultWorkspaceId: string | null } | undefined> {
+  async validate(
+    userId: string,
+    organizationId?: string | null,
+    workspaceId?: string | null,
+  ): Promise<{ defaultWorkspaceId: string | null } | undefined> {
+    if (organizationId === null) {
+      if (workspaceId !== undefined && workspaceId !== null) {
+        throw AppException.validation([{ field: 'defaultWorkspaceId', reason: 'a default workspace needs a default organization' }]);
+      }
+      return { defaultWorkspaceId: null };
+    }
     if (organizationId !== undefined && !(await this.isActiveMember(userId, organizationId))) {
       throw AppException.validation([{ field: 'defaultOrganizationId', reason: 'you are not an active member of this organization' }]);
+    }
+    if (workspaceId === null) {
+      return undefined;
     }
     if (workspaceId === undefined) {
       return organizationId === undefined ? undefined : this.workspaceFollowing(userId, organizationId);

@@ -11,9 +11,10 @@ import type {
   WorkspaceMemberResponseDto,
 } from '../dtos/workspace-member.dto.js';
 import { isoRequired } from '../dtos/tenancy-common.dto.js';
-import { type MemberStatus, OrganizationMemberEntity } from '../entities/organization-member.entity.js';
+import type { MemberStatus } from '../entities/organization-member.entity.js';
 import { WorkspaceMemberEntity, type WorkspaceRole } from '../entities/workspace-member.entity.js';
 import { isUuid } from '../policies/organization-roles.js';
+import { OrganizationAccessService } from './organization-access.service.js';
 import { UserDefaultsService } from './user-defaults.service.js';
 import { WorkspaceAccessService } from './workspace-access.service.js';
 
@@ -44,6 +45,7 @@ export class WorkspaceMembersService {
   constructor(
     private readonly tx: TransactionHost,
     private readonly access: WorkspaceAccessService,
+    private readonly organizations: OrganizationAccessService,
     private readonly defaults: UserDefaultsService,
   ) {}
 
@@ -68,8 +70,7 @@ export class WorkspaceMembersService {
   async add(principal: Principal, organizationId: string, workspaceId: string, dto: AddWorkspaceMemberDto): Promise<WorkspaceMemberResponseDto> {
     return this.tx.run(async () => {
       const access = await this.access.requireIn(principal.userId, organizationId, workspaceId, 'manage');
-      const orgMember = await this.tx.manager.findOne(OrganizationMemberEntity, { where: { organizationId: access.organizationId, userId: dto.userId } });
-      if (!orgMember) {
+      if (!(await this.organizations.holdMembership(dto.userId, access.organizationId))) {
         throw AppException.validation([{ field: 'userId', reason: 'the user must be a member of the organization first' }]);
       }
       const existing = await this.tx.manager.findOne(WorkspaceMemberEntity, { where: { workspaceId, userId: dto.userId } });

@@ -39,6 +39,10 @@ export class WorkspacesService {
     try {
       return await this.tx.run(async () => {
         await this.orgAccess.require(principal.userId, organizationId, 'admin');
+        // The creator becomes a workspace member below: keep their organization membership from ending meanwhile.
+        if (!(await this.orgAccess.holdMembership(principal.userId, organizationId))) {
+          throw AppException.notFound('organization');
+        }
         await this.requireFreeSlug(organizationId, dto.slug);
         const workspace = this.tx.manager.create(WorkspaceEntity, {
           organizationId,

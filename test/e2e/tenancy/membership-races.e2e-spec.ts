@@ -1,0 +1,197 @@
+import request from 'supertest';
+import type { QueryRunner } from 'typeorm';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { API, bearer, organizationWithRoles, type TestUser } from './tenancy-helpers.js';
+
+/**
+ * Membership changes that race each other. Each test holds a row lock from its own connection so the requests
+ * queue up behind it and then run one after another in the worst order, instead of hoping a race happens.
+ */
+describe('tenancy: concurrent membership changes', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  /** Opens a transaction holding `sql`'s row locks until release(). */
+  async function holdLock(sql: string, params: unknown[]): Promise<{ release(): Promise<void> }> {
+    const runner: QueryRunner = t.dataSource.createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    await runner.query(sql, params);
+    return {
+      release: async () => {
+        await runner.commitTransaction();
+        await runner.release();
+      },
+    };
+  }
+
+  /** Resolves once `count` sessions of this test database wait for a lock, or `done` says to stop waiting. */
+  async function blockedSessions(count: number, done: () => boolean = () => false): Promise<void> {
+    for (let i = 0; i < 200 && !done(); i++) {
+      const [row] = await t.dataSource.query<Array<{ n: number }>>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      if (row.n >= count) {
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  async function owners(organizationId: string): Promise<{ members: string[]; ownerId: string }> {
+    const members = await t.dataSource.query<Array<{ user_id: string }>>(
+      `SELECT user_id FROM organization_members WHERE organization_id = $1 AND role = 'owner'`,
+      [organizationId],
+    );
+    const [org] = await t.dataSource.query<Array<{ owner_id: string }>>(
+      `SELECT owner_id FROM organizations WHERE id = $1`,
+      [organizationId],
+    );
+    return { members: members.map((m) => m.user_id), ownerId: org.owner_id };
+  }
+
+  function send(
+    method: 'post' | 'delete',
+    path: string,
+    by: TestUser,
+    body?: object,
+  ): Promise<request.Response> {
+    const call = request(t.http)[method](`${API}${path}`).set(bearer(by));
+    return Promise.resolve(body ? call.send(body) : call);
+  }
+
+  it('two concurrent ownership transfers leave exactly one owner; the second is FORBIDDEN', async () => {
+    const { org, owner, admin, member } = await organizationWithRoles(t.http);
+    const lock = await holdLock(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
+    const toAdmin = send('post', `/organizations/${org.id}/transfer-ownership`, owner, { userId: admin.id });
+    const toMember = send('post', `/organizations/${org.id}/transfer-ownership`, owner, {
+      userId: member.id,
+    });
+    await blockedSessions(2);
+    await lock.release();
+    const results = await Promise.all([toAdmin, toMember]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 403]);
+    expect(results.find((r) => r.status === 403)?.body.code).toBe('FORBIDDEN');
+    const winner = results[0].status === 200 ? admin : member;
+    expect(await owners(org.id)).toEqual({ members: [winner.id], ownerId: winner.id });
+    const previous = await t.dataSource.query(
+      `SELECT role FROM organization_members WHERE organization_id = $1 AND user_id = $2`,
+      [org.id, owner.id],
+    );
+    expect(previous[0].role).toBe('admin');
+  });
+
+  it('the previous owner cannot archive the organization once a concurrent transfer committed', async () => {
+    const { org, owner, admin } = await organizationWithRoles(t.http);
+    const lock = await holdLock(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
+    const transfer = send('post', `/organizations/${org.id}/transfer-ownership`, owner, { userId: admin.id });
+    await blockedSessions(1);
+    const archive = send('delete', `/organizations/${org.id}`, owner);
+    await blockedSessions(2);
+    await lock.release();
+    expect((await transfer).status).toBe(200);
+    const archived = await archive;
+    expect(archived.status).toBe(403);
+    expect(archived.body.code).toBe('FORBIDDEN');
+    const [row] = await t.dataSource.query(`SELECT archived_at FROM organizations WHERE id = $1`, [org.id]);
+    expect(row.archived_at).toBeNull();
+  });
+
+  it('the new owner leaving while ownership is transferred to them never leaves the organization without an owner', async () => {
+    const { org, owner, admin } = await organizationWithRoles(t.http);
+    const lock = await holdLock(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
+    const transfer = send('post', `/organizations/${org.id}/transfer-ownership`, owner, { userId: admin.id });
+    await blockedSessions(1);
+    const leave = send('post', `/organizations/${org.id}/leave`, admin);
+    await blockedSessions(2);
+    await lock.release();
+    const [transferred, left] = await Promise.all([transfer, leave]);
+    // Whichever runs first wins; the other is refused (owner cannot leave / new owner must be a member).
+    expect([transferred.status, left.status].sort()).toEqual(
+      transferred.status === 200 ? [200, 403] : [200, 400],
+    );
+    const now = await owners(org.id);
+    expect(now.members).toEqual([now.ownerId]);
+  });
+
+  it('leave racing a workspace-member add: the add waits and then finds no organization membership (400)', async () => {
+    const { org, owner, member } = await organizationWithRoles(t.http);
+    const lock = await holdLock(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
+    const leave = send('post', `/organizations/${org.id}/leave`, member);
+    await blockedSessions(1);
+    const add = send('post', `/organizations/${org.id}/workspaces/${org.defaultWorkspaceId}/members`, owner, {
+      userId: member.id,
+      role: 'owner',
+    });
+    await blockedSessions(2);
+    await lock.release();
+    expect((await leave).status).toBe(200);
+    const added = await add;
+    expect(added.status).toBe(400);
+    expect(added.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'userId' } });
+    const rows = await t.dataSource.query(
+      `SELECT 1 FROM workspace_members WHERE organization_id = $1 AND user_id = $2`,
+      [org.id, member.id],
+    );
+    expect(rows).toEqual([]);
+  });
+
+  it('a workspace-member add that got there first is deleted by the leave that waited for it', async () => {
+    const { org, owner, member } = await organizationWithRoles(t.http);
+    // The add's insert checks its foreign key to the workspace row: hold that row so the add stops right there,
+    // after it has checked the organization membership, while the member leaves.
+    const lock = await holdLock(`SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE`, [
+      org.defaultWorkspaceId,
+    ]);
+    const add = send('post', `/organizations/${org.id}/workspaces/${org.defaultWorkspaceId}/members`, owner, {
+      userId: member.id,
+      role: 'owner',
+    });
+    await blockedSessions(1);
+    let leaveDone = false;
+    const leave = send('post', `/organizations/${org.id}/leave`, member).then((res) => {
+      leaveDone = true;
+      return res;
+    });
+    await blockedSessions(2, () => leaveDone);
+    await lock.release();
+    const [added, left] = await Promise.all([add, leave]);
+    expect(left.status).toBe(200);
+    expect([201, 400]).toContain(added.status);
+    const orphans = await t.dataSource.query(
+      `SELECT wm.id FROM workspace_members wm
+        WHERE wm.organization_id = $1
+          AND NOT EXISTS (SELECT 1 FROM organization_members om WHERE om.organization_id = wm.organization_id AND om.user_id = wm.user_id)`,
+      [org.id],
+    );
+    expect(orphans).toEqual([]);
+  });
+
+  it('removal racing a workspace-member add: the add waits and then finds no organization membership (400)', async () => {
+    const { org, owner, member, memberIds } = await organizationWithRoles(t.http);
+    const lock = await holdLock(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
+    const remove = send('delete', `/organizations/${org.id}/members/${memberIds.member}`, owner);
+    await blockedSessions(1);
+    const add = send('post', `/organizations/${org.id}/workspaces/${org.defaultWorkspaceId}/members`, owner, {
+      userId: member.id,
+      role: 'editor',
+    });
+    await blockedSessions(2);
+    await lock.release();
+    expect((await remove).status).toBe(200);
+    const added = await add;
+    expect(added.status).toBe(400);
+    expect(added.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'userId' } });
+    const rows = await t.dataSource.query(
+      `SELECT 1 FROM workspace_members WHERE organization_id = $1 AND user_id = $2`,
+      [org.id, member.id],
+    );
+    expect(rows).toEqual([]);
+  });
+});
