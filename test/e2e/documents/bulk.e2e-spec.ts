@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
-import { addToWorkspace, bearer, createDocument, type DocHandle, newUser, seedRows, valueOf } from './documents.fixtures.js';
+import { addToWorkspace, bearer, createDocument, type DocHandle, newUser, scopedToken, seedRows, valueOf } from './documents.fixtures.js';
 import { problemsOf } from '../../utils/error-details.js';
 
 describe('documents: bulk writes', () => {
@@ -206,6 +206,60 @@ describe('documents: bulk writes', () => {
     expect(types).toEqual(expect.arrayContaining(['request_created', 'request_merged', 'data_bulk_operation', 'revision_created']));
     expect(types).not.toContain('data_row_updated');
     expect(events.find((event) => event.event_type === 'data_bulk_operation')?.payload.rowsUpdated).toBe(3);
+  });
+
+  it('needs doc:write for property targets, as PATCH /properties does', async () => {
+    const dataOnly = await scopedToken(t, owner, ['data:read', 'data:write']);
+    await request(t.http).patch(`${doc.path}/properties`).set(bearer(dataOnly)).send({ properties: { supplier: 'x' } }).expect(403);
+    for (const item of [
+      { target: { property: 'supplier' }, value: 'scoped' },
+      { target: { properties: true }, value: { supplier: 'scoped' } },
+    ]) {
+      const refused = await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(dataOnly)).send([item]).expect(403);
+      expect(refused.body).toMatchObject({ code: 'FORBIDDEN', details: { reason: 'missing scope doc:write' } });
+    }
+    const props = await request(t.http).get(`${doc.path}/properties`).set(bearer(owner)).expect(200);
+    expect(JSON.stringify(props.body.payload.properties)).not.toContain('scoped');
+    // Row targets still need data:write only.
+    await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(dataOnly)).send([{ target: { row: 'b30', field: 'qty' }, value: 30 }]).expect(200);
+    const both = await scopedToken(t, owner, ['data:write', 'doc:write']);
+    await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(both)).send([{ target: { property: 'supplier' }, value: 'allowed' }]).expect(200);
+  });
+
+  it('refuses an item or ValueEntry without value instead of clearing the cell (null still clears)', async () => {
+    await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send([{ target: { row: 'b40', field: 'qty' }, value: 40 }]).expect(200);
+    const missing = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([
+        { target: { row: 'b40', field: 'qty' } },
+        { target: { rows: ['b40'], field: 'qty' } },
+        { target: { property: 'supplier' } },
+        { target: { row: 'b40' }, value: [{ fieldId: 'qty' }] },
+      ])
+      .expect(400);
+    expect(missing.body.code).toBe('VALIDATION_ERROR');
+    expect(problemsOf(missing.body).map((p: { field: string }) => p.field)).toEqual(['[0].value', '[1].value', '[2].value', '[3].value[0].value']);
+    expect(valueOf((await request(t.http).get(`${doc.path}/data/b40`).set(bearer(owner)).expect(200)).body.payload, 'qty')).toEqual({ number: 40 });
+    await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send([{ target: { row: 'b40', field: 'qty' }, value: null }]).expect(200);
+    expect(valueOf((await request(t.http).get(`${doc.path}/data/b40`).set(bearer(owner)).expect(200)).body.payload, 'qty')).toBeUndefined();
+  });
+
+  it('refuses a target mixing forms rather than applying part of it', async () => {
+    const before = (await request(t.http).get(`${doc.path}/revisions`).set(bearer(owner)).expect(200)).body.payload.total;
+    const mixed = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([
+        { target: { row: 'b50', property: 'supplier' }, value: 'x' },
+        { target: { rows: ['b50'], row: 'b51', field: 'qty' }, value: 1 },
+        { target: { properties: true, property: 'supplier' }, value: { supplier: 'x' } },
+        { target: { rows: ['b50'] }, value: 1 },
+        { target: { properties: false }, value: {} },
+      ])
+      .expect(400);
+    expect(problemsOf(mixed.body).map((p: { field: string }) => p.field)).toEqual(['[0].target', '[1].target', '[2].target', '[3].target', '[4].target.properties']);
+    expect((await request(t.http).get(`${doc.path}/revisions`).set(bearer(owner)).expect(200)).body.payload.total).toBe(before);
   });
 
   it('refuses a viewer and other tenants', async () => {

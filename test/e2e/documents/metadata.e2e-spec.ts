@@ -2,6 +2,7 @@ import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { addToWorkspace, bearer, createDocument, createRow, type DocHandle, newUser, valueOf } from './documents.fixtures.js';
+import { problemsOf } from '../../utils/error-details.js';
 
 const FIELDS = [
   { id: 'name', name: 'Name', type: 'text' },
@@ -100,6 +101,36 @@ describe('documents: metadata', () => {
       [fresh.docId],
     );
     expect(single.payload).toMatchObject({ field: { id: 'extra', name: 'Extra', type: 'text', required: false }, updatedBy: owner.id, updatedAt: expect.any(String) });
+  });
+
+  it('drops only a removed option from multi_select values; a value left empty is reported as failed', async () => {
+    const options = [{ id: 'o1', label: 'One' }, { id: 'o2', label: 'Two' }];
+    const multi = await createDocument(t.http, owner, { docType: 'multi', fields: [{ id: 'm', name: 'M', type: 'multi_select', selectOptions: options }] });
+    await createRow(t.http, owner, multi, { id: 'both', values: { m: ['o1', 'o2'] } });
+    await createRow(t.http, owner, multi, { id: 'two', values: { m: ['o2'] } });
+    await createRow(t.http, owner, multi, { id: 'one', values: { m: ['o1'] } });
+    const res = await request(t.http)
+      .put(`${multi.path}/metadata`)
+      .set(bearer(owner))
+      .send({ fields: [{ id: 'm', name: 'M', type: 'multi_select', selectOptions: [options[1]] }] })
+      .expect(200);
+    expect(res.body.payload.conversions).toEqual([expect.objectContaining({ fieldId: 'm', converted: 2, failed: 1, failedRowIds: ['one'] })]);
+    const rows = await request(t.http).get(`${multi.path}/data`).set(bearer(owner)).expect(200);
+    const byId = Object.fromEntries(rows.body.payload.items.map((row: { id: string }) => [row.id, valueOf(row as never, 'm')]));
+    expect(byId).toEqual({ both: { multiSelect: [{ id: 'o2', label: 'Two' }] }, two: { multiSelect: [{ id: 'o2', label: 'Two' }] }, one: undefined });
+  });
+
+  it('refuses properties of row-only types, naming each', async () => {
+    const current = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
+    const rowOnly = ['created_time', 'updated_time', 'created_by', 'updated_by', 'auto_number'];
+    const res = await request(t.http)
+      .put(`${doc.path}/metadata`)
+      .set(bearer(owner))
+      .send({ fields: current.fields, properties: [...current.properties, ...rowOnly.map((type) => ({ id: `p_${type}`, name: type, type }))] })
+      .expect(400);
+    expect(problemsOf(res.body)).toEqual(rowOnly.map((type, i) => expect.objectContaining({ fieldId: `p_${type}`, field: `properties[${current.properties.length + i}].type` })));
+    const after = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
+    expect(after.properties).toEqual(current.properties);
   });
 
   it('refuses invalid definitions with VALIDATION_ERROR and changes nothing', async () => {

@@ -76,6 +76,30 @@ describe('documents: properties', () => {
     expect(history.body.payload.total).toBeGreaterThanOrEqual(5);
   });
 
+  it('refuses a ValueEntry without value (null still clears)', async () => {
+    await request(t.http).patch(`${doc.path}/properties`).set(bearer(owner)).send({ properties: { region: 'eu' } }).expect(200);
+    const missing = await request(t.http).patch(`${doc.path}/properties`).set(bearer(owner)).send({ properties: [{ fieldId: 'region' }] }).expect(400);
+    expect(missing.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { fieldId: 'region', field: 'properties[0].value' } });
+    const kept = await request(t.http).get(`${doc.path}/properties`).set(bearer(owner)).expect(200);
+    expect(kept.body.payload.properties).toContainEqual({ fieldId: 'region', value: { selectOption: { id: 'eu', label: 'EU' } } });
+    const cleared = await request(t.http).patch(`${doc.path}/properties`).set(bearer(owner)).send({ properties: [{ fieldId: 'region', value: null }] }).expect(200);
+    expect(cleared.body.payload.properties.map((p: { fieldId: string }) => p.fieldId)).not.toContain('region');
+  });
+
+  it('locks every property write with version: a query and body pair must agree; DELETE takes it too', async () => {
+    const current = (await request(t.http).get(`${doc.path}/properties`).set(bearer(owner)).expect(200)).body.payload.version;
+    const pair = await request(t.http).patch(`${doc.path}/properties?version=${current}`).set(bearer(owner)).send({ version: 99, properties: { budget: 7 } }).expect(400);
+    expect(pair.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'version' } });
+    const same = await request(t.http).patch(`${doc.path}/properties?version=${current}`).set(bearer(owner)).send({ version: current, properties: { budget: 7 } }).expect(200);
+    expect(same.body.payload.version).toBe(current + 1);
+    const stale = await request(t.http).put(`${doc.path}/properties?version=${current}`).set(bearer(owner)).send({ properties: { supplier: 'x' } }).expect(409);
+    expect(stale.body.code).toBe('VERSION_CONFLICT');
+    const staleDelete = await request(t.http).delete(`${doc.path}/properties?version=${current}`).set(bearer(owner)).expect(409);
+    expect(staleDelete.body).toMatchObject({ code: 'VERSION_CONFLICT', payload: { currentVersion: current + 1, yourVersion: current } });
+    const deleted = await request(t.http).delete(`${doc.path}/properties?version=${current + 1}`).set(bearer(owner)).expect(200);
+    expect(deleted.body.payload.properties).toEqual([]);
+  });
+
   it('refuses a viewer and other tenants', async () => {
     const viewer = await newUser(t.http);
     await addToWorkspace(t.dataSource, owner, viewer, 'viewer');

@@ -229,6 +229,51 @@ describe('documents: query operands (empty lists, Value forms, relation and bool
     });
   });
 
+  it('filters set fields by the Value a read answers (multiSelect, collaborators, relation arrays)', async () => {
+    expect(await where('tags', 'eq', { multiSelect: [{ id: 'red' }, { id: 'blue' }] })).toEqual(['q3']);
+    expect(await where('tags', 'contains', { multiSelect: [{ id: 'blue' }] })).toEqual(['q2', 'q3', 'q5']);
+    expect(await where('tags', 'in', { multiSelect: [{ id: 'red', label: 'Red' }] })).toEqual(['q1', 'q3', 'q6']);
+    expect(await where('links', 'eq', { relation: [{ rowId: 'x' }, { rowId: 'y' }] })).toEqual(['q2']);
+    expect(await where('links', 'contains', { relation: [{ docType: 'parts', docId: 'p1', rowId: 'y' }] })).toEqual(['q2', 'q3']);
+    const people = await createDocument(t.http, owner, { docType: 'people', fields: [{ id: 'team', name: 'Team', type: 'collaborator' }] });
+    await seedRows(t.dataSource, people, [
+      { id: 'p1', values: { team: ['u1', 'u2'] } },
+      { id: 'p2', values: { team: ['u2'] } },
+    ]);
+    const team = await request(t.http).get(`${people.path}/data/p1`).set(bearer(owner)).expect(200);
+    const value = team.body.payload.values[0].value;
+    expect(value).toEqual({ collaborators: [{ id: 'u1' }, { id: 'u2' }] });
+    const found = await query({ filters: { logic: 'and', conditions: [{ field: 'team', operator: 'eq', value }], groups: [] } }, people.path);
+    expect(idsOf(found)).toEqual(['p1']);
+    // Still checked like a write: an unknown option, or a key the field does not take, is refused.
+    for (const bad of [{ multiSelect: [{ id: 'nope' }] }, { colours: ['red'] }]) {
+      const res = await request(t.http)
+        .post(`${doc.path}/data/query`)
+        .set(bearer(owner))
+        .send({ filters: { logic: 'and', conditions: [condition('tags', 'eq', bad)], groups: [] } })
+        .expect(400);
+      expect(res.body.details).toMatchObject({ field: 'filters.conditions[0].value' });
+    }
+  });
+
+  it('answers a sum or average beyond the double range as null instead of failing the query', async () => {
+    const huge = await createDocument(t.http, owner, { docType: 'huge', fields: [{ id: 'qty', name: 'Qty', type: 'number' }, { id: 'kind', name: 'Kind', type: 'text' }] });
+    await seedRows(t.dataSource, huge, [
+      { id: 'h1', values: { qty: 1e308, kind: 'big' } },
+      { id: 'h2', values: { qty: 1e308, kind: 'big' } },
+      { id: 'h3', values: { qty: 1.5, kind: 'small' } },
+      { id: 'h4', values: { qty: 2, kind: 'small' } },
+    ]);
+    const grouped = await query(
+      { groupBy: { fields: ['kind'], aggregations: [{ kind: 'sum', field: 'qty' }, { kind: 'avg', field: 'qty' }, { kind: 'max', field: 'qty' }] } },
+      huge.path,
+    );
+    const byKind = Object.fromEntries(
+      (grouped.groups as { keys: { value: { text: string } }[]; aggregations: { value: unknown }[] }[]).map((group) => [group.keys[0]?.value.text, group.aggregations.map((a) => a.value)]),
+    );
+    expect(byKind).toEqual({ big: [null, 1e308, 1e308], small: [3.5, 1.75, 2] });
+  });
+
   it('filters relations with eq / ne as the same set of linked row ids', async () => {
     expect(await where('links', 'eq', 'x')).toEqual(['q1']);
     expect(await where('links', 'eq', ['y', 'x'])).toEqual(['q2']);

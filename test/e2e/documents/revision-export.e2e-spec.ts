@@ -2,7 +2,7 @@ import ExcelJS from 'exceljs';
 import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
-import { bearer, createDocument, type DocHandle, newUser } from './documents.fixtures.js';
+import { addToWorkspace, bearer, createDocument, type DocHandle, newUser, scopedToken } from './documents.fixtures.js';
 
 const FIELDS = [
   { id: 'name', name: 'Name', type: 'text' },
@@ -107,6 +107,45 @@ describe('documents: point-in-time export', () => {
     expect(csv.text.trim().split('\n')).toEqual(['id,price,qty,total', 'r1,2.5,4,10']);
   });
 
+  it('shows row columns (created/updated time and by) and property formulas as they stood at the revision', async () => {
+    const editor = await newUser(t.http);
+    await addToWorkspace(t.dataSource, owner, editor, 'editor');
+    const sys = await createDocument(t.http, owner, {
+      docType: 'sys-export',
+      fields: [
+        { id: 'qty', name: 'Qty', type: 'number' },
+        { id: 'ct', name: 'Created', type: 'created_time' },
+        { id: 'cb', name: 'Created by', type: 'created_by' },
+        { id: 'ut', name: 'Updated', type: 'updated_time' },
+        { id: 'ub', name: 'Updated by', type: 'updated_by' },
+        { id: 'stamp', name: 'Stamp', type: 'formula', formula: 'CONCAT({ub}, "@", {qty})' },
+      ],
+      properties: [{ id: 'total', name: 'Total', type: 'formula', formula: 'SUM({qty})' }],
+    });
+    await request(t.http).post(`${sys.path}/data`).set(bearer(owner)).send({ id: 'r1', values: { qty: 1 } }).expect(201);
+    const edited = await request(t.http).put(`${sys.path}/data/r1`).set(bearer(editor)).send({ values: { qty: 2 } }).expect(200);
+    const then: string = edited.body.payload.request.revisionId;
+    const live = (await request(t.http).get(`${sys.path}/data/r1`).set(bearer(owner)).expect(200)).body.payload;
+    const liveProps = (await request(t.http).get(`${sys.path}/properties`).set(bearer(owner)).expect(200)).body.payload.properties;
+    expect(liveProps).toEqual([{ fieldId: 'total', value: { number: 2 } }]);
+    // Later: another writer changes r1, a row is created and deleted.
+    await request(t.http).put(`${sys.path}/data/r1`).set(bearer(owner)).send({ values: { qty: 3 } }).expect(200);
+    const r2 = await request(t.http).post(`${sys.path}/data`).set(bearer(editor)).send({ id: 'r2', values: { qty: 10 } }).expect(201);
+    const r2Live = (await request(t.http).get(`${sys.path}/data/r2`).set(bearer(owner)).expect(200)).body.payload;
+    await request(t.http).delete(`${sys.path}/data/r2`).set(bearer(owner)).expect(200);
+
+    const past = JSON.parse((await request(t.http).get(`${sys.path}/revisions/${then}/export`).set(bearer(owner)).expect(200)).text);
+    expect(past.properties).toEqual(liveProps);
+    expect(past.rows).toEqual([{ type: 'row', id: 'r1', values: live.values }]);
+    expect(cells(past.rows[0])).toMatchObject({ ct: live.createdAt, ut: live.updatedAt, cb: { id: owner.id }, ub: { id: editor.id }, stamp: `${editor.id}@2` });
+    const csv = await request(t.http).get(`${sys.path}/revisions/${then}/export?format=csv`).set(bearer(owner)).expect(200);
+    expect(csv.text.trim().split('\n')).toEqual(['id,qty,ct,cb,ut,ub,stamp', `r1,2,${live.createdAt},${owner.id},${live.updatedAt},${editor.id},${editor.id}@2`]);
+    // A row deleted since: its columns come from its history.
+    const restored = JSON.parse((await request(t.http).get(`${sys.path}/revisions/${r2.body.payload.request.revisionId}/export`).set(bearer(owner)).expect(200)).text);
+    expect(restored.properties).toEqual([{ fieldId: 'total', value: { number: 13 } }]);
+    expect(restored.rows.find((row: ExportedRow) => row.id === 'r2')).toEqual({ type: 'row', id: 'r2', values: r2Live.values });
+  });
+
   it('differs from the current document exactly as the later revisions say (the diff from that revision)', async () => {
     const past = await exportJson(asOf);
     const now = await exportJson(latest);
@@ -181,5 +220,15 @@ describe('documents: point-in-time export', () => {
     expect(unknown.body.code).toBe('NOT_FOUND');
     const hidden = await request(t.http).get(`${doc.path}/revisions/${asOf}/export?format=csv`).set(bearer(stranger)).expect(404);
     expect(hidden.text).not.toContain('a,A');
+  });
+
+  it('needs data:read besides doc:read: the export carries row values', async () => {
+    const docOnly = await scopedToken(t, owner, ['doc:read']);
+    const refused = await request(t.http).get(`${doc.path}/revisions/${asOf}/export?format=csv`).set(bearer(docOnly)).expect(403);
+    expect(refused.body).toMatchObject({ code: 'FORBIDDEN' });
+    expect(refused.text).not.toContain('a,A');
+    const both = await scopedToken(t, owner, ['doc:read', 'data:read']);
+    const csv = await request(t.http).get(`${doc.path}/revisions/${asOf}/export?format=csv`).set(bearer(both)).expect(200);
+    expect(csv.text).toContain('a,A,1,x');
   });
 });

@@ -105,11 +105,11 @@ describe('documents: revision diff, target history and revert', () => {
     expect(page.body.payload.rowsTotal).toBe(2);
   });
 
-  it('refuses a base that is not older (VALIDATION_ERROR) and unknown revisions (NOT_FOUND)', async () => {
+  it('refuses a base that is not older (VALIDATION_ERROR) and unknown or malformed revisions (NOT_FOUND)', async () => {
     const newer = await request(t.http).get(`${doc.path}/revisions/${rev.createA}/diff?base=${rev.createC}`).set(bearer(owner)).expect(400);
     expect(newer.body.code).toBe('VALIDATION_ERROR');
-    const notUuid = await request(t.http).get(`${doc.path}/revisions/${rev.createA}/diff?base=nope`).set(bearer(owner)).expect(400);
-    expect(notUuid.body.code).toBe('VALIDATION_ERROR');
+    const notUuid = await request(t.http).get(`${doc.path}/revisions/${rev.createA}/diff?base=nope`).set(bearer(owner)).expect(404);
+    expect(notUuid.body).toMatchObject({ code: 'NOT_FOUND', details: { field: 'base' } });
     const unknown = await request(t.http).get(`${doc.path}/revisions/00000000-0000-4000-8000-000000000000/diff`).set(bearer(owner)).expect(404);
     expect(unknown.body.code).toBe('NOT_FOUND');
     await request(t.http).post(`${doc.path}/revisions/00000000-0000-4000-8000-000000000000/revert`).set(bearer(owner)).expect(404);

@@ -115,6 +115,41 @@ describe('documents: rows', () => {
     await request(t.http).delete(`${doc.path}/data/d1`).set(bearer(owner)).expect(404);
   });
 
+  it('refuses a ValueEntry without value instead of clearing the field (null still clears)', async () => {
+    await createRow(t.http, owner, doc, { id: 's7', values: { name: 'S', qty: 7 } });
+    const missing = await request(t.http).put(`${doc.path}/data/s7`).set(bearer(owner)).send({ values: [{ fieldId: 'qty' }] }).expect(400);
+    expect(missing.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { fieldId: 'qty', field: 'values[0].value' } });
+    await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ id: 's8', values: [{ fieldId: 'name', value: 'S8' }, { fieldId: 'qty' }] }).expect(400);
+    const row = await request(t.http).get(`${doc.path}/data/s7`).set(bearer(owner)).expect(200);
+    expect(valueOf(row.body.payload, 'qty')).toEqual({ number: 7 });
+  });
+
+  it('refuses a Value carrying several keys rather than letting one win', async () => {
+    await createRow(t.http, owner, doc, { id: 'mk1', values: { name: 'V', qty: 1, status: 'todo' } });
+    for (const [fieldId, value] of [
+      ['qty', { number: 1, text: 'x' }],
+      ['status', { select: 'todo', selectOption: 'doing' }],
+      ['name', { text: 'x', bogus: 1 }],
+    ] as const) {
+      const res = await request(t.http).put(`${doc.path}/data/mk1`).set(bearer(owner)).send({ values: [{ fieldId, value }] }).expect(400);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { fieldId, reason: expect.stringContaining('one typed key') } });
+    }
+    // Lenient object forms naming no typed key are still accepted.
+    await request(t.http).put(`${doc.path}/data/mk1`).set(bearer(owner)).send({ values: { status: { id: 'doing' } } }).expect(200);
+  });
+
+  it('accepts a row sent back as GET answered it, ignoring its read-only keys; another id is refused', async () => {
+    await createRow(t.http, owner, doc, { id: 'e1', values: { name: 'Echo', qty: 1 } });
+    const read = (await request(t.http).get(`${doc.path}/data/e1`).set(bearer(owner)).expect(200)).body.payload;
+    const echoed = { ...read, values: read.values.map((entry: { fieldId: string; value: unknown }) => (entry.fieldId === 'qty' ? { fieldId: 'qty', value: { number: 2 } } : entry)) };
+    const res = await request(t.http).put(`${doc.path}/data/e1`).set(bearer(owner)).send(echoed).expect(200);
+    expect(res.body.payload).toMatchObject({ id: 'e1', version: read.version + 1, createdAt: read.createdAt });
+    expect(valueOf(res.body.payload, 'qty')).toEqual({ number: 2 });
+    const other = await request(t.http).put(`${doc.path}/data/e1`).set(bearer(owner)).send({ ...echoed, id: 'e2', version: read.version + 1 }).expect(400);
+    expect(other.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'id' } });
+    await request(t.http).put(`${doc.path}/data/e1`).set(bearer(owner)).send({ values: [], unknownKey: 1 }).expect(400);
+  });
+
   it('answers the deprecated apply parameter with X-API-Deprecated: true', async () => {
     const res = await request(t.http).post(`${doc.path}/data?apply=true`).set(bearer(owner)).send({ id: 'ap1', values: { name: 'Direct' } }).expect(201);
     expect(res.headers['x-api-deprecated']).toBe('true');

@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConflictResponse, ApiExtraModels, ApiHeader, ApiOperation, ApiTags, type SchemaObject } from '@nestjs/swagger';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { CursorPage } from '../../../common/http/pagination.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { DataListQueryDto, DraftReadQueryDto, QueryReadQueryDto, RowDeleteQueryDto, WriteQueryDto } from '../dtos/document-query.dto.js';
 import {
   BulkResultDto,
@@ -50,11 +50,60 @@ const QUERY_BODY_SCHEMA = {
   additionalProperties: false,
 };
 
-const BULK_BODY_SCHEMA = {
+const BULK_TARGET_SCHEMA: SchemaObject = {
+  type: 'object',
+  description: 'Exactly one of {row, field}, {row}, {rows[], field}, {property}, {properties: true}',
+  properties: {
+    row: { type: 'string' },
+    rows: { type: 'array', items: { type: 'string' } },
+    field: { type: 'string' },
+    property: { type: 'string' },
+    properties: { type: 'boolean', enum: [true] },
+  },
+  additionalProperties: false,
+};
+const BULK_ITEMS_SCHEMA: SchemaObject = {
   type: 'array',
-  description: 'Targets: {row, field}, {row}, {rows[], field}, {property}, {properties: true}; at most 1000 rows; all or nothing',
-  items: { type: 'object', properties: { target: { type: 'object' }, value: {} } },
+  items: {
+    type: 'object',
+    required: ['target'],
+    properties: { target: BULK_TARGET_SCHEMA, value: { description: 'A Value (null clears); required for {row, field}, {rows, field} and {property}' } },
+    additionalProperties: false,
+  },
+};
+
+// Spec 4.4's three body forms: the array, {updates: [...]}, and the order-book form {rows: [{target: {row}, values}]}.
+const BULK_BODY_SCHEMA: SchemaObject = {
+  description:
+    'Targets: {row, field}, {row}, {rows[], field}, {property}, {properties: true} (property targets also need doc:write); at most 1000 rows; all or nothing',
+  oneOf: [
+    BULK_ITEMS_SCHEMA,
+    { type: 'object', required: ['updates'], properties: { updates: BULK_ITEMS_SCHEMA }, additionalProperties: false },
+    {
+      type: 'object',
+      required: ['rows'],
+      description: 'Order-book form: values of one row per item; metadata accepted and not stored',
+      properties: {
+        rows: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['target'],
+            properties: { target: BULK_TARGET_SCHEMA, values: { description: 'ValueEntry[] or an object of field id to Value' }, value: {}, metadata: { type: 'object' } },
+            additionalProperties: false,
+          },
+        },
+      },
+      additionalProperties: false,
+    },
+  ],
   example: [{ target: { row: 'r1', field: 'price' }, value: { number: 12 } }, { target: { rows: ['r2', 'r3'], field: 'status' }, value: { selectOption: 'done' } }],
+};
+
+/** The 409s of a write that may name a request (`requestId`) and merges at once otherwise. */
+const WRITE_409 = {
+  invalidState: 'INVALID_STATE: requestId names a request that is not open (merged or closed)',
+  conflict: 'CONFLICT: a concurrent change conflicts with the merge (payload requestId, conflicts)',
 };
 
 /** Rows: `/data` and the equivalent `/rows` forms (spec 4.4). */
@@ -112,6 +161,7 @@ export class DataController {
   @ApiOperation({ summary: 'Bulk update (all or nothing, at most 1000 rows)' })
   @ApiBody({ schema: BULK_BODY_SCHEMA })
   @ApiEnvelope(BulkResultDto)
+  @ApiConflictResponse({ description: `${WRITE_409.invalidState}; ${WRITE_409.conflict}`, schema: ERROR_ENVELOPE_SCHEMA })
   bulk(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: unknown): Promise<BulkResultDto> {
     return this.rows.bulk(doc, body, query);
   }
@@ -121,6 +171,10 @@ export class DataController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Create a row' })
   @ApiEnvelope(RowWriteResponseDto, { status: 201 })
+  @ApiConflictResponse({
+    description: `ALREADY_EXISTS: a row with this id exists; ${WRITE_409.invalidState}; ${WRITE_409.conflict}`,
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   create(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: CreateRowDto): Promise<RowWriteResponseDto> {
     return this.rows.create(doc, body, query);
   }

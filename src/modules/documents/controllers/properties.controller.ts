@@ -1,9 +1,9 @@
 import { Body, Controller, Delete, Get, Patch, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
-import { DraftReadQueryDto, PagedScopeQueryDto, PropertiesPatchQueryDto, WriteQueryDto } from '../dtos/document-query.dto.js';
+import { DraftReadQueryDto, PagedScopeQueryDto, PropertiesPatchQueryDto, PropertiesWriteQueryDto } from '../dtos/document-query.dto.js';
 import { DocumentPropertiesDto, PropertiesBodyDto, PropertiesWriteResponseDto } from '../dtos/properties.dto.js';
 import { PropertyHistoryEntryDto } from '../dtos/revision.dto.js';
 import type { DocumentContext } from '../services/document-access.service.js';
@@ -43,7 +43,7 @@ export class PropertiesController {
   @ApiOperation({ summary: 'Set the properties (complete set; defaults applied, required enforced)' })
   @ApiEnvelope(PropertiesWriteResponseDto, { status: 201 })
   @ApiWriteConflict('properties')
-  create(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: PropertiesBodyDto): Promise<PropertiesWriteResponseDto> {
+  create(@CurrentDocument() doc: DocumentContext, @Query() query: PropertiesWriteQueryDto, @Body() body: PropertiesBodyDto): Promise<PropertiesWriteResponseDto> {
     return this.properties.write(doc, body, 'create', query);
   }
 
@@ -53,7 +53,7 @@ export class PropertiesController {
   @ApiOperation({ summary: 'Replace the properties (properties not given are cleared)' })
   @ApiEnvelope(PropertiesWriteResponseDto)
   @ApiWriteConflict('properties')
-  replace(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: PropertiesBodyDto): Promise<PropertiesWriteResponseDto> {
+  replace(@CurrentDocument() doc: DocumentContext, @Query() query: PropertiesWriteQueryDto, @Body() body: PropertiesBodyDto): Promise<PropertiesWriteResponseDto> {
     return this.properties.write(doc, body, 'replace', query);
   }
 
@@ -70,9 +70,15 @@ export class PropertiesController {
   @Delete()
   @RequireScopes('doc:write')
   @DocumentAccess('write')
-  @ApiOperation({ summary: 'Clear every property value' })
+  @ApiOperation({ summary: 'Clear every property value; version for optimistic locking' })
   @ApiEnvelope(PropertiesWriteResponseDto)
-  remove(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto): Promise<PropertiesWriteResponseDto> {
+  @ApiConflictResponse({
+    description:
+      'VERSION_CONFLICT: version is not the current version of the properties (payload currentVersion, yourVersion); ' +
+      'INVALID_STATE: requestId names a request that is not open; CONFLICT: a concurrent change conflicts with the merge (payload requestId, conflicts)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
+  remove(@CurrentDocument() doc: DocumentContext, @Query() query: PropertiesWriteQueryDto): Promise<PropertiesWriteResponseDto> {
     return this.properties.remove(doc, query);
   }
 }

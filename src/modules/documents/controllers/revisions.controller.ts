@@ -1,6 +1,7 @@
 import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { RawResponse } from '../../../common/http/raw-response.decorator.js';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
@@ -88,17 +89,23 @@ export class RevisionsController {
   @DocumentAccess('write')
   @ApiOperation({ summary: 'Open a request undoing the revision and merge it (unless the workflow requires approval)' })
   @ApiEnvelope(RevertResponseDto)
+  @ApiConflictResponse({
+    description: 'CONFLICT: the undoing changes conflict with the document now (payload requestId of the revert request, which stays open, and conflicts)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   revert(@CurrentDocument() doc: DocumentContext, @Param('revId') revId: string, @Query() _query: DocumentScopeQueryDto): Promise<RevertResponseDto> {
     return this.reverts.revert(doc, revId);
   }
 
   @Get(':revId/export')
   @RawResponse()
-  @RequireScopes('doc:read')
+  // Row values leave with the export: data:read as for GET /data, besides doc:read (docs/documents.md).
+  @RequireScopes('doc:read', 'data:read')
   @DocumentAccess('read')
   @ApiOperation({ summary: 'The document as it stood at this revision (or, with what=changes, its operations), streamed as a file' })
   @ApiProduces('application/json', 'application/x-ndjson', 'text/csv', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet')
   @ApiResponse({ status: 200, description: 'The export, with a Content-Disposition filename', schema: { type: 'string', format: 'binary' } })
+  @ApiResponse({ status: 400, description: 'VALIDATION_ERROR: format or what is not one of the listed values', schema: ERROR_ENVELOPE_SCHEMA })
   export(@CurrentDocument() doc: DocumentContext, @Param('revId') revId: string, @Query() query: RevisionExportQueryDto, @Res() res: Response): Promise<void> {
     return this.exports.export(doc, revId, query, res);
   }

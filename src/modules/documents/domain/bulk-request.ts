@@ -33,6 +33,11 @@ function valuesObject(raw: unknown, path: string, errors: ErrorDetail[]): Record
         errors.push({ field: `${path}[${index}]`, reason: 'each entry needs a fieldId and a value' });
         return;
       }
+      if (!Object.hasOwn(entry, 'value')) {
+        // A ValueEntry is {fieldId, value} (spec 2.6): a missing value would read as undefined and clear the cell.
+        errors.push({ field: `${path}[${index}].value`, fieldId: entry.fieldId, reason: 'value is required (null clears the field)' });
+        return;
+      }
       result[entry.fieldId] = entry.value;
     });
     return result;
@@ -49,6 +54,15 @@ const ITEM_KEYS = new Set(['target', 'value']);
 /** Spec 4.4's order-book form `{rows: [{target: {row}, values, metadata}]}`: `metadata` is accepted and not stored. */
 const ORDER_BOOK_ROW_KEYS = new Set(['target', 'values', 'value', 'metadata']);
 const TARGET_KEYS = new Set(['row', 'field', 'rows', 'property', 'properties']);
+/** Spec 4.4's five target forms, by the keys each has; a target must be exactly one of them. */
+const TARGET_FORMS: readonly (readonly string[])[] = [['row', 'field'], ['row'], ['rows', 'field'], ['property'], ['properties']];
+const TARGET_FORMS_TEXT = 'target must be exactly one of {row, field}, {row}, {rows, field}, {property} or {properties: true}';
+
+/** Whether the target's keys are exactly those of one form: a mixed target would be applied only in part. */
+function isOneTargetForm(target: Record<string, unknown>): boolean {
+  const keys = Object.keys(target).sort();
+  return TARGET_FORMS.some((form) => form.length === keys.length && [...form].sort().every((key, i) => key === keys[i]));
+}
 
 /** Records every key of `object` outside `allowed`; true when there was one. */
 function refuseUnknownKeys(object: Record<string, unknown>, allowed: ReadonlySet<string>, at: string, errors: ErrorDetail[]): boolean {
@@ -84,8 +98,9 @@ function assign(target: BulkTargetValues, values: Record<string, unknown>, path:
 
 /**
  * Reads a bulk body (spec 4.4): an array of `{target, value}` — or `{updates: [...]}`, or the order-book form
- * `{rows: [{target: {row}, values: [...]}]}` — where the target is `{row, field}`, `{row}`, `{rows[], field}`,
- * `{property}` or `{properties: true}`. Later items override earlier ones for the same cell (the earlier values are
+ * `{rows: [{target: {row}, values: [...]}]}` — where the target is exactly one of `{row, field}`, `{row}`,
+ * `{rows[], field}`, `{property}` or `{properties: true}` (a mix is refused, never applied in part), and a
+ * single-cell item must carry `value` (null clears; a missing one is refused). Later items override earlier ones for the same cell (the earlier values are
  * kept in `overridden` to be checked too). Collects every
  * structural error; more than 1000 distinct rows is a VALIDATION_ERROR.
  */
@@ -137,7 +152,24 @@ export function parseBulkRequest(body: unknown): BulkRequest {
       return;
     }
     const valuePath = `${at}.value`;
-    if (target.properties === true) {
+    if (!isOneTargetForm(target)) {
+      errors.push({ field: `${at}.target`, reason: TARGET_FORMS_TEXT });
+      return;
+    }
+    // {row, field}, {rows, field} and {property} write the one value the item carries: it must be there (null
+    // clears), or the cell would silently be cleared.
+    const hasValue = (): boolean => {
+      if (item.value === undefined) {
+        errors.push({ field: valuePath, reason: 'value is required (null clears the field)' });
+        return false;
+      }
+      return true;
+    };
+    if (target.properties !== undefined) {
+      if (target.properties !== true) {
+        errors.push({ field: `${at}.target.properties`, reason: 'must be true' });
+        return;
+      }
       const values = valuesObject(item.value, valuePath, errors);
       if (values) {
         result.properties ??= { values: {}, paths: {}, path: at };
@@ -146,6 +178,9 @@ export function parseBulkRequest(body: unknown): BulkRequest {
     } else if (target.property !== undefined) {
       if (!isId(target.property)) {
         errors.push({ field: `${at}.target.property`, reason: 'must be a property field id' });
+        return;
+      }
+      if (!hasValue()) {
         return;
       }
       result.properties ??= { values: {}, paths: {}, path: at };
@@ -157,6 +192,9 @@ export function parseBulkRequest(body: unknown): BulkRequest {
       }
       if (!isId(target.field)) {
         errors.push({ field: `${at}.target.field`, reason: 'must be a field id' });
+        return;
+      }
+      if (!hasValue()) {
         return;
       }
       for (const rowId of target.rows as string[]) {
@@ -172,6 +210,9 @@ export function parseBulkRequest(body: unknown): BulkRequest {
           errors.push({ field: `${at}.target.field`, reason: 'must be a field id' });
           return;
         }
+        if (!hasValue()) {
+          return;
+        }
         assign(rowTarget(target.row, at), { [target.field]: item.value }, valuePath);
       } else {
         const values = valuesObject(item.value, valuePath, errors);
@@ -179,8 +220,6 @@ export function parseBulkRequest(body: unknown): BulkRequest {
           assign(rowTarget(target.row, at), values, valuePath);
         }
       }
-    } else {
-      errors.push({ field: `${at}.target`, reason: 'target must be {row, field}, {row}, {rows, field}, {property} or {properties: true}' });
     }
   });
   if (result.rows.size > MAX_BULK_ROWS) {

@@ -93,19 +93,25 @@ export class RowDeleteQueryDto extends WriteQueryDto {
   version?: number;
 }
 
-export class PropertiesPatchQueryDto extends WriteQueryDto {
-  @ApiPropertyOptional({ type: Boolean, default: true, description: 'true: only the given properties change; false: full replace' })
-  @IsOptional()
-  @QueryBoolean()
-  @IsBoolean()
-  merge?: boolean;
-
-  @ApiPropertyOptional({ type: 'integer', description: 'Optimistic lock: the properties version the caller last read' })
+/** Writes of `/properties`: version locking applies to every one of them (docs/documents.md). */
+export class PropertiesWriteQueryDto extends WriteQueryDto {
+  @ApiPropertyOptional({
+    type: 'integer',
+    description: 'Optimistic lock: the properties version the caller last read (a body version, when also given, must be the same)',
+  })
   @IsOptional()
   @QueryInt()
   @IsInt()
   @Min(0)
   version?: number;
+}
+
+export class PropertiesPatchQueryDto extends PropertiesWriteQueryDto {
+  @ApiPropertyOptional({ type: Boolean, default: true, description: 'true: only the given properties change; false: full replace' })
+  @IsOptional()
+  @QueryBoolean()
+  @IsBoolean()
+  merge?: boolean;
 }
 
 /** `GET /data`: page + pageSize, or cursor + limit (keyset), and `sort=field:asc|desc[,…]`. */

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsInt, IsOptional, IsString, Min } from 'class-validator';
 import type { Value } from '../fields/field.types.js';
 import { REQUEST_STATUSES, type RequestStatus } from '../domain/document.records.js';
+import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 
 const VALUE_SCHEMA = {
   description:
@@ -60,6 +61,18 @@ export class UpdateRowDto {
   @IsInt()
   @Min(0)
   version?: number;
+
+  // The other keys of a Row as GET answers it: accepted and ignored, so a row read can be sent back with new
+  // values (as PUT /properties accepts DocumentProperties). `id` must name the row of the path.
+  @ApiPropertyOptional({ readOnly: true, description: 'Read-only; when given it must be the rowId of the path (VALIDATION_ERROR otherwise)' })
+  @IsOptional()
+  @Allow()
+  id?: unknown;
+
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() createdBy?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
+  @ReadOnlyEcho() updatedBy?: unknown;
 }
 
 export class BulkResultDto extends WriteResultDto {

@@ -10,7 +10,7 @@ import type {
   QueryFamily,
   TypedSql,
 } from './field-type-handler.js';
-import { invalid, isEmptyInput, NUL_REASON, nulPath, validationDetailsOf } from './field-value.utils.js';
+import { extraValueKeys, invalid, isEmptyInput, NUL_REASON, nulPath, validationDetailsOf } from './field-value.utils.js';
 import { applyValidationRules, type RuleKind } from './validation-rules.js';
 
 export const NOT_CONVERTIBLE: ConvertResult = { ok: false };
@@ -30,8 +30,15 @@ export abstract class BaseFieldHandler implements FieldTypeHandler {
   abstract convertFrom(source: PortableValue, toField: FieldDefinition): ConvertResult;
   abstract sqlExpr(ref: FieldRef): TypedSql;
 
-  /** Also refuses any value holding U+0000 (in its text, ids, names or keys), which PostgreSQL cannot store. */
+  /**
+   * Refuses a Value with several keys (spec 2.6: one typed key), and any value holding U+0000 (in its text, ids,
+   * names or keys), which PostgreSQL cannot store.
+   */
   parse(input: unknown, field: FieldDefinition): StoredValue | null {
+    const keys = extraValueKeys(input);
+    if (keys !== null) {
+      return invalid(field, `a Value carries one typed key, got ${keys.join(', ')}`);
+    }
     const stored = isEmptyInput(input) ? null : this.parseValue(input, field);
     return stored !== null && nulPath(stored, '') !== null ? invalid(field, `text ${NUL_REASON}`) : stored;
   }

@@ -218,9 +218,15 @@ function checkList(
 class CycleAbort extends Error {}
 
 /**
- * The whole metadata check run when it is written: formulas (syntax, fields, functions, arity, types), cycles, and
- * property formulas. Throws VALIDATION_ERROR whose details name the field (`fields[3].formula`, `fieldId`) and the
- * 0-based `position` in the formula. Returns fields and properties with `resultType` set.
+ * Types whose value is taken from the row itself (created/updated at and by, the row's number): a property would
+ * never get a value, so one is refused like a lookup or rollup property.
+ */
+const ROW_ONLY_TYPES: ReadonlySet<FieldType> = new Set(['created_time', 'updated_time', 'created_by', 'updated_by', 'auto_number']);
+
+/**
+ * The whole metadata check run when it is written: formulas (syntax, fields, functions, arity, types), cycles,
+ * property types and property formulas. Throws VALIDATION_ERROR whose details name the field (`fields[3].formula`,
+ * `fieldId`) and the 0-based `position` in the formula. Returns fields and properties with `resultType` set.
  */
 export function checkComputedDefinitions(
   fields: readonly FieldDefinition[],
@@ -247,6 +253,12 @@ export function checkComputedDefinitions(
         field: `${paths.properties}[${index}].type`,
         fieldId: property.id,
         reason: `a property cannot be a ${property.type}: it follows a row's relations; aggregate row fields in a property formula instead (SUM({amount}), COUNT(*))`,
+      });
+    } else if (ROW_ONLY_TYPES.has(property.type)) {
+      errors.push({
+        field: `${paths.properties}[${index}].type`,
+        fieldId: property.id,
+        reason: `a property cannot be a ${property.type}: its value comes from a row (its creation, last change or number), and the properties are no row`,
       });
     }
   });

@@ -1,6 +1,6 @@
-import { evaluateFormula, parseFormula, type FormulaNode } from '../../../common/formula/index.js';
+import { evaluateFormula, formulaRowAggregates, parseFormula, type FormulaNode, type RowAggregate } from '../../../common/formula/index.js';
 import { computedInputs, formulaTypeOfField, isVolatileField } from './computed-definitions.js';
-import type { FieldDefinition, RollupAggregation, StoredRowValues, StoredValue } from './field.types.js';
+import type { FieldDefinition, RollupAggregation, RowSystemValues, StoredRowValues, StoredValue } from './field.types.js';
 import type { RowRecord } from '../domain/document.records.js';
 
 /** The computed fields of one document's data rows, in the order they must be evaluated. */
@@ -79,7 +79,7 @@ function isComputed(field: FieldDefinition): boolean {
 export function formulaInput(
   field: FieldDefinition | undefined,
   values: StoredRowValues,
-  row?: Pick<RowRecord, 'createdAt' | 'updatedAt' | 'createdBy' | 'updatedBy'>,
+  row?: RowSystemValues,
 ): unknown {
   if (!field) {
     return null;
@@ -174,18 +174,18 @@ const ROW_COLUMN_TYPES = new Set(['created_time', 'updated_time', 'created_by', 
 /**
  * `values` with its stored formulas worked out again from the values beside them (a point-in-time export: the
  * inputs as they stood then; the stored formula values are the current ones, since materialisation records no
- * history). Lookups and rollups keep their stored values (they read other rows' current state), and so does a
- * formula reading a row column (created_time …), which `values` does not carry.
+ * history). Lookups and rollups keep their stored values (they read other rows' current state). A formula reading a
+ * row column (created_time …) is worked out from `row`'s columns of that time; without `row` it keeps its value.
  */
-export function recomputeFormulas(plan: ComputedPlan, values: StoredRowValues, now: Date): StoredRowValues {
+export function recomputeFormulas(plan: ComputedPlan, values: StoredRowValues, now: Date, row?: Parameters<typeof formulaInput>[2]): StoredRowValues {
   const scope: StoredRowValues = { ...values };
   const ids = new Set(plan.byId.keys());
   for (const field of plan.materialised) {
     const node = plan.formulas.get(field.id);
-    if (field.type !== 'formula' || !node || computedInputs(field, ids).some((id) => ROW_COLUMN_TYPES.has(plan.byId.get(id)?.type ?? ''))) {
+    if (field.type !== 'formula' || !node || (row === undefined && computedInputs(field, ids).some((id) => ROW_COLUMN_TYPES.has(plan.byId.get(id)?.type ?? '')))) {
       continue;
     }
-    const value = normalise(evaluateFormula(node, (id) => formulaInput(plan.byId.get(id), scope), { now }));
+    const value = normalise(evaluateFormula(node, (id) => formulaInput(plan.byId.get(id), scope, row), { now }));
     if (value === null) {
       delete scope[field.id];
     } else {
@@ -225,6 +225,64 @@ export function computeVolatile(
     if (value !== null) {
       result[field.id] = value;
       scope[field.id] = value;
+    }
+  }
+  return result;
+}
+
+/** The property formulas of a metadata, what they aggregate over the data rows, and how to tell a row field. */
+export interface PropertyFormulaPlan {
+  plan: ComputedPlan;
+  formulas: FieldDefinition[];
+  isRowField: (id: string) => boolean;
+  aggregates: RowAggregate[];
+}
+
+/**
+ * Plans the read-time property formulas of `metadata` (docs/formulas.md, "Property formulas"): the formulas, in
+ * dependency order, and the row aggregates (SUM({amount}), COUNT(*)) they need; null when there is none.
+ */
+export function planPropertyFormulas(metadata: { fields: readonly FieldDefinition[]; properties: readonly FieldDefinition[] }): PropertyFormulaPlan | null {
+  const plan = computedPlan(metadata.properties);
+  const formulas = [...plan.materialised, ...plan.volatile].filter((field) => field.type === 'formula');
+  if (formulas.length === 0) {
+    return null;
+  }
+  const rowFields = new Set(metadata.fields.map((field) => field.id));
+  const propertyIds = new Set(metadata.properties.map((field) => field.id));
+  const isRowField = (id: string): boolean => rowFields.has(id) && !propertyIds.has(id);
+  const aggregates: RowAggregate[] = [];
+  for (const field of formulas) {
+    for (const aggregate of formulaRowAggregates(plan.formulas.get(field.id) as FormulaNode, isRowField)) {
+      if (!aggregates.some((known) => known.fn === aggregate.fn && known.fieldId === aggregate.fieldId)) {
+        aggregates.push(aggregate);
+      }
+    }
+  }
+  return { plan, formulas, isRowField, aggregates };
+}
+
+/**
+ * The property values with every property formula worked out from the other properties and the row aggregates
+ * (`aggregates`, keyed `FN:fieldId`); a formula with no value leaves its property out.
+ */
+export function evaluatePropertyFormulas(
+  planned: PropertyFormulaPlan,
+  values: StoredRowValues,
+  aggregates: ReadonlyMap<string, StoredValue>,
+  now: Date,
+): StoredRowValues {
+  const result: StoredRowValues = { ...values };
+  for (const field of planned.formulas) {
+    const value = evaluateFormula(planned.plan.formulas.get(field.id) as FormulaNode, (id) => formulaInput(planned.plan.byId.get(id), result), {
+      now,
+      isRowField: planned.isRowField,
+      aggregate: (fn, fieldId) => aggregates.get(`${fn}:${fieldId}`) ?? null,
+    });
+    if (value === null || value === undefined) {
+      delete result[field.id];
+    } else {
+      result[field.id] = value as StoredValue;
     }
   }
   return result;

@@ -181,6 +181,11 @@ function entriesOf(input: unknown, errors: ErrorDetail[]): [string, unknown][] {
         return;
       }
       seen.add(entry.fieldId);
+      if (!Object.hasOwn(entry, 'value')) {
+        // A ValueEntry is {fieldId, value} (spec 2.6): a missing value would read as undefined and clear the field.
+        errors.push({ fieldId: entry.fieldId, field: `values[${index}].value`, reason: 'value is required (null clears the field)' });
+        return;
+      }
       entries.push([entry.fieldId, entry.value]);
     });
     return entries;

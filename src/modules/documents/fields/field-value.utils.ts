@@ -54,6 +54,47 @@ export function isEmptyInput(input: unknown): boolean {
   return input === null || input === undefined || (isPlainObject(input) && Object.keys(input).length === 0);
 }
 
+/** Every typed key a written Value may carry: the canonical ones and the aliases docs/values.md accepts. */
+const VALUE_KEYS: ReadonlySet<string> = new Set([
+  'text',
+  'number',
+  'currency',
+  'percent',
+  'boolean',
+  'date',
+  'datetime',
+  'duration',
+  'rating',
+  'selectOption',
+  'select',
+  'singleSelect',
+  'multiSelect',
+  'selectOptions',
+  'user',
+  'users',
+  'collaborator',
+  'collaborators',
+  'attachment',
+  'attachments',
+  'relation',
+  'relations',
+  'list',
+  'json',
+]);
+
+/**
+ * The keys of `input` when it is a Value (an object naming a typed key) with more than one key, else null. Spec 2.6:
+ * a Value carries one typed key; with several, one would silently win. Objects naming no typed key are a type's
+ * lenient forms (`{id}`, one attachment, one relation reference) and are left to the handler.
+ */
+export function extraValueKeys(input: unknown): string[] | null {
+  if (!isPlainObject(input)) {
+    return null;
+  }
+  const keys = Object.keys(input);
+  return keys.length > 1 && keys.some((key) => VALUE_KEYS.has(key)) ? keys : null;
+}
+
 /**
  * Takes the typed key out of a canonical Value (`{number: 3}` → 3). When the input carries none of the
  * accepted keys it is returned unchanged, so a handler can accept its lenient raw forms too.

@@ -191,6 +191,19 @@ export class MultiSelectFieldHandler extends BaseFieldHandler {
   }
 
   convertFrom(source: PortableValue, toField: FieldDefinition): ConvertResult {
+    if (source.kind === 'select') {
+      // Options one by one: an option the field no longer has (removed from this field, or missing in the new one)
+      // drops out of the value and the others stay. Nothing left: not convertible, reported like a single_select
+      // whose option was removed (docs/values.md, "Conversions").
+      const ids = dedupe(
+        (source.items ?? []).flatMap((item) => {
+          const option = findOption(toField, item.id, false) ?? findOption(toField, item.label, true);
+          return option ? [option.id] : [];
+        }),
+        (id) => id,
+      );
+      return ids.length === 0 ? NOT_CONVERTIBLE : { ok: true, value: ids };
+    }
     const candidates = candidatesOf(source, true);
     const ids = candidates === null ? null : matchOptions(candidates, toField);
     if (ids === null) {

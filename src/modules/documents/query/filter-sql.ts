@@ -1,7 +1,8 @@
 import { AppException } from '../../../common/errors/app.exception.js';
 import { jsonSql, type FieldRef, type FilterOperator, type SqlCast } from '../fields/field-type-handler.js';
 import { assertNever } from '../../../common/assert-never.js';
-import { isPlainObject, NUL_REASON } from '../fields/field-value.utils.js';
+import { isPlainObject, NUL_REASON, validationDetailsOf } from '../fields/field-value.utils.js';
+import type { StoredValue } from '../fields/field.types.js';
 import type { FieldResolver } from './field-resolver.js';
 import { QUERY_LIMITS } from './query-normalizer.js';
 import type { SqlParams } from './sql-params.js';
@@ -69,6 +70,32 @@ class ConditionCompiler {
   /** One value or an array of values (set and relation operators). */
   private oneOrMany(path: string): Operand[] {
     return Array.isArray(this.cond.value) ? this.list(path) : [this.operand(this.cond.value, path)];
+  }
+
+  /**
+   * The items of a set operand given as the Value a read answers — `{multiSelect: [{id}, …]}`, `{collaborators:
+   * [{id}]}`, `{relation: [{rowId}]}` — read as a write of the field reads it (docs/values.md: operands accept what a
+   * write accepts); null when the operand is not such a Value.
+   */
+  private valueItems(path: string, relation: boolean): Operand[] | null {
+    const value = this.cond.value;
+    if (!isPlainObject(value) || !Object.values(value).some(Array.isArray)) {
+      return null;
+    }
+    let stored: StoredValue;
+    try {
+      stored = this.field.handler.parse(value, this.field.definition);
+    } catch (error) {
+      return fail(path, validationDetailsOf(error)?.[0]?.reason ?? 'invalid value');
+    }
+    const items = stored === null ? [] : Array.isArray(stored) ? stored : [stored];
+    if (items.length > QUERY_LIMITS.maxListValues) {
+      return fail(path, `at most ${QUERY_LIMITS.maxListValues} values`);
+    }
+    return items.map((item) => {
+      const id = relation && isPlainObject(item) ? item.rowId : item;
+      return typeof id === 'string' ? id : fail(path, relation ? 'expected row references' : 'expected ids');
+    });
   }
 
   private bounds(): [unknown, unknown] {
@@ -155,7 +182,7 @@ class ConditionCompiler {
   /** JSON arrays of ids (multi_select, collaborator) or of `{rowId}` references (relation). */
   array(op: FilterOperator, json: string, relation: boolean): string {
     const valuePath = `${this.cond.path}.value`;
-    const items = this.oneOrMany(valuePath);
+    const items = this.valueItems(valuePath, relation) ?? this.oneOrMany(valuePath);
     const element = (value: string): string =>
       relation ? `jsonb_build_array(jsonb_build_object('rowId', ${value}))` : `jsonb_build_array(${value})`;
     const asJson = (ids: Operand[]): string =>

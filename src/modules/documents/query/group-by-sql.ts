@@ -13,6 +13,19 @@ import type {
 
 const MIN_MAX_FAMILIES = new Set(['number', 'date', 'datetime', 'text', 'id', 'select']);
 
+/** The largest finite double (as a numeric literal, just below it): a sum or average beyond it has no JSON number. */
+const MAX_DOUBLE = '1.7976931348623157e308';
+
+/**
+ * sum/avg in numeric, not double precision: a double sum past 1.8e308 raised "value out of range" (a 400 without
+ * a field for a valid query). A result beyond the double range answers null, as a property formula's SUM does
+ * (docs/documents.md, "Queries"); PostgreSQL computes the repeated aggregate once.
+ */
+function numericAggregateSql(kind: 'sum' | 'avg', typed: string): string {
+  const total = `${kind}((${typed})::numeric)`;
+  return `(CASE WHEN abs(${total}) <= ${MAX_DOUBLE} THEN to_jsonb((${total})::double precision) END)`;
+}
+
 function aggregateSql(spec: AggregationSpec, resolver: FieldResolver, params: SqlParams): string {
   if (spec.field === undefined) {
     return 'to_jsonb(count(*))';
@@ -33,7 +46,7 @@ function aggregateSql(spec: AggregationSpec, resolver: FieldResolver, params: Sq
           },
         ]);
       }
-      return `to_jsonb(${spec.kind}((${typed.sql})::double precision))`;
+      return numericAggregateSql(spec.kind, typed.sql);
     case 'min':
     case 'max':
       if (!MIN_MAX_FAMILIES.has(family)) {

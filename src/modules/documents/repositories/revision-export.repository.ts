@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { StoredRowValues, StoredValue } from '../fields/field.types.js';
 import type { OperationRecord } from '../domain/document.records.js';
+import type { RowAggregate } from '../../../common/formula/index.js';
 
 /** An operation after the exported revision on a field, property, metadata or settings target (few per document). */
 export interface LaterOperation {
@@ -17,13 +18,31 @@ export interface LaterOperation {
  * yet. Otherwise the row's nearest full snapshot is its first later `row-delete` (the whole old values), else the
  * current row; each cell then takes the old value of the first later operation that touched it before that
  * snapshot — a `row-update` of the row, or the values snapshot of a field deleted or converted later.
+ *
+ * The row's columns as of the revision: a row no operation after it touched (row or relation) has them as they are
+ * now. Otherwise its creation comes from the current row (when that is the row of the time), else from its last
+ * `row-create` up to the revision; its last change from its last `row-create` / `row-update` up to the revision
+ * (operations record the merge's time and merger, which is what a merge stamps on the row), else its creation.
  */
 const ROWS_AS_OF = `
   WITH later AS (
     SELECT o.type, o.target_kind, o.target_row_id, o.target_field_id, o.old_value, v.version, o.ordinal
       FROM revision_operations o JOIN revisions v ON v.id = o.revision_id
      WHERE o.document_id = $1 AND v.version > $2
-       AND (o.target_kind = 'row' OR (o.target_kind = 'field' AND o.type IN ('field-delete', 'field-update') AND o.old_value ? 'values'))
+       AND (o.target_kind IN ('row', 'relation') OR (o.target_kind = 'field' AND o.type IN ('field-delete', 'field-update') AND o.old_value ? 'values'))
+  ), stamped AS (
+    -- Rows whose columns (updated_at/by) may have moved since the revision.
+    SELECT DISTINCT target_row_id AS row_id FROM later WHERE target_row_id IS NOT NULL
+  ), stamps AS (
+    SELECT o.target_row_id AS row_id,
+           (array_agg(o."timestamp" ORDER BY v.version DESC, o.ordinal DESC) FILTER (WHERE o.type = 'row-create'))[1] AS created_at,
+           (array_agg(o.operator ORDER BY v.version DESC, o.ordinal DESC) FILTER (WHERE o.type = 'row-create'))[1] AS created_by,
+           (array_agg(o."timestamp" ORDER BY v.version DESC, o.ordinal DESC))[1] AS updated_at,
+           (array_agg(o.operator ORDER BY v.version DESC, o.ordinal DESC))[1] AS updated_by
+      FROM revision_operations o JOIN revisions v ON v.id = o.revision_id
+     WHERE o.document_id = $1 AND v.version <= $2 AND o.target_kind = 'row' AND o.type IN ('row-create', 'row-update')
+       AND o.target_row_id IN (SELECT row_id FROM stamped)
+     GROUP BY o.target_row_id
   ), touched AS (
     -- One line per row changed later: its first operation and its first deletion (the nearest full snapshot).
     SELECT target_row_id AS row_id,
@@ -48,15 +67,34 @@ const ROWS_AS_OF = `
              ORDER BY c.row_id, c.key, c.version, c.ordinal) c
      GROUP BY c.row_id
   ), base AS (
-    SELECT r.id AS row_id, r."values" AS vals, r.seq AS seq
+    SELECT r.id AS row_id, r."values" AS vals, r.seq AS seq, r.created_at, r.created_by, r.updated_at, r.updated_by
       FROM document_rows r LEFT JOIN touched t ON t.row_id = r.id
      WHERE r.document_id = $1 AND (t.row_id IS NULL OR (t.first_type <> 'row-create' AND t.del_version IS NULL))
     UNION ALL
-    SELECT t.row_id, t.del_vals, NULL::bigint FROM touched t WHERE t.first_type <> 'row-create' AND t.del_version IS NOT NULL
+    SELECT t.row_id, t.del_vals, NULL::bigint, NULL::timestamptz, NULL::text, NULL::timestamptz, NULL::text
+      FROM touched t WHERE t.first_type <> 'row-create' AND t.del_version IS NOT NULL
   )
-  SELECT b.row_id AS id, jsonb_strip_nulls(COALESCE(b.vals, '{}'::jsonb) || COALESCE(o.vals, '{}'::jsonb)) AS "values"
+  SELECT b.row_id AS id, jsonb_strip_nulls(COALESCE(b.vals, '{}'::jsonb) || COALESCE(o.vals, '{}'::jsonb)) AS "values",
+         COALESCE(b.created_at, s.created_at) AS "createdAt",
+         CASE WHEN b.created_at IS NOT NULL THEN b.created_by ELSE s.created_by END AS "createdBy",
+         CASE WHEN m.row_id IS NULL AND b.updated_at IS NOT NULL THEN b.updated_at
+              ELSE COALESCE(s.updated_at, b.created_at, s.created_at) END AS "updatedAt",
+         CASE WHEN m.row_id IS NULL AND b.updated_at IS NOT NULL THEN b.updated_by
+              WHEN s.updated_at IS NOT NULL THEN s.updated_by
+              WHEN b.created_at IS NOT NULL THEN b.created_by ELSE s.created_by END AS "updatedBy"
     FROM base b LEFT JOIN overrides o ON o.row_id = b.row_id
+         LEFT JOIN stamped m ON m.row_id = b.row_id LEFT JOIN stamps s ON s.row_id = b.row_id
    ORDER BY b.seq NULLS LAST, b.row_id`;
+
+/** A row as of a revision: its values and its columns of that time (null when history does not tell). */
+export interface RowAsOf {
+  id: string;
+  values: StoredRowValues;
+  createdAt: Date | null;
+  createdBy: string | null;
+  updatedAt: Date | null;
+  updatedBy: string | null;
+}
 
 const OPERATION_COLUMNS = `o.id, o.revision_id AS "revisionId", o.ordinal, o.type, o.target, o.old_value AS "oldValue",
   o.new_value AS "newValue", o.operator, o."timestamp", o.note`;
@@ -88,8 +126,38 @@ export class RevisionExportRepository {
   }
 
   /** Streams the rows as of `version` in batches of `batchSize` to `each` (awaited: the consumer sets the pace). */
-  async rowsAsOf(documentUuid: string, version: number, batchSize: number, each: (rows: { id: string; values: StoredRowValues }[]) => Promise<void>): Promise<void> {
+  async rowsAsOf(documentUuid: string, version: number, batchSize: number, each: (rows: RowAsOf[]) => Promise<void>): Promise<void> {
     await this.cursor(ROWS_AS_OF, [documentUuid, version], batchSize, each);
+  }
+
+  /**
+   * Row aggregates of property formulas (SUM({qty}), COUNT(*)) over the rows as of `version`, in one statement, keyed
+   * `FN:fieldId`, computed like the live ones (ComputedValuesRepository.aggregate): in numeric, a total beyond the
+   * double range (or no total) empty, a SUM of nothing 0.
+   */
+  async aggregatesAsOf(documentUuid: string, version: number, aggregates: readonly RowAggregate[]): Promise<Map<string, StoredValue>> {
+    const result = new Map<string, StoredValue>();
+    if (aggregates.length === 0) {
+      return result;
+    }
+    const params: unknown[] = [documentUuid, version];
+    const columns = aggregates.map((aggregate, index) => {
+      if (aggregate.fieldId === '*') {
+        return `count(*)::text AS a${index}`;
+      }
+      params.push(aggregate.fieldId);
+      const key = `$${params.length}::text`;
+      const number = `(CASE WHEN jsonb_typeof(r."values" -> ${key}) = 'number' THEN (r."values" -> ${key})::numeric END)`;
+      const expression = aggregate.fn === 'COUNT' ? `count(*) FILTER (WHERE r."values" ? ${key})` : `${aggregate.fn.toLowerCase()}(${number})`;
+      return `(${expression})::text AS a${index}`;
+    });
+    const [row] = await this.tx.manager.query<Record<string, string | null>[]>(`SELECT ${columns.join(', ')} FROM (${ROWS_AS_OF}) r`, params);
+    aggregates.forEach((aggregate, index) => {
+      const text = row?.[`a${index}`];
+      const total = text === null || text === undefined ? null : Number(text);
+      result.set(`${aggregate.fn}:${aggregate.fieldId}`, total === null ? (aggregate.fn === 'SUM' ? 0 : null) : Number.isFinite(total) ? total : null);
+    });
+    return result;
   }
 
   /** Streams a revision's operations in order. */

@@ -128,8 +128,11 @@ export async function buildPropertiesWrite(
   return change;
 }
 
-export async function buildPropertiesDelete(scope: DraftScope): Promise<ChangeDraft> {
+export async function buildPropertiesDelete(scope: DraftScope, version?: number): Promise<ChangeDraft> {
   const current = await scope.properties();
+  if (version !== undefined && version !== current.version) {
+    throw versionConflict(current.version, version);
+  }
   const change: ChangeDraft = { type: 'property-delete', operation: 'delete', targetId: PROPERTIES_TARGET, data: { baseVersion: current.baseVersion } };
   scope.push(change);
   return change;

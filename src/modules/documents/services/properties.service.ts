@@ -3,6 +3,7 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
 import type { RowValuesInput } from '../fields/field-type.registry.js';
 import { applyPropertiesEffect } from '../domain/change-fold.js';
+import { validationDetailsOf } from '../fields/field-value.utils.js';
 import type { DocumentPropertiesDto, PropertiesWriteResponseDto } from '../dtos/properties.dto.js';
 import type { PropertyHistoryEntryDto } from '../dtos/revision.dto.js';
 import { toOperationDto, toPropertiesDto, toWriteResult } from '../mappers/document.mapper.js';
@@ -48,15 +49,25 @@ export class PropertiesService {
     if (body.properties === undefined || body.properties === null) {
       throw AppException.validation([{ field: 'properties', reason: 'properties is required' }]);
     }
+    if (params.version !== undefined && body.version !== undefined && params.version !== body.version) {
+      // Either may carry the lock; two different ones leave unclear which read the caller based the write on.
+      throw AppException.validation([
+        { field: 'version', reason: `the query's version ${params.version} and the body's version ${body.version} differ: send one` },
+      ]);
+    }
     const version = params.version ?? body.version;
-    const outcome = await this.engine.write(ctx, { ...params, title: 'Update properties' }, async (scope) => [
-      await buildPropertiesWrite(scope, body.properties as RowValuesInput, mode, version),
-    ]);
+    const outcome = await this.engine.write(ctx, { ...params, title: 'Update properties' }, async (scope) => {
+      try {
+        return [await buildPropertiesWrite(scope, body.properties as RowValuesInput, mode, version)];
+      } catch (error) {
+        throw atPropertiesPath(error);
+      }
+    });
     return this.result(ctx, outcome);
   }
 
-  async remove(ctx: DocumentContext, params: WriteParams): Promise<PropertiesWriteResponseDto> {
-    const outcome = await this.engine.write(ctx, { ...params, title: 'Delete properties' }, async (scope) => [await buildPropertiesDelete(scope)]);
+  async remove(ctx: DocumentContext, params: WriteParams & { version?: number }): Promise<PropertiesWriteResponseDto> {
+    const outcome = await this.engine.write(ctx, { ...params, title: 'Delete properties' }, async (scope) => [await buildPropertiesDelete(scope, params.version)]);
     return this.result(ctx, outcome);
   }
 
@@ -79,4 +90,20 @@ export class PropertiesService {
     const view = await this.get({ ...ctx, document }, outcome.merge ? undefined : outcome.request?.id);
     return { ...view, request: toWriteResult(outcome) };
   }
+}
+
+/**
+ * The values parser names entries `values[i]…` (its row wording); the body key of a properties write is
+ * `properties`, so a detail names `properties[i].value` where the caller sent it.
+ */
+function atPropertiesPath(error: unknown): unknown {
+  const details = validationDetailsOf(error);
+  if (!details) {
+    return error;
+  }
+  return AppException.validation(
+    details.map((detail) =>
+      typeof detail.field === 'string' && /^values(\[|\.|$)/.test(detail.field) ? { ...detail, field: `properties${detail.field.slice('values'.length)}` } : detail,
+    ),
+  );
 }

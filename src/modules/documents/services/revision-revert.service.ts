@@ -1,6 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { OutboxService } from '../../events/outbox.service.js';
+import { assertScopesForChanges } from '../domain/change-kinds.js';
 import { inverseOf, type InverseResult } from '../domain/revision-inverse.js';
 import type { OperationRecord } from '../domain/document.records.js';
 import type { RevertResponseDto } from '../dtos/revision-history.dto.js';
@@ -63,7 +64,9 @@ export class RevisionRevertService implements OnModuleInit {
             propertiesVersion: (await this.properties.find(document.uuid))?.version ?? 0,
             existingRowIds: await this.history.existingRowIds(document.uuid, snapshotRowIds(ops)),
           });
-          // Undoing a metadata or settings change is one: it needs manage rights (nothing is written otherwise).
+          // Undoing a change is one of its kind: it needs the scope of the direct route for it (a token with
+          // requests:manage alone reverts nothing) and, for metadata or settings, manage rights. Nothing is written otherwise.
+          assertScopesForChanges(ctx.principal, inverse.drafts.map((draft) => draft.type));
           assertMayChangeStructure(ctx, inverse.drafts.map((draft) => draft.type));
           return inverse.drafts;
         },

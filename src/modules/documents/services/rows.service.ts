@@ -39,9 +39,13 @@ export class RowsService {
     return this.rowResult(ctx, rowId as string, outcome);
   }
 
-  async update(ctx: DocumentContext, rowId: string, body: { values: unknown; version?: number }, params: WriteParams): Promise<RowWriteResponseDto> {
+  async update(ctx: DocumentContext, rowId: string, body: { values: unknown; version?: number; id?: unknown }, params: WriteParams): Promise<RowWriteResponseDto> {
     if (body.values === undefined || body.values === null) {
       throw AppException.validation([{ field: 'values', reason: 'values is required' }]);
+    }
+    // A row sent back as GET answered it carries its id: ignored when it names this row, refused when it names another.
+    if (body.id !== undefined && body.id !== null && body.id !== rowId) {
+      throw AppException.validation([{ field: 'id', reason: `id ${JSON.stringify(body.id)} differs from the row of the path (${rowId})` }]);
     }
     const outcome = await this.engine.write(ctx, { ...params, title: `Update row ${rowId}`, rowsOnly: true, valuesValidated: true, singleRow: true }, async (scope) => [
       await buildRowUpdate(scope, rowId, { values: body.values as RowValuesInput, version: body.version }),
@@ -60,6 +64,10 @@ export class RowsService {
    */
   async bulk(ctx: DocumentContext, body: unknown, params: WriteParams): Promise<BulkResultDto> {
     const parsed = parseBulkRequest(body);
+    if (parsed.properties !== null && !ctx.principal.scopes.includes('doc:write')) {
+      // The route needs data:write only; a property target writes what PATCH /properties guards with doc:write.
+      throw AppException.forbidden('missing scope doc:write');
+    }
     const bulkId = randomUUID();
     const rowIds = [...parsed.rows.keys()];
     const outcome = await this.engine.write(ctx, { ...params, title: `Bulk update of ${rowIds.length} rows`, rowsOnly: parsed.properties === null, valuesValidated: true }, async (scope) => {

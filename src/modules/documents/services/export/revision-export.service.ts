@@ -1,14 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import { TransactionHost } from '../../../../database/transaction-host.js';
-import type { FieldDefinition, StoredRowValues, StoredValue } from '../../fields/field.types.js';
+import type { FieldDefinition, StoredRowValues, StoredValue, SystemColumn } from '../../fields/field.types.js';
+import { handlerFor } from '../../fields/field-type.registry.js';
+import { assertNever } from '../../../../common/assert-never.js';
 import type { DocumentMetadata, DocumentSettings, RevisionRecord } from '../../domain/document.records.js';
 import { renderValues, toOperationDto } from '../../mappers/document.mapper.js';
-import { type LaterOperation, RevisionExportRepository } from '../../repositories/revision-export.repository.js';
+import { type LaterOperation, RevisionExportRepository, type RowAsOf } from '../../repositories/revision-export.repository.js';
 import type { DocumentContext } from '../document-access.service.js';
 import { RevisionHistoryService } from '../revision-history.service.js';
 import { cellOf, CONTENT_TYPES, type ExportFormat, type ExportSink, sinkFor } from './export-writers.js';
-import { computedPlan, recomputeFormulas } from '../../fields/computed-row.evaluator.js';
+import { computedPlan, evaluatePropertyFormulas, planPropertyFormulas, recomputeFormulas } from '../../fields/computed-row.evaluator.js';
 
 /** Rows fetched from the cursor per batch. */
 const BATCH = 2000;
@@ -98,6 +100,25 @@ export function documentAsOf(current: DocumentAsOf, later: readonly LaterOperati
   return { metadata: { fields, properties }, properties: stripped, settings };
 }
 
+/** A row column of that time as a stored value (times as ISO UTC, users as ids); null when history does not tell. */
+function systemColumnValue(row: RowAsOf, column: SystemColumn): StoredValue {
+  switch (column) {
+    case 'r.created_at':
+      return row.createdAt ? new Date(row.createdAt).toISOString() : null;
+    case 'r.updated_at':
+      return row.updatedAt ? new Date(row.updatedAt).toISOString() : null;
+    case 'r.created_by':
+      return row.createdBy;
+    case 'r.updated_by':
+      return row.updatedBy;
+    case 'r.id':
+    case 'r.version':
+      return null;
+    default:
+      return assertNever(column);
+  }
+}
+
 function fileName(ctx: DocumentContext, revision: RevisionRecord, what: string, format: ExportFormat): string {
   const safe = (text: string): string => text.replace(/[^A-Za-z0-9_.-]/g, '_');
   return `${safe(ctx.document.docType)}-${safe(ctx.document.docId)}-v${revision.version}${what === 'changes' ? '-changes' : ''}.${format}`;
@@ -175,12 +196,22 @@ export class RevisionExportService {
       );
       const fields = asOf.metadata.fields;
       const known = new Set(fields.map((field) => field.id));
+      // Row columns shown as fields (created_time …): they live beside the values, not in them.
+      const systemFields = fields.flatMap((field) => {
+        const column = handlerFor(field.type).systemColumn;
+        return column ? [{ id: field.id, column }] : [];
+      });
       // Formulas as they stood: their stored values are today's (materialisation keeps no history).
       const plan = computedPlan(fields);
       const now = new Date();
+      // Property formulas are never stored: worked out as GET /properties does, over the rows of that time.
+      const propertyFormulas = planPropertyFormulas(asOf.metadata);
+      const properties = propertyFormulas
+        ? evaluatePropertyFormulas(propertyFormulas, asOf.properties, await this.exports.aggregatesAsOf(ctx.document.uuid, revision.version, propertyFormulas.aggregates), now)
+        : asOf.properties;
       const sink = start();
       await sink.begin(
-        { ...head, kind: 'document', metadata: asOf.metadata, properties: renderValues(asOf.properties, asOf.metadata.properties), settings: asOf.settings },
+        { ...head, kind: 'document', metadata: asOf.metadata, properties: renderValues(properties, asOf.metadata.properties), settings: asOf.settings },
         ['id', ...fields.map((field) => field.id)],
         'rows',
       );
@@ -193,8 +224,14 @@ export class RevisionExportService {
                 values[key] = value;
               }
             }
+            for (const { id, column } of systemFields) {
+              const value = systemColumnValue(row, column);
+              if (value !== null) {
+                values[id] = value;
+              }
+            }
             if (plan.formulas.size > 0) {
-              values = recomputeFormulas(plan, values, now);
+              values = recomputeFormulas(plan, values, now, row);
             }
             return sink.tabular
               ? { json: null, cells: [row.id, ...fields.map((field) => cellOf(values[field.id]))] }
