@@ -147,8 +147,17 @@ describe('documents belong to their tenant: per-scope ids, workspace context, re
     expect(served.body.payload.document).toMatchObject({ workspaceId: source, readOnly: true });
     const rows = await request(t.http).get(path('/data')).set(bearer(owner)).expect(200);
     expect(rows.body.payload.items.map((row: { id: string }) => row.id)).toEqual(['source-row']);
+    // Spec 2.3: the source's data is marked read-only on every row read.
+    expect(rows.body.payload.readOnly).toBe(true);
     const query = await request(t.http).post(path('/data/query')).set(bearer(owner)).send({}).expect(200);
     expect(query.body.payload.items.map((row: { id: string }) => row.id)).toEqual(['source-row']);
+    expect(query.body.payload.readOnly).toBe(true);
+    const grouped = await request(t.http).post(path('/data/query')).set(bearer(owner)).send({ groupBy: { fields: [], aggregations: [{ kind: 'count' }] } }).expect(200);
+    expect(grouped.body.payload.readOnly).toBe(true);
+    expect((await request(t.http).get(`${path('/data')}&limit=10`).set(bearer(owner)).expect(200)).body.payload.readOnly).toBe(true);
+    expect((await request(t.http).get(path('/data/source-row')).set(bearer(owner)).expect(200)).body.payload).toMatchObject({ id: 'source-row', readOnly: true });
+    expect((await request(t.http).get(`${inLocal}&include=data`).set(bearer(owner)).expect(200)).body.payload.data.readOnly).toBe(true);
+    expect((await request(t.http).get(path('/data', source)).set(bearer(owner)).expect(200)).body.payload.readOnly).toBe(false);
     const list = await request(t.http).get(`${API}/doc/sales?workspaceId=${local}`).set(bearer(owner)).expect(200);
     expect(list.body.payload.items.map((doc: { id: string; workspaceId: string; readOnly: boolean }) => [doc.id, doc.workspaceId, doc.readOnly])).toEqual([
       ['orders', source, true],
@@ -173,6 +182,7 @@ describe('documents belong to their tenant: per-scope ids, workspace context, re
     await request(t.http).patch(refPath).set(bearer(owner)).send({ status: 'inactive' }).expect(200);
     const paused = await request(t.http).get(path('/data')).set(bearer(owner)).expect(200);
     expect(paused.body.payload.items.map((row: { id: string }) => row.id)).toEqual(['local-row']);
+    expect(paused.body.payload.readOnly).toBe(false);
     await request(t.http).post(path('/data')).set(bearer(owner)).send({ id: 'after-pause', values: { name: 'x' } }).expect(201);
     await request(t.http).get(`${API}/doc/sales/only-in-source?workspaceId=${local}`).set(bearer(owner)).expect(404);
 

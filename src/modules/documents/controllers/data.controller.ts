@@ -9,10 +9,12 @@ import {
   CreateRowDto,
   GroupedQueryResultDto,
   RowDeleteResponseDto,
+  RowReadResponseDto,
   RowResponseDto,
   RowWriteResponseDto,
   UpdateRowDto,
 } from '../dtos/row.dto.js';
+import { RowPageDto } from '../dtos/document.dto.js';
 import type { DocumentContext } from '../services/document-access.service.js';
 import { RowQueryService, type RowPage } from '../services/row-query.service.js';
 import { RowsService } from '../services/rows.service.js';
@@ -23,7 +25,8 @@ import { ApiWriteConflict } from './write-conflict.openapi.js';
 const COUNT_MODE_DESCRIPTION =
   'Totals (count parameter or Prefer: count=…): exact = count(*) of the filter; estimated (default) = exact when nothing filters, the document ' +
   'has at most QUERY_EXACT_COUNT_MAX_ROWS rows or the page is the last, otherwise the planner estimate (totalExact false); none = no total ' +
-  '(total and totalPages null). The page carries totalExact and countMode.';
+  '(total and totalPages null). The page carries totalExact and countMode, and readOnly: true when the workspace serves the type through an ' +
+  'active data-source reference (the source workspace\'s rows; spec 2.3).';
 
 const QUERY_BODY_SCHEMA = {
   type: 'object',
@@ -108,7 +111,7 @@ const WRITE_409 = {
 
 /** Rows: `/data` and the equivalent `/rows` forms (spec 4.4). */
 @ApiTags('documents: data')
-@ApiExtraModels(RowResponseDto, GroupedQueryResultDto)
+@ApiExtraModels(RowResponseDto, RowPageDto, GroupedQueryResultDto)
 @Controller('doc/:docType/:docId')
 @AcceptsApply()
 export class DataController {
@@ -125,7 +128,7 @@ export class DataController {
     description: COUNT_MODE_DESCRIPTION,
   })
   @ApiHeader({ name: 'Prefer', required: false, description: 'count=exact|estimated|none (RFC 7240), same as the count parameter' })
-  @ApiEnvelope(RowResponseDto, { shape: 'page', description: 'A page; with cursor/limit: {items, limit, nextCursor}' })
+  @ApiEnvelope(RowPageDto, { description: 'A page; with cursor/limit: {items, limit, nextCursor, readOnly}' })
   list(
     @CurrentDocument() doc: DocumentContext,
     @Query() query: DataListQueryDto,
@@ -144,7 +147,7 @@ export class DataController {
   })
   @ApiHeader({ name: 'Prefer', required: false, description: 'count=exact|estimated|none (RFC 7240), same as the body key count' })
   @ApiBody({ schema: QUERY_BODY_SCHEMA })
-  @ApiEnvelope(RowResponseDto, { shape: 'page', description: 'A page of rows; with cursor/limit a cursor page; with groupBy: GroupedQueryResultDto' })
+  @ApiEnvelope(RowPageDto, { description: 'A page of rows; with cursor/limit a cursor page; with groupBy: GroupedQueryResultDto' })
   query(
     @CurrentDocument() doc: DocumentContext,
     @Query() query: QueryReadQueryDto,
@@ -182,8 +185,8 @@ export class DataController {
   @Get(['data/:rowId', 'rows/:rowId'])
   @RequireScopes('data:read')
   @DocumentAccess('read')
-  @ApiOperation({ summary: 'One row' })
-  @ApiEnvelope(RowResponseDto)
+  @ApiOperation({ summary: 'One row (readOnly: served through a data-source reference)' })
+  @ApiEnvelope(RowReadResponseDto)
   get(@CurrentDocument() doc: DocumentContext, @Param('rowId') rowId: string, @Query() query: DraftReadQueryDto): Promise<RowResponseDto> {
     return this.queries.get(doc, rowId, query.requestId);
   }

@@ -3,7 +3,7 @@ import { Allow, IsInt, IsObject, IsOptional, IsString, IsUUID, MaxLength, Min } 
 import { FIELD_TYPES, type FieldType } from '../fields/field.types.js';
 import { COUNT_MODES, type CountMode } from '../query/count-mode.js';
 import { RevisionResponseDto } from './revision.dto.js';
-import { RowResponseDto, WriteResultDto } from './row.dto.js';
+import { READ_ONLY_DESCRIPTION, RowResponseDto, WriteResultDto } from './row.dto.js';
 import { CLIENT_ID_PATTERN } from '../../../common/http/client-ids.js';
 
 export class SelectOptionDto {
@@ -141,6 +141,7 @@ export class RowPageDto {
   @ApiProperty({ type: 'integer', nullable: true }) totalPages: number | null;
   @ApiProperty({ description: 'True when total is an exact count' }) totalExact: boolean;
   @ApiProperty({ enum: COUNT_MODES }) countMode: CountMode;
+  @ApiProperty({ description: READ_ONLY_DESCRIPTION }) readOnly: boolean;
 }
 
 /** `GET /doc/{docType}/{docId}`: the sections named in `include`. */

@@ -25,6 +25,14 @@ export class RowResponseDto {
   @ApiProperty({ nullable: true, type: String }) updatedBy: string | null;
 }
 
+export const READ_ONLY_DESCRIPTION =
+  'True when the document is served read-only through an active data-source reference of the workspace (spec 2.3): the rows are the source workspace\'s and every write is refused';
+
+/** `GET /data/{rowId}`: a row as read, marked read-only when served through a data-source reference. */
+export class RowReadResponseDto extends RowResponseDto {
+  @ApiProperty({ description: READ_ONLY_DESCRIPTION }) readOnly: boolean;
+}
+
 /** What a write did: the request it went to and, when merged at once, the revision it produced. */
 export class WriteResultDto {
   @ApiProperty({ nullable: true, type: String, description: 'The request the change was recorded on' }) requestId: string | null;
@@ -100,4 +108,5 @@ export class GroupedQueryResultDto {
   @ApiProperty({ type: 'integer', example: 20 }) pageSize: number;
   @ApiProperty({ type: 'integer', description: 'Number of groups' }) total: number;
   @ApiProperty({ type: 'integer' }) totalPages: number;
+  @ApiProperty({ description: READ_ONLY_DESCRIPTION }) readOnly: boolean;
 }

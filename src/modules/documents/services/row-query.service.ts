@@ -21,7 +21,7 @@ import { compileAst } from '../query/query.compiler.js';
 import { normalizeQuery, parseSortParam } from '../query/query-normalizer.js';
 import type { CompiledQuery, QueryAst } from '../query/query.types.js';
 import type { RowRecord } from '../domain/document.records.js';
-import type { GroupedQueryResultDto, RowResponseDto } from '../dtos/row.dto.js';
+import type { GroupedQueryResultDto, RowReadResponseDto, RowResponseDto } from '../dtos/row.dto.js';
 import { toRowDto } from '../mappers/document.mapper.js';
 import { RowQueryRepository } from '../repositories/row-query.repository.js';
 import { RowRepository } from '../repositories/row.repository.js';
@@ -55,16 +55,21 @@ export interface RowPage<T> extends Omit<Page<T>, 'total' | 'totalPages'> {
   /** True when `total` is an exact count; false for an estimate or no total. */
   totalExact: boolean;
   countMode: CountMode;
+  /** Served read-only through a data-source reference (spec 2.3). */
+  readOnly: boolean;
 }
+
+/** A cursor page of rows, marked like RowPage. */
+export type RowCursorPage<T> = CursorPage<T> & { readOnly: boolean };
 
 /**
  * Builds the page. A page that is not full tells the exact total by itself (offset + its rows), which also
  * corrects an estimate on the last page; an estimate is never below what the page shows exists.
  */
-export function rowPageOf<T>(items: T[], paging: { page: number; pageSize: number }, mode: CountMode, counted: number | null, exact: boolean): RowPage<T> {
+export function rowPageOf<T>(items: T[], paging: { page: number; pageSize: number }, mode: CountMode, counted: number | null, exact: boolean, readOnly: boolean): RowPage<T> {
   const offset = (paging.page - 1) * paging.pageSize;
   if (mode === 'none' || counted === null) {
-    return { items, page: paging.page, pageSize: paging.pageSize, total: null, totalPages: null, totalExact: false, countMode: mode };
+    return { items, page: paging.page, pageSize: paging.pageSize, total: null, totalPages: null, totalExact: false, countMode: mode, readOnly };
   }
   let total = counted;
   let totalExact = exact;
@@ -74,7 +79,7 @@ export function rowPageOf<T>(items: T[], paging: { page: number; pageSize: numbe
   } else if (!exact) {
     total = Math.max(total, offset + items.length + (items.length === paging.pageSize ? 1 : 0));
   }
-  return { items, page: paging.page, pageSize: paging.pageSize, total, totalPages: Math.ceil(total / paging.pageSize), totalExact, countMode: mode };
+  return { items, page: paging.page, pageSize: paging.pageSize, total, totalPages: Math.ceil(total / paging.pageSize), totalExact, countMode: mode, readOnly };
 }
 
 function intIn(raw: unknown, field: string, min: number, max: number, errors: ErrorDetail[]): number | undefined {
@@ -160,7 +165,7 @@ export class RowQueryService {
     ctx: DocumentContext,
     query: Omit<Paging, 'count'> & { sort?: string; requestId?: string; count?: string; viewId?: string },
     prefer?: string,
-  ): Promise<RowPage<RowResponseDto> | CursorPage<RowResponseDto>> {
+  ): Promise<RowPage<RowResponseDto> | RowCursorPage<RowResponseDto>> {
     const count = resolveCountMode(query.count, prefer);
     const draft = await this.load(ctx, query.requestId);
     const ast: QueryAst = { filter: null, sorts: parseSortParam(query.sort), groupBy: null };
@@ -175,7 +180,7 @@ export class RowQueryService {
     requestId: string | undefined,
     prefer?: string,
     viewId?: string,
-  ): Promise<RowPage<RowResponseDto> | CursorPage<RowResponseDto> | GroupedQueryResultDto> {
+  ): Promise<RowPage<RowResponseDto> | RowCursorPage<RowResponseDto> | GroupedQueryResultDto> {
     if (!isPlainObject(body)) {
       throw AppException.validation([{ field: 'body', reason: 'query must be an object' }]);
     }
@@ -206,13 +211,13 @@ export class RowQueryService {
   }
 
   /** One row, as the document or the draft has it. */
-  async get(ctx: DocumentContext, rowId: string, requestId: string | undefined): Promise<RowResponseDto> {
+  async get(ctx: DocumentContext, rowId: string, requestId: string | undefined): Promise<RowReadResponseDto> {
     const draft = await this.load(ctx, requestId, [rowId]);
     const row = await this.findRow(ctx, draft, rowId);
     if (!row) {
       throw rowNotFound(rowId);
     }
-    return toRowDto(row, draft.metadata.fields);
+    return { ...toRowDto(row, draft.metadata.fields), readOnly: ctx.readOnly };
   }
 
   async findRow(ctx: DocumentContext, draft: DraftView, rowId: string): Promise<RowRecord | null> {
@@ -240,7 +245,7 @@ export class RowQueryService {
     return compileAst(ast, draft.metadata.fields, { paramOffset: RowQueryRepository.paramOffset(draft.overlay), after });
   }
 
-  private async run(ctx: DocumentContext, draft: DraftView, ast: QueryAst, paging: Paging): Promise<RowPage<RowResponseDto> | CursorPage<RowResponseDto>> {
+  private async run(ctx: DocumentContext, draft: DraftView, ast: QueryAst, paging: Paging): Promise<RowPage<RowResponseDto> | RowCursorPage<RowResponseDto>> {
     const fields = draft.metadata.fields;
     const shown = paging.columns ?? fields;
     const uuid = ctx.document.uuid;
@@ -262,7 +267,7 @@ export class RowQueryService {
       const last = items[items.length - 1];
       const nextCursor =
         rows.length > limit && last?.cursor ? await this.sealCursor(ctx, compiled, cursorPositionFromRow(last.cursor, compiled.sortKeys)) : null;
-      return { items: items.map((row) => toRowDto(row, shown)), limit, nextCursor };
+      return { items: items.map((row) => toRowDto(row, shown)), limit, nextCursor, readOnly: ctx.readOnly };
     }
     const compiled = this.compile(ast, draft);
     const offset = (paging.page - 1) * paging.pageSize;
@@ -282,7 +287,7 @@ export class RowQueryService {
     // snapshot) they share its connection, which takes one statement at a time.
     const [rows, counted] = this.queries.inTransaction ? [await page(), await total()] : await Promise.all([page(), total()]);
     const items = rows.map((row) => toRowDto(row, shown));
-    return rowPageOf(items, paging, mode, counted, exact);
+    return rowPageOf(items, paging, mode, counted, exact, ctx.readOnly);
   }
 
   /** A page of groups (page/pageSize as for rows, in the order of the group keys) with the number of groups. */
@@ -294,7 +299,7 @@ export class RowQueryService {
     const group = compiled.groupBy;
     const { page, pageSize } = paging;
     if (!group) {
-      return { groups: [], page, pageSize, total: 0, totalPages: 0 };
+      return { groups: [], page, pageSize, total: 0, totalPages: 0, readOnly: ctx.readOnly };
     }
     const { rows, total } = await this.queries.groups(ctx.document.uuid, compiled, { limit: pageSize, offset: (page - 1) * pageSize }, draft.overlay);
     const byId = new Map<string, FieldDefinition>(draft.metadata.fields.map((field) => [field.id, field]));
@@ -317,6 +322,7 @@ export class RowQueryService {
       pageSize,
       total,
       totalPages: Math.ceil(total / pageSize),
+      readOnly: ctx.readOnly,
     };
   }
 }
