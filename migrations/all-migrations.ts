@@ -22,6 +22,7 @@ import { InlineRequestChanges1732241200000 } from './1732241200000-inline-reques
 import { RequestDocumentReference1732241300000 } from './1732241300000-request-document-reference.js';
 import { InvitationDeclinedRevoked1732241400000 } from './1732241400000-invitation-declined-revoked.js';
 import { WebhookAllOrganizations1732241500000 } from './1732241500000-webhook-all-organizations.js';
+import { SyncRequestReviewNote1732241600000 } from './1732241600000-sync-request-review-note.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -52,4 +53,5 @@ export const ALL_MIGRATIONS = [
   RequestDocumentReference1732241300000,
   InvitationDeclinedRevoked1732241400000,
   WebhookAllOrganizations1732241500000,
+  SyncRequestReviewNote1732241600000,
 ];

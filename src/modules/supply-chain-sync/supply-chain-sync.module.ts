@@ -4,6 +4,7 @@ import { SupplyChainModule } from '../supply-chain/supply-chain.module.js';
 import { TenancyModule } from '../tenancy/tenancy.module.js';
 import { SyncAdminController } from './controllers/sync-admin.controller.js';
 import { SyncWorker } from './jobs/sync.worker.js';
+import { BindingActivatedListener } from './listeners/binding-activated.listener.js';
 import { RevisionCreatedListener } from './listeners/revision-created.listener.js';
 import { ConnectorRunRepository } from './repositories/connector-run.repository.js';
 import { CurrencyRateRepository } from './repositories/currency-rate.repository.js';
@@ -43,6 +44,7 @@ import { SyncDocumentGateway } from './services/sync-document.gateway.js';
     ConnectorRunnerService,
     SyncWorker,
     RevisionCreatedListener,
+    BindingActivatedListener,
     SyncAdminService,
   ],
   exports: [SyncClock, SyncWorker],

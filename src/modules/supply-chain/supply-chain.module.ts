@@ -23,6 +23,7 @@ import { SupplyChainAccessService } from './services/supply-chain-access.service
 import { SupplyChainDirectory } from './services/supply-chain-directory.service.js';
 import { SyncLogService } from './services/sync-log.service.js';
 import { SyncRequestService } from './services/sync-requests.service.js';
+import { BindingActivations } from './services/binding-activations.js';
 
 /**
  * Supply-chain resources (spec 2.14, 3, 4.8; docs/supply-chain.md): catalogs, connections and share links, order
@@ -57,9 +58,11 @@ import { SyncRequestService } from './services/sync-requests.service.js';
     SyncLogService,
     ConnectorsService,
     SupplyChainDirectory,
+    BindingActivations,
   ],
   exports: [
     SupplyChainDirectory,
+    BindingActivations,
     SyncLogService,
     SyncRequestService,
     SupplyChainAccessService,
@@ -77,16 +80,20 @@ export class SupplyChainModule implements OnModuleInit {
     private readonly deletions: DocumentDeletionListeners,
     private readonly catalogs: CatalogRepository,
     private readonly connections: ConnectionRepository,
+    private readonly bindings: BindingRepository,
   ) {}
 
   /**
-   * A catalog or order book deleted through `/doc` leaves the supply-chain routes with it, and a catalog's
-   * connections are disabled as `POST …/disable` would (same transaction; docs/supply-chain.md, "Connection states").
+   * A catalog or order book deleted through `/doc` leaves the supply-chain routes with it, a catalog's connections
+   * are disabled as `POST …/disable` would, and an order book's live bindings end (same transaction;
+   * docs/supply-chain.md, "Connection states", "Bindings").
    */
   onModuleInit(): void {
     this.deletions.register(async (document, deletedBy) => {
       const catalogs = await this.catalogs.retireByDocument(document.uuid);
       await this.connections.disableForCatalogs(catalogs, deletedBy);
+      // An order book's bindings end with it (`rejected`, the ending state of spec 3), as a catalog's connections do.
+      await this.bindings.endForOrderBookDocument(document.uuid, deletedBy, 'the order book was deleted');
     });
   }
 }

@@ -74,8 +74,15 @@ describe('supply-chain propagation (spec 3, rules 1–8)', () => {
 
   const logsFor = (logs: SyncLog[], sourceRowId: string): SyncLog[] =>
     logs.filter((log) => log.sourceRowId === sourceRowId);
-  const jobsOf = (user: TestUser, org: string, ob: string, binding: string): Promise<Job[]> =>
-    call<Job[]>(t, user, 'get', `/organizations/${org}/orderbooks/${ob}/bindings/${binding}/propagation`);
+  const jobsOf = async (user: TestUser, org: string, ob: string, binding: string): Promise<Job[]> =>
+    (
+      await call<{ items: Job[] }>(
+        t,
+        user,
+        'get',
+        `/organizations/${org}/orderbooks/${ob}/bindings/${binding}/propagation?pageSize=100`,
+      )
+    ).items;
   const flush = async (): Promise<void> => {
     clock.advance(301_000);
     await worker.runDue();

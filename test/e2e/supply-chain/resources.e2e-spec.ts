@@ -669,9 +669,10 @@ describe('supply chain: resources', () => {
       .get(sc(S, `/connections/${whitelistConn}/share-links`))
       .set(bearer(sOwner))
       .expect(200);
-    expect(links.body.payload).toHaveLength(3);
+    expect(links.body.payload).toMatchObject({ page: 1, pageSize: 20, total: 3, totalPages: 1 });
+    expect(links.body.payload.items).toHaveLength(3);
     expect(JSON.stringify(links.body.payload)).not.toContain(code);
-    expect(links.body.payload.map((item: { uses: number }) => item.uses)).toEqual([0, 0, 0]);
+    expect(links.body.payload.items.map((item: { uses: number }) => item.uses)).toEqual([0, 0, 0]);
   });
 
   it('order books: generated fields, preview, bindings in every access mode, supplier decisions', async () => {
@@ -1190,7 +1191,7 @@ describe('supply chain: resources', () => {
     expect(
       (
         await http()
-          .post(sc(S, `/connections/${whitelistConn}/bindings/${viaCode.body.payload.id}/reject`))
+          .post(sc(S, `/connections/${whitelistConn}/bindings/${viaCode.body.payload.id}/approve`))
           .set(bearer(sOwner))
           .send({})
           .expect(409)
@@ -1380,7 +1381,7 @@ describe('supply chain: resources', () => {
           .send({ note: 'not now' })
           .expect(200)
       ).body.payload,
-    ).toMatchObject({ status: 'rejected', message: 'not now' });
+    ).toMatchObject({ status: 'rejected', message: null });
     const requestId = '11111111-2222-4333-8444-555555555555';
     await http()
       .post(sc(B, `/orderbooks/${orderBookId}/requests`))
@@ -1515,30 +1516,34 @@ describe('supply chain: resources', () => {
       reason: 'no binding',
     });
     const byBinding = await http()
-      .get(sc(B, `/orderbooks/${orderBookId}/sync-logs?bindingId=${publicBinding}`))
+      .get(sc(B, `/orderbooks/${orderBookId}/sync-logs?bindingId=${publicBinding}&pageSize=100`))
       .set(bearer(bGuest))
       .expect(200);
-    expect(byBinding.body.payload.total).toBe(2);
-    expect(byBinding.body.payload.items.map((l: { outcome: string }) => l.outcome).sort()).toEqual([
+    // The binding's initial sync (catalog rows that existed when it became active) logged its own rows too.
+    const written2 = byBinding.body.payload.items.filter((l: { targetRowId: string }) => l.targetRowId === 'o2');
+    expect(written2).toHaveLength(2);
+    expect(written2.map((l: { outcome: string }) => l.outcome).sort()).toEqual([
       'accepted',
       'filtered',
     ]);
     expect(
       (
         await http()
-          .get(sc(B, `/orderbooks/${orderBookId}/sync-logs?outcome=filtered`))
+          .get(sc(B, `/orderbooks/${orderBookId}/sync-logs?outcome=filtered&pageSize=100`))
           .set(bearer(bGuest))
           .expect(200)
-      ).body.payload.items[0].reason,
+      ).body.payload.items.find((l: { targetRowId: string }) => l.targetRowId === 'o2').reason,
     ).toBe('outside receiver filter');
     expect(
       (
         await http()
-          .get(sc(B, `/orderbooks/${orderBookId}/sync-logs`))
+          .get(sc(B, `/orderbooks/${orderBookId}/sync-logs?pageSize=100`))
           .set(bearer(bGuest))
           .expect(200)
-      ).body.payload.total,
-    ).toBe(3);
+      ).body.payload.items.filter(
+        (l: { targetRowId: string | null; bindingId: string | null }) => l.targetRowId === 'o2' || l.bindingId === null,
+      ),
+    ).toHaveLength(3);
     await http()
       .get(sc(B, `/orderbooks/${orderBookId}/sync-logs?bindingId=nope`))
       .set(bearer(bGuest))
@@ -1777,10 +1782,15 @@ describe('supply chain: resources', () => {
       (await requests.decideAsSystem(binding as NonNullable<typeof binding>, waiting.id, 'accept')).status,
     ).toBe('accepted');
     const listed = await http()
-      .get(sc(B, `/orderbooks/${orderBookId}/requests?bindingId=${publicBinding}`))
+      .get(sc(B, `/orderbooks/${orderBookId}/requests?bindingId=${publicBinding}&pageSize=100`))
       .set(bearer(bGuest))
       .expect(200);
-    expect(listed.body.payload.total).toBe(2);
+    // Besides the binding's initial sync (its source names catalog revisions), the two created here.
+    expect(
+      listed.body.payload.items.filter(
+        (r: { source: { catalogRevisionIds?: string[] } }) => !r.source.catalogRevisionIds,
+      ),
+    ).toHaveLength(2);
   });
 
   it('catalog updates and lists', async () => {

@@ -47,13 +47,13 @@ describe('supply chain: share-link admission', () => {
     call(t, sup, 'post', `/organizations/${S}/connections/${privateConn}/share-link`, body);
   const usesOf = async (linkId: string): Promise<number> =>
     (
-      await call<Array<{ id: string; uses: number }>>(
+      await call<{ items: Array<{ id: string; uses: number }> }>(
         t,
         sup,
         'get',
-        `/organizations/${S}/connections/${privateConn}/share-links`,
+        `/organizations/${S}/connections/${privateConn}/share-links?pageSize=100`,
       )
-    ).find((link) => link.id === linkId)?.uses as number;
+    ).items.find((link) => link.id === linkId)?.uses as number;
 
   beforeAll(async () => {
     t = await createTestApp();

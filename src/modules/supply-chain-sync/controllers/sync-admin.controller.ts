@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import {
   ConnectorRunResponseDto,
@@ -15,6 +15,12 @@ import { SyncAdminService } from '../services/sync-admin.service.js';
 import { UuidParamPipe } from '../../../common/http/uuid-param.pipe.js';
 
 @ApiTags('supply-chain')
+// Every route: an organization the caller is not a member of, or a connector / order book / binding that is not
+// the organization's, is NOT_FOUND.
+@ApiNotFoundResponse({
+  description: 'NOT_FOUND: the organization (for the caller), connector, order book or binding',
+  schema: ERROR_ENVELOPE_SCHEMA,
+})
 @Controller('organizations/:organizationId')
 export class SyncAdminController {
   constructor(private readonly admin: SyncAdminService) {}
@@ -97,13 +103,14 @@ export class SyncAdminController {
     summary:
       "A binding's propagation ledger: one entry per catalog revision (pending in its batch window, applied, skipped, failed)",
   })
-  @ApiEnvelope(PropagationJobResponseDto, { shape: 'array' })
+  @ApiEnvelope(PropagationJobResponseDto, { shape: 'page' })
   listJobs(
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId', new UuidParamPipe('organization')) organizationId: string,
     @Param('orderBookId') orderBookId: string,
     @Param('bindingId') bindingId: string,
-  ): Promise<PropagationJobResponseDto[]> {
-    return this.admin.listJobs(principal, organizationId, orderBookId, bindingId);
+    @Query() query: PageQueryDto,
+  ): Promise<Page<PropagationJobResponseDto>> {
+    return this.admin.listJobs(principal, organizationId, orderBookId, bindingId, query);
   }
 }

@@ -281,7 +281,9 @@ export function applyRule(rule: MappingRule, ctx: MappingContext): unknown {
       if (!rule.formula) {
         throw new MappingError('formula is required for a formula rule');
       }
-      return ctx.formula(rule.formula, ctx.read) ?? null;
+      const result = ctx.formula(rule.formula, ctx.read) ?? null;
+      // Number results are tidied like unit_convert's (12 significant digits): `price * 1.2` gives 37.2, not 37.199999999999996.
+      return typeof result === 'number' && Number.isFinite(result) ? tidy(result) : result;
     }
     case 'format':
       return applyTemplate(source, rule.formatConfig?.template);

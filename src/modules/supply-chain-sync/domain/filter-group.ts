@@ -82,10 +82,17 @@ function scalarEquals(left: unknown, right: unknown): boolean {
   return order === 0 && (typeof left === 'number' || typeof right === 'number');
 }
 
-/** A value equals the operand; an array value (multi-select) equals when any element does. */
+/**
+ * A value equals the operand; an array value (multi-select) equals when any element does. A one-element array
+ * operand against a single value is that element: conditions stored before validation unwrapped a one-element
+ * `values` for eq/ne hold `value: ["ok"]`, and a single value can never equal an array anyway.
+ */
 function equals(value: unknown, operand: unknown): boolean {
   if (Array.isArray(value) && !Array.isArray(operand)) {
     return value.some((item) => scalarEquals(item, operand));
+  }
+  if (!Array.isArray(value) && Array.isArray(operand) && operand.length === 1) {
+    return scalarEquals(value, operand[0]);
   }
   return scalarEquals(value, operand);
 }

@@ -30,6 +30,18 @@ export interface NewJob {
   catalogRevisionId: string;
   catalogRevisionVersion: number;
   revisionCreatedAt: Date;
+  /**
+   * `initial_sync`: the job of a binding that just became active — it applies every catalog row as of this
+   * revision, not the revision's changes. Kept in `result` until the job is applied (no column of its own).
+   */
+  kind?: 'initial_sync';
+}
+
+/** The marker an initial-sync job carries in `result` while pending (see NewJob.kind). */
+export const INITIAL_SYNC = 'initial_sync';
+
+export function isInitialSync(job: PropagationJob): boolean {
+  return job.result?.kind === INITIAL_SYNC;
 }
 
 const COLUMNS = `j.id, j.organization_id AS "organizationId", j.binding_id AS "bindingId", j.orderbook_id AS "orderBookId",
@@ -53,12 +65,12 @@ export class PropagationJobRepository {
   async enqueue(job: NewJob, now: Date, windowSeconds: number): Promise<void> {
     await this.tx.manager.query(
       `INSERT INTO sync_propagation_jobs (organization_id, binding_id, orderbook_id, catalog_document_id, catalog_revision_id,
-              catalog_revision_version, revision_created_at, due_at)
+              catalog_revision_version, revision_created_at, due_at, result)
        VALUES ($1, $2, $3, $4, $5, $6, $7,
                CASE WHEN $9::int > 0 THEN COALESCE(
                  (SELECT max(p.due_at) FROM sync_propagation_jobs p WHERE p.binding_id = $2 AND p.status = 'pending' AND p.due_at > $8),
                  $8::timestamptz + make_interval(secs => $9::int))
-               ELSE $8::timestamptz END)
+               ELSE $8::timestamptz END, $10::jsonb)
        ON CONFLICT ON CONSTRAINT sync_propagation_jobs_once DO NOTHING`,
       [
         job.organizationId,
@@ -70,6 +82,7 @@ export class PropagationJobRepository {
         job.revisionCreatedAt,
         now,
         windowSeconds,
+        job.kind ? JSON.stringify({ kind: job.kind }) : null,
       ],
     );
   }
@@ -139,12 +152,21 @@ export class PropagationJobRepository {
     );
   }
 
-  async listForBinding(organizationId: string, bindingId: string, limit: number): Promise<PropagationJob[]> {
-    return queryRows<PropagationJob>(
-      this.tx,
-      `SELECT ${COLUMNS} FROM sync_propagation_jobs j WHERE j.organization_id = $1 AND j.binding_id = $2 ORDER BY j.created_at DESC LIMIT $3`,
-      [organizationId, bindingId, limit],
-    );
+  async listForBinding(
+    organizationId: string,
+    bindingId: string,
+    paging: { limit: number; offset: number },
+  ): Promise<{ items: PropagationJob[]; total: number }> {
+    const where = `FROM sync_propagation_jobs j WHERE j.organization_id = $1 AND j.binding_id = $2`;
+    const [items, count] = await Promise.all([
+      queryRows<PropagationJob>(
+        this.tx,
+        `SELECT ${COLUMNS} ${where} ORDER BY j.created_at DESC, j.id LIMIT $3 OFFSET $4`,
+        [organizationId, bindingId, paging.limit, paging.offset],
+      ),
+      queryFirst<{ count: string }>(this.tx, `SELECT count(*) ${where}`, [organizationId, bindingId]),
+    ]);
+    return { items, total: Number(count?.count ?? 0) };
   }
 
   async pendingCount(): Promise<number> {

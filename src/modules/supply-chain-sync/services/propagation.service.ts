@@ -14,7 +14,11 @@ import type { FilterGroup } from '../domain/filter-group.js';
 import { foldRowChanges, type SourceRowChange } from '../domain/row-changes.js';
 import { dedupFieldIds, dedupKey, type ReceiverFilter } from '../domain/sync-rules.js';
 import { CurrencyRateRepository } from '../repositories/currency-rate.repository.js';
-import { type PropagationJob, PropagationJobRepository } from '../repositories/propagation-job.repository.js';
+import {
+  isInitialSync,
+  type PropagationJob,
+  PropagationJobRepository,
+} from '../repositories/propagation-job.repository.js';
 import { RevisionOriginRepository } from '../repositories/revision-origin.repository.js';
 import { RowLinkRepository } from '../repositories/row-link.repository.js';
 import { FormulaRunner } from './formula-runner.js';
@@ -164,9 +168,18 @@ export class PropagationService {
     }
 
     // Rule 1: what the revisions changed, folded per row (a batch window applies them as one change).
+    // An initial sync (the binding just became active) takes every row the catalog has now as created: the later
+    // revisions claimed with it are already in those rows, and a new binding has no row to delete.
+    const initial = jobs.some(isInitialSync);
     const perRevision: SourceRowChange[][] = [];
-    for (const job of jobs) {
-      perRevision.push(await this.documents.rowChanges(catalogCtx, job.catalogRevisionId));
+    if (initial) {
+      perRevision.push(
+        (await this.documents.allRowIds(catalogCtx)).map((rowId) => ({ rowId, kind: 'created', fieldIds: [] })),
+      );
+    } else {
+      for (const job of jobs) {
+        perRevision.push(await this.documents.rowChanges(catalogCtx, job.catalogRevisionId));
+      }
     }
     const changes = foldRowChanges(perRevision);
     const sourceIds = changes.map((change) => change.rowId);
@@ -423,6 +436,7 @@ export class PropagationService {
       counts,
       rows: changes.length,
       syncRequestIds: [...requestIds.values()],
+      ...(initial ? { kind: 'initial_sync' } : {}),
     });
     return { bindingId: binding.id, jobs: jobs.length, outcome: 'applied', counts };
   }

@@ -158,7 +158,8 @@ export class SyncAdminService {
     organizationId: string,
     orderBookId: string,
     bindingId: string,
-  ): Promise<PropagationJobResponseDto[]> {
+    query: { page: number; pageSize: number },
+  ): Promise<Page<PropagationJobResponseDto>> {
     await this.organizations.require(principal.userId, organizationId);
     const context = UUID.test(bindingId) ? await this.port.bindingContext(bindingId) : null;
     if (
@@ -168,7 +169,11 @@ export class SyncAdminService {
     ) {
       throw AppException.notFound('binding');
     }
-    return (await this.jobs.listForBinding(organizationId, bindingId, 100)).map((job) => ({
+    const { items, total } = await this.jobs.listForBinding(organizationId, bindingId, {
+      limit: query.pageSize,
+      offset: (query.page - 1) * query.pageSize,
+    });
+    const jobs = items.map((job) => ({
       id: job.id,
       bindingId: job.bindingId,
       catalogRevisionId: job.catalogRevisionId,
@@ -180,6 +185,7 @@ export class SyncAdminService {
       result: job.result,
       appliedAt: iso(job.appliedAt),
     }));
+    return pageOf(jobs, total, query);
   }
 
   private async connector(

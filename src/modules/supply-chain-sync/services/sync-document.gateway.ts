@@ -150,6 +150,18 @@ export class SyncDocumentGateway {
     return rows;
   }
 
+  /** The document's newest revision (null before its first merge): where an initial sync reads the rows. */
+  async headRevision(ctx: DocumentContext): Promise<{ id: string; version: number; createdAt: Date } | null> {
+    const head = (await this.revisions.list(ctx, { page: 1, pageSize: 1 })).items[0];
+    return head ? { id: head.id, version: head.version, createdAt: new Date(head.createdAt) } : null;
+  }
+
+  /** Whether the document holds any row (one row read). */
+  async hasRows(ctx: DocumentContext): Promise<boolean> {
+    const page = (await this.rowQueries.query(ctx, { limit: 1 }, undefined)) as { items?: unknown[] };
+    return (page.items?.length ?? 0) > 0;
+  }
+
   /** Every row id of the document (a scheduled connector run reconciles them all). */
   async allRowIds(ctx: DocumentContext): Promise<string[]> {
     return (await this.queryAll(ctx, null)).map((row) => row.id);

@@ -18,13 +18,14 @@ import {
 } from '../dtos/catalog.dto.js';
 import { RequestIdQueryDto, ScFieldDto } from '../dtos/common.dto.js';
 import {
-  ConnectionListQueryDto,
+  CatalogConnectionListQueryDto,
   ConnectionResponseDto,
   CreateConnectionDto,
 } from '../dtos/connection.dto.js';
 import { CatalogsService } from '../services/catalogs.service.js';
 import { ConnectionsService } from '../services/connections.service.js';
 import { OrganizationIdParam } from './organization-id.decorator.js';
+import { ApiScConflict, ROW_WRITE_CONFLICTS } from './openapi-errors.js';
 
 class RevisionsSinceQueryDto extends PageQueryDto {
   @ApiPropertyOptional({
@@ -122,6 +123,7 @@ export class CatalogsController {
     description: ROW_DESCRIPTION,
   })
   @ApiEnvelope(RowWriteResponseDto)
+  @ApiScConflict(ROW_WRITE_CONFLICTS)
   updateRow(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -137,6 +139,7 @@ export class CatalogsController {
   @RequireScopes('data:write')
   @ApiOperation({ summary: 'Delete a catalog row', description: ROW_DESCRIPTION })
   @ApiEnvelope(RowDeleteResponseDto)
+  @ApiScConflict(ROW_WRITE_CONFLICTS)
   deleteRow(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -156,6 +159,7 @@ export class CatalogsController {
     description: `${ROW_DESCRIPTION} Without requestId: one request, one revision.`,
   })
   @ApiEnvelope(BatchUpdateResultDto)
+  @ApiScConflict(ROW_WRITE_CONFLICTS)
   batchUpdate(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -185,6 +189,7 @@ export class CatalogsController {
   @RequireScopes('doc:write')
   @ApiOperation({ summary: 'Create a connection of the catalog (owners, admins)' })
   @ApiEnvelope(ConnectionResponseDto, { status: 201 })
+  @ApiScConflict('INVALID_STATE: the catalog has sharingEnabled false')
   createConnection(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -202,7 +207,7 @@ export class CatalogsController {
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
     @Param('catalogId') catalogId: string,
-    @Query() query: ConnectionListQueryDto,
+    @Query() query: CatalogConnectionListQueryDto,
   ): Promise<Page<ConnectionResponseDto>> {
     return this.connections.listForCatalog(principal, organizationId, catalogId, query);
   }

@@ -3,7 +3,7 @@ import { ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
-import type { Page } from '../../../common/http/pagination.js';
+import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import { RequireOrgRole } from '../../tenancy/guards/tenancy-roles.decorators.js';
 import { ReviewNoteDto, reviewNoteOf } from '../dtos/common.dto.js';
 import {
@@ -22,6 +22,7 @@ import { BindingsService } from '../services/bindings.service.js';
 import { ConnectionsService } from '../services/connections.service.js';
 import { ShareLinksService } from '../services/share-links.service.js';
 import { OrganizationIdParam } from './organization-id.decorator.js';
+import { ApiScConflict, ApiScNotFound, ApiShareCodeGone } from './openapi-errors.js';
 
 /** Connections of catalogs (spec 2.14, 3, 4.8), their states, share links and the supplier's binding decisions. */
 @ApiTags('supply chain: connections')
@@ -38,6 +39,7 @@ export class ConnectionsController {
   @RequireScopes('doc:write')
   @ApiOperation({ summary: 'Create a connection (body sourceCatalogId; owners, admins)' })
   @ApiEnvelope(ConnectionResponseDto, { status: 201 })
+  @ApiScConflict('INVALID_STATE: the catalog has sharingEnabled false')
   create(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -77,6 +79,7 @@ export class ConnectionsController {
   @RequireScopes('doc:write')
   @ApiOperation({ summary: 'Update a connection (owners, admins; not when disabled)' })
   @ApiEnvelope(ConnectionResponseDto)
+  @ApiScConflict('INVALID_STATE: the connection is disabled (payload connectionId, status)')
   update(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -91,6 +94,7 @@ export class ConnectionsController {
   @RequireScopes('doc:write')
   @ApiOperation({ summary: 'active → paused: nothing propagates until resumed' })
   @ApiEnvelope(ConnectionResponseDto)
+  @ApiScConflict('INVALID_STATE: the connection is not active (payload connectionId, status)')
   pause(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -104,6 +108,7 @@ export class ConnectionsController {
   @RequireScopes('doc:write')
   @ApiOperation({ summary: 'paused → active' })
   @ApiEnvelope(ConnectionResponseDto)
+  @ApiScConflict('INVALID_STATE: the connection is not paused (payload connectionId, status)')
   resume(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -119,6 +124,7 @@ export class ConnectionsController {
     summary: 'active | paused → disabled (final): no propagation, no new bindings, share links refused',
   })
   @ApiEnvelope(ConnectionResponseDto)
+  @ApiScConflict('INVALID_STATE: the connection is disabled already (payload connectionId, status)')
   disable(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -134,6 +140,7 @@ export class ConnectionsController {
       'Create a share link (expiresAt, maxUses): shareUrl, qrCode (PNG data URL), expiresAt — the code is shown only here',
   })
   @ApiEnvelope(ShareLinkResponseDto, { status: 201 })
+  @ApiScConflict('INVALID_STATE: the connection is disabled (payload connectionId, status)')
   shareLink(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -146,13 +153,14 @@ export class ConnectionsController {
   @Get(':connectionId/share-links')
   @RequireScopes('doc:read')
   @ApiOperation({ summary: 'Share links of the connection (owners, admins; without codes)' })
-  @ApiEnvelope(ShareLinkInfoDto, { shape: 'array' })
+  @ApiEnvelope(ShareLinkInfoDto, { shape: 'page' })
   shareLinks(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
     @Param('connectionId') connectionId: string,
-  ): Promise<ShareLinkInfoDto[]> {
-    return this.links.listShareLinks(principal, organizationId, connectionId);
+    @Query() query: PageQueryDto,
+  ): Promise<Page<ShareLinkInfoDto>> {
+    return this.links.listShareLinks(principal, organizationId, connectionId, query);
   }
 
   @Delete(':connectionId/share-links/:linkId')
@@ -188,6 +196,7 @@ export class ConnectionsController {
   @RequireScopes('doc:write')
   @ApiOperation({ summary: 'pending → active (owners, admins of the supplier)' })
   @ApiEnvelope(SupplierBindingDto)
+  @ApiScConflict('INVALID_STATE: the binding is not pending, or the connection is disabled (payload bindingId or connectionId, status)')
   approve(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -203,6 +212,7 @@ export class ConnectionsController {
   @RequireScopes('doc:write')
   @ApiOperation({ summary: 'pending → rejected (owners, admins of the supplier)' })
   @ApiEnvelope(SupplierBindingDto)
+  @ApiScConflict('INVALID_STATE: the binding is neither pending nor active (payload bindingId, status)')
   reject(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -227,6 +237,8 @@ export class ShareLinksController {
       "Resolve a share code: connection id, name, source organization, catalog summary, share mode. A read: spends no use; expired/revoked → 410 SHARE_LINK_EXPIRED, maxUses organizations admitted (none of them the caller's) → 410 SHARE_LINK_EXHAUSTED",
   })
   @ApiEnvelope(SharedConnectionDto)
+  @ApiScNotFound('NOT_FOUND: no such share code')
+  @ApiShareCodeGone()
   resolve(
     @CurrentPrincipal() principal: Principal,
     @Param('code') code: string,

@@ -28,6 +28,7 @@ import { OrderBooksService } from '../services/orderbooks.service.js';
 import { SyncLogService } from '../services/sync-log.service.js';
 import { SyncRequestService } from '../services/sync-requests.service.js';
 import { OrganizationIdParam } from './organization-id.decorator.js';
+import { ApiScConflict, ApiShareCodeGone, ROW_WRITE_CONFLICTS } from './openapi-errors.js';
 
 /**
  * Order books (spec 2.14, 4.8): organization-level documents of type `orderbook` of the buyer, also at
@@ -51,6 +52,8 @@ export class OrderBooksController {
       'Create an order book (owners, admins, members): fields generated from sourceConnectionIds plus custom fields',
   })
   @ApiEnvelope(OrderBookResponseDto, { status: 201 })
+  @ApiScConflict('INVALID_STATE: a source connection is disabled (payload connectionId, status)')
+  @ApiShareCodeGone()
   create(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -103,6 +106,7 @@ export class OrderBooksController {
       'Batch {rows: [{target{row}, values[], metadata}]}: update, or create rows without target; at most 1000, all or nothing',
   })
   @ApiEnvelope(BatchUpdateResultDto)
+  @ApiScConflict(ROW_WRITE_CONFLICTS)
   batchUpdate(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -121,6 +125,8 @@ export class OrderBooksController {
       'Suggested mapping of a connection to this order book (name and type similarity, with confidence)',
   })
   @ApiEnvelope(FieldMappingPreviewResultDto)
+  @ApiScConflict('INVALID_STATE: the connection is disabled (payload connectionId, status)')
+  @ApiShareCodeGone()
   preview(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -137,6 +143,8 @@ export class OrderBooksController {
       'Bind to a connection (owners, admins, members): active at once when public or whitelisted; pending (supplier approves) in approval mode or with a shareCode',
   })
   @ApiEnvelope(BindingResponseDto, { status: 201 })
+  @ApiScConflict('ALREADY_EXISTS: the order book has a live binding to the connection (payload bindingId, status); INVALID_STATE: the connection is disabled (payload connectionId, status)')
+  @ApiShareCodeGone()
   bind(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -192,6 +200,7 @@ export class OrderBooksController {
       'Create a sync request (changes create_row | update_row | delete_row; status pending | accepted | rejected)',
   })
   @ApiEnvelope(SyncRequestResponseDto, { status: 201 })
+  @ApiScConflict('ALREADY_EXISTS: the organization has a sync request with this requestId (payload requestId); INVALID_STATE, CONFLICT: as for row writes')
   createRequest(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -222,6 +231,7 @@ export class OrderBooksController {
   @RequireScopes('requests:manage')
   @ApiOperation({ summary: 'pending → accepted: merges its document request' })
   @ApiEnvelope(SyncRequestResponseDto)
+  @ApiScConflict('INVALID_STATE: the sync request is not pending (payload requestId, status); CONFLICT: the changes conflict with the order book (payload requestId, documentRequestId, conflicts)')
   accept(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -237,6 +247,7 @@ export class OrderBooksController {
   @RequireScopes('requests:manage')
   @ApiOperation({ summary: 'pending → rejected: closes its document request' })
   @ApiEnvelope(SyncRequestResponseDto)
+  @ApiScConflict('INVALID_STATE: the sync request is not pending (payload requestId, status)')
   reject(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,

@@ -352,6 +352,8 @@ export interface SyncRequestRecord {
   /** The document request (on `orderbook/{id}`) carrying the changes: merged when accepted, open while pending. */
   documentRequestId: string | null;
   productInfo: Record<string, unknown> | null;
+  /** The note of the buyer's accept or reject, if any. */
+  reviewNote: string | null;
   decidedBy: string | null;
   decidedAt: Date | null;
   createdBy: string;

@@ -111,12 +111,16 @@ export class UpdateConnectionDto {
   @ApiPropertyOptional({ type: PropagationEventsDocDto }) @IsOptional() @Allow() propagationEvents?: unknown;
 }
 
-export class ConnectionListQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() catalogId?: string;
+/** `GET /catalogs/{catalogId}/connections`: the catalog is the path's, so no `catalogId` query parameter. */
+export class CatalogConnectionListQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: CONNECTION_STATUSES })
   @IsOptional()
   @IsIn(CONNECTION_STATUSES)
   status?: string;
+}
+
+export class ConnectionListQueryDto extends CatalogConnectionListQueryDto {
+  @ApiPropertyOptional({ format: 'uuid' }) @IsOptional() @IsUUID() catalogId?: string;
 }
 
 export class CatalogSummaryDto {

@@ -312,6 +312,8 @@ export class SyncRequestResponseDto {
     string,
     unknown
   > | null;
+  @ApiProperty({ nullable: true, type: String, description: "The note of the buyer's accept or reject (reviewNote or note of the decision)" })
+  reviewNote: string | null;
   @ApiProperty({ nullable: true, type: String }) decidedBy: string | null;
   @ApiProperty({ nullable: true, type: String }) decidedAt: string | null;
   @ApiProperty() createdBy: string;

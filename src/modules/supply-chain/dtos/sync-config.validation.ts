@@ -226,11 +226,11 @@ export class ConfigChecker {
         return { fieldId, operator };
       case 'exists':
         // Alone (or `value: true`) the field has a value; `value: false`, it has none.
-        if (value !== undefined && typeof value !== 'boolean') {
+        if (single !== undefined && typeof single !== 'boolean') {
           this.fail(`${path}.value`, 'exists takes no value, or true/false');
           return undefined;
         }
-        return value === undefined ? { fieldId, operator } : { fieldId, operator, value };
+        return single === undefined ? { fieldId, operator } : { fieldId, operator, value: single };
       case 'gt':
       case 'gte':
       case 'lt':
@@ -254,7 +254,8 @@ export class ConfigChecker {
           this.fail(`${path}.value`, `${operator} needs a value`);
           return undefined;
         }
-        break;
+        // A one-element `values` is the operand itself (as for gte, contains…), not an array to compare with.
+        return { fieldId, operator, value: single };
       default:
         return assertNever(operator);
     }

@@ -31,12 +31,18 @@ export type NewBinding = Pick<
 export class BindingRepository {
   constructor(private readonly tx: TransactionHost) {}
 
-  async insert(input: NewBinding): Promise<BindingRecord> {
-    return (await queryFirst<BindingRecord>(
+  /**
+   * Inserts the binding unless the order book already has a live one to the connection (null then): a concurrent
+   * creation waits for the other transaction and, once it committed, inserts nothing instead of failing on
+   * `orderbook_bindings_live_uq`, so the caller answers it like a sequential duplicate.
+   */
+  async insertIfNoLive(input: NewBinding): Promise<BindingRecord | null> {
+    return queryFirst<BindingRecord>(
       this.tx,
       `INSERT INTO orderbook_bindings AS b (organization_id, orderbook_id, connection_id, supplier_organization_id, catalog_id, field_mapping,
               receiver_filter, conflict_resolution, status, admitted_via, share_link_id, created_by, activated_at)
        VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9, $10, $11, $12, CASE WHEN $9 = 'active' THEN now() END)
+       ON CONFLICT (orderbook_id, connection_id) WHERE status IN ('pending', 'active') DO NOTHING
        RETURNING ${COLUMNS}`,
       [
         input.organizationId,
@@ -52,7 +58,7 @@ export class BindingRepository {
         input.shareLinkId,
         input.createdBy,
       ],
-    )) as BindingRecord;
+    );
   }
 
   /** A live (pending or active) binding of this order book to this connection. */
@@ -167,6 +173,32 @@ export class BindingRepository {
         `SELECT count(*) FROM orderbook_bindings WHERE organization_id = $1 AND connection_id = $2 AND status IN ('pending', 'active')`,
         [organizationId, connectionId],
       )) > 0
+    );
+  }
+
+  /**
+   * Ends (`rejected`, with the note) the live bindings of a connection whose organization is not in `admitted` and
+   * that were admitted by the access control (a share link's admission stays). Returns them.
+   */
+  endNotAdmitted(connectionId: string, admitted: string[], by: string, note: string): Promise<BindingRecord[]> {
+    return queryRows<BindingRecord>(
+      this.tx,
+      `UPDATE orderbook_bindings b SET status = 'rejected', reviewed_by = $3, reviewed_at = now(), review_note = $4, updated_at = now()
+        WHERE b.connection_id = $1 AND b.status IN ('pending', 'active') AND b.admitted_via <> 'share_link'
+          AND NOT (b.organization_id = ANY($2::uuid[]))
+        RETURNING ${COLUMNS}`,
+      [connectionId, admitted, by, note],
+    );
+  }
+
+  /** Ends (`rejected`, with the note) the live bindings of the order books of a deleted document. */
+  endForOrderBookDocument(documentUuid: string, by: string, note: string): Promise<BindingRecord[]> {
+    return queryRows<BindingRecord>(
+      this.tx,
+      `UPDATE orderbook_bindings b SET status = 'rejected', reviewed_by = $2, reviewed_at = now(), review_note = $3, updated_at = now()
+        WHERE b.orderbook_id IN (SELECT o.id FROM orderbooks o WHERE o.document_id = $1) AND b.status IN ('pending', 'active')
+        RETURNING ${COLUMNS}`,
+      [documentUuid, by, note],
     );
   }
 

@@ -280,12 +280,21 @@ export class ConnectionRepository {
     await queryRows(this.tx, `UPDATE connection_share_links SET last_used_at = now() WHERE id = $1`, [id]);
   }
 
-  listLinks(organizationId: string, connectionId: string): Promise<ShareLinkRecord[]> {
-    return queryRows<ShareLinkRecord>(
-      this.tx,
-      `SELECT ${LINK_COLUMNS} FROM connection_share_links l WHERE l.organization_id = $1 AND l.connection_id = $2 ORDER BY l.created_at DESC LIMIT 200`,
-      [organizationId, connectionId],
-    );
+  async listLinks(
+    organizationId: string,
+    connectionId: string,
+    paging: Paging,
+  ): Promise<{ items: ShareLinkRecord[]; total: number }> {
+    const where = `FROM connection_share_links l WHERE l.organization_id = $1 AND l.connection_id = $2`;
+    const [items, total] = await Promise.all([
+      queryRows<ShareLinkRecord>(
+        this.tx,
+        `SELECT ${LINK_COLUMNS} ${where} ORDER BY l.created_at DESC, l.id LIMIT $3 OFFSET $4`,
+        [organizationId, connectionId, paging.limit, paging.offset],
+      ),
+      countOf(this.tx, `SELECT count(*) ${where}`, [organizationId, connectionId]),
+    ]);
+    return { items, total };
   }
 
   revokeLink(organizationId: string, connectionId: string, linkId: string): Promise<ShareLinkRecord | null> {

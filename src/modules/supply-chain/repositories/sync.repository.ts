@@ -11,7 +11,7 @@ import { countOf, type Paging } from './sql.js';
 
 const REQUEST_COLUMNS = `r.id, r.organization_id AS "organizationId", r.orderbook_id AS "orderBookId", r.binding_id AS "bindingId",
   r.request_type AS "requestType", r.source, r.changes, r.status, r.message, r.document_request_id AS "documentRequestId",
-  r.product_info AS "productInfo", r.decided_by AS "decidedBy", r.decided_at AS "decidedAt", r.created_by AS "createdBy",
+  r.product_info AS "productInfo", r.review_note AS "reviewNote", r.decided_by AS "decidedBy", r.decided_at AS "decidedAt", r.created_by AS "createdBy",
   r.created_at AS "createdAt", r.updated_at AS "updatedAt"`;
 
 const LOG_COLUMNS = `g.id, g.organization_id AS "organizationId", g.orderbook_id AS "orderBookId", g.binding_id AS "bindingId",
@@ -19,7 +19,7 @@ const LOG_COLUMNS = `g.id, g.organization_id AS "organizationId", g.orderbook_id
   g.catalog_revision_version::int AS "catalogRevisionVersion", g.event_type AS "eventType", g.source_row_id AS "sourceRowId",
   g.target_row_id AS "targetRowId", g.outcome, g.reason, g.sync_request_id AS "syncRequestId", g.details, g.created_at AS "createdAt"`;
 
-export type NewSyncRequest = Omit<SyncRequestRecord, 'decidedAt' | 'createdAt' | 'updatedAt'>;
+export type NewSyncRequest = Omit<SyncRequestRecord, 'decidedAt' | 'createdAt' | 'updatedAt' | 'reviewNote'>;
 
 export interface NewSyncLog {
   organizationId: string;
@@ -126,14 +126,26 @@ export class SyncRepository {
     request: Pick<SyncRequestRecord, 'id' | 'organizationId'>,
     status: 'accepted' | 'rejected',
     userId: string,
-    message: string | null,
+    reviewNote: string | null,
   ): Promise<SyncRequestRecord> {
+    // The request's `message` is the proposer's and stays; the decision's note is its own column.
     return (await queryFirst<SyncRequestRecord>(
       this.tx,
-      `UPDATE orderbook_sync_requests r SET status = $2, decided_by = $3, decided_at = now(), message = COALESCE($4, message), updated_at = now()
-        WHERE r.organization_id = $5 AND r.id = $1 RETURNING ${REQUEST_COLUMNS}`,
-      [request.id, status, userId, message, request.organizationId],
+      `UPDATE orderbook_sync_requests r SET status = $2, decided_by = $3, decided_at = now(), updated_at = now(), review_note = $5
+        WHERE r.organization_id = $4 AND r.id = $1 RETURNING ${REQUEST_COLUMNS}`,
+      [request.id, status, userId, request.organizationId, reviewNote],
     )) as SyncRequestRecord;
+  }
+
+  /** Points a sync request at another document request (its carrier was replaced, see SyncRequestService). */
+  async moveToDocumentRequest(
+    request: Pick<SyncRequestRecord, 'id' | 'organizationId'>,
+    documentRequestId: string,
+  ): Promise<void> {
+    await this.tx.manager.query(
+      `UPDATE orderbook_sync_requests SET document_request_id = $3, updated_at = now() WHERE organization_id = $1 AND id = $2`,
+      [request.organizationId, request.id, documentRequestId],
+    );
   }
 
   /**

@@ -26,6 +26,7 @@ import {
 import { BindingRepository } from '../repositories/binding.repository.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { isUuid } from '../repositories/sql.js';
+import { BindingActivations } from './binding-activations.js';
 import { ConnectionAdmissionService } from './connection-admission.service.js';
 import { ConnectionsService } from './connections.service.js';
 import { OrderBooksService } from './orderbooks.service.js';
@@ -54,6 +55,19 @@ export function bindingDto(binding: BindingRecord): BindingResponseDto {
     createdAt: new Date(binding.createdAt).toISOString(),
     updatedAt: new Date(binding.updatedAt).toISOString(),
   };
+}
+
+/** A second live binding of one order book to one connection (docs/supply-chain.md, "Bindings"). */
+function alreadyBound(live: BindingRecord): AppException {
+  return new AppException(ErrorCode.ALREADY_EXISTS, {
+    details: [
+      {
+        field: 'connectionId',
+        reason: `the order book already has a ${live.status} binding to this connection`,
+      },
+    ],
+    payload: { bindingId: live.id, status: live.status },
+  });
 }
 
 /** Field-id checks of a binding's configuration against the catalog (source) and the order book (target). */
@@ -117,6 +131,7 @@ export class BindingsService {
     private readonly orderBooks: OrderBooksService,
     private readonly users: UsersService,
     private readonly notifier: NotifierService,
+    private readonly activations: BindingActivations,
   ) {}
 
   async create(
@@ -133,11 +148,13 @@ export class BindingsService {
     await this.access.member(principal, organizationId, 'member');
     const { orderBook, ctx } = await this.access.orderBook(principal, organizationId, orderBookId, 'write');
     const connection = await this.admission.forBuyer(organizationId, dto.connectionId, dto.shareCode);
+    const source = new Set((await this.orderBooks.sourceFields(connection)).map((field) => field.id));
+    const target = new Set(ctx.document.metadata.fields.map((field) => field.id));
     const checker = new ConfigChecker();
     const fieldMapping =
       dto.fieldMapping !== undefined
         ? checker.fieldMapping(dto.fieldMapping, 'fieldMapping')
-        : this.defaultMapping(connection, orderBook);
+        : this.defaultMapping(connection, orderBook, source, target);
     const receiverFilter = checker.receiverFilter(
       dto.receiverFilter ?? this.defaultReceiverFilter(connection),
       'receiverFilter',
@@ -149,8 +166,6 @@ export class BindingsService {
       receiverFilter: receiverFilter as ReceiverFilter,
       conflictResolution: conflictResolution as ConflictResolution,
     };
-    const source = new Set((await this.orderBooks.sourceFields(connection)).map((field) => field.id));
-    const target = new Set(ctx.document.metadata.fields.map((field) => field.id));
     const problems = bindingFieldProblems(config, source, target);
     if (problems.length > 0) {
       throw AppException.validation(problems);
@@ -159,17 +174,9 @@ export class BindingsService {
       const admission = await this.admission.admit(organizationId, connection, dto.shareCode);
       const live = await this.bindings.findLive(orderBook.id, connection.id);
       if (live) {
-        throw new AppException(ErrorCode.ALREADY_EXISTS, {
-          details: [
-            {
-              field: 'connectionId',
-              reason: `the order book already has a ${live.status} binding to this connection`,
-            },
-          ],
-          payload: { bindingId: live.id, status: live.status },
-        });
+        throw alreadyBound(live);
       }
-      const binding = await this.bindings.insert({
+      const binding = await this.bindings.insertIfNoLive({
         organizationId,
         orderBookId: orderBook.id,
         connectionId: connection.id,
@@ -181,6 +188,14 @@ export class BindingsService {
         shareLinkId: admission.shareLinkId,
         createdBy: principal.userId,
       });
+      if (!binding) {
+        // Created concurrently since the check above: the same answer as a sequential duplicate.
+        const winner = await this.bindings.findLive(orderBook.id, connection.id);
+        throw winner ? alreadyBound(winner) : new AppException(ErrorCode.CONFLICT, { details: [{ reason: 'concurrent change, retry' }] });
+      }
+      if (binding.status === 'active') {
+        await this.activations.activated(binding);
+      }
       if (binding.status === 'pending') {
         await this.tell(
           connection.createdBy,
@@ -277,12 +292,16 @@ export class BindingsService {
       if (!binding) {
         throw notFound('binding');
       }
-      if (binding.status !== 'pending') {
+      // Reject also ends an active binding: the supplier's way to cut off one buyer (revocation).
+      if (binding.status !== 'pending' && !(decision === 'reject' && binding.status === 'active')) {
         throw new AppException(ErrorCode.INVALID_STATE, {
           details: [
             {
               field: 'status',
-              reason: `only pending bindings can be decided; this one is ${binding.status}`,
+              reason:
+                decision === 'approve'
+                  ? `only pending bindings can be approved; this one is ${binding.status}`
+                  : `only pending or active bindings can be rejected; this one is ${binding.status}`,
             },
           ],
           payload: { bindingId: binding.id, status: binding.status },
@@ -300,6 +319,9 @@ export class BindingsService {
         principal.userId,
         note ?? null,
       );
+      if (decided.status === 'active') {
+        await this.activations.activated(decided);
+      }
       await this.tell(
         binding.createdBy,
         decision === 'approve' ? 'binding_approved' : 'binding_rejected',
@@ -351,11 +373,27 @@ export class BindingsService {
     };
   }
 
-  /** Without a fieldMapping: the connection's suggestion, else direct rules to the fields generated from it. */
-  private defaultMapping(connection: ConnectionRecord, orderBook: OrderBookRecord): FieldMapping {
+  /**
+   * Without a fieldMapping: the connection's suggestion, keeping only the rules that fit — every source a field of
+   * the catalog and every target a field of this order book (the supplier cannot know the buyer's fields, so a rule
+   * that does not fit is skipped, not reported as the buyer's error); when no rule of it fits (or there is none),
+   * direct rules to the fields generated from the connection.
+   */
+  private defaultMapping(
+    connection: ConnectionRecord,
+    orderBook: OrderBookRecord,
+    source: Set<string>,
+    target: Set<string>,
+  ): FieldMapping {
     const suggested = connection.defaultReceiverConfig?.suggestedFieldMapping;
-    if (suggested) {
-      return suggested;
+    const fitting = (suggested?.rules ?? []).filter(
+      (rule) =>
+        (rule.sourceFieldIds ?? [rule.sourceFieldId]).every((id) => source.has(id)) &&
+        formulaSourceFieldIds(rule).every((id) => source.has(id)) &&
+        (rule.targetFieldIds ?? [rule.targetFieldId]).every((id) => target.has(id)),
+    );
+    if (suggested && fitting.length > 0) {
+      return { ...suggested, rules: fitting };
     }
     return {
       rules: orderBook.generatedFields

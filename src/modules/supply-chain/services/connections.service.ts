@@ -4,14 +4,25 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import type { CatalogRecord, ConnectionRecord, ConnectionStatus } from '../domain/supply-chain.types.js';
+import type {
+  CatalogRecord,
+  ConnectionRecord,
+  ConnectionStatus,
+  DefaultReceiverConfig,
+} from '../domain/supply-chain.types.js';
 import type {
   CatalogSummaryDto,
   ConnectionResponseDto,
   CreateConnectionDto,
   UpdateConnectionDto,
 } from '../dtos/connection.dto.js';
-import { ConfigChecker, filterFieldIds, unknownFieldDetails } from '../dtos/sync-config.validation.js';
+import {
+  ConfigChecker,
+  filterFieldIds,
+  formulaSourceFieldIds,
+  unknownFieldDetails,
+} from '../dtos/sync-config.validation.js';
+import { BindingRepository } from '../repositories/binding.repository.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { type ConnectionChanges, ConnectionRepository } from '../repositories/connection.repository.js';
 import { isUuid } from '../repositories/sql.js';
@@ -42,6 +53,7 @@ export class ConnectionsService {
     private readonly connections: ConnectionRepository,
     private readonly catalogs: CatalogRepository,
     private readonly admission: ConnectionAdmissionService,
+    private readonly bindings: BindingRepository,
   ) {}
 
   async create(
@@ -81,7 +93,11 @@ export class ConnectionsService {
     );
     const propagationEvents = checker.propagationEvents(dto.propagationEvents, 'propagationEvents');
     checker.done();
-    this.checkScopeFields(shareScope, new Set(ctx.document.metadata.fields.map((field) => field.id)));
+    this.checkCatalogFields(
+      shareScope,
+      defaultReceiverConfig,
+      new Set(ctx.document.metadata.fields.map((field) => field.id)),
+    );
     const connection = await this.connections.insert({
       organizationId,
       catalogId: catalog.id,
@@ -187,14 +203,21 @@ export class ConnectionsService {
       changes.propagationEvents = checker.propagationEvents(dto.propagationEvents, 'propagationEvents');
     }
     checker.done();
-    if (changes.shareScope) {
+    if (changes.shareScope || changes.defaultReceiverConfig) {
       const { ctx } = await this.access.catalog(principal, organizationId, connection.catalogId, 'read');
-      this.checkScopeFields(
+      this.checkCatalogFields(
         changes.shareScope,
+        changes.defaultReceiverConfig,
         new Set(ctx.document.metadata.fields.map((field) => field.id)),
       );
     }
-    return this.toDto(await this.connections.update(connection.id, changes, principal.userId), 'owner');
+    return this.tx.run(async () => {
+      const updated = await this.connections.update(connection.id, changes, principal.userId);
+      if (changes.accessControl) {
+        await this.endBindingsNoLongerAdmitted(updated, principal.userId);
+      }
+      return this.toDto(updated, 'owner');
+    });
   }
 
   async transition(
@@ -280,18 +303,52 @@ export class ConnectionsService {
     return base;
   }
 
-  private checkScopeFields(scope: ConnectionRecord['shareScope'] | undefined, known: Set<string>): void {
-    if (scope?.type !== 'filter') {
-      return;
-    }
-    const details = unknownFieldDetails(
-      filterFieldIds(scope.filterGroup).map((id) => ['shareScope.filterGroup', id]),
-      known,
-      'the catalog',
-    );
+  /**
+   * Catalog field ids named by the share scope and by the suggested field mapping's sources must be fields of the
+   * catalog (a suggestion's targets are the buyer's: they are matched when a binding takes it).
+   */
+  private checkCatalogFields(
+    scope: ConnectionRecord['shareScope'] | undefined,
+    receiverConfig: DefaultReceiverConfig | null | undefined,
+    known: Set<string>,
+  ): void {
+    const refs: Array<[string, string]> =
+      scope?.type === 'filter'
+        ? filterFieldIds(scope.filterGroup).map((id) => ['shareScope.filterGroup', id])
+        : [];
+    const rules = receiverConfig?.suggestedFieldMapping?.rules ?? [];
+    rules.forEach((rule, index) => {
+      const at = `defaultReceiverConfig.suggestedFieldMapping.rules[${index}]`;
+      for (const id of rule.sourceFieldIds ?? [rule.sourceFieldId]) {
+        refs.push([`${at}.sourceFieldId${rule.sourceFieldIds ? 's' : ''}`, id]);
+      }
+      for (const id of formulaSourceFieldIds(rule)) {
+        refs.push([`${at}.formula`, id]);
+      }
+    });
+    const details = unknownFieldDetails(refs, known, 'the catalog');
     if (details.length > 0) {
       throw AppException.validation(details);
     }
+  }
+
+  /**
+   * A narrowed access control cuts off the organizations it no longer admits: their live bindings admitted by the
+   * access control (`public`, `whitelist`, `approval`) end as `rejected` with a review note — the only ending state
+   * of spec 3. Bindings admitted by a share link stay (the supplier rejects one alone with POST …/reject).
+   */
+  private async endBindingsNoLongerAdmitted(connection: ConnectionRecord, userId: string): Promise<void> {
+    const { mode, allowedOrganizations } = connection.accessControl;
+    const openToAll = mode === 'public' || (mode === 'approval' && allowedOrganizations.length === 0);
+    if (openToAll) {
+      return;
+    }
+    await this.bindings.endNotAdmitted(
+      connection.id,
+      [...allowedOrganizations, connection.organizationId],
+      userId,
+      'access revoked: the connection no longer admits this organization',
+    );
   }
 
 

@@ -22,6 +22,8 @@ export interface RowOp {
   /** ValueEntry array (objects of field id → Value are converted). */
   values: Array<{ fieldId: string; value: unknown }>;
   path: string;
+  /** The client sent `values` as an object of field id → Value: errors name `values.{fieldId}`, not an index. */
+  valuesByField?: boolean;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
@@ -130,7 +132,13 @@ export function parseBatchRows(rows: unknown, path = 'rows'): RowOp[] {
       return;
     }
     seen.add(rowId);
-    ops.push({ operation: operationRaw as RowOp['operation'], rowId, values, path: at });
+    ops.push({
+      operation: operationRaw as RowOp['operation'],
+      rowId,
+      values,
+      path: at,
+      ...(isObject(raw.values) ? { valuesByField: true } : {}),
+    });
   });
   if (errors.length > 0) {
     throw AppException.validation(errors);
@@ -226,7 +234,11 @@ export class DocumentWritesService {
   }
 }
 
-/** `changes[i]…` paths of the documents module → `rows[i]…` of the batch body. */
+/**
+ * `changes[i].newValue.values[k]…` paths of the documents module (the Change it built) → the path in the body the
+ * client sent: `rows[i].values.color` (values as an object) or `rows[i].values[k].value` (a ValueEntry array);
+ * `changes[i]` of a sync request the same way.
+ */
 function renamePaths(error: unknown, ops: RowOp[]): unknown {
   if (!(error instanceof AppException) || !error.options.details) {
     return error;
@@ -234,7 +246,27 @@ function renamePaths(error: unknown, ops: RowOp[]): unknown {
   const details = error.options.details.map((detail) => {
     const match = typeof detail.field === 'string' ? /^changes\[(\d+)\](.*)$/.exec(detail.field) : null;
     const op = match ? ops[Number(match[1])] : undefined;
-    return op && match ? { ...detail, field: `${op.path}${match[2] ?? ''}` } : detail;
+    return op && match ? { ...detail, field: `${op.path}${clientSuffix(op, match[2] ?? '')}` } : detail;
   });
   return new AppException(error.code, { ...error.options, details });
+}
+
+function clientSuffix(op: RowOp, suffix: string): string {
+  const value = /^\.newValue\.values\[(\d+)\](.*)$/.exec(suffix);
+  if (value) {
+    const index = Number(value[1]);
+    const rest = value[2] ?? '';
+    const entry = op.values[index];
+    if (op.valuesByField && entry) {
+      // In the object form the entry is the key itself: its `.value` and `.fieldId` are `values.{fieldId}`.
+      const inner = rest.replace(/^\.(value|fieldId)(?=$|[.[])/, '');
+      return `.values.${entry.fieldId}${inner}`;
+    }
+    return `.values[${index}]${rest}`;
+  }
+  const values = /^\.newValue\.values(.*)$/.exec(suffix);
+  if (values) {
+    return `.values${values[1] ?? ''}`;
+  }
+  return suffix.startsWith('.newValue') ? suffix.slice('.newValue'.length) : suffix;
 }

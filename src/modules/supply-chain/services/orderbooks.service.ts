@@ -17,7 +17,7 @@ import type {
 } from '../dtos/orderbook.dto.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { toFieldDefinitions } from './catalogs.service.js';
-import { ConnectionAdmissionService } from './connection-admission.service.js';
+import { ConnectionAdmissionService, connectionInvalidState } from './connection-admission.service.js';
 import { ConnectionsService } from './connections.service.js';
 import { DocumentWritesService, parseBatchRows } from './document-writes.service.js';
 import { fieldIdFrom, toScField } from './field-helpers.js';
@@ -89,7 +89,7 @@ export class OrderBooksService {
     const generated: GeneratedField[] = [];
     const generatedDefinitions: FieldDefinition[] = [];
     for (const connectionId of connectionIds) {
-      const connection = await this.admission.forBuyer(organizationId, connectionId, dto.shareCode);
+      const connection = usable(await this.admission.forBuyer(organizationId, connectionId, dto.shareCode));
       for (const field of await this.sourceFields(connection)) {
         const id = fieldIdFrom(field.id, taken);
         const type = GENERATED_TYPE[field.type] ?? field.type;
@@ -209,7 +209,7 @@ export class OrderBooksService {
     dto: FieldMappingPreviewDto,
   ): Promise<MappingPreview> {
     const { orderBook, ctx } = await this.access.orderBook(principal, organizationId, orderBookId, 'read');
-    const connection = await this.admission.forBuyer(organizationId, dto.connectionId, dto.shareCode);
+    const connection = usable(await this.admission.forBuyer(organizationId, dto.connectionId, dto.shareCode));
     const sourceFields = (await this.sourceFields(connection)).map((field) => toScField(field, {}));
     const targetFields = ctx.document.metadata.fields.map((field) =>
       toScField(field, orderBook.fieldDescriptions),
@@ -231,4 +231,16 @@ export class OrderBooksService {
     );
     return ctx.document.metadata.fields;
   }
+}
+
+/**
+ * A disabled connection (by POST …/disable, or because its catalog was deleted) shares nothing more: order-book
+ * fields and previews from it are refused as a binding to it is, 409 INVALID_STATE (payload {connectionId, status}),
+ * not NOT_FOUND — the buyer still sees it, disabled, through GET.
+ */
+function usable(connection: ConnectionRecord): ConnectionRecord {
+  if (connection.status === 'disabled') {
+    throw connectionInvalidState(connection, 'the connection is disabled: it shares no fields any more');
+  }
+  return connection;
 }

@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import QRCode from 'qrcode';
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
+import { type Page, pageOf } from '../../../common/http/pagination.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import type { ShareLinkRecord } from '../domain/supply-chain.types.js';
 import type {
@@ -78,10 +79,17 @@ export class ShareLinksService {
     principal: Principal,
     organizationId: string,
     connectionId: string,
-  ): Promise<ShareLinkInfoDto[]> {
+    query: { page: number; pageSize: number },
+  ): Promise<Page<ShareLinkInfoDto>> {
     const connection = await this.connections.owned(principal, organizationId, connectionId, 'admin');
-    return (await this.repository.listLinks(organizationId, connection.id)).map((link) =>
-      this.linkInfo(link),
+    const { items, total } = await this.repository.listLinks(organizationId, connection.id, {
+      limit: query.pageSize,
+      offset: (query.page - 1) * query.pageSize,
+    });
+    return pageOf(
+      items.map((link) => this.linkInfo(link)),
+      total,
+      query,
     );
   }
 

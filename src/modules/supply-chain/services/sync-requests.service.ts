@@ -109,6 +109,7 @@ export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: Re
       rowId,
       values,
       path: at,
+      ...(isObject(change.values) ? { valuesByField: true } : {}),
     });
   });
   if (errors.length > 0) {
@@ -129,6 +130,7 @@ export function syncRequestDto(record: SyncRequestRecord): SyncRequestResponseDt
     message: record.message,
     documentRequestId: record.documentRequestId,
     productInfo: record.productInfo,
+    reviewNote: record.reviewNote ?? null,
     decidedBy: record.decidedBy,
     decidedAt: record.decidedAt ? new Date(record.decidedAt).toISOString() : null,
     createdBy: record.createdBy,
@@ -222,10 +224,11 @@ export class SyncRequestService implements OnModuleInit {
     orderBookId: string,
     requestId: string,
     decision: 'accept' | 'reject',
-    message?: string,
+    // Kept as `reviewNote`; the request's `message` is the proposer's and stays.
+    reviewNote?: string,
   ): Promise<SyncRequestResponseDto> {
     const { orderBook, ctx } = await this.access.orderBook(principal, organizationId, orderBookId, 'write');
-    return syncRequestDto(await this.decideIn(ctx, orderBook, requestId, decision, message));
+    return syncRequestDto(await this.decideIn(ctx, orderBook, requestId, decision, reviewNote ?? null));
   }
 
   /** For the propagation (e.g. a batch window closing): decide as the binding's creator. */
@@ -233,10 +236,9 @@ export class SyncRequestService implements OnModuleInit {
     binding: BindingRecord,
     requestId: string,
     decision: 'accept' | 'reject',
-    message?: string,
   ): Promise<SyncRequestRecord> {
     const { ctx, orderBook } = await this.openAsBindingCreator(binding);
-    return this.decideIn(ctx, orderBook, requestId, decision, message);
+    return this.decideIn(ctx, orderBook, requestId, decision);
   }
 
   /** The binding's order book, opened as the binding's creator (the buyer user who attached it). */
@@ -264,7 +266,7 @@ export class SyncRequestService implements OnModuleInit {
     orderBook: OrderBookRecord,
     requestId: string,
     decision: 'accept' | 'reject',
-    message?: string,
+    reviewNote: string | null = null,
   ): Promise<SyncRequestRecord> {
     type Outcome = { decided: SyncRequestRecord } | { refused: SyncRequestRecord };
     const outcome = await this.tx.run(async (): Promise<Outcome> => {
@@ -303,7 +305,7 @@ export class SyncRequestService implements OnModuleInit {
         record,
         decision === 'accept' ? 'accepted' : 'rejected',
         ctx.principal.userId,
-        message ?? null,
+        reviewNote,
       );
       return { decided };
     });
