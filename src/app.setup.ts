@@ -84,6 +84,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
     .addServer(config.publicBaseUrl)
     .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT or API key' })
     .addApiKey({ type: 'apiKey', in: 'header', name: 'X-API-Key' }, 'api-key')
+    // OAuth client authentication at the token endpoint (RFC 6749 2.3.1); client_id/client_secret form fields also work.
+    .addBasicAuth({ type: 'http', scheme: 'basic' }, 'client-basic')
     .build();
   const document = SwaggerModule.createDocument(app, builder, {
     operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,

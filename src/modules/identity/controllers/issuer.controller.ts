@@ -11,7 +11,7 @@ import {
   Res,
   UseFilters,
 } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiHeader, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiConsumes, ApiHeader, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Public, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
@@ -185,11 +185,10 @@ export abstract class IssuerEndpoints {
       },
     },
   })
-  @ApiHeader({
-    name: 'authorization',
-    required: false,
-    description: 'HTTP Basic client authentication (`Basic base64(client_id:client_secret)`); alternatively send client_id and client_secret as form fields',
-  })
+  // HTTP Basic client authentication, or none here when client_id and client_secret come as form fields.
+  @ApiSecurity('client-basic')
+  @ApiSecurity({})
+  @ApiHeader({ name: 'authorization', required: false, description: 'Basic base64(client_id:client_secret), or leave out and send the form fields' })
   @ApiResponse({
     status: 200,
     description: 'RFC 6749 token response, also in `payload`',
