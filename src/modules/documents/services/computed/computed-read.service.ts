@@ -1,9 +1,9 @@
 import { Injectable } from '@nestjs/common';
-import { evaluateFormula, formulaRowAggregates, type FormulaNode } from '../../../../common/formula/index.js';
 import {
   computedPlan,
   computeRow,
-  formulaInput,
+  evaluatePropertyFormulas,
+  planPropertyFormulas,
   type ComputedPlan,
 } from '../../fields/computed-row.evaluator.js';
 import type { FieldDefinition, StoredRowValues, StoredValue } from '../../fields/field.types.js';
@@ -33,42 +33,15 @@ export class ComputedReadService {
     metadata: DocumentMetadata,
     values: StoredRowValues,
   ): Promise<StoredRowValues> {
-    const plan = computedPlan(metadata.properties);
-    const formulas = [...plan.materialised, ...plan.volatile].filter((field) => field.type === 'formula');
-    if (formulas.length === 0) {
+    const planned = planPropertyFormulas(metadata);
+    if (!planned) {
       return values;
     }
-    const rowFields = new Map(metadata.fields.map((field) => [field.id, field]));
-    const propertyIds = new Set(metadata.properties.map((field) => field.id));
-    const isRowField = (id: string): boolean => rowFields.has(id) && !propertyIds.has(id);
     const aggregates = new Map<string, StoredValue>();
-    for (const field of formulas) {
-      for (const aggregate of formulaRowAggregates(plan.formulas.get(field.id) as FormulaNode, isRowField)) {
-        const key = `${aggregate.fn}:${aggregate.fieldId}`;
-        if (!aggregates.has(key)) {
-          aggregates.set(key, await this.values.aggregate(document.uuid, aggregate.fn, aggregate.fieldId));
-        }
-      }
+    for (const aggregate of planned.aggregates) {
+      aggregates.set(`${aggregate.fn}:${aggregate.fieldId}`, await this.values.aggregate(document.uuid, aggregate.fn, aggregate.fieldId));
     }
-    const result: StoredRowValues = { ...values };
-    const now = new Date();
-    for (const field of formulas) {
-      const value = evaluateFormula(
-        plan.formulas.get(field.id) as FormulaNode,
-        (id) => formulaInput(plan.byId.get(id), result),
-        {
-          now,
-          isRowField,
-          aggregate: (fn, fieldId) => aggregates.get(`${fn}:${fieldId}`) ?? null,
-        },
-      );
-      if (value === null || value === undefined) {
-        delete result[field.id];
-      } else {
-        result[field.id] = value as StoredValue;
-      }
-    }
-    return result;
+    return evaluatePropertyFormulas(planned, values, aggregates, new Date());
   }
 
   /**
