@@ -9,3 +9,9 @@ export const CLIENT_ID_RULE = 'must match ^[A-Za-z0-9_.:-]{1,128}$ and not be ".
 /** Document types (a path segment too): the same, up to 64 characters, without `:`. */
 export const DOC_TYPE_PATTERN = /^(?!\.\.?$)[A-Za-z0-9_.-]{1,64}$/;
 export const DOC_TYPE_RULE = 'must match ^[A-Za-z0-9_.-]{1,64}$ and not be "." or ".."';
+
+/**
+ * Document ids that name a route of their own under `/doc/{docType}/`: `GET /doc/{docType}/setting` is the type's
+ * settings, so a document named `setting` could never be read at its path.
+ */
+export const RESERVED_DOCUMENT_IDS: ReadonlySet<string> = new Set(['setting']);

@@ -2,7 +2,7 @@ import { AppException, type ErrorDetail } from '../../../common/errors/app.excep
 import type { RowValuesInput } from '../fields/field-type.registry.js';
 import { isPlainObject } from '../fields/field-value.utils.js';
 
-/** The keys of a Row (spec 2.6). `values` is written; `id` names the row; `version` is the optimistic lock. */
+/** The keys of a Row as reads answer it (spec 2.6; `readOnly` marks rows served through a data-source reference). `values` is written; `id` names the row; `version` is the optimistic lock; the others are read-only and ignored. */
 export const ROW_KEYS = [
   'id',
   'values',
@@ -11,6 +11,7 @@ export const ROW_KEYS = [
   'createdBy',
   'updatedAt',
   'updatedBy',
+  'readOnly',
 ] as const;
 
 /** What a `row-create` / `row-update` change of `POST /requests` writes, whichever form `newValue` took. */
@@ -93,6 +94,10 @@ export function parseRowChangeInput(
 ): RowChangeInput {
   const targetRowId = target.rowId;
   if (target.fieldId !== undefined) {
+    if (newValue === undefined) {
+      // Left out, it would clear the cell: a clear is an explicit null (as for a ValueEntry without value).
+      throw AppException.validation([{ field: 'newValue', reason: 'newValue is required with target.fieldId (null clears the cell)' }]);
+    }
     return {
       rowId: targetRowId,
       rowIdPath: 'target.rowId',

@@ -81,6 +81,7 @@ export class UpdateRowDto {
   @ReadOnlyEcho() createdBy?: unknown;
   @ReadOnlyEcho() updatedAt?: unknown;
   @ReadOnlyEcho() updatedBy?: unknown;
+  @ReadOnlyEcho() readOnly?: unknown;
 }
 
 export class BulkResultDto extends WriteResultDto {

@@ -32,7 +32,7 @@ import {
 } from './document-access.service.js';
 import { DraftReadService } from './draft-read.service.js';
 import { RowQueryService } from './row-query.service.js';
-import { CLIENT_ID_RULE, DOC_TYPE_RULE } from '../../../common/http/client-ids.js';
+import { CLIENT_ID_RULE, DOC_TYPE_RULE, RESERVED_DOCUMENT_IDS } from '../../../common/http/client-ids.js';
 
 const DEFAULT_REVISIONS_LIMIT = 20;
 
@@ -81,6 +81,9 @@ export class DocumentsService {
     const docId = dto.id ?? randomUUID();
     if (!DOC_ID_PATTERN.test(docId)) {
       throw AppException.validation([{ field: 'id', reason: `id ${CLIENT_ID_RULE}` }]);
+    }
+    if (RESERVED_DOCUMENT_IDS.has(docId)) {
+      throw AppException.validation([{ field: 'id', reason: `"${docId}" names the route /doc/{docType}/${docId}; choose another id` }]);
     }
     if (dto.workspaceId !== undefined && scope.workspaceId && dto.workspaceId !== scope.workspaceId) {
       throw AppException.validation([{ field: 'workspaceId', reason: 'the body and the workspace context (workspaceId / X-Workspace-Id) name different workspaces' }]);

@@ -205,6 +205,10 @@ export class RequestsService {
       case 'row-delete':
         return buildRowDelete(scope, needRow());
       case 'property-update':
+        if (fieldId && change.newValue === undefined) {
+          // Left out, it would clear the property: a clear is an explicit null.
+          throw AppException.validation([{ field: 'newValue', reason: 'newValue is required with target.fieldId (null clears the property)' }]);
+        }
         return buildPropertiesWrite(scope, values, 'patch');
       case 'property-delete':
         return buildPropertiesDelete(scope);
@@ -367,7 +371,10 @@ export class RequestsService {
       }
       const changes = await this.requests.changes(request.id);
       if (options.enforceScopes) {
+        // A caller's own merge: the scopes of the changes' direct routes, and manage rights for metadata and
+        // settings changes, as creating such a request and reverting one need (a system merge acts for its owner).
         assertScopesForChanges(ctx.principal, changes.map((change) => change.type));
+        assertMayChangeStructure(ctx, changes.map((change) => change.type));
       }
       const result = await this.merger.merge(document, request, changes, userId);
       const merged = (await this.documents.lock(document.uuid)) ?? document;

@@ -228,7 +228,8 @@ export class OrderBooksController {
 
   @Post(':orderBookId/requests/:requestId/accept')
   @HttpCode(200)
-  @RequireScopes('requests:manage')
+  // Accepting merges row changes into the order book: the scopes of a merge of them (requests:manage + data:write).
+  @RequireScopes('requests:manage', 'data:write')
   @ApiOperation({ summary: 'pending → accepted: merges its document request' })
   @ApiEnvelope(SyncRequestResponseDto)
   @ApiScConflict('INVALID_STATE: the sync request is not pending (payload requestId, status); CONFLICT: the changes conflict with the order book (payload requestId, documentRequestId, conflicts)')
