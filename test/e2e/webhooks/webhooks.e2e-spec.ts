@@ -243,6 +243,16 @@ describe('webhooks: management, validation, tenancy and URL safety', () => {
     expect(stored.url).toBe(other);
   });
 
+  it('trims the name and refuses one made only of whitespace, on create and on update', async () => {
+    const blank = await request(t.http).post(`${API}/webhooks`).set(bearer(owner)).send({ name: '   ', url: receiver.url, events: ['*'] }).expect(400);
+    expect(blank.body.details).toMatchObject({ field: 'name' });
+    const created = await createWebhook(t, owner, { url: receiver.url, name: '  Orders  ' });
+    expect(created.name).toBe('Orders');
+    await request(t.http).put(`${API}/webhooks/${created.id}`).set(bearer(owner)).send({ name: ' \t ' }).expect(400);
+    const read = await request(t.http).get(`${API}/webhooks/${created.id}`).set(bearer(owner)).expect(200);
+    expect(read.body.payload.name).toBe('Orders');
+  });
+
   it('refuses a body on the routes that take none, naming its fields, and changes nothing', async () => {
     const hook = await createWebhook(t, owner, { url: receiver.url });
     const secret = await request(t.http)

@@ -15,7 +15,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
-import { PresentNotNull } from '../../../common/http/validation-decorators.js';
+import { PresentNotNull, Trimmed } from '../../../common/http/validation-decorators.js';
 import { DOMAIN_EVENT_TYPES } from '../../events/event-catalogue.js';
 import { WEBHOOK_STATUSES, type WebhookRow, type WebhookStatus } from '../repositories/webhook.repository.js';
 import { CONDITION_OPERATORS, type WebhookFilters } from '../services/webhook-filter.js';
@@ -67,7 +67,7 @@ export class CreateWebhookDto {
   @IsUUID()
   organizationId?: string;
 
-  @ApiProperty({ maxLength: 200 }) @IsString() @MinLength(1) @MaxLength(200) name: string;
+  @ApiProperty({ maxLength: 200 }) @Trimmed() @IsString() @MinLength(1) @MaxLength(200) name: string;
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;
   @ApiProperty({
     example: 'https://example.com/hooks/quire',
@@ -127,6 +127,7 @@ export class CreateWebhookDto {
 export class UpdateWebhookDto {
   @ApiPropertyOptional({ maxLength: 200 })
   @PresentNotNull()
+  @Trimmed()
   @IsString()
   @MinLength(1)
   @MaxLength(200)
