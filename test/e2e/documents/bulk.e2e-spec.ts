@@ -183,6 +183,11 @@ describe('documents: bulk writes', () => {
     expect(problemsOf(orderBookForm.body)).toEqual([expect.objectContaining({ field: 'rows[0].note' })]);
     // Spec 4.4's order-book form carries `metadata` per row: accepted (not stored).
     await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send({ rows: [{ target: { row: 'nope' }, values: { qty: 3 }, metadata: { source: 'x' } }] }).expect((res) => expect(problemsOf(res.body).map((p: { field?: string }) => p.field)).not.toContain('rows[0].metadata'));
+    // Errors of the order-book form name the key sent (`values`), and both keys at once are refused.
+    const missing = await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send({ rows: [{ target: { row: 'b1' }, values: [{ fieldId: 'qty' }] }] }).expect(400);
+    expect(problemsOf(missing.body)).toEqual([expect.objectContaining({ field: 'rows[0].values[0].value' })]);
+    const both = await request(t.http).post(`${doc.path}/data/bulk`).set(bearer(owner)).send({ rows: [{ target: { row: 'b1' }, values: { qty: 3 }, value: { qty: 4 } }] }).expect(400);
+    expect(problemsOf(both.body)).toEqual([expect.objectContaining({ field: 'rows[0].value' })]);
     expect((await request(t.http).get(`${doc.path}/revisions`).set(bearer(owner)).expect(200)).body.payload.total).toBe(before);
   });
 

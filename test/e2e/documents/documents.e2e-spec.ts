@@ -178,4 +178,18 @@ describe('documents: documents, bundle, scopes and data-source references', () =
     expect(deleted_at).not.toBeNull();
     await createDocument(t.http, owner, { docType: 'orders', id: victim.docId });
   });
+
+  it('names metadata errors of a create by their place in the body (metadata.fields, metadata.properties)', async () => {
+    const res = await request(t.http)
+      .post(`${API}/doc/orders`)
+      .set(bearer(owner))
+      .send({
+        id: 'bad-props',
+        organizationId: owner.defaultOrganizationId,
+        workspaceId: owner.defaultWorkspaceId,
+        metadata: { fields: [{ id: 'name', name: 'Name', type: 'text' }], properties: [{ id: 'changed', name: 'Changed', type: 'updated_by' }] },
+      })
+      .expect(400);
+    expect(problemsOf(res.body)).toEqual([expect.objectContaining({ field: 'metadata.properties[0].type', fieldId: 'changed' })]);
+  });
 });

@@ -151,7 +151,13 @@ export function parseBulkRequest(body: unknown): BulkRequest {
     if (unknownItemKey || unknownTargetKey) {
       return;
     }
-    const valuePath = `${at}.value`;
+    // The order-book form names its values `values` (spec 4.4) or `value`: errors point at the key that was sent.
+    const sentValues = prefix === 'rows' && isPlainObject(original) && original.values !== undefined;
+    if (sentValues && isPlainObject(original) && original.value !== undefined) {
+      errors.push({ field: `${at}.value`, reason: 'give values or value, not both' });
+      return;
+    }
+    const valuePath = `${at}.${sentValues ? 'values' : 'value'}`;
     if (!isOneTargetForm(target)) {
       errors.push({ field: `${at}.target`, reason: TARGET_FORMS_TEXT });
       return;

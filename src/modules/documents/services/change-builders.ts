@@ -146,24 +146,27 @@ export async function buildMetadataUpdate(
   scope: DraftScope,
   input: { fields?: unknown; properties?: unknown },
   uniqueDuplicates: (fieldId: string) => Promise<boolean>,
+  // Where `fields` and `properties` sit in the body, for error paths (`metadata.` in a document create).
+  at = '',
 ): Promise<ChangeDraft | null> {
+  const paths = { fields: `${at}fields`, properties: `${at}properties` };
   if (input.fields === undefined || input.fields === null) {
-    throw AppException.validation([{ field: 'fields', reason: 'fields is required' }]);
+    throw AppException.validation([{ field: paths.fields, reason: 'fields is required' }]);
   }
   const current = await scope.metadata();
   // Formulas, lookups and rollups naming a field being deleted or retyped are named first (docs/formulas.md).
-  checkDependents(current.fields, rawDefinitions(input.fields), 'fields');
-  const written = validateFieldDefinitions(input.fields, 'fields');
-  const writtenProperties = input.properties === undefined || input.properties === null ? current.properties : validateFieldDefinitions(input.properties, 'properties');
-  checkDependents(current.properties, writtenProperties, 'properties');
-  const { fields, properties } = checkComputedDefinitions(written, writtenProperties);
-  checkVolatileFormulas(fields, 'fields');
+  checkDependents(current.fields, rawDefinitions(input.fields), paths.fields);
+  const written = validateFieldDefinitions(input.fields, paths.fields);
+  const writtenProperties = input.properties === undefined || input.properties === null ? current.properties : validateFieldDefinitions(input.properties, paths.properties);
+  checkDependents(current.properties, writtenProperties, paths.properties);
+  const { fields, properties } = checkComputedDefinitions(written, writtenProperties, paths);
+  checkVolatileFormulas(fields, paths.fields);
   if (canonicalJson({ fields, properties }) === canonicalJson({ fields: current.fields, properties: current.properties })) {
     return null;
   }
   for (const update of diffFields(current.fields, fields).updated) {
     if (update.becameUnique && !update.convert && (await uniqueDuplicates(update.after.id))) {
-      throw AppException.validation([{ fieldId: update.after.id, field: 'fields', reason: 'existing rows share values of this field; it cannot be made unique' }]);
+      throw AppException.validation([{ fieldId: update.after.id, field: paths.fields, reason: 'existing rows share values of this field; it cannot be made unique' }]);
     }
   }
   const change: ChangeDraft = {

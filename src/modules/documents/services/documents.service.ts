@@ -116,7 +116,7 @@ export class DocumentsService {
       if (metadata && ((Array.isArray(metadata.fields) && metadata.fields.length > 0) || (Array.isArray(metadata.properties) && metadata.properties.length > 0))) {
         const ctx: DocumentContext = { document, access: rights, readOnly: false, principal, viaWorkspaceId: rights.workspaceId };
         const outcome = await this.engine.write(ctx, { apply: true, title: 'Create document' }, async (scope) => {
-          const change = await buildMetadataUpdate(scope, { fields: metadata.fields ?? [], properties: metadata.properties ?? [] }, async () => false);
+          const change = await buildMetadataUpdate(scope, { fields: metadata.fields ?? [], properties: metadata.properties ?? [] }, async () => false, 'metadata.');
           return change ? [change] : [];
         });
         return toDocumentDto({ ...outcome.document, version: outcome.merge?.revision.version ?? outcome.document.version }, false);
