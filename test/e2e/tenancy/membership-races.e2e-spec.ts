@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { QueryRunner } from 'typeorm';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
-import { API, bearer, organizationWithRoles, type TestUser } from './tenancy-helpers.js';
+import { API, bearer, organizationWithRoles, registerUser, type TestUser } from './tenancy-helpers.js';
 
 /**
  * Membership changes that race each other. Each test holds a row lock from its own connection so the requests
@@ -64,6 +64,49 @@ describe('tenancy: concurrent membership changes', () => {
   ): Promise<request.Response> {
     const call = request(t.http)[method](`${API}${path}`).set(bearer(by));
     return Promise.resolve(body ? call.send(body) : call);
+  }
+
+  /** An organization with its roles and an outsider whose join request to it is pending. */
+  async function pendingJoinRequest(): Promise<
+    Awaited<ReturnType<typeof organizationWithRoles>> & { applicant: TestUser; requestId: string }
+  > {
+    const setup = await organizationWithRoles(t.http);
+    const applicant = await registerUser(t.http);
+    const asked = await send('post', `/organizations/${setup.org.id}/join-requests`, applicant, {});
+    expect(asked.status).toBe(201);
+    return { ...setup, applicant, requestId: asked.body.payload.id };
+  }
+
+  async function memberships(organizationId: string, userId: string): Promise<Array<{ role: string }>> {
+    return t.dataSource.query(`SELECT role FROM organization_members WHERE organization_id = $1 AND user_id = $2`, [
+      organizationId,
+      userId,
+    ]);
+  }
+
+  async function joinRequests(
+    organizationId: string,
+    userId: string,
+  ): Promise<Array<{ status: string; role: string | null; reviewed_by: string | null }>> {
+    return t.dataSource.query(
+      `SELECT status, role, reviewed_by FROM organization_join_requests WHERE organization_id = $1 AND user_id = $2`,
+      [organizationId, userId],
+    );
+  }
+
+  /** Starts `first`, waits until it queues behind the held organization lock, then `second`; then releases. */
+  async function inOrder(
+    organizationId: string,
+    first: () => Promise<request.Response>,
+    second: () => Promise<request.Response>,
+  ): Promise<[request.Response, request.Response]> {
+    const lock = await holdLock(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
+    const a = first();
+    await blockedSessions(1);
+    const b = second();
+    await blockedSessions(2);
+    await lock.release();
+    return Promise.all([a, b]);
   }
 
   it('two concurrent ownership transfers leave exactly one owner; the second is FORBIDDEN', async () => {
@@ -193,5 +236,76 @@ describe('tenancy: concurrent membership changes', () => {
       [org.id, member.id],
     );
     expect(rows).toEqual([]);
+  });
+
+  it('a join-request approval racing a direct add of the applicant: the approval wins, the add answers ALREADY_MEMBER', async () => {
+    const { org, owner, admin, applicant, requestId } = await pendingJoinRequest();
+    const [approved, added] = await inOrder(
+      org.id,
+      () => send('post', `/organizations/${org.id}/join-requests/${requestId}/approve`, owner, { role: 'admin' }),
+      () => send('post', `/organizations/${org.id}/members`, admin, { userId: applicant.id, role: 'guest' }),
+    );
+    expect(approved.status).toBe(200);
+    expect(approved.body.payload).toMatchObject({ status: 'approved', role: 'admin', reviewedBy: owner.id });
+    expect(added.status).toBe(409);
+    expect(added.body).toMatchObject({ code: 'ALREADY_MEMBER', details: { field: 'userId' } });
+    expect(await memberships(org.id, applicant.id)).toEqual([{ role: 'admin' }]);
+  });
+
+  it('a direct add racing the approval of the applicant\'s request: the add wins and settles it, the approval answers INVALID_STATE', async () => {
+    const { org, owner, admin, applicant, requestId } = await pendingJoinRequest();
+    const [added, approved] = await inOrder(
+      org.id,
+      () => send('post', `/organizations/${org.id}/members`, admin, { userId: applicant.id, role: 'guest' }),
+      () => send('post', `/organizations/${org.id}/join-requests/${requestId}/approve`, owner, { role: 'admin' }),
+    );
+    expect(added.status).toBe(201);
+    expect(approved.status).toBe(409);
+    expect(approved.body).toMatchObject({ code: 'INVALID_STATE', payload: { status: 'approved' } });
+    expect(await memberships(org.id, applicant.id)).toEqual([{ role: 'guest' }]);
+    expect(await joinRequests(org.id, applicant.id)).toEqual([{ status: 'approved', role: 'guest', reviewed_by: admin.id }]);
+  });
+
+  it('an invitation acceptance racing a direct add of the invitee: the add answers ALREADY_MEMBER, not a constraint name', async () => {
+    const { org, owner, admin } = await organizationWithRoles(t.http);
+    const invitee = await registerUser(t.http);
+    const invited = await send('post', `/organizations/${org.id}/invitations`, owner, { email: invitee.email, role: 'member' });
+    expect(invited.status).toBe(201);
+    const [accepted, added] = await inOrder(
+      org.id,
+      () => send('post', `/invitations/${invited.body.payload.token}/accept`, invitee),
+      () => send('post', `/organizations/${org.id}/members`, admin, { userId: invitee.id, role: 'guest' }),
+    );
+    expect(accepted.status).toBe(200);
+    expect(added.status).toBe(409);
+    expect(added.body).toMatchObject({ code: 'ALREADY_MEMBER', details: { field: 'userId' } });
+    expect(await memberships(org.id, invitee.id)).toEqual([{ role: 'member' }]);
+  });
+
+  it('a join request sent while its applicant is being added is settled by the add that waited for it', async () => {
+    const { org, admin } = await organizationWithRoles(t.http);
+    const applicant = await registerUser(t.http);
+    const [asked, added] = await inOrder(
+      org.id,
+      () => send('post', `/organizations/${org.id}/join-requests`, applicant, {}),
+      () => send('post', `/organizations/${org.id}/members`, admin, { userId: applicant.id, role: 'guest' }),
+    );
+    expect(asked.status).toBe(201);
+    expect(added.status).toBe(201);
+    expect(await joinRequests(org.id, applicant.id)).toEqual([{ status: 'approved', role: 'guest', reviewed_by: admin.id }]);
+  });
+
+  it('a join request that waited for the add of its applicant answers ALREADY_MEMBER and leaves nothing pending', async () => {
+    const { org, admin } = await organizationWithRoles(t.http);
+    const applicant = await registerUser(t.http);
+    const [added, asked] = await inOrder(
+      org.id,
+      () => send('post', `/organizations/${org.id}/members`, admin, { userId: applicant.id, role: 'guest' }),
+      () => send('post', `/organizations/${org.id}/join-requests`, applicant, {}),
+    );
+    expect(added.status).toBe(201);
+    expect(asked.status).toBe(409);
+    expect(asked.body.code).toBe('ALREADY_MEMBER');
+    expect(await joinRequests(org.id, applicant.id)).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import { isoRequired } from '../dtos/tenancy-common.dto.js';
 import { OrganizationInvitationEntity } from '../entities/organization-invitation.entity.js';
 import { OrganizationEntity } from '../entities/organization.entity.js';
 import { hashInvitationToken, InvitationsService } from './invitations.service.js';
+import { OrganizationAccessService } from './organization-access.service.js';
 import { OrganizationMembersService } from './organization-members.service.js';
 
 /**
@@ -21,6 +22,7 @@ export class InvitationTokensService {
     private readonly tx: TransactionHost,
     private readonly invitations: InvitationsService,
     private readonly members: OrganizationMembersService,
+    private readonly access: OrganizationAccessService,
     private readonly users: UsersService,
   ) {}
 
@@ -33,6 +35,12 @@ export class InvitationTokensService {
   async accept(principal: Principal, token: string): Promise<InvitationAcceptedDto> {
     await this.expireIfDue(token);
     return this.tx.run(async () => {
+      // The organization row is locked before the invitation, in the order every membership path takes its locks
+      // (a racing direct add or join-request approval then runs wholly before or after this acceptance).
+      const { invitation: unlocked } = await this.load(token, false);
+      if (!(await this.access.lockOrganization(unlocked.organizationId))) {
+        throw AppException.notFound('invitation');
+      }
       const { invitation, organization } = await this.load(token, true);
       await this.requireInvitee(principal, invitation);
       requirePending(invitation);

@@ -38,6 +38,8 @@ export class JoinRequestsService {
 
   async create(principal: Principal, organizationId: string, dto: CreateJoinRequestDto): Promise<JoinRequestResponseDto> {
     return this.tx.run(async () => {
+      // FOR SHARE on the organization row conflicts with the lock a member add takes: an add in progress is waited
+      // for and its membership seen below (ALREADY_MEMBER), or the add waits for this request and settles it.
       const org = await this.activeOrganization(organizationId, true);
       const member = await this.tx.manager.findOne(OrganizationMemberEntity, { where: { organizationId, userId: principal.userId } });
       if (member) {
@@ -101,7 +103,10 @@ export class JoinRequestsService {
 
   async approve(principal: Principal, organizationId: string, requestId: string, dto: ApproveJoinRequestDto): Promise<JoinRequestResponseDto> {
     return this.tx.run(async () => {
-      const caller = await this.access.require(principal.userId, organizationId, 'admin');
+      // Organization row, then the request, then the membership: the order a direct add or an invitation acceptance
+      // locks in too, so a racing one runs wholly before this approval (which then finds the request settled) or
+      // after it (and finds the applicant a member), never deadlocking with it.
+      const caller = await this.access.require(principal.userId, organizationId, 'admin', true);
       const request = await this.find(organizationId, requestId, true);
       requirePending(request);
       if (dto.role === 'owner') {
@@ -134,7 +139,7 @@ export class JoinRequestsService {
 
   async reject(principal: Principal, organizationId: string, requestId: string, dto: RejectJoinRequestDto): Promise<JoinRequestResponseDto> {
     return this.tx.run(async () => {
-      await this.access.require(principal.userId, organizationId, 'admin');
+      await this.access.require(principal.userId, organizationId, 'admin', true);
       const request = await this.find(organizationId, requestId, true);
       requirePending(request);
       await this.tx.manager.update(

@@ -42,16 +42,11 @@ export class OrganizationAccessService {
     if (!isUuid(organizationId)) {
       return null;
     }
-    if (lock) {
-      // The lock is its own statement so the membership below is read after it is granted. Locked in one join,
-      // PostgreSQL would recheck only the organization row once a concurrent holder commits and hand back the
-      // membership as it was before (a caller whose ownership was just transferred away would still read owner).
-      const locked = await this.tx.manager.query<unknown[]>(`SELECT 1 FROM organizations WHERE id = $1 AND archived_at IS NULL FOR UPDATE`, [
-        organizationId,
-      ]);
-      if (locked.length === 0) {
-        return null;
-      }
+    // The lock is its own statement so the membership below is read after it is granted. Locked in one join,
+    // PostgreSQL would recheck only the organization row once a concurrent holder commits and hand back the
+    // membership as it was before (a caller whose ownership was just transferred away would still read owner).
+    if (lock && !(await this.lockOrganization(organizationId))) {
+      return null;
     }
     const rows = await this.tx.manager.query<MembershipRow[]>(
       `SELECT o.id AS organization_id, o.owner_id, m.id AS member_id, m.role, m.status
@@ -84,6 +79,22 @@ export class OrganizationAccessService {
       throw AppException.forbidden(`organization role ${minimum} or higher required`);
     }
     return access;
+  }
+
+  /**
+   * Locks the organization row (`FOR UPDATE`) until the transaction ends; false when it is unknown or archived.
+   * Every path that changes who is a member takes this lock first, before any other row lock (join request,
+   * invitation, membership), so they serialize in one order and never deadlock. Creating a join request locks the
+   * same row `FOR SHARE`: it waits for (and then sees) a membership being added, or is waited for and then settled.
+   */
+  async lockOrganization(organizationId: string): Promise<boolean> {
+    if (!isUuid(organizationId)) {
+      return false;
+    }
+    const locked = await this.tx.manager.query<unknown[]>(`SELECT 1 FROM organizations WHERE id = $1 AND archived_at IS NULL FOR UPDATE`, [
+      organizationId,
+    ]);
+    return locked.length > 0;
   }
 
   /**

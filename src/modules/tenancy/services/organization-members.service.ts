@@ -73,7 +73,9 @@ export class OrganizationMembersService {
 
   async add(principal: Principal, organizationId: string, dto: AddMemberDto): Promise<MemberResponseDto> {
     return this.tx.run(async () => {
-      const caller = await this.access.require(principal.userId, organizationId, 'admin');
+      // Locked like every path that makes members (join-request approval, invitation acceptance, join-request
+      // creation): a racing approval or request then runs wholly before or after this add, as it would sequentially.
+      const caller = await this.access.require(principal.userId, organizationId, 'admin', true);
       const role = dto.role ?? 'member';
       refuseOwnerRole(caller, role);
       if (!(await this.users.findById(dto.userId))) {
@@ -125,24 +127,42 @@ export class OrganizationMembersService {
     });
   }
 
-  /** Creates an organization member; ALREADY_MEMBER when the user already is one (of any status). */
+  /**
+   * Creates an organization member; ALREADY_MEMBER when the user already is one (of any status). Locks in the one
+   * order every membership path uses: the organization row (callers that lock other rows take it before them; here
+   * it is a no-op then), the applicant's pending join request, the membership.
+   */
   async createMember(organizationId: string, userId: string, role: OrganizationRole, actorId: string, via: MembershipSource): Promise<MemberResponseDto> {
+    if (!(await this.access.lockOrganization(organizationId))) {
+      throw AppException.notFound('organization');
+    }
     const existing = await this.tx.manager.findOne(OrganizationMemberEntity, { where: { organizationId, userId } });
     if (existing) {
-      throw new AppException(ErrorCode.ALREADY_MEMBER, { details: [{ field: 'userId', reason: 'already a member of this organization' }] });
+      throw alreadyMember();
     }
-    const member = this.tx.manager.create(OrganizationMemberEntity, { organizationId, userId, role, status: 'active' });
-    await this.tx.manager.save(member);
     if (via !== 'join_request') {
       await this.settleJoinRequest(organizationId, userId, role, actorId);
+    }
+    // Should a writer that skipped the organization lock insert first, its row makes this ALREADY_MEMBER too, never
+    // a unique-violation error naming the constraint. The id is generated, so the only conflict is (organization, user).
+    const inserted = await this.tx.manager
+      .createQueryBuilder()
+      .insert()
+      .into(OrganizationMemberEntity)
+      .values({ organizationId, userId, role, status: 'active' })
+      .orIgnore()
+      .execute();
+    const memberId = (inserted.raw as Array<{ id?: string }>)[0]?.id;
+    if (!memberId) {
+      throw alreadyMember();
     }
     await this.outbox.record({
       event: 'member_added',
       organizationId,
       triggeredBy: actorId,
-      payload: { memberId: member.id, userId, role, via },
+      payload: { memberId, userId, role, via },
     });
-    return this.load(organizationId, member.id);
+    return this.load(organizationId, memberId);
   }
 
   /**
@@ -192,6 +212,10 @@ export class OrganizationMembersService {
     }
     return rows[0];
   }
+}
+
+function alreadyMember(): AppException {
+  return new AppException(ErrorCode.ALREADY_MEMBER, { details: [{ field: 'userId', reason: 'already a member of this organization' }] });
 }
 
 /** Ownership changes only by transfer: an admin may not grant it at all, the owner is pointed to the transfer. */
