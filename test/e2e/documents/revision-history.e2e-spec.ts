@@ -110,6 +110,11 @@ describe('documents: revision diff, target history and revert', () => {
     expect(newer.body.code).toBe('VALIDATION_ERROR');
     const notUuid = await request(t.http).get(`${doc.path}/revisions/${rev.createA}/diff?base=nope`).set(bearer(owner)).expect(404);
     expect(notUuid.body).toMatchObject({ code: 'NOT_FOUND', details: { field: 'base' } });
+    // Every revision route names the path parameter of an unknown or malformed revision.
+    for (const path of ['xyz', 'xyz/operations', 'xyz/request', '00000000-0000-4000-8000-000000000000']) {
+      const res = await request(t.http).get(`${doc.path}/revisions/${path}`).set(bearer(owner)).expect(404);
+      expect(res.body).toMatchObject({ code: 'NOT_FOUND', details: { field: 'revId' } });
+    }
     const unknown = await request(t.http).get(`${doc.path}/revisions/00000000-0000-4000-8000-000000000000/diff`).set(bearer(owner)).expect(404);
     expect(unknown.body.code).toBe('NOT_FOUND');
     await request(t.http).post(`${doc.path}/revisions/00000000-0000-4000-8000-000000000000/revert`).set(bearer(owner)).expect(404);

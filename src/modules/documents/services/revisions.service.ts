@@ -8,6 +8,7 @@ import { INLINE_CHANGES, toOperationDto, toRequestDto, toRevisionDto } from '../
 import { RequestRepository } from '../repositories/request.repository.js';
 import { RevisionRepository } from '../repositories/revision.repository.js';
 import type { DocumentContext } from './document-access.service.js';
+import { revisionNotFound } from './revision-history.service.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -69,7 +70,7 @@ export class RevisionsService {
   private async find(ctx: DocumentContext, revisionId: string): Promise<RevisionRecord> {
     const revision = UUID.test(revisionId) ? await this.revisions.find(ctx.document.uuid, revisionId) : null;
     if (!revision) {
-      throw AppException.notFound('revision');
+      throw revisionNotFound();
     }
     return revision;
   }
