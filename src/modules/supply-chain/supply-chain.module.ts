@@ -6,6 +6,7 @@ import { CatalogsController } from './controllers/catalogs.controller.js';
 import { ConnectionsController, ShareLinksController } from './controllers/connections.controller.js';
 import { ConnectorsController } from './controllers/connectors.controller.js';
 import { OrderBooksController } from './controllers/orderbooks.controller.js';
+import { OrganizationArchivedListener } from './listeners/organization-archived.listener.js';
 import { BindingRepository } from './repositories/binding.repository.js';
 import { CatalogRepository } from './repositories/catalog.repository.js';
 import { ConnectionRepository } from './repositories/connection.repository.js';
@@ -59,6 +60,7 @@ import { BindingActivations } from './services/binding-activations.js';
     ConnectorsService,
     SupplyChainDirectory,
     BindingActivations,
+    OrganizationArchivedListener,
   ],
   exports: [
     SupplyChainDirectory,

@@ -661,7 +661,7 @@ describe('supply chain: audit fixes', () => {
     expect([created.status, created.code]).toEqual([409, 'INVALID_STATE']);
   });
 
-  it('14. formula results are rounded to 12 significant digits', async () => {
+  it('14. formula results are rounded to 15 significant digits', async () => {
     const catalog = await createCatalog(t, sup, S, 'Formula', [number('price')]);
     const conn = await createConnection(t, sup, S, catalog, {});
     const ob = await createOrderBook(t, buyer, B, 'Formula', [number('gross')]);

@@ -208,7 +208,7 @@ describe('supply chain: share-link admission', () => {
       {},
       200,
     );
-    const cSecond = await createOrderBook(t, c, C, 'C second', []);
+    const cSecond = await createOrderBook(t, c, C, 'C second', [{ id: 'sku', name: 'SKU', type: 'text' }]);
     await call(t, c, 'post', `/organizations/${C}/orderbooks/${cSecond}/bindings`, {
       connectionId: privateConn,
       shareCode: link.code,
@@ -222,7 +222,7 @@ describe('supply chain: share-link admission', () => {
     expect([stillC.status, stillC.payload?.remainingUses]).toEqual([200, 0]);
 
     // Any other organization is refused wherever it presents the code.
-    const dBook = await createOrderBook(t, d, D, 'D book', []);
+    const dBook = await createOrderBook(t, d, D, 'D book', [{ id: 'sku', name: 'SKU', type: 'text' }]);
     const refusals = [
       await send(d, 'get', `/connect/share/${link.code}`),
       await send(d, 'post', `/organizations/${D}/orderbooks`, {
@@ -248,8 +248,8 @@ describe('supply chain: share-link admission', () => {
 
   it('two organizations binding at once through a one-use link: one is admitted', async () => {
     const link = await shareLink({ maxUses: 1 });
-    const dBook = await createOrderBook(t, d, D, 'D race', []);
-    const eBook = await createOrderBook(t, e, E, 'E race', []);
+    const dBook = await createOrderBook(t, d, D, 'D race', [{ id: 'sku', name: 'SKU', type: 'text' }]);
+    const eBook = await createOrderBook(t, e, E, 'E race', [{ id: 'sku', name: 'SKU', type: 'text' }]);
     const answers = await Promise.all([
       send(d, 'post', `/organizations/${D}/orderbooks/${dBook}/bindings`, {
         connectionId: privateConn,

@@ -86,9 +86,12 @@ function toNumber(value: unknown): number | null {
   return null;
 }
 
-/** Rounds away binary noise (0.1 * 3) without losing meaningful precision. */
+/**
+ * Rounds away binary noise (0.1 * 3, 31 * 1.2) without losing meaningful precision: 15 significant digits, what a
+ * double always holds exactly (Number.MAX_SAFE_INTEGER has 16), so a 14-digit price + 1 keeps every digit.
+ */
 function tidy(value: number): number {
-  return Number.parseFloat(value.toPrecision(12));
+  return Number.parseFloat(value.toPrecision(15));
 }
 
 function textOf(value: unknown): string {
@@ -282,7 +285,7 @@ export function applyRule(rule: MappingRule, ctx: MappingContext): unknown {
         throw new MappingError('formula is required for a formula rule');
       }
       const result = ctx.formula(rule.formula, ctx.read) ?? null;
-      // Number results are tidied like unit_convert's (12 significant digits): `price * 1.2` gives 37.2, not 37.199999999999996.
+      // Number results are tidied like unit_convert's (15 significant digits): `price * 1.2` gives 37.2, not 37.199999999999996.
       return typeof result === 'number' && Number.isFinite(result) ? tidy(result) : result;
     }
     case 'format':

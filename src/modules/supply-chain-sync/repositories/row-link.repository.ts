@@ -27,6 +27,28 @@ export class RowLinkRepository {
     return new Map(rows.map((row) => [row.sourceRowId, row]));
   }
 
+  /**
+   * For each of `sourceRowIds`, the most recently synced link among the owners `ownerIds` (other bindings of the same
+   * order book and catalog), to continue the order-book row they wrote instead of creating a second one.
+   */
+  async findLatestAmong(
+    ownerIds: readonly string[],
+    sourceRowIds: readonly string[],
+  ): Promise<Map<string, StoredLink>> {
+    if (ownerIds.length === 0 || sourceRowIds.length === 0) {
+      return new Map();
+    }
+    const rows = await queryRows<StoredLink>(
+      this.tx,
+      `SELECT DISTINCT ON (source_row_id) source_row_id AS "sourceRowId", target_row_id AS "targetRowId",
+              last_values AS "lastValues", synced_at AS "syncedAt"
+         FROM sync_row_links WHERE owner_id = ANY($1::uuid[]) AND source_row_id = ANY($2::text[])
+        ORDER BY source_row_id, synced_at DESC`,
+      [ownerIds, sourceRowIds],
+    );
+    return new Map(rows.map((row) => [row.sourceRowId, row]));
+  }
+
   /** Links whose target is one of `targetRowIds` (the reverse direction of a bidirectional connector). */
   async findByTarget(ownerId: string, targetRowIds: readonly string[]): Promise<StoredLink[]> {
     if (targetRowIds.length === 0) {

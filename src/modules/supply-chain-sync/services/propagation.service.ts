@@ -151,6 +151,7 @@ export class PropagationService {
       return skip(`the connection is ${context.connection.status}`);
     }
     const { binding, connection, catalog, orderBook } = context;
+    await this.jobs.lockOrderBook(orderBook.id);
     const catalogCtx = await this.documents.open(
       catalog.organizationId,
       'catalog',
@@ -193,6 +194,23 @@ export class PropagationService {
       }
     }
     const stored = await this.links.find(binding.id, sourceIds);
+    // A catalog row the order book already holds from another binding of the same catalog (an ended one, rebound;
+    // or one to another connection of the catalog) continues that row: updated and linked to this binding, not
+    // created a second time. Only rows still in the order book count; the first run stores this binding's link.
+    const unlinked = sourceIds.filter((id) => !stored.has(id));
+    const siblings = unlinked.length > 0 ? await this.port.siblingBindingIds(binding) : [];
+    const inherited = await this.links.findLatestAmong(siblings, unlinked);
+    if (inherited.size > 0) {
+      const present = await this.documents.rows(
+        orderCtx,
+        [...inherited.values()].map((link) => link.targetRowId),
+      );
+      for (const [sourceRowId, link] of inherited) {
+        if (present.get(link.targetRowId)?.exists) {
+          stored.set(sourceRowId, link);
+        }
+      }
+    }
     const links = new Map<string, RowLink>(
       [...stored].map(([id, link]) => [
         id,

@@ -59,6 +59,10 @@ export class SupplyChainAdapter extends SupplyChainPort {
     return connection && catalog && orderBook ? { binding, connection, catalog, orderBook } : null;
   }
 
+  siblingBindingIds(binding: BindingRecord): Promise<string[]> {
+    return this.directory.siblingBindingIds(binding);
+  }
+
   async recordLogs(entries: SyncLogEntry[]): Promise<void> {
     for (let start = 0; start < entries.length; start += LOG_CHUNK) {
       await this.logs.record(...entries.slice(start, start + LOG_CHUNK));

@@ -45,6 +45,11 @@ export abstract class SupplyChainPort {
   abstract activeBindings(connectionId: string): Promise<BindingRecord[]>;
   /** A binding with its connection, catalog and order book (any status); null when one is gone. */
   abstract bindingContext(bindingId: string): Promise<BindingContext | null>;
+  /**
+   * The other bindings (any state) of the binding's order book to connections of the same catalog: the rows they
+   * propagated are the rows this binding continues (docs/supply-chain.md, "Initial sync").
+   */
+  abstract siblingBindingIds(binding: BindingRecord): Promise<string[]>;
   abstract recordLogs(entries: SyncLogEntry[]): Promise<void>;
   abstract createSyncRequest(input: NewPropagatedSyncRequest): Promise<{ id: string }>;
   /** Connectors of the organization reading (`source`) or, bidirectional, writing (`target`) the document. */

@@ -14,6 +14,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { Trimmed } from '../../../common/http/validation-decorators.js';
 import { FIELD_TYPES } from '../../documents/fields/field.types.js';
 import { ScFieldDto } from './common.dto.js';
 
@@ -50,7 +51,7 @@ export class FieldInputDto {
 }
 
 export class CreateCatalogDto {
-  @ApiProperty() @IsString() @MinLength(1) @MaxLength(255) name: string;
+  @ApiProperty() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(10_000) description?: string;
   @ApiProperty({ description: 'A string; product and supplier appear in the spec', example: 'product' })
   @IsString()
@@ -74,7 +75,7 @@ export class CreateCatalogDto {
 }
 
 export class UpdateCatalogDto {
-  @ApiPropertyOptional() @IsOptional() @IsString() @MinLength(1) @MaxLength(255) name?: string;
+  @ApiPropertyOptional() @IsOptional() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name?: string;
   @ApiPropertyOptional({ nullable: true, type: String })
   @IsOptional()
   @IsString()

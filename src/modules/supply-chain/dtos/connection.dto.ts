@@ -13,6 +13,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
+import { Trimmed } from '../../../common/http/validation-decorators.js';
 import {
   ACCEPT_MODES,
   ACCESS_MODES,
@@ -67,7 +68,7 @@ const accessControlDoc = {
 };
 
 export class CreateConnectionDto {
-  @ApiProperty() @IsString() @MinLength(1) @MaxLength(255) name: string;
+  @ApiProperty() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(10_000) description?: string;
   @ApiPropertyOptional({
     format: 'uuid',
@@ -95,7 +96,7 @@ export class CreateConnectionDto {
 }
 
 export class UpdateConnectionDto {
-  @ApiPropertyOptional() @IsOptional() @IsString() @MinLength(1) @MaxLength(255) name?: string;
+  @ApiPropertyOptional() @IsOptional() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name?: string;
   @ApiPropertyOptional({ nullable: true, type: String })
   @IsOptional()
   @IsString()

@@ -15,6 +15,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
+import { Trimmed } from '../../../common/http/validation-decorators.js';
 import {
   ACCEPT_MODES,
   BINDING_STATUSES,
@@ -32,7 +33,7 @@ import { FieldInputDto } from './catalog.dto.js';
 import { FilterGroupDocDto, ScFieldDto } from './common.dto.js';
 
 export class CreateOrderBookDto {
-  @ApiProperty() @IsString() @MinLength(1) @MaxLength(255) name: string;
+  @ApiProperty() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(10_000) description?: string;
   @ApiPropertyOptional({
     type: [String],

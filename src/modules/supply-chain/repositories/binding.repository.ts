@@ -149,12 +149,28 @@ export class BindingRepository {
     return { items, total };
   }
 
+  /**
+   * The active bindings a catalog change propagates to: none of an organization deleted (archived) since — its
+   * bindings end when the archival is dispatched (OrganizationArchivedListener); until then they receive nothing.
+   */
   activeForConnection(connectionId: string): Promise<BindingRecord[]> {
     return queryRows<BindingRecord>(
       this.tx,
-      `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.connection_id = $1 AND b.status = 'active' ORDER BY b.created_at, b.id`,
+      `SELECT ${COLUMNS} FROM orderbook_bindings b WHERE b.connection_id = $1 AND b.status = 'active'
+          AND NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = b.organization_id AND o.archived_at IS NOT NULL)
+        ORDER BY b.created_at, b.id`,
       [connectionId],
     );
+  }
+
+  /** Ids of the other bindings (any state) of an order book to connections of one catalog. */
+  async siblingIds(orderBookId: string, catalogId: string, exceptId: string): Promise<string[]> {
+    const rows = await queryRows<{ id: string }>(
+      this.tx,
+      `SELECT b.id FROM orderbook_bindings b WHERE b.orderbook_id = $1 AND b.catalog_id = $2 AND b.id <> $3`,
+      [orderBookId, catalogId, exceptId],
+    );
+    return rows.map((row) => row.id);
   }
 
   activeForOrderBook(orderBookId: string): Promise<BindingRecord[]> {
@@ -199,6 +215,22 @@ export class BindingRepository {
         WHERE b.orderbook_id IN (SELECT o.id FROM orderbooks o WHERE o.document_id = $1) AND b.status IN ('pending', 'active')
         RETURNING ${COLUMNS}`,
       [documentUuid, by, note],
+    );
+  }
+
+  /**
+   * Ends (`rejected`, with a note) the live bindings of a deleted organization: its own (buyer) and those to its
+   * connections (supplier). Returns them.
+   */
+  endForOrganization(organizationId: string, by: string | null): Promise<BindingRecord[]> {
+    return queryRows<BindingRecord>(
+      this.tx,
+      `UPDATE orderbook_bindings b SET status = 'rejected', reviewed_by = $2::uuid, reviewed_at = now(), updated_at = now(),
+              review_note = CASE WHEN b.organization_id = $1 THEN 'the organization was deleted'
+                                 ELSE 'the supplier organization was deleted' END
+        WHERE (b.organization_id = $1 OR b.supplier_organization_id = $1) AND b.status IN ('pending', 'active')
+        RETURNING ${COLUMNS}`,
+      [organizationId, by],
     );
   }
 

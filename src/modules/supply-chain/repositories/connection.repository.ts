@@ -107,6 +107,22 @@ export class ConnectionRepository {
     return row ? toRecord(row) : null;
   }
 
+  /**
+   * The connection as a binding is admitted against it, inside the binding's transaction: FOR SHARE conflicts with
+   * the row lock of an update (access control, state), so an admission and a concurrent narrowing or disabling run
+   * one after the other — either the admission sees the new state, or the update's end-bindings step (a later
+   * statement of its transaction) sees the committed binding. The foreign key's own KEY SHARE lock does not conflict
+   * with such an update, hence the explicit lock.
+   */
+  async findForAdmission(id: string): Promise<ConnectionRecord | null> {
+    const row = await queryFirst<ConnectionRow>(
+      this.tx,
+      `SELECT ${COLUMNS} FROM catalog_connections k WHERE k.id = $1 AND ${SUPPLIER_ACTIVE} FOR SHARE OF k`,
+      [id],
+    );
+    return row ? toRecord(row) : null;
+  }
+
   async findByIds(ids: string[]): Promise<ConnectionRecord[]> {
     const rows = await queryRows<ConnectionRow>(
       this.tx,

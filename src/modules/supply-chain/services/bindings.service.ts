@@ -4,6 +4,7 @@ import { AppException, type ErrorDetail } from '../../../common/errors/app.excep
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
+import type { FieldDefinition } from '../../documents/fields/field.types.js';
 import { UsersService } from '../../identity/services/users.service.js';
 import { NotifierService } from '../../notifications/notifier.service.js';
 import type {
@@ -12,6 +13,7 @@ import type {
   ConflictResolution,
   ConnectionRecord,
   FieldMapping,
+  FieldMappingRule,
   OrderBookRecord,
   ReceiverFilter,
 } from '../domain/supply-chain.types.js';
@@ -27,7 +29,7 @@ import { BindingRepository } from '../repositories/binding.repository.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { isUuid } from '../repositories/sql.js';
 import { BindingActivations } from './binding-activations.js';
-import { ConnectionAdmissionService } from './connection-admission.service.js';
+import { ConnectionAdmissionService, connectionInvalidState } from './connection-admission.service.js';
 import { ConnectionsService } from './connections.service.js';
 import { OrderBooksService } from './orderbooks.service.js';
 import { notFound, SupplyChainAccessService } from './supply-chain-access.service.js';
@@ -114,6 +116,66 @@ export function bindingFieldProblems(
   ];
 }
 
+function directRule(sourceFieldId: string, targetFieldId: string): FieldMappingRule {
+  return { sourceFieldId, targetFieldId, enabled: true, transformType: 'direct', propagationMode: 'oneway' };
+}
+
+/**
+ * The default direct rules of a binding, the first kind that gives any: to the order-book fields generated from this
+ * connection; else to those generated from another connection of the same catalog (an order book made from C1 bound
+ * to C2); else between fields with the same id in the catalog and the order book. Only fields both still have.
+ */
+function directRules(
+  connection: ConnectionRecord,
+  orderBook: OrderBookRecord,
+  source: Set<string>,
+  target: Set<string>,
+): FieldMappingRule[] {
+  const fromGenerated = (keep: (field: OrderBookRecord['generatedFields'][number]) => boolean) =>
+    orderBook.generatedFields
+      .filter((field) => keep(field) && source.has(field.sourceFieldId) && target.has(field.id))
+      .map((field) => directRule(field.sourceFieldId, field.id));
+  const ofConnection = fromGenerated((field) => field.connectionId === connection.id);
+  if (ofConnection.length > 0) {
+    return ofConnection;
+  }
+  const ofCatalog = fromGenerated((field) => field.sourceCatalogId === connection.catalogId);
+  if (ofCatalog.length > 0) {
+    return ofCatalog;
+  }
+  return [...source].filter((id) => target.has(id)).map((id) => directRule(id, id));
+}
+
+/**
+ * Whether a binding's mapping writes any order-book field: an enabled rule, or `unmappedFields: create` with a catalog
+ * field that finds its order-book field (generated from the catalog, same id or same name — as propagation does).
+ */
+function mapsAnything(
+  mapping: FieldMapping,
+  sourceFields: FieldDefinition[],
+  targetFields: FieldDefinition[],
+  orderBook: OrderBookRecord,
+  catalogId: string,
+): boolean {
+  if (mapping.rules.some((rule) => rule.enabled !== false)) {
+    return true;
+  }
+  if (mapping.unmappedFields !== 'create') {
+    return false;
+  }
+  const ids = new Set(targetFields.map((field) => field.id));
+  const names = new Set(targetFields.map((field) => field.name.trim().toLowerCase()));
+  return sourceFields.some(
+    (field) =>
+      ids.has(field.id) ||
+      names.has(field.name.trim().toLowerCase()) ||
+      orderBook.generatedFields.some(
+        (generated) =>
+          generated.sourceCatalogId === catalogId && generated.sourceFieldId === field.id && ids.has(generated.id),
+      ),
+  );
+}
+
 /**
  * Bindings of an order book to a connection (docs/supply-chain.md, "Bindings"): created by the buyer (owner, admin
  * or member), admitted by the connection's access control, approved or rejected by the supplier's owners/admins.
@@ -148,10 +210,16 @@ export class BindingsService {
     await this.access.member(principal, organizationId, 'member');
     const { orderBook, ctx } = await this.access.orderBook(principal, organizationId, orderBookId, 'write');
     const connection = await this.admission.forBuyer(organizationId, dto.connectionId, dto.shareCode);
-    const source = new Set((await this.orderBooks.sourceFields(connection)).map((field) => field.id));
+    if (connection.status === 'disabled') {
+      // Before the catalog's fields are read: a deleted catalog disables its connections, and the binding answers
+      // like the field-mapping preview, not NOT_FOUND (docs/supply-chain.md, "Bindings").
+      throw connectionInvalidState(connection, 'a disabled connection takes no new bindings');
+    }
+    const sourceFields = await this.orderBooks.sourceFields(connection);
+    const source = new Set(sourceFields.map((field) => field.id));
     const target = new Set(ctx.document.metadata.fields.map((field) => field.id));
     const checker = new ConfigChecker();
-    const fieldMapping =
+    let fieldMapping =
       dto.fieldMapping !== undefined
         ? checker.fieldMapping(dto.fieldMapping, 'fieldMapping')
         : this.defaultMapping(connection, orderBook, source, target);
@@ -161,6 +229,27 @@ export class BindingsService {
     );
     const conflictResolution = checker.conflictResolution(dto.conflictResolution, 'conflictResolution');
     checker.done();
+    if (
+      dto.fieldMapping === undefined &&
+      !mapsAnything(
+        fieldMapping as FieldMapping,
+        sourceFields,
+        ctx.document.metadata.fields,
+        orderBook,
+        connection.catalogId,
+      )
+    ) {
+      // A default mapping that maps nothing would create one blank order-book row per catalog row: the direct
+      // rules take its place, or, when there are none either, the binding is refused (docs/supply-chain.md,
+      // "Bindings"). A fieldMapping the buyer sent is kept as sent.
+      const rules = directRules(connection, orderBook, source, target);
+      if (rules.length === 0) {
+        throw AppException.validation([
+          { field: 'fieldMapping', reason: 'no field of the catalog maps to this order book' },
+        ]);
+      }
+      fieldMapping = { rules, unmappedFields: 'ignore' };
+    }
     const config = {
       fieldMapping: fieldMapping as FieldMapping,
       receiverFilter: receiverFilter as ReceiverFilter,
@@ -171,7 +260,8 @@ export class BindingsService {
       throw AppException.validation(problems);
     }
     return this.tx.run(async () => {
-      const admission = await this.admission.admit(organizationId, connection, dto.shareCode);
+      // Admitted against the connection as locked in this transaction, not as read above (a concurrent narrowing).
+      const admission = await this.admission.admit(organizationId, connection.id, dto.shareCode);
       const live = await this.bindings.findLive(orderBook.id, connection.id);
       if (live) {
         throw alreadyBound(live);
@@ -377,7 +467,7 @@ export class BindingsService {
    * Without a fieldMapping: the connection's suggestion, keeping only the rules that fit — every source a field of
    * the catalog and every target a field of this order book (the supplier cannot know the buyer's fields, so a rule
    * that does not fit is skipped, not reported as the buyer's error); when no rule of it fits (or there is none),
-   * direct rules to the fields generated from the connection.
+   * the direct rules (`directRules`).
    */
   private defaultMapping(
     connection: ConnectionRecord,
@@ -395,18 +485,7 @@ export class BindingsService {
     if (suggested && fitting.length > 0) {
       return { ...suggested, rules: fitting };
     }
-    return {
-      rules: orderBook.generatedFields
-        .filter((field) => field.connectionId === connection.id)
-        .map((field) => ({
-          sourceFieldId: field.sourceFieldId,
-          targetFieldId: field.id,
-          enabled: true,
-          transformType: 'direct',
-          propagationMode: 'oneway',
-        })),
-      unmappedFields: 'ignore',
-    };
+    return { rules: directRules(connection, orderBook, source, target), unmappedFields: 'ignore' };
   }
 
   private defaultReceiverFilter(connection: ConnectionRecord): Record<string, unknown> {

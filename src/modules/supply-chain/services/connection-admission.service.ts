@@ -99,9 +99,23 @@ export class ConnectionAdmissionService {
    * How a new binding of `organizationId` is admitted: public → active; whitelisted → active; approval mode for a
    * listed organization, or for anyone when the list is empty → pending; else a valid share code of this connection → pending, and the organization
    * counts as one use of the link (the supplier approves or rejects). Anyone else: NOT_FOUND. A disabled
-   * connection takes no bindings (INVALID_STATE). Runs in the binding's transaction (the link stays locked).
+   * connection takes no bindings (INVALID_STATE). Runs in the binding's transaction: the connection is read again
+   * there with a share lock and admitted against that state (see `ConnectionRepository.findForAdmission`), and the
+   * link stays locked. Returns the admission and the locked connection.
    */
   async admit(
+    organizationId: string,
+    connectionId: string,
+    shareCode?: string,
+  ): Promise<BindingAdmission & { connection: ConnectionRecord }> {
+    const connection = await this.connections.findForAdmission(connectionId);
+    if (!connection) {
+      throw notFound('connection');
+    }
+    return { ...(await this.admitTo(organizationId, connection, shareCode)), connection };
+  }
+
+  private async admitTo(
     organizationId: string,
     connection: ConnectionRecord,
     shareCode?: string,

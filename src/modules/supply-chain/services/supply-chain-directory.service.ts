@@ -45,6 +45,11 @@ export class SupplyChainDirectory {
     return this.bindings.findById(bindingId);
   }
 
+  /** The other bindings (any state) of the binding's order book to connections of the same catalog. */
+  siblingBindingIds(binding: BindingRecord): Promise<string[]> {
+    return this.bindings.siblingIds(binding.orderBookId, binding.catalogId, binding.id);
+  }
+
   activeConnectionsForCatalog(catalogId: string): Promise<ConnectionRecord[]> {
     return this.connections.activeForCatalog(catalogId);
   }

@@ -270,6 +270,9 @@ export class SyncRequestService implements OnModuleInit {
   ): Promise<SyncRequestRecord> {
     type Outcome = { decided: SyncRequestRecord } | { refused: SyncRequestRecord };
     const outcome = await this.tx.run(async (): Promise<Outcome> => {
+      // Decisions of one order book in turn: a second accept of a create of the same row then sees the row the first
+      // created and applies as an update, as when accepted one after the other (instead of a row-exists CONFLICT).
+      await this.repository.lockOrderBook(orderBook.id);
       const key = syncRequestKey(requestId);
       const record = key
         ? await this.repository.findRequest(orderBook.organizationId, orderBook.id, key)
