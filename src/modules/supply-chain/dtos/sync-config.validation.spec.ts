@@ -48,6 +48,32 @@ describe('supply-chain configuration validators', () => {
     ]);
   });
 
+  it('reads a Value with one typed key as its plain operand, and refuses operands that could never match', () => {
+    const group = parseConfig((c) =>
+      c.filterGroup(
+        {
+          conditions: [
+            { fieldId: 'sku', operator: 'eq', value: { text: 'S1' } },
+            { fieldId: 'qty', operator: 'gte', values: [{ number: 3 }] },
+            { fieldId: 'state', operator: 'in', values: [{ selectOption: { id: 'open' } }, 'held'] },
+          ],
+        },
+        'g',
+      ),
+    );
+    expect(group?.conditions).toEqual([
+      { fieldId: 'sku', operator: 'eq', value: 'S1' },
+      { fieldId: 'qty', operator: 'gte', value: 3 },
+      { fieldId: 'state', operator: 'in', value: ['open', 'held'] },
+    ]);
+    expect(problems((c) => c.filterGroup({ conditions: [{ fieldId: 'sku', operator: 'eq', value: { text: 'S1', number: 3 } }] }, 'g'))).toEqual([
+      'g.conditions[0].value',
+    ]);
+    expect(problems((c) => c.filterGroup({ conditions: [{ fieldId: 'sku', operator: 'in', values: [{ text: ['a'] }] }] }, 'g'))).toEqual([
+      'g.conditions[0].value',
+    ]);
+  });
+
   it('normalizes filter groups and both unit-conversion forms', () => {
     const group = parseConfig((c) =>
       c.filterGroup(

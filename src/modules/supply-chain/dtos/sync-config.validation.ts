@@ -56,6 +56,24 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+const UNREADABLE = Symbol('unreadable operand');
+
+/** A condition operand as a plain value: scalars as they are, a one-key Value object by its scalar. */
+function plainOperand(operand: unknown): unknown {
+  if (!isObject(operand)) {
+    return operand;
+  }
+  const entries = Object.entries(operand);
+  if (entries.length !== 1) {
+    return UNREADABLE;
+  }
+  const [, inner] = entries[0] as [string, unknown];
+  if (isObject(inner) && typeof inner.id === 'string' && Object.keys(inner).length === 1) {
+    return inner.id; // {selectOption: {id}}
+  }
+  return inner === null || ['string', 'number', 'boolean'].includes(typeof inner) ? inner : UNREADABLE;
+}
+
 function oneOf(values: readonly string[]): string {
   return `must be one of ${values.join(', ')}`;
 }
@@ -186,9 +204,16 @@ export class ConfigChecker {
     }
     const fieldId = this.id(raw.fieldId ?? raw.field, `${path}.fieldId`);
     const operator = this.enumValue(raw.operator, FILTER_OPERATORS, `${path}.operator`);
-    const value = raw.values !== undefined ? raw.values : raw.value;
+    const given = raw.values !== undefined ? raw.values : raw.value;
+    // Operands are plain values; a Value with one typed key ({text: "S1"}, {number: 3}, spec 2.6) is read as its
+    // plain value, as a row filter reads it. Anything else would never match a stored value: refused.
+    const value = Array.isArray(given) ? given.map(plainOperand) : plainOperand(given);
+    if ((Array.isArray(value) ? value : [value]).some((item) => item === UNREADABLE)) {
+      this.fail(`${path}.value`, 'an operand is a string, number, boolean or null, or a Value with one typed key ({text: …}, {number: …})');
+      return undefined;
+    }
     // `values` (spec 2.14: "value (or values)") holding one operand, for an operator that takes one.
-    const single = raw.value === undefined && Array.isArray(raw.values) && raw.values.length === 1 ? (raw.values[0] as unknown) : value;
+    const single = raw.value === undefined && Array.isArray(value) && value.length === 1 ? (value[0] as unknown) : value;
     if (!fieldId || !operator) {
       return undefined;
     }
