@@ -1,25 +1,20 @@
-import request from 'supertest';
 import { SyncWorker } from '../../../src/modules/supply-chain-sync/jobs/sync.worker.js';
-import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
+import { registerUser, type TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import {
-  API,
+  type Answer,
+  answerOf,
   call,
   createBinding,
   createCatalog,
   createConnection,
   createOrderBook,
-  type Field,
+  drainSync,
+  number,
   rowsOf,
+  text,
   writeCatalogRows,
 } from './sync.fixtures.js';
-
-interface Answer {
-  status: number;
-  code?: string;
-  details?: { field?: string; errors?: Array<{ field?: string }> };
-  payload?: Record<string, unknown> | null;
-}
 
 interface SyncRequest {
   requestId: string;
@@ -28,9 +23,6 @@ interface SyncRequest {
   reviewNote: string | null;
   changes: Array<{ operation: string; rowId: string }>;
 }
-
-const text = (id: string): Field => ({ id, name: id, type: 'text' });
-const number = (id: string): Field => ({ id, name: id, type: 'number' });
 
 /**
  * Defects of the fourth black-box audit (docs/supply-chain.md): one-element `values` in filter conditions, pending
@@ -48,23 +40,9 @@ describe('supply chain: audit fixes', () => {
   let B: string;
   let O: string;
 
-  const send = async (
-    user: TestUser,
-    method: 'get' | 'post' | 'patch' | 'delete',
-    path: string,
-    body?: unknown,
-  ): Promise<Answer> => {
-    const url = path.startsWith('/connect/') ? path : `${API}${path}`;
-    const req = request(t.http)[method](url).set(bearer(user));
-    const res = body === undefined ? await req : await req.send(body as object);
-    return { status: res.status, code: res.body.code, details: res.body.details, payload: res.body.payload };
-  };
-  /** Runs the propagation worker until nothing is due. */
-  const drain = async (): Promise<void> => {
-    for (let i = 0; i < 50; i += 1) {
-      await worker.runDue();
-    }
-  };
+  const send = (user: TestUser, method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: unknown): Promise<Answer> =>
+    answerOf(t, user, method, path, body);
+  const drain = (): Promise<void> => drainSync(worker);
   const rowsOfBook = (ob: string, user = buyer, org = B) => rowsOf(t, user, 'orderbook', ob, org);
 
   beforeAll(async () => {

@@ -7,14 +7,12 @@ import {
   createCatalog,
   createOrderBook,
   eventually,
-  type Field,
+  number,
   revisionCount,
   rowsOf,
+  text,
   writeCatalogRows,
 } from './sync.fixtures.js';
-
-const text = (id: string): Field => ({ id, name: id, type: 'text' });
-const number = (id: string): Field => ({ id, name: id, type: 'number' });
 
 interface Run {
   id: string;

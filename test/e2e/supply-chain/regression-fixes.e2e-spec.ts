@@ -1,30 +1,24 @@
 import request from 'supertest';
-import type { QueryRunner } from 'typeorm';
 import { OutboxDispatcher } from '../../../src/modules/events/outbox.dispatcher.js';
 import { SyncWorker } from '../../../src/modules/supply-chain-sync/jobs/sync.worker.js';
 import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
+import { blockedSessions, holdLock } from '../../utils/row-locks.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import {
+  type Answer,
+  answerOf,
   API,
   call,
   createBinding,
   createCatalog,
   createConnection,
   createOrderBook,
-  type Field,
+  drainSync,
+  number,
   rowsOf,
+  text,
   writeCatalogRows,
 } from './sync.fixtures.js';
-
-interface Answer {
-  status: number;
-  code?: string;
-  details?: { field?: string; reason?: string; errors?: Array<{ field?: string }> };
-  payload?: Record<string, unknown> | null;
-}
-
-const text = (id: string): Field => ({ id, name: id, type: 'text' });
-const number = (id: string): Field => ({ id, name: id, type: 'number' });
 
 /**
  * Defects of the regression audit of the supply-chain fixes (docs/supply-chain.md): a binding created while the
@@ -42,50 +36,10 @@ describe('supply chain: regression fixes', () => {
   let B: string;
   let O: string;
 
-  const send = async (
-    user: TestUser,
-    method: 'get' | 'post' | 'patch' | 'delete',
-    path: string,
-    body?: unknown,
-  ): Promise<Answer> => {
-    const req = request(t.http)[method](`${API}${path}`).set(bearer(user));
-    const res = body === undefined ? await req : await req.send(body as object);
-    return { status: res.status, code: res.body.code, details: res.body.details, payload: res.body.payload };
-  };
-  /** Runs the propagation worker until nothing is due. */
-  const drain = async (): Promise<void> => {
-    for (let i = 0; i < 50; i += 1) {
-      await worker.runDue();
-    }
-  };
+  const send = (user: TestUser, method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: unknown): Promise<Answer> =>
+    answerOf(t, user, method, path, body);
+  const drain = (): Promise<void> => drainSync(worker);
   const rowsOfBook = (ob: string, user = buyer, org = B) => rowsOf(t, user, 'orderbook', ob, org);
-
-  /** Opens a transaction holding `sql`'s row locks until release(). */
-  async function holdLock(sql: string, params: unknown[]): Promise<{ release(): Promise<void> }> {
-    const runner: QueryRunner = t.dataSource.createQueryRunner();
-    await runner.connect();
-    await runner.startTransaction();
-    await runner.query(sql, params);
-    return {
-      release: async () => {
-        await runner.commitTransaction();
-        await runner.release();
-      },
-    };
-  }
-
-  /** Resolves once `count` sessions of this test database wait for a lock, or `done` says to stop waiting. */
-  async function blockedSessions(count: number, done: () => boolean = () => false): Promise<void> {
-    for (let i = 0; i < 200 && !done(); i++) {
-      const [row] = await t.dataSource.query<Array<{ n: number }>>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      );
-      if (row.n >= count) {
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
 
   beforeAll(async () => {
     t = await createTestApp();
@@ -108,12 +62,12 @@ describe('supply chain: regression fixes', () => {
     const ob = await createOrderBook(t, other, O, 'Stranger', [text('sku')]);
     // The worst order: the binding has read the (public) connection, then waits — here on the order book's row,
     // which its insert references — while the whitelist that excludes O commits.
-    const lock = await holdLock(`SELECT 1 FROM orderbooks WHERE id = $1 FOR UPDATE`, [ob]);
+    const lock = await holdLock(t.dataSource, `SELECT 1 FROM orderbooks WHERE id = $1 FOR UPDATE`, [ob]);
     const binding = send(other, 'post', `/organizations/${O}/orderbooks/${ob}/bindings`, {
       connectionId: conn,
       fieldMapping: { unmappedFields: 'create', rules: [] },
     });
-    await blockedSessions(1);
+    await blockedSessions(t.dataSource, 1);
     let narrowed = false;
     const narrowing = send(sup, 'patch', `/organizations/${S}/connections/${conn}`, {
       accessControl: { mode: 'whitelist', allowedOrganizations: [B] },
@@ -121,7 +75,7 @@ describe('supply chain: regression fixes', () => {
       narrowed = true;
       return answer;
     });
-    await blockedSessions(2, () => narrowed);
+    await blockedSessions(t.dataSource, 2, () => narrowed);
     await lock.release();
     const [created, patched] = await Promise.all([binding, narrowing]);
     expect(patched.status).toBe(200);
@@ -360,11 +314,11 @@ describe('supply chain: regression fixes', () => {
       `SELECT document_id AS "documentId" FROM orderbooks WHERE id = $1`,
       [ob],
     );
-    const lock = await holdLock(`SELECT 1 FROM documents WHERE id = $1 FOR UPDATE`, [book?.documentId]);
+    const lock = await holdLock(t.dataSource, `SELECT 1 FROM documents WHERE id = $1 FOR UPDATE`, [book?.documentId]);
     const accepts = pending.items.map((item) =>
       send(buyer, 'post', `/organizations/${B}/orderbooks/${ob}/requests/${item.requestId}/accept`, {}),
     );
-    await blockedSessions(2);
+    await blockedSessions(t.dataSource, 2);
     await lock.release();
     const answers = await Promise.all(accepts);
     expect(answers.map((answer) => [answer.status, answer.payload?.status])).toEqual([

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { bearer, type TestUser } from '../../factories/users.factory.js';
 import type { TestApp } from '../../utils/test-app.js';
+import type { SyncWorker } from '../../../src/modules/supply-chain-sync/jobs/sync.worker.js';
 
 export const API = '/api/v1';
 
@@ -31,6 +32,37 @@ export interface Field {
   name: string;
   type: string;
   selectOptions?: { id: string; label: string }[];
+}
+
+export const text = (id: string): Field => ({ id, name: id, type: 'text' });
+export const number = (id: string): Field => ({ id, name: id, type: 'number' });
+
+/** A call's status and envelope, whatever the status (for tests of refusals). */
+export interface Answer {
+  status: number;
+  code?: string;
+  details?: { field?: string; reason?: string; errors?: Array<{ field?: string }> };
+  payload?: Record<string, unknown> | null;
+}
+
+export async function answerOf(
+  t: TestApp,
+  user: TestUser,
+  method: 'get' | 'post' | 'patch' | 'delete',
+  path: string,
+  body?: unknown,
+): Promise<Answer> {
+  const url = path.startsWith('/connect/') ? path : `${API}${path}`;
+  const req = request(t.http)[method](url).set(bearer(user));
+  const res = body === undefined ? await req : await req.send(body as object);
+  return { status: res.status, code: res.body.code, details: res.body.details, payload: res.body.payload };
+}
+
+/** Runs the propagation worker until nothing is due. */
+export async function drainSync(worker: SyncWorker): Promise<void> {
+  for (let i = 0; i < 50; i += 1) {
+    await worker.runDue();
+  }
 }
 
 export async function createCatalog(

@@ -1,5 +1,5 @@
 import request from 'supertest';
-import type { QueryRunner } from 'typeorm';
+import { blockedSessions, holdLock } from '../../utils/row-locks.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { API, bearer, organizationWithRoles, registerUser, type TestUser } from './tenancy-helpers.js';
 
@@ -16,33 +16,6 @@ describe('tenancy: concurrent membership changes', () => {
   afterAll(async () => {
     await t.close();
   });
-
-  /** Opens a transaction holding `sql`'s row locks until release(). */
-  async function holdLock(sql: string, params: unknown[]): Promise<{ release(): Promise<void> }> {
-    const runner: QueryRunner = t.dataSource.createQueryRunner();
-    await runner.connect();
-    await runner.startTransaction();
-    await runner.query(sql, params);
-    return {
-      release: async () => {
-        await runner.commitTransaction();
-        await runner.release();
-      },
-    };
-  }
-
-  /** Resolves once `count` sessions of this test database wait for a lock, or `done` says to stop waiting. */
-  async function blockedSessions(count: number, done: () => boolean = () => false): Promise<void> {
-    for (let i = 0; i < 200 && !done(); i++) {
-      const [row] = await t.dataSource.query<Array<{ n: number }>>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-      );
-      if (row.n >= count) {
-        return;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
 
   async function owners(organizationId: string): Promise<{ members: string[]; ownerId: string }> {
     const members = await t.dataSource.query<Array<{ user_id: string }>>(
@@ -100,23 +73,23 @@ describe('tenancy: concurrent membership changes', () => {
     first: () => Promise<request.Response>,
     second: () => Promise<request.Response>,
   ): Promise<[request.Response, request.Response]> {
-    const lock = await holdLock(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
+    const lock = await holdLock(t.dataSource, `SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [organizationId]);
     const a = first();
-    await blockedSessions(1);
+    await blockedSessions(t.dataSource, 1);
     const b = second();
-    await blockedSessions(2);
+    await blockedSessions(t.dataSource, 2);
     await lock.release();
     return Promise.all([a, b]);
   }
 
   it('two concurrent ownership transfers leave exactly one owner; the second is FORBIDDEN', async () => {
     const { org, owner, admin, member } = await organizationWithRoles(t.http);
-    const lock = await holdLock(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
+    const lock = await holdLock(t.dataSource, `SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
     const toAdmin = send('post', `/organizations/${org.id}/transfer-ownership`, owner, { userId: admin.id });
     const toMember = send('post', `/organizations/${org.id}/transfer-ownership`, owner, {
       userId: member.id,
     });
-    await blockedSessions(2);
+    await blockedSessions(t.dataSource, 2);
     await lock.release();
     const results = await Promise.all([toAdmin, toMember]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 403]);
@@ -132,11 +105,11 @@ describe('tenancy: concurrent membership changes', () => {
 
   it('the previous owner cannot archive the organization once a concurrent transfer committed', async () => {
     const { org, owner, admin } = await organizationWithRoles(t.http);
-    const lock = await holdLock(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
+    const lock = await holdLock(t.dataSource, `SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
     const transfer = send('post', `/organizations/${org.id}/transfer-ownership`, owner, { userId: admin.id });
-    await blockedSessions(1);
+    await blockedSessions(t.dataSource, 1);
     const archive = send('delete', `/organizations/${org.id}`, owner);
-    await blockedSessions(2);
+    await blockedSessions(t.dataSource, 2);
     await lock.release();
     expect((await transfer).status).toBe(200);
     const archived = await archive;
@@ -148,11 +121,11 @@ describe('tenancy: concurrent membership changes', () => {
 
   it('the new owner leaving while ownership is transferred to them never leaves the organization without an owner', async () => {
     const { org, owner, admin } = await organizationWithRoles(t.http);
-    const lock = await holdLock(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
+    const lock = await holdLock(t.dataSource, `SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
     const transfer = send('post', `/organizations/${org.id}/transfer-ownership`, owner, { userId: admin.id });
-    await blockedSessions(1);
+    await blockedSessions(t.dataSource, 1);
     const leave = send('post', `/organizations/${org.id}/leave`, admin);
-    await blockedSessions(2);
+    await blockedSessions(t.dataSource, 2);
     await lock.release();
     const [transferred, left] = await Promise.all([transfer, leave]);
     // Whichever runs first wins; the other is refused (owner cannot leave / new owner must be a member).
@@ -165,14 +138,14 @@ describe('tenancy: concurrent membership changes', () => {
 
   it('leave racing a workspace-member add: the add waits and then finds no organization membership (400)', async () => {
     const { org, owner, member } = await organizationWithRoles(t.http);
-    const lock = await holdLock(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
+    const lock = await holdLock(t.dataSource, `SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
     const leave = send('post', `/organizations/${org.id}/leave`, member);
-    await blockedSessions(1);
+    await blockedSessions(t.dataSource, 1);
     const add = send('post', `/organizations/${org.id}/workspaces/${org.defaultWorkspaceId}/members`, owner, {
       userId: member.id,
       role: 'owner',
     });
-    await blockedSessions(2);
+    await blockedSessions(t.dataSource, 2);
     await lock.release();
     expect((await leave).status).toBe(200);
     const added = await add;
@@ -189,20 +162,20 @@ describe('tenancy: concurrent membership changes', () => {
     const { org, owner, member } = await organizationWithRoles(t.http);
     // The add's insert checks its foreign key to the workspace row: hold that row so the add stops right there,
     // after it has checked the organization membership, while the member leaves.
-    const lock = await holdLock(`SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE`, [
+    const lock = await holdLock(t.dataSource, `SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE`, [
       org.defaultWorkspaceId,
     ]);
     const add = send('post', `/organizations/${org.id}/workspaces/${org.defaultWorkspaceId}/members`, owner, {
       userId: member.id,
       role: 'owner',
     });
-    await blockedSessions(1);
+    await blockedSessions(t.dataSource, 1);
     let leaveDone = false;
     const leave = send('post', `/organizations/${org.id}/leave`, member).then((res) => {
       leaveDone = true;
       return res;
     });
-    await blockedSessions(2, () => leaveDone);
+    await blockedSessions(t.dataSource, 2, () => leaveDone);
     await lock.release();
     const [added, left] = await Promise.all([add, leave]);
     expect(left.status).toBe(200);
@@ -218,14 +191,14 @@ describe('tenancy: concurrent membership changes', () => {
 
   it('removal racing a workspace-member add: the add waits and then finds no organization membership (400)', async () => {
     const { org, owner, member, memberIds } = await organizationWithRoles(t.http);
-    const lock = await holdLock(`SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
+    const lock = await holdLock(t.dataSource, `SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE`, [org.id]);
     const remove = send('delete', `/organizations/${org.id}/members/${memberIds.member}`, owner);
-    await blockedSessions(1);
+    await blockedSessions(t.dataSource, 1);
     const add = send('post', `/organizations/${org.id}/workspaces/${org.defaultWorkspaceId}/members`, owner, {
       userId: member.id,
       role: 'editor',
     });
-    await blockedSessions(2);
+    await blockedSessions(t.dataSource, 2);
     await lock.release();
     expect((await remove).status).toBe(200);
     const added = await add;
