@@ -7,6 +7,20 @@ describe('mapPgError', () => {
     expect(mapped?.options.details?.[0]?.reason).toContain('NUL character');
   });
 
+  it('names the key column of a unique or foreign-key violation, never the constraint', () => {
+    const unique = mapPgError({
+      driverError: { code: '23505', constraint: 'organization_members_uq', detail: 'Key (organization_id, user_id)=(a, b) already exists.' },
+    });
+    expect(unique?.code).toBe('ALREADY_EXISTS');
+    expect(unique?.options.details).toEqual([{ field: 'userId', reason: 'already exists' }]);
+    const expression = mapPgError({ driverError: { code: '23505', constraint: 'users_email_uq', detail: 'Key (lower(email))=(x@y.z) already exists.' } });
+    expect(expression?.options.details).toEqual([{ field: 'email', reason: 'already exists' }]);
+    const foreign = mapPgError({ driverError: { code: '23503', constraint: 'x_fkey', detail: 'Key (parent_id)=(p) is not present in table "comments".' } });
+    expect(foreign?.options.details).toEqual([{ field: 'parentId', reason: 'refers to something that does not exist' }]);
+    const unknown = mapPgError({ driverError: { code: '23505', constraint: 'approval_nodes_instance_id_approver_key' } });
+    expect(unknown?.options.details).toEqual([{ field: undefined, reason: 'already exists' }]);
+  });
+
   it('leaves errors a client cannot cause unmapped', () => {
     expect(mapPgError({ code: '42P18' })).toBeUndefined();
     expect(mapPgError(new Error('boom'))).toBeUndefined();

@@ -3,7 +3,6 @@ import { AppException } from './app.exception.js';
 
 interface PgLikeError {
   code?: string;
-  constraint?: string;
   detail?: string;
   column?: string;
 }
@@ -18,6 +17,18 @@ function pgErrorOf(error: unknown): PgLikeError | undefined {
 }
 
 /**
+ * The API field a key violation is about, from PostgreSQL's detail (`Key (organization_id, user_id)=(…) already
+ * exists.`): the last key column (the tenant columns come first in every key), in the API's camelCase, without a
+ * function around it (`lower(email)`). Undefined when the detail does not say: never the constraint's name, which is
+ * an internal name a client cannot act on.
+ */
+function keyField(detail: string | undefined): string | undefined {
+  const columns = /^Key \((.+?)\)=/.exec(detail ?? '')?.[1]?.split(', ');
+  const last = columns?.[columns.length - 1]?.replace(/^\w+\((\w+)\)$/, '$1');
+  return last && /^\w+$/.test(last) ? last.replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase()) : undefined;
+}
+
+/**
  * Turns PostgreSQL errors that a client can cause into clear codes. Anything not listed stays an internal
  * error: a constraint we did not expect is a bug, not bad input.
  */
@@ -29,7 +40,7 @@ export function mapPgError(error: unknown): AppException | undefined {
   switch (pg.code) {
     case '23505': // unique_violation
       return new AppException(ErrorCode.ALREADY_EXISTS, {
-        details: [{ field: pg.constraint, reason: 'already exists' }],
+        details: [{ field: keyField(pg.detail), reason: 'already exists' }],
       });
     case '23502': // not_null_violation: a required value sent as null past a DTO
       return new AppException(ErrorCode.VALIDATION_ERROR, {
@@ -37,7 +48,7 @@ export function mapPgError(error: unknown): AppException | undefined {
       });
     case '23503': // foreign_key_violation
       return new AppException(ErrorCode.VALIDATION_ERROR, {
-        details: [{ field: pg.constraint, reason: 'refers to something that does not exist' }],
+        details: [{ field: keyField(pg.detail), reason: 'refers to something that does not exist' }],
       });
     case '22P02': // invalid_text_representation (e.g. a malformed uuid)
     case '22003': // numeric_value_out_of_range

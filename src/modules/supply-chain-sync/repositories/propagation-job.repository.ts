@@ -88,16 +88,6 @@ export class PropagationJobRepository {
   }
 
   /**
-   * Waits for (and holds until commit) the order book's turn: bindings of one order book apply one after the other,
-   * so a binding reading which catalog rows the order book already holds (another binding's links) sees what a
-   * concurrent run of a sibling binding committed, instead of both creating the row. Sync-request decisions of the
-   * order book take the same key (SyncRepository.lockOrderBook).
-   */
-  async lockOrderBook(orderBookId: string): Promise<void> {
-    await queryRows(this.tx, `SELECT pg_advisory_xact_lock(hashtext($1))`, [`orderbook:${orderBookId}`]);
-  }
-
-  /**
    * Claims every due job of one binding, oldest due binding first. The binding is taken first, with a
    * transaction-level advisory lock, then its due jobs with `FOR UPDATE SKIP LOCKED`: one transaction at a time
    * works on a binding (its revisions apply in version order, never split across workers), and several workers

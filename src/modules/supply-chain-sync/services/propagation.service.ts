@@ -151,7 +151,7 @@ export class PropagationService {
       return skip(`the connection is ${context.connection.status}`);
     }
     const { binding, connection, catalog, orderBook } = context;
-    await this.jobs.lockOrderBook(orderBook.id);
+    await this.port.lockOrderBook(orderBook.id);
     const catalogCtx = await this.documents.open(
       catalog.organizationId,
       'catalog',

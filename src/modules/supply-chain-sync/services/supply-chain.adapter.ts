@@ -63,6 +63,10 @@ export class SupplyChainAdapter extends SupplyChainPort {
     return this.directory.siblingBindingIds(binding);
   }
 
+  lockOrderBook(orderBookId: string): Promise<void> {
+    return this.directory.lockOrderBook(orderBookId);
+  }
+
   async recordLogs(entries: SyncLogEntry[]): Promise<void> {
     for (let start = 0; start < entries.length; start += LOG_CHUNK) {
       await this.logs.record(...entries.slice(start, start + LOG_CHUNK));

@@ -50,6 +50,11 @@ export abstract class SupplyChainPort {
    * propagated are the rows this binding continues (docs/supply-chain.md, "Initial sync").
    */
   abstract siblingBindingIds(binding: BindingRecord): Promise<string[]>;
+  /**
+   * Waits for (and holds until commit) the order book's turn: bindings of one order book apply one after the other,
+   * and not while one of its sync requests is decided, so each sees the rows the other committed.
+   */
+  abstract lockOrderBook(orderBookId: string): Promise<void>;
   abstract recordLogs(entries: SyncLogEntry[]): Promise<void>;
   abstract createSyncRequest(input: NewPropagatedSyncRequest): Promise<{ id: string }>;
   /** Connectors of the organization reading (`source`) or, bidirectional, writing (`target`) the document. */

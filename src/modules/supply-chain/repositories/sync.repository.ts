@@ -48,8 +48,8 @@ export class SyncRepository {
   /**
    * Waits for (and holds until commit) the order book's decision turn: sync requests of one order book are decided
    * one after the other, so a decision reading which of its rows exist (a pending create of a row another decision
-   * just created) sees what the concurrent one committed. The key is the one propagation takes for the order book
-   * (PropagationJobRepository.lockOrderBook), so a decision and a propagation run of the book do not interleave either.
+   * just created) sees what the concurrent one committed. Propagation takes the same turn (through
+   * SupplyChainDirectory), so bindings of one order book apply one after the other and not during a decision.
    */
   async lockOrderBook(orderBookId: string): Promise<void> {
     await queryRows(this.tx, `SELECT pg_advisory_xact_lock(hashtext($1))`, [`orderbook:${orderBookId}`]);

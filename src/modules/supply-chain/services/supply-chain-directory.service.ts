@@ -10,6 +10,7 @@ import { BindingRepository } from '../repositories/binding.repository.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { ConnectionRepository } from '../repositories/connection.repository.js';
 import { ConnectorRepository } from '../repositories/connector.repository.js';
+import { SyncRepository } from '../repositories/sync.repository.js';
 
 /**
  * Read-only lookups for server-side work (the propagation and connector runner in supply-chain-sync). No tenant
@@ -22,7 +23,13 @@ export class SupplyChainDirectory {
     private readonly connections: ConnectionRepository,
     private readonly bindings: BindingRepository,
     private readonly connectors: ConnectorRepository,
+    private readonly sync: SyncRepository,
   ) {}
+
+  /** Holds the order book's turn until commit (SyncRepository.lockOrderBook): propagation and decisions in turn. */
+  lockOrderBook(orderBookId: string): Promise<void> {
+    return this.sync.lockOrderBook(orderBookId);
+  }
 
   catalog(catalogId: string): Promise<CatalogRecord | null> {
     return this.catalogs.findCatalogById(catalogId);

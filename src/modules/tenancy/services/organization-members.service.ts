@@ -143,26 +143,14 @@ export class OrganizationMembersService {
     if (via !== 'join_request') {
       await this.settleJoinRequest(organizationId, userId, role, actorId);
     }
-    // Should a writer that skipped the organization lock insert first, its row makes this ALREADY_MEMBER too, never
-    // a unique-violation error naming the constraint. The id is generated, so the only conflict is (organization, user).
-    const inserted = await this.tx.manager
-      .createQueryBuilder()
-      .insert()
-      .into(OrganizationMemberEntity)
-      .values({ organizationId, userId, role, status: 'active' })
-      .orIgnore()
-      .execute();
-    const memberId = (inserted.raw as Array<{ id?: string }>)[0]?.id;
-    if (!memberId) {
-      throw alreadyMember();
-    }
+    const member = await this.tx.manager.save(this.tx.manager.create(OrganizationMemberEntity, { organizationId, userId, role, status: 'active' }));
     await this.outbox.record({
       event: 'member_added',
       organizationId,
       triggeredBy: actorId,
-      payload: { memberId, userId, role, via },
+      payload: { memberId: member.id, userId, role, via },
     });
-    return this.load(organizationId, memberId);
+    return this.load(organizationId, member.id);
   }
 
   /**
