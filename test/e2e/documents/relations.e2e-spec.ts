@@ -82,8 +82,16 @@ describe('documents: relations', () => {
 
     const ops = await operations(orders, created.request.revisionId);
     expect(ops).toEqual([
-      expect.objectContaining({ type: 'relation-create', target: { kind: 'relation', rowId: 'o1' }, oldValue: null, newValue: expect.objectContaining({ id: created.id, type: 'supplied-by' }) }),
+      expect.objectContaining({ type: 'relation-create', target: { kind: 'row', rowId: 'o1' }, oldValue: null, newValue: expect.objectContaining({ id: created.id, type: 'supplied-by' }) }),
     ]);
+    // Spec 2.9 names five target kinds: an edge's operation targets its row, and the row's history shows it.
+    const history = async (query: string) =>
+      (await request(t.http).get(`${orders.path}/revisions/history${query}`).set(bearer(owner)).expect(200)).body.payload.items as { type: string; target: { kind: string } }[];
+    const rowHistory = await history('?targetKind=row&rowId=o1');
+    expect(rowHistory.map((op) => op.type)).toEqual(['relation-create', 'relation-create', 'row-create']);
+    expect(rowHistory.every((op) => op.target.kind === 'row')).toBe(true);
+    expect((await history('?rowId=o1')).length).toBe(3);
+    expect((await history('?targetKind=relation&rowId=o1')).map((op) => op.type)).toEqual(['relation-create', 'relation-create']);
   });
 
   it('goes through an explicit request: recorded, not visible, created by the merge', async () => {
@@ -209,7 +217,7 @@ describe('documents: relations', () => {
     expect(await list(orders, '?rowId=o6')).toEqual([]);
     const revisions = await request(t.http).get(`${orders.path}/revisions?pageSize=1`).set(bearer(owner)).expect(200);
     const ops = await operations(orders, revisions.body.payload.items[0].id);
-    expect(ops.filter((op) => op.type === 'relation-delete').map((op) => op.target)).toEqual([{ kind: 'relation', rowId: 'o6', fieldId: 'links' }]);
+    expect(ops.filter((op) => op.type === 'relation-delete').map((op) => op.target)).toEqual([{ kind: 'row', rowId: 'o6', fieldId: 'links' }]);
     // Free-standing edges are not touched by a field's removal.
     expect((await list(orders, '?rowId=o3&type=supplied-by')).length).toBe(1);
   });

@@ -216,8 +216,25 @@ export const REVISION_OPERATION_TYPES = [
   'relation-delete',
 ] as const;
 export type RevisionOperationType = (typeof REVISION_OPERATION_TYPES)[number];
+/**
+ * The kinds an operation is stored under. `relation` marks a relation edge's operation, so the history can follow
+ * edges on their own (`?targetKind=relation`); answers show it as spec 2.9's `row` (the edge belongs to a row of
+ * this document, its `rowId`), see ANSWERED_TARGET_KINDS.
+ */
 export const TARGET_KINDS = ['row', 'field', 'metadata', 'settings', 'property', 'relation'] as const;
 export type TargetKind = (typeof TARGET_KINDS)[number];
+/** Spec 2.9's target kinds: the only ones an answer shows. */
+export const ANSWERED_TARGET_KINDS = ['row', 'field', 'metadata', 'settings', 'property'] as const;
+
+/** An operation's target as answers show it: a relation edge's operation targets its row (spec 2.9's kinds). */
+export function answeredTarget(target: OperationTarget): OperationTarget {
+  return target.kind === 'relation' ? { ...target, kind: 'row' } : target;
+}
+
+/** The stored kinds a history filter by `kind` reads: a row's history includes the edges of that row. */
+export function storedKindsOf(kind: string): string[] {
+  return kind === 'row' ? ['row', 'relation'] : [kind];
+}
 
 export interface OperationTarget {
   kind: TargetKind;

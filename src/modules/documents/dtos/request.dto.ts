@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { Allow, ArrayMaxSize, IsArray, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
-import { CHANGE_OPERATIONS, CHANGE_TYPES, REQUEST_STATUSES, REVISION_OPERATION_TYPES, type RequestStatus } from '../domain/document.records.js';
+import { ANSWERED_TARGET_KINDS, CHANGE_OPERATIONS, CHANGE_TYPES, REQUEST_STATUSES, REVISION_OPERATION_TYPES, type RequestStatus } from '../domain/document.records.js';
 import { CONFLICT_TYPES } from '../domain/merge.types.js';
 import { ConversionReportDto } from './document.dto.js';
 import { RevisionResponseDto } from './revision.dto.js';
@@ -47,8 +47,8 @@ export class MergeResponseDto extends RequestResponseDto {
 }
 
 export class ChangeTargetInputDto {
-  @ApiProperty({ enum: ['row', 'field', 'metadata', 'settings', 'property'] })
-  @IsIn(['row', 'field', 'metadata', 'settings', 'property'])
+  @ApiProperty({ enum: ANSWERED_TARGET_KINDS })
+  @IsIn(ANSWERED_TARGET_KINDS)
   kind: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) rowId?: string;
   @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) fieldId?: string;

@@ -17,12 +17,12 @@ export class RevisionDiffQueryDto extends PagedScopeQueryDto {
 }
 
 export class RevisionHistoryQueryDto extends PagedScopeQueryDto {
-  @ApiPropertyOptional({ enum: TARGET_KINDS, description: 'The kind of target; `row` when only rowId is given (one of the two is required)' })
+  @ApiPropertyOptional({ enum: TARGET_KINDS, description: 'The kind of target; `row` when only rowId is given (one of the two is required). `row` includes the relation edges of the row; `relation` (an extension) reads only those' })
   @IsOptional()
   @IsIn(TARGET_KINDS)
   targetKind?: string;
 
-  @ApiPropertyOptional({ description: 'The row (targetKind row or relation)' }) @IsOptional() @IsString() @MaxLength(128) rowId?: string;
+  @ApiPropertyOptional({ description: 'The row (targetKind row, or relation)' }) @IsOptional() @IsString() @MaxLength(128) rowId?: string;
 
   @ApiPropertyOptional({ description: 'The field or property (with targetKind row: the operations touching that cell)' })
   @IsOptional()

@@ -1,8 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { REVISION_OPERATION_TYPES, TARGET_KINDS } from '../domain/document.records.js';
+import { ANSWERED_TARGET_KINDS, REVISION_OPERATION_TYPES } from '../domain/document.records.js';
 
 export class OperationTargetDto {
-  @ApiProperty({ enum: TARGET_KINDS }) kind: string;
+  @ApiProperty({ enum: ANSWERED_TARGET_KINDS, description: 'A relation edge operation targets the row it starts from (rowId)' }) kind: string;
   @ApiPropertyOptional() rowId?: string;
   @ApiPropertyOptional() fieldId?: string;
 }

@@ -2,16 +2,17 @@ import { dynamicValue } from '../fields/computed.field.js';
 import type { FieldDefinition, StoredRowValues, StoredValue, Value, ValueEntry } from '../fields/field.types.js';
 import { rowToValueEntries, storedToValue } from '../fields/field-type.registry.js';
 import { isPlainObject } from '../fields/field-value.utils.js';
-import type {
-  ChangeRecord,
-  DocumentMetadata,
-  DocumentRecord,
-  DocumentSettings,
-  OperationRecord,
-  PropertiesRecord,
-  RequestRecord,
-  RevisionRecord,
-  RowRecord,
+import {
+  answeredTarget,
+  type ChangeRecord,
+  type DocumentMetadata,
+  type DocumentRecord,
+  type DocumentSettings,
+  type OperationRecord,
+  type PropertiesRecord,
+  type RequestRecord,
+  type RevisionRecord,
+  type RowRecord,
 } from '../domain/document.records.js';
 import type { DocumentResponseDto, FieldDto, MetadataResponseDto, SettingsResponseDto } from '../dtos/document.dto.js';
 import type { DocumentPropertiesDto } from '../dtos/properties.dto.js';
@@ -199,7 +200,7 @@ export function toOperationDto(op: OperationRecord, metadata: DocumentMetadata):
   return {
     id: op.id,
     type: op.type,
-    target: op.target,
+    target: answeredTarget(op.target),
     oldValue: renderOperationValue(op.oldValue, op, metadata),
     newValue: renderOperationValue(op.newValue, op, metadata),
     operator: op.operator,

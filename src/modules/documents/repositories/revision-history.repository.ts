@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { StoredRowValues, StoredValue } from '../fields/field.types.js';
-import type { OperationRecord } from '../domain/document.records.js';
+import { type OperationRecord, storedKindsOf } from '../domain/document.records.js';
 
 const OPERATION_COLUMNS = `o.id, o.revision_id AS "revisionId", o.ordinal, o.type, o.target, o.old_value AS "oldValue",
   o.new_value AS "newValue", o.operator, o."timestamp", o.note`;
@@ -124,11 +124,11 @@ export class RevisionHistoryRepository {
     filter: HistoryFilter,
     paging: { limit: number; offset: number },
   ): Promise<{ items: (OperationRecord & { revisionVersion: number })[]; total: number }> {
-    const where = `o.document_id = $1 AND o.target_kind = $2
+    const where = `o.document_id = $1 AND o.target_kind = ANY($2::text[])
       AND ($3::text IS NULL OR o.target_row_id = $3)
       AND ($4::text IS NULL OR o.target_field_id = $4
            OR (o.target_kind = 'row' AND (o.old_value -> 'values' ? $4 OR o.new_value -> 'values' ? $4)))`;
-    const params = [documentUuid, filter.kind, filter.rowId ?? null, filter.fieldId ?? null];
+    const params = [documentUuid, storedKindsOf(filter.kind), filter.rowId ?? null, filter.fieldId ?? null];
     const [items, count] = await Promise.all([
       this.tx.manager.query<(OperationRecord & { revisionVersion: string })[]>(
         `SELECT ${OPERATION_COLUMNS}, v.version AS "revisionVersion" FROM revision_operations o JOIN revisions v ON v.id = o.revision_id
