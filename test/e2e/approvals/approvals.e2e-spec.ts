@@ -101,6 +101,9 @@ describe('approvals: instances, decisions and the merge gate', () => {
       .expect(200);
     expect(first.body.payload).toMatchObject({ status: 'pending', currentNode: 2, merge: null });
     expect(first.body.payload.nodes[0]).toMatchObject({ status: 'approved', comment: 'looks right', signature: 'A. One', decidedAt: expect.any(String) });
+    // A decision that is not the last still changes the instance (its current node, its nodes): updatedAt moves with it.
+    expect(first.body.payload.updatedAt).toBe(first.body.payload.nodes[0].decidedAt);
+    expect(Date.parse(first.body.payload.updatedAt)).toBeGreaterThan(Date.parse(instance.updatedAt));
     expect((await lastMessageTo(t.dataSource, a2.email, 'approval_requested'))?.data).toMatchObject({ instanceId: instance.id });
 
     const stillGated = await request(t.http).post(`${doc.path}/requests/${requestId}/merge`).set(bearer(owner)).expect(409);

@@ -74,13 +74,15 @@ export class ApprovalRepository {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
+  /** Records a node's decision; the instance changed with it (its current node, its nodes), so its updatedAt moves too. */
   async decideNode(nodeId: string, status: NodeStatus, comment: string | null, signature: string | null): Promise<void> {
-    await this.tx.manager.query(`UPDATE approval_nodes SET status = $2, decided_at = now(), comment = $3, signature = $4 WHERE id = $1`, [
-      nodeId,
-      status,
-      comment,
-      signature,
-    ]);
+    await this.tx.manager.query(
+      `WITH node AS (
+         UPDATE approval_nodes SET status = $2, decided_at = now(), comment = $3, signature = $4 WHERE id = $1 RETURNING instance_id
+       )
+       UPDATE approval_instances i SET updated_at = now() FROM node WHERE i.id = node.instance_id`,
+      [nodeId, status, comment, signature],
+    );
   }
 
   async setStatus(instanceId: string, status: ApprovalStatus): Promise<void> {
