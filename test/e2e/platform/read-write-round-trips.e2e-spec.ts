@@ -69,6 +69,21 @@ describe('read-write round trips and the inputs the spec names', () => {
     ]);
   });
 
+  it('takes back the type-level settings it answered', async () => {
+    const path = `${API}/doc/${doc.docType}/setting?workspaceId=${owner.defaultWorkspaceId}`;
+    const read = (await request(t.http).get(path).set(bearer(owner)).expect(200)).body.payload;
+    const written = await request(t.http)
+      .put(path)
+      .set(bearer(owner))
+      .send({ ...read, retention: { closedRequestsDays: 30 } })
+      .expect(200);
+    expect(written.body.payload).toMatchObject({ docType: doc.docType, retention: { closedRequestsDays: 30 }, updatedBy: owner.id });
+    const again = await request(t.http).put(path).set(bearer(owner)).send(written.body.payload).expect(200);
+    expect(again.body.payload.retention).toEqual({ closedRequestsDays: 30 });
+    // Keys a settings answer never has are still refused.
+    await request(t.http).put(path).set(bearer(owner)).send({ ...read, retentoin: {} }).expect(400);
+  });
+
   it('takes a view as read on PUT and the write parameters on every view write', async () => {
     const created = await request(t.http)
       .post(`${doc.path}/views?requestId=ignored`)

@@ -1,7 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsObject, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
+import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 
-/** `PUT /doc/{docType}/setting` (spec 2.11): a full replace; omitted sections go back to their defaults. */
+/**
+ * `PUT /doc/{docType}/setting` (spec 2.11): a full replace; omitted sections go back to their defaults. The body may
+ * be the settings as read: their read-only keys are ignored (the context comes from the query or headers).
+ */
 export class TypeSettingsDto {
   @ApiPropertyOptional({ type: String, nullable: true, description: 'Id of the view used as default by documents of this type that set none of their own' })
   @IsOptional()
@@ -28,6 +32,12 @@ export class TypeSettingsDto {
   @IsOptional()
   @IsObject()
   retention?: Record<string, unknown>;
+
+  @ReadOnlyEcho() docType?: unknown;
+  @ReadOnlyEcho() organizationId?: unknown;
+  @ReadOnlyEcho() workspaceId?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
+  @ReadOnlyEcho() updatedBy?: unknown;
 }
 
 export class TypeSettingsResponseDto {
