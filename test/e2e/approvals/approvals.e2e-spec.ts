@@ -15,6 +15,7 @@ interface Instance {
   status: string;
   currentNode: number | null;
   resetCount: number;
+  updatedAt: string;
   nodes: { ordinal: number; approver: string; status: string; comment: string | null; signature: string | null; decidedAt: string | null }[];
 }
 
