@@ -227,4 +227,19 @@ describe('documents: refused writes (U+0000 in text, 409 on stale versions)', ()
       });
     }
   });
+
+  it('refuses a null version with VALIDATION_ERROR naming it (a 409 would send a client reloading forever)', async () => {
+    const before = await state();
+    const answers = [
+      await request(t.http).put(`${doc.path}/data/r1`).set(bearer(owner)).send({ values: { qty: 5 }, version: null }),
+      await request(t.http).put(`${doc.path}/properties`).set(bearer(owner)).send({ properties: { supplier: 'B' }, version: null }),
+      await request(t.http).patch(`${doc.path}/properties`).set(bearer(owner)).send({ properties: { supplier: 'B' }, version: null }),
+      await request(t.http).put(`${doc.path}/metadata`).set(bearer(owner)).send({ fields: PRODUCT_FIELDS, properties: PROPERTIES, version: null }),
+    ];
+    for (const res of answers) {
+      expect([res.status, res.body.code]).toEqual([400, 'VALIDATION_ERROR']);
+      expect(problemsOf(res.body).map((problem) => problem.field)).toContain('version');
+    }
+    expect(await state()).toEqual(before);
+  });
 });

@@ -5,6 +5,7 @@ import { COUNT_MODES, type CountMode } from '../query/count-mode.js';
 import { RevisionResponseDto } from './revision.dto.js';
 import { READ_ONLY_DESCRIPTION, RowResponseDto, WriteResultDto } from './row.dto.js';
 import { CLIENT_ID_PATTERN } from '../../../common/http/client-ids.js';
+import { PresentNotNull } from '../../../common/http/validation-decorators.js';
 
 export class SelectOptionDto {
   @ApiProperty() id: string;
@@ -74,7 +75,7 @@ export class UpdateMetadataDto {
     type: 'integer',
     description: 'Optimistic lock: the `version` of the metadata as read (GET /metadata, with the same requestId); 409 VERSION_CONFLICT when it is no longer current',
   })
-  @IsOptional()
+  @PresentNotNull()
   @IsInt()
   @Min(0)
   version?: number;

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow, IsInt, IsOptional, Min } from 'class-validator';
-import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
+import { Allow, IsInt, Min } from 'class-validator';
+import { ReadOnlyEcho, PresentNotNull } from '../../../common/http/validation-decorators.js';
 import { ValueEntryDto, WriteResultDto } from './row.dto.js';
 
 /** DocumentProperties (spec 2.6). */
@@ -27,7 +27,7 @@ export class PropertiesBodyDto {
   properties: unknown;
 
   @ApiPropertyOptional({ type: 'integer', description: 'Optimistic lock (also accepted as query parameter on PATCH)' })
-  @IsOptional()
+  @PresentNotNull()
   @IsInt()
   @Min(0)
   version?: number;

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsInt, IsOptional, IsString, Min } from 'class-validator';
 import type { Value } from '../fields/field.types.js';
 import { REQUEST_STATUSES, type RequestStatus } from '../domain/document.records.js';
-import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
+import { ReadOnlyEcho, PresentNotNull } from '../../../common/http/validation-decorators.js';
 
 const VALUE_SCHEMA = {
   description:
@@ -65,7 +65,7 @@ export class UpdateRowDto {
   values: unknown;
 
   @ApiPropertyOptional({ type: 'integer', description: 'Optimistic lock: 409 VERSION_CONFLICT when it is not the current version' })
-  @IsOptional()
+  @PresentNotNull()
   @IsInt()
   @Min(0)
   version?: number;

@@ -14,7 +14,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
-import { Trimmed } from '../../../common/http/validation-decorators.js';
+import { Trimmed, PresentNotNull } from '../../../common/http/validation-decorators.js';
 import { FIELD_TYPES } from '../../documents/fields/field.types.js';
 import { ScFieldDto } from './common.dto.js';
 
@@ -115,7 +115,7 @@ export class CatalogRowUpdateDto {
     type: 'integer',
     description: 'Optimistic lock: VERSION_CONFLICT (409) when the row moved on',
   })
-  @IsOptional()
+  @PresentNotNull()
   @IsInt()
   @Min(0)
   version?: number;
