@@ -141,6 +141,12 @@ describe('documents: metadata', () => {
       { fields: [{ id: 'x', name: 'X', type: 'text' }, { id: 'x', name: 'Y', type: 'text' }] },
       { fields: [{ id: 'bad id!', name: 'X', type: 'text' }] },
       { fields: [{ id: 'r', name: 'R', type: 'number', validations: [{ ruleType: 'pattern', config: { pattern: '(' } }] }] },
+      // Rules that cannot judge the type's values (they were kept and never applied), and rules without their bound.
+      { fields: [{ id: 'r', name: 'R', type: 'number', validations: [{ ruleType: 'pattern', config: { pattern: '^1' } }] }] },
+      { fields: [{ id: 'r', name: 'R', type: 'text', validations: [{ ruleType: 'min', config: { value: 5 } }] }] },
+      { fields: [{ id: 'r', name: 'R', type: 'boolean', validations: [{ ruleType: 'maxLength', config: { value: 0 } }] }] },
+      { fields: [{ id: 'r', name: 'R', type: 'number', validations: [{ ruleType: 'min', config: {} }] }] },
+      { fields: [{ id: 'r', name: 'R', type: 'text', validations: [{ ruleType: 'maxLength' }] }] },
       { properties: [] },
     ];
     for (const body of cases) {

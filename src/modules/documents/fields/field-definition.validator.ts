@@ -179,7 +179,7 @@ export function validateFieldDefinitions(input: unknown, path = 'fields'): Field
       } else {
         raw.validations.forEach((rule: unknown, ruleIndex) => {
           // The field id names the field in a way that survives reordering; the path alone does not.
-          const failures = checkRuleDefinition(rule, handler.ruleKind, `${at}.validations[${ruleIndex}]`);
+          const failures = checkRuleDefinition(rule, handler.ruleKind, `${at}.validations[${ruleIndex}]`, type);
           errors.push(
             ...failures.map((failure) => (typeof id === 'string' ? { fieldId: id, ...failure } : failure)),
           );

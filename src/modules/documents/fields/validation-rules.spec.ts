@@ -161,4 +161,18 @@ describe('validation rules', () => {
       [],
     );
   });
+
+  it('refuses a rule that cannot judge the type, and a bound rule without its bound', () => {
+    expect(checkRuleDefinition({ ruleType: 'pattern', config: { pattern: '^1' } }, 'number', 'v', 'number')).toEqual([
+      { field: 'v.ruleType', reason: 'a pattern rule does not apply to a number field' },
+    ]);
+    expect(checkRuleDefinition({ ruleType: 'min', config: { value: 5 } }, 'text', 'v')[0]?.field).toBe('v.ruleType');
+    expect(checkRuleDefinition({ ruleType: 'maxLength', config: { value: 1 } }, 'scalar', 'v')[0]?.field).toBe('v.ruleType');
+    expect(checkRuleDefinition({ ruleType: 'enum', config: { values: [1] } }, 'none', 'v')[0]?.field).toBe('v.ruleType');
+    expect(checkRuleDefinition({ ruleType: 'custom' }, 'none', 'v')).toEqual([]);
+    expect(checkRuleDefinition({ ruleType: 'maxLength', config: { value: 2 } }, 'list', 'v')).toEqual([]);
+    expect(checkRuleDefinition({ ruleType: 'pattern', config: { pattern: '^2024' } }, 'date', 'v')).toEqual([]);
+    expect(checkRuleDefinition({ ruleType: 'min', config: {} }, 'number', 'v')[0]?.field).toBe('v.config.value');
+    expect(checkRuleDefinition({ ruleType: 'minLength' }, 'text', 'v')[0]?.field).toBe('v.config.value');
+  });
 });

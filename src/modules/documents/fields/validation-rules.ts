@@ -5,6 +5,7 @@ import {
   type FieldDefinition,
   type StoredValue,
   type ValidationRule,
+  type ValidationRuleType,
 } from './field.types.js';
 import { assertNever } from '../../../common/assert-never.js';
 import { isPlainObject, toFiniteNumber } from './field-value.utils.js';
@@ -143,8 +144,27 @@ export function applyValidationRules(
   return failures;
 }
 
-/** Checks the shape of one validation rule of a field definition; `path` is like `fields[2].validations[0]`. */
-export function checkRuleDefinition(rule: unknown, kind: RuleKind, path: string): ErrorDetail[] {
+/**
+ * The kinds of stored value each rule type can judge (see checkRule). A rule on any other kind would be stored,
+ * shown and never applied, so a definition naming one is refused: `pattern` reads strings (text, and dates, which
+ * are stored as ISO strings), `min`/`max` numbers and dates, the length rules strings and lists; `enum` compares any
+ * stored value; `custom` is kept for clients on every type.
+ */
+const RULE_KINDS: Record<ValidationRuleType, readonly RuleKind[]> = {
+  pattern: ['text', 'date', 'datetime'],
+  min: ['number', 'date', 'datetime'],
+  max: ['number', 'date', 'datetime'],
+  minLength: ['text', 'list'],
+  maxLength: ['text', 'list'],
+  enum: ['text', 'number', 'date', 'datetime', 'scalar', 'list'],
+  custom: ['text', 'number', 'date', 'datetime', 'scalar', 'list', 'none'],
+};
+
+/**
+ * Checks one validation rule of a field definition; `path` is like `fields[2].validations[0]`, `fieldType` names
+ * the field's type in the reason. A rule must apply to the type (RULE_KINDS) and carry its bound.
+ */
+export function checkRuleDefinition(rule: unknown, kind: RuleKind, path: string, fieldType: string = kind): ErrorDetail[] {
   if (!isPlainObject(rule)) {
     return [{ field: path, reason: 'validation rule must be an object' }];
   }
@@ -153,6 +173,9 @@ export function checkRuleDefinition(rule: unknown, kind: RuleKind, path: string)
     return [
       { field: `${path}.ruleType`, reason: `ruleType must be one of ${VALIDATION_RULE_TYPES.join(', ')}` },
     ];
+  }
+  if (!RULE_KINDS[ruleType as ValidationRuleType].includes(kind)) {
+    return [{ field: `${path}.ruleType`, reason: `a ${ruleType} rule does not apply to a ${fieldType} field` }];
   }
   const errors: ErrorDetail[] = [];
   if (rule.config !== undefined && rule.config !== null && !isPlainObject(rule.config)) {
@@ -187,11 +210,9 @@ export function checkRuleDefinition(rule: unknown, kind: RuleKind, path: string)
     case 'min':
     case 'max': {
       const raw = firstDefined(config, ruleKeys(ruleType));
-      if (
-        raw !== undefined &&
-        (kind === 'number' || kind === 'date' || kind === 'datetime') &&
-        boundOf(raw, kind) === null
-      ) {
+      if (raw === undefined) {
+        errors.push({ field: `${path}.config.value`, reason: `${ruleType} needs its bound in config.value` });
+      } else if (boundOf(raw, kind) === null) {
         errors.push({
           field: `${path}.config`,
           reason: `${ruleType} needs a ${kind === 'number' ? 'number' : 'ISO 8601'} value`,
@@ -202,7 +223,9 @@ export function checkRuleDefinition(rule: unknown, kind: RuleKind, path: string)
     case 'minLength':
     case 'maxLength': {
       const raw = firstDefined(config, ruleKeys(ruleType));
-      if (raw !== undefined && lengthOf(raw) === null) {
+      if (raw === undefined) {
+        errors.push({ field: `${path}.config.value`, reason: `${ruleType} needs its length in config.value` });
+      } else if (lengthOf(raw) === null) {
         errors.push({ field: `${path}.config`, reason: `${ruleType} needs a non-negative integer` });
       }
       break;
