@@ -30,6 +30,18 @@ describe('foldChanges', () => {
     expect(folded.rows.get('a')).toMatchObject({ kind: 'delete', baseVersion: 4 });
   });
 
+  it('moves the base version to the one a re-basing change names, keeping the earlier values', () => {
+    const rebase = (change: ChangeDraft): ChangeDraft => ({ ...change, data: { ...change.data, rebase: true } }) as ChangeDraft;
+    const updated = foldChanges([update('a', { x: 1, y: 1 }, 1), update('a', { y: 2 }, 4), rebase(update('a', { x: 3 }, 4))]);
+    expect(updated.rows.get('a')).toMatchObject({ kind: 'update', set: { x: 3, y: 2 }, baseVersion: 4 });
+    const replaced = foldChanges([remove('a', 1), create('a', { x: 1 }), rebase(update('a', { y: 2 }, 3))]);
+    expect(replaced.rows.get('a')).toMatchObject({ kind: 'replace', values: { x: 1, y: 2 }, baseVersion: 3 });
+    expect(foldChanges([remove('a', 1), rebase(remove('a', 2))]).rows.get('a')).toMatchObject({ kind: 'delete', baseVersion: 2 });
+    expect(foldChanges([update('a', { x: 1 }, 1), rebase(remove('a', 2))]).rows.get('a')).toMatchObject({ kind: 'delete', baseVersion: 2 });
+    // A created row has no base to move.
+    expect(foldChanges([create('a', { x: 1 }), rebase(update('a', { x: 2 }, 5))]).rows.get('a')).toMatchObject({ kind: 'create', baseVersion: null });
+  });
+
   it('merges updates, later values winning, null meaning clear', () => {
     const folded = foldChanges([update('a', { x: 1, y: 1 }), update('a', { x: 2, y: null })]);
     expect(folded.rows.get('a')).toMatchObject({ kind: 'update', set: { x: 2, y: null }, baseVersion: 1 });

@@ -7,7 +7,9 @@ import type { ChangeDraft, DocumentSettings, RelationCreateData } from './docume
  * - `update`: `set` the named fields (`null` clears) on an existing row;
  * - `replace`: the row was deleted and created again: its values become `values`;
  * - `delete`: the row goes.
- * `baseVersion` is the row version the first change of the request saw (null for rows the request created).
+ * `baseVersion` is the row version the first change of the request saw (null for rows the request created), or the
+ * version a later re-basing change named (`rebase`: it was sent with the row's committed version, docs/documents.md
+ * "Merge"): the merge refuses the row when its version is no longer this one.
  */
 export type RowEffect =
   | { kind: 'create'; rowId: string; values: StoredRowValues; baseVersion: null; origins: string[] }
@@ -84,23 +86,38 @@ function foldRowUpdate(previous: RowEffect, set: StoredRowValues, origins: strin
   }
 }
 
+/** `effect` on a new base version; a row the request creates has none (it is checked for `row-exists` instead). */
+function rebased(effect: RowEffect, baseVersion: number | null): RowEffect {
+  return effect.kind === 'create' ? effect : { ...effect, baseVersion };
+}
+
 function foldRow(previous: RowEffect | undefined, change: RowChange, origin: string): RowEffect | null {
   const rowId = change.targetId;
   const origins = withOrigin(previous?.origins ?? [], origin);
   switch (change.type) {
     case 'row-create':
+      // A re-create keeps the delete's base: it carries no version (docs/documents.md, "Requests with changes").
       return previous?.kind === 'delete'
         ? { kind: 'replace', rowId, values: withoutNulls(change.data.values), baseVersion: previous.baseVersion, origins }
         : { kind: 'create', rowId, values: withoutNulls(change.data.values), baseVersion: null, origins };
-    case 'row-update':
-      return previous
-        ? foldRowUpdate(previous, change.data.values, origins)
-        : { kind: 'update', rowId, set: { ...change.data.values }, baseVersion: change.data.baseVersion, origins };
+    case 'row-update': {
+      if (!previous) {
+        return { kind: 'update', rowId, set: { ...change.data.values }, baseVersion: change.data.baseVersion, origins };
+      }
+      // The request's earlier values of the row stay; a re-basing change moves only the base they apply to.
+      const next = foldRowUpdate(previous, change.data.values, origins);
+      return change.data.rebase === true ? rebased(next, change.data.baseVersion) : next;
+    }
     case 'row-delete':
       if (previous?.kind === 'create') {
         return null;
       }
-      return { kind: 'delete', rowId, baseVersion: previous ? previous.baseVersion : change.data.baseVersion, origins };
+      return {
+        kind: 'delete',
+        rowId,
+        baseVersion: previous && change.data.rebase !== true ? previous.baseVersion : change.data.baseVersion,
+        origins,
+      };
   }
 }
 

@@ -116,11 +116,18 @@ export interface RowCreateData {
 export interface RowUpdateData {
   values: StoredRowValues;
   baseVersion: number | null;
+  /**
+   * The change was sent with the row's committed version while the request held it on an older one: the request's
+   * base version for the row becomes `baseVersion` (docs/documents.md, "Merge"). Otherwise the first change's stays.
+   */
+  rebase?: true;
   origin?: ChangeOrigin;
 }
 
 export interface RowDeleteData {
   baseVersion: number | null;
+  /** As on RowUpdateData. */
+  rebase?: true;
   origin?: ChangeOrigin;
 }
 

@@ -18,7 +18,7 @@ import {
 } from '../domain/document.records.js';
 import { validateDocumentSettings } from '../domain/document-settings.js';
 import { canonicalJson, diffFields } from '../domain/metadata-diff.js';
-import type { DraftScope } from './draft-scope.js';
+import type { DraftRowState, DraftScope } from './draft-scope.js';
 import { CLIENT_ID_PATTERN, CLIENT_ID_RULE } from '../../../common/http/client-ids.js';
 
 export const ROW_ID_PATTERN = CLIENT_ID_PATTERN;
@@ -52,6 +52,15 @@ export async function buildRowCreate(scope: DraftScope, input: { id?: string; va
   return change;
 }
 
+/**
+ * Whether a row change sent with `version` re-bases the row in its request: the request changes the row on top of an
+ * older version and `version` is the row's committed one, the `currentVersion` a `row-changed` conflict reports
+ * (docs/documents.md, "Merge"). Any other version is checked against the draft's as usual.
+ */
+function rebases(state: DraftRowState | undefined, version: number | undefined): boolean {
+  return version !== undefined && state !== undefined && state.rebaseVersion === version;
+}
+
 /** Validates a partial row update (`null` clears a field) and the optimistic-lock `version`. */
 export async function buildRowUpdate(
   scope: DraftScope,
@@ -63,7 +72,8 @@ export async function buildRowUpdate(
   if (!state?.exists) {
     throw rowNotFound(rowId);
   }
-  if (input.version !== undefined && input.version !== state.version) {
+  const rebase = rebases(state, input.version);
+  if (input.version !== undefined && input.version !== state.version && !rebase) {
     throw versionConflict(state.version, input.version);
   }
   const metadata = await scope.metadata();
@@ -73,25 +83,30 @@ export async function buildRowUpdate(
     type: 'row-update',
     operation: 'update',
     targetId: rowId,
-    data: origin ? { values, baseVersion: state.baseVersion, origin } : { values, baseVersion: state.baseVersion },
+    data: { values, baseVersion: state.baseVersion, ...(rebase ? { rebase: true as const } : {}), ...(origin ? { origin } : {}) },
   };
   scope.push(change);
   return change;
 }
 
+/**
+ * A row delete; `version` is the optimistic lock. A row the request already deletes is gone from the draft, so a
+ * delete of it is NOT_FOUND — unless it re-bases that delete (`version` = the committed version, see `rebases`).
+ */
 export async function buildRowDelete(scope: DraftScope, rowId: string, version?: number, origin?: ChangeOrigin): Promise<ChangeDraft> {
   const state = (await scope.rows([rowId])).get(rowId);
-  if (!state?.exists) {
+  const rebase = rebases(state, version);
+  if (!state || (!state.exists && !rebase)) {
     throw rowNotFound(rowId);
   }
-  if (version !== undefined && version !== state.version) {
+  if (version !== undefined && version !== state.version && !rebase) {
     throw versionConflict(state.version, version);
   }
   const change: ChangeDraft = {
     type: 'row-delete',
     operation: 'delete',
     targetId: rowId,
-    data: origin ? { baseVersion: state.baseVersion, origin } : { baseVersion: state.baseVersion },
+    data: { baseVersion: state.baseVersion, ...(rebase ? { rebase: true as const } : {}), ...(origin ? { origin } : {}) },
   };
   scope.push(change);
   return change;

@@ -23,6 +23,12 @@ export interface DraftRowState {
   version: number;
   /** The row's version in the document (null when it does not exist there): recorded for conflict detection. */
   baseVersion: number | null;
+  /**
+   * The row's committed version when the request changes the row on top of an older version (the merge would
+   * answer `row-changed` with this `currentVersion`), else null: a change sent with this version re-bases the row
+   * (docs/documents.md, "Merge"). Never the draft's `version`, which is this + 1.
+   */
+  rebaseVersion: number | null;
 }
 
 export interface DraftProperties {
@@ -103,21 +109,28 @@ export class DraftScope {
       const baseVersion = row ? row.version : null;
       const effect = effects.get(id);
       if (!effect) {
-        states.set(id, { exists: row !== undefined, values: row?.values ?? {}, version: row?.version ?? 0, baseVersion });
+        states.set(id, { exists: row !== undefined, values: row?.values ?? {}, version: row?.version ?? 0, baseVersion, rebaseVersion: null });
         continue;
       }
+      const rebaseVersion = row !== undefined && effect.baseVersion !== null && effect.baseVersion !== row.version ? row.version : null;
       switch (effect.kind) {
         case 'create':
-          states.set(id, { exists: true, values: effect.values, version: 1, baseVersion });
+          states.set(id, { exists: true, values: effect.values, version: 1, baseVersion, rebaseVersion });
           break;
         case 'replace':
-          states.set(id, { exists: true, values: effect.values, version: (row?.version ?? 0) + 1, baseVersion });
+          states.set(id, { exists: true, values: effect.values, version: (row?.version ?? 0) + 1, baseVersion, rebaseVersion });
           break;
         case 'update':
-          states.set(id, { exists: row !== undefined, values: applySet(row?.values ?? {}, effect.set), version: (row?.version ?? 0) + 1, baseVersion });
+          states.set(id, {
+            exists: row !== undefined,
+            values: applySet(row?.values ?? {}, effect.set),
+            version: (row?.version ?? 0) + 1,
+            baseVersion,
+            rebaseVersion,
+          });
           break;
         case 'delete':
-          states.set(id, { exists: false, values: {}, version: 0, baseVersion });
+          states.set(id, { exists: false, values: {}, version: 0, baseVersion, rebaseVersion });
           break;
       }
     }

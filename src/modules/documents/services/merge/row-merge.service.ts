@@ -101,7 +101,8 @@ export class RowMergeService {
           rowId: effect.rowId,
           baseVersion: effect.baseVersion,
           currentVersion: row.version,
-          reason: 'the row was changed since the change was recorded',
+          // The way out, named where a client meets the conflict (docs/documents.md, "Merge").
+          reason: `the row was changed since the change was recorded; append a change of the row with version ${row.version} to re-base it`,
         });
         continue;
       }
