@@ -258,7 +258,9 @@ describe('documents: requests, merge and revisions', () => {
   });
 
   it('keeps writes open when the workflow requires approval; without an approved approval nobody merges them', async () => {
-    const gated = await createDocument(t.http, owner, { settings: { workflow: { requiresApproval: true } } });
+    const gated = await createDocument(t.http, owner);
+    await createRow(t.http, owner, gated, { id: 'p0', values: { name: 'Before' } });
+    await request(t.http).put(`${gated.path}/settings`).set(bearer(owner)).send({ workflow: { requiresApproval: true } }).expect(200);
     const res = await request(t.http).post(`${gated.path}/data`).set(bearer(editor)).send({ id: 'p1', values: { name: 'Pending' } }).expect(201);
     expect(res.body.payload.request).toMatchObject({ merged: false, pendingApproval: true, requestStatus: 'open' });
     await request(t.http).get(`${gated.path}/data/p1`).set(bearer(owner)).expect(404);
@@ -268,9 +270,19 @@ describe('documents: requests, merge and revisions', () => {
     const gate = await request(t.http).post(`${gated.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(409);
     expect(gate.body).toMatchObject({ code: 'APPROVAL_REQUIRED', payload: { requestId: reqId, instanceId: null, status: null } });
     await request(t.http).get(`${gated.path}/data/p1`).set(bearer(owner)).expect(404);
-    const direct = await request(t.http).post(`${gated.path}/data?apply=true`).set(bearer(editor)).send({ id: 'p2', values: { name: 'Direct' } }).expect(201);
-    expect(direct.body.payload.request.merged).toBe(true);
+    // The deprecated apply does not pass the gate either: the write waits for its approval like any other.
+    const direct = await request(t.http).post(`${gated.path}/data?apply=true`).set(bearer(owner)).send({ id: 'p2', values: { name: 'Direct' } }).expect(201);
+    expect(direct.body.payload.request).toMatchObject({ merged: false, pendingApproval: true, requestStatus: 'open' });
     expect(direct.headers['x-api-deprecated']).toBe('true');
+    await request(t.http).get(`${gated.path}/data/p2`).set(bearer(owner)).expect(404);
+    for (const [method, path, body] of [
+      ['put', `${gated.path}/data/p0?apply=true`, { values: { name: 'Changed' } }],
+      ['post', `${gated.path}/data/bulk?apply=true`, [{ target: { row: 'p0' }, value: { name: { text: 'Bulk' } } }]],
+    ] as const) {
+      const res = await request(t.http)[method](path).set(bearer(editor)).send(body).expect(200);
+      expect(res.body.payload.request ?? res.body.payload).toMatchObject({ merged: false });
+    }
+    expect(valueOf((await request(t.http).get(`${gated.path}/data/p0`).set(bearer(owner)).expect(200)).body.payload, 'name')).toEqual({ text: 'Before' });
   });
 
   it('lets an editor send row changes but not metadata or settings changes, in a request or by a revert', async () => {

@@ -211,8 +211,9 @@ describe('documents: revision diff, target history and revert', () => {
   });
 
   it('leaves the revert request open when the workflow requires approval', async () => {
-    const gated = await createDocument(t.http, owner, { fields: FIELDS, settings: { workflow: { requiresApproval: true } } });
-    const created = await request(t.http).post(`${gated.path}/data?apply=true`).set(bearer(owner)).send({ id: 'x', values: { name: 'X' } }).expect(201);
+    const gated = await createDocument(t.http, owner, { fields: FIELDS });
+    const created = await request(t.http).post(`${gated.path}/data`).set(bearer(owner)).send({ id: 'x', values: { name: 'X' } }).expect(201);
+    await request(t.http).put(`${gated.path}/settings`).set(bearer(owner)).send({ workflow: { requiresApproval: true } }).expect(200);
     const res = await request(t.http).post(`${gated.path}/revisions/${created.body.payload.request.revisionId}/revert`).set(bearer(owner)).expect(200);
     expect(res.body.payload).toMatchObject({ merged: false, pendingApproval: true, revision: null, request: { status: 'open' } });
     await request(t.http).get(`${gated.path}/data/x`).set(bearer(owner)).expect(200);

@@ -80,7 +80,7 @@ export class QueryReadQueryDto extends DraftReadQueryDto {
 
 /** Writes: `requestId` appends to an open request; without it the write is its own request, merged at once. */
 export class WriteQueryDto extends DraftReadQueryDto {
-  @DeprecatedApplyParam('write directly')
+  @DeprecatedApplyParam('write directly (a workflow that requires approval still holds the write for it)')
   apply?: boolean;
 }
 

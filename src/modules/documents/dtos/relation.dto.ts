@@ -59,7 +59,7 @@ export class CreateRelationQueryDto {
   @MaxLength(64)
   requestId?: string;
 
-  @DeprecatedApplyParam('merge at once even when the workflow requires approval')
+  @DeprecatedApplyParam('write directly (a workflow that requires approval still holds the write for it)')
   apply?: boolean;
 
   @IsOptional() @IsUUID() workspaceId?: string;

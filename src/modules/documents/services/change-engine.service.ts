@@ -23,8 +23,13 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export interface WriteOptions {
   /** Append to this open request instead of merging at once. */
   requestId?: string;
-  /** Deprecated direct write: merge at once even when the workflow requires approval. */
+  /**
+   * The deprecated `?apply=` of a direct write (spec 9.5): refused with `requestId`, otherwise the same as a write
+   * without it. It does not pass the approval the workflow requires (docs/approvals.md): that gate binds every writer.
+   */
   apply?: boolean;
+  /** The document's own creation: its first metadata merges at once, whatever the settings it was created with. */
+  creation?: boolean;
   /** Open a new (explicit) request for the changes; never merged at once. */
   newRequest?: { title: string; description: string | null; reviewers: string[] };
   /** Title of the request a write without `requestId` is wrapped in. */
@@ -61,7 +66,7 @@ function groupable(document: DocumentRecord, opts: WriteOptions): boolean {
     opts.rowsOnly === true &&
     !opts.requestId &&
     !opts.newRequest &&
-    (opts.apply === true || document.settings.workflow?.requiresApproval !== true) &&
+    document.settings.workflow?.requiresApproval !== true &&
     document.metadata.fields.every((field) => field.type !== 'relation' && field.unique !== true && !handlerFor(field.type).computed)
   );
 }
@@ -208,7 +213,7 @@ export class ChangeEngineService {
 
       const requiresApproval = document.settings.workflow?.requiresApproval === true;
       // A write without requestId wraps its changes in a request of its own, merged at once unless approval is due.
-      const mergesAtOnce = !request && !opts.newRequest && (opts.apply === true || !requiresApproval);
+      const mergesAtOnce = !request && !opts.newRequest && (opts.creation === true || !requiresApproval);
       if (mergesAtOnce) {
         // The request is drawn here and written, already merged, by the statement that numbers its revision: one
         // round trip less per write. The writer is its author and only contributor.

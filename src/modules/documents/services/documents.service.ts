@@ -115,7 +115,7 @@ export class DocumentsService {
       const metadata = dto.metadata;
       if (metadata && ((Array.isArray(metadata.fields) && metadata.fields.length > 0) || (Array.isArray(metadata.properties) && metadata.properties.length > 0))) {
         const ctx: DocumentContext = { document, access: rights, readOnly: false, principal, viaWorkspaceId: rights.workspaceId };
-        const outcome = await this.engine.write(ctx, { apply: true, title: 'Create document' }, async (scope) => {
+        const outcome = await this.engine.write(ctx, { creation: true, title: 'Create document' }, async (scope) => {
           const change = await buildMetadataUpdate(scope, { fields: metadata.fields ?? [], properties: metadata.properties ?? [] }, async () => false, 'metadata.');
           return change ? [change] : [];
         });
