@@ -127,6 +127,22 @@ describe('documents: requests, merge and revisions', () => {
     await request(t.http).get(`${doc.path}/data/g2`).set(bearer(owner)).expect(404);
   });
 
+  it('checks unique values against the draft: rows the request gave a value clash, rows it changed away do not', async () => {
+    await createRow(t.http, owner, doc, { id: 'u0', values: { name: 'U0', sku: 'U-OLD' } });
+    const reqId = await openRequest(owner);
+    const write = (id: string, sku: string) =>
+      request(t.http).post(`${doc.path}/data?requestId=${reqId}`).set(bearer(owner)).send({ id, values: { name: id, sku } });
+    await write('u1', 'U-SAME').expect(201);
+    const clash = await write('u2', 'U-SAME').expect(400);
+    expect(clash.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { fieldId: 'sku', reason: 'value must be unique (row u1 has it)' } });
+    // The request moves u1 and the committed u0 off their values: both are free in the draft.
+    await request(t.http).put(`${doc.path}/data/u1?requestId=${reqId}`).set(bearer(owner)).send({ values: { sku: 'U-MOVED' } }).expect(200);
+    await request(t.http).put(`${doc.path}/data/u0?requestId=${reqId}`).set(bearer(owner)).send({ values: { sku: 'U-NEW' } }).expect(200);
+    await write('u2', 'U-SAME').expect(201);
+    await write('u3', 'U-OLD').expect(201);
+    await request(t.http).post(`${doc.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(200);
+  });
+
   it('serializes concurrent merges: both merge when they touch different rows, one conflicts on the same row', async () => {
     await createRow(t.http, owner, doc, { id: 'm1', values: { name: 'M1', qty: 0 } });
     await createRow(t.http, owner, doc, { id: 'm2', values: { name: 'M2', qty: 0 } });

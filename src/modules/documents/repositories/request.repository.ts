@@ -230,6 +230,29 @@ export class RequestRepository {
     );
   }
 
+  /**
+   * Rows a request's row creates and updates gave one of `candidates` (a unique field's value), but the rows in
+   * `excludeRowIds`: the rows whose draft may hold the value (DraftScope.checkUnique folds them to be sure).
+   */
+  async rowsGivingValues(
+    requestId: string,
+    candidates: readonly { fieldId: string; value: unknown }[],
+    excludeRowIds: readonly string[],
+  ): Promise<string[]> {
+    if (candidates.length === 0) {
+      return [];
+    }
+    const rows = await this.tx.manager.query<{ rowId: string }[]>(
+      `SELECT DISTINCT c.target_id AS "rowId"
+         FROM request_changes c
+         JOIN jsonb_to_recordset($2::jsonb) AS v(k text, v jsonb) ON c.data -> 'values' -> v.k = v.v
+        WHERE c.request_id = $1 AND c.type IN ('row-create', 'row-update') AND NOT (c.target_id = ANY($3::text[]))
+        LIMIT 100`,
+      [requestId, JSON.stringify(candidates.map((candidate) => ({ k: candidate.fieldId, v: candidate.value }))), [...excludeRowIds]],
+    );
+    return rows.map((row) => row.rowId);
+  }
+
   /** The first `limit` changes of each request, in recording order: one statement for a page of requests. */
   async firstChangesOf(requestIds: readonly string[], limit: number): Promise<Map<string, ChangeRecord[]>> {
     const result = new Map(requestIds.map((id) => [id, [] as ChangeRecord[]]));

@@ -149,8 +149,10 @@ export class DraftScope {
   }
 
   /**
-   * Refuses values of `unique` fields that another row of the document already holds, or that two of the given
-   * rows share (VALIDATION_ERROR). The merge repeats the check under the document lock (then CONFLICT).
+   * Refuses values of `unique` fields that another row of the draft already holds, or that two of the given rows
+   * share (VALIDATION_ERROR): the draft is the document plus the request's changes, so a row the request gave the
+   * value clashes too, and a committed row the request changes away or deletes does not. The merge repeats the check
+   * under the document lock (then CONFLICT).
    */
   async checkUnique(fields: readonly FieldDefinition[], rows: readonly UniqueCheckRow[]): Promise<void> {
     const unique = fields.filter((field) => field.unique === true && !handlerFor(field.type).computed);
@@ -176,14 +178,31 @@ export class DraftScope {
         candidates.push({ fieldId: field.id, value });
       }
     }
-    const clashes = await this.repos.rows.findUniqueClashes(
-      this.document.uuid,
-      candidates,
-      rows.map((row) => row.rowId),
-    );
+    const written = rows.map((row) => row.rowId);
+    const clashes = await this.repos.rows.findUniqueClashes(this.document.uuid, candidates, written);
+    const pendingHolders = this.request ? await this.repos.requests.rowsGivingValues(this.request.id, candidates, written) : [];
+    // Committed holders and rows the request gave a value, as the draft has them now (its later changes included).
+    const drafts = this.request ? await this.rows([...clashes.map((clash) => clash.rowId), ...pendingHolders]) : null;
+    const holds = (rowId: string, fieldId: string, key: string): boolean => {
+      const state = drafts?.get(rowId);
+      return state ? state.exists && JSON.stringify(state.values[fieldId]) === key : true;
+    };
+    const reported = new Set<string>();
+    const report = (fieldId: string, key: string, holder: string): void => {
+      if (reported.has(`${fieldId}\u0000${key}`) || !holds(holder, fieldId, key)) {
+        return;
+      }
+      reported.add(`${fieldId}\u0000${key}`);
+      const row = rows.find((item) => JSON.stringify(item.values[fieldId]) === key);
+      errors.push({ fieldId, field: row?.path, rowId: row?.rowId, reason: `value must be unique (row ${holder} has it)` });
+    };
     for (const clash of clashes) {
-      const row = rows.find((item) => JSON.stringify(item.values[clash.fieldId]) === JSON.stringify(clash.value));
-      errors.push({ fieldId: clash.fieldId, field: row?.path, rowId: row?.rowId, reason: `value must be unique (row ${clash.rowId} has it)` });
+      report(clash.fieldId, JSON.stringify(clash.value), clash.rowId);
+    }
+    for (const holder of pendingHolders) {
+      for (const candidate of candidates) {
+        report(candidate.fieldId, JSON.stringify(candidate.value), holder);
+      }
     }
     if (errors.length > 0) {
       throw AppException.validation(errors);
