@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { lastMessageTo } from '../../factories/notifications.js';
 import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
+import { problemsOf } from '../../utils/error-details.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 
 describe('accounts, sessions and sign-in throttling', () => {
@@ -56,6 +57,31 @@ describe('accounts, sessions and sign-in throttling', () => {
     expect(blank.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'displayName' } });
     expect(blank.body.details).toEqual(empty.body.details);
     expect((await patch('  Ada  ').expect(200)).body.payload.displayName).toBe('Ada');
+  });
+
+  it('PATCH /users/me takes back the record GET /users/me answered; e-mail and phone only as stored', async () => {
+    const user = await registerUser(t.http);
+    const phone = '+4915112340077';
+    await t.dataSource.query('UPDATE users SET phone = $1 WHERE id = $2', [phone, user.id]);
+    const me = () => request(t.http).get('/api/v1/users/me').set(bearer(user)).expect(200);
+    const patch = (body: Record<string, unknown>) => request(t.http).patch('/api/v1/users/me').set(bearer(user)).send(body);
+    const read = (await me()).body.payload;
+    expect(read).toMatchObject({ id: user.id, email: user.email, phone, twoFactorEnabled: false });
+
+    const saved = await patch({ ...read, displayName: 'Round Trip', email: read.email.toUpperCase() }).expect(200);
+    expect(saved.body.payload).toMatchObject({ id: user.id, email: user.email, phone, displayName: 'Round Trip', twoFactorEnabled: false });
+    // The read-only keys are ignored, whatever they say.
+    const ignored = await patch({ ...read, id: '00000000-0000-4000-8000-000000000000', twoFactorEnabled: true, createdAt: 'x', updatedAt: 1 }).expect(200);
+    expect(ignored.body.payload).toMatchObject({ id: user.id, twoFactorEnabled: false, createdAt: read.createdAt });
+
+    // A changed e-mail or phone is refused by name, never answered 200 and dropped; nothing is half-applied.
+    const changed = await patch({ ...read, displayName: 'Not Saved', email: 'someone-else@example.test', phone: '+4915112340078' }).expect(400);
+    expect(changed.body.code).toBe('VALIDATION_ERROR');
+    expect(problemsOf(changed.body).map((d: { field: string }) => d.field)).toEqual(['email', 'phone']);
+    await patch({ phone: null }).expect(400);
+    expect((await me()).body.payload).toMatchObject({ email: user.email, phone, displayName: read.displayName });
+    // Keys a user record never has are still refused.
+    await patch({ ...read, emial: user.email }).expect(400);
   });
 
   it('never reveals whether an account exists', async () => {

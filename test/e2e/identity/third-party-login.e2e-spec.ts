@@ -187,10 +187,19 @@ describe('third-party login through a real OpenID provider', () => {
       user: { email: 'alice@idp.test', displayName: 'Alice Idp' },
     });
     const token = { token: first.body.payload.accessToken };
+    // A list answers the paged structure of every list (spec 1), with page and pageSize as everywhere.
     const bindings = await request(t.http).get('/api/v1/users/me/oauth').set(bearer(token)).expect(200);
-    expect(bindings.body.payload).toEqual([
-      expect.objectContaining({ provider: 'google', subject: 'alice', email: 'alice@idp.test' }),
-    ]);
+    expect(bindings.body.payload).toEqual({
+      items: [expect.objectContaining({ provider: 'google', subject: 'alice', email: 'alice@idp.test' })],
+      page: 1,
+      pageSize: 20,
+      total: 1,
+      totalPages: 1,
+    });
+    const pastTheEnd = await request(t.http).get('/api/v1/users/me/oauth?page=2&pageSize=1').set(bearer(token)).expect(200);
+    expect(pastTheEnd.body.payload).toEqual({ items: [], page: 2, pageSize: 1, total: 1, totalPages: 1 });
+    const tooLarge = await request(t.http).get('/api/v1/users/me/oauth?pageSize=101').set(bearer(token)).expect(400);
+    expect(tooLarge.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'pageSize' } });
     const orgs = await request(t.http).get('/api/v1/users/me/organizations').set(bearer(token)).expect(200);
     expect(orgs.body.payload.items).toEqual([expect.objectContaining({ type: 'personal', role: 'owner' })]);
 
@@ -308,12 +317,12 @@ describe('third-party login through a real OpenID provider', () => {
       .expect(409);
     expect(taken.body.code).toBe('ALREADY_EXISTS');
     expect(
-      (await request(t.http).get('/api/v1/users/me/oauth').set(bearer(carolAccount))).body.payload,
+      (await request(t.http).get('/api/v1/users/me/oauth').set(bearer(carolAccount))).body.payload.items,
     ).toEqual([]);
 
     // Unbinding: allowed while a password remains.
     await request(t.http).delete('/api/v1/users/me/oauth/google').set(bearer(bob)).expect(200);
-    expect((await request(t.http).get('/api/v1/users/me/oauth').set(bearer(bob))).body.payload).toEqual([]);
+    expect((await request(t.http).get('/api/v1/users/me/oauth').set(bearer(bob))).body.payload).toMatchObject({ items: [], total: 0 });
     await request(t.http).delete('/api/v1/users/me/oauth/google').set(bearer(bob)).expect(404);
   });
 
@@ -323,7 +332,7 @@ describe('third-party login through a real OpenID provider', () => {
     const res = await request(t.http).delete('/api/v1/users/me/oauth/google').set(bearer(token)).expect(409);
     expect(res.body.code).toBe('INVALID_STATE');
     expect(
-      (await request(t.http).get('/api/v1/users/me/oauth').set(bearer(token))).body.payload,
+      (await request(t.http).get('/api/v1/users/me/oauth').set(bearer(token))).body.payload.items,
     ).toHaveLength(1);
     await request(t.http).delete('/api/v1/users/me/oauth/wechat').set(bearer(token)).expect(404);
   });

@@ -200,4 +200,146 @@ describe('tenancy: data-source references', () => {
     await request(t.http).get(sameOrgOtherWs).set(bearer(b.owner)).expect(404);
     await request(t.http).get(`${b.base}/${ref.body.payload.id}`).set(bearer(b.owner)).expect(200);
   });
+
+  it('takes a reference as read back on PATCH …/data-source-references/{refId}; its id, source and type cannot change', async () => {
+    const { member, source, target, base } = await setup();
+    const created = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: source, docType: 'catalog' }).expect(201);
+    const read = (await request(t.http).get(`${base}/${created.body.payload.id}`).set(bearer(member)).expect(200)).body.payload;
+    const paused = await request(t.http).patch(`${base}/${read.id}`).set(bearer(member)).send({ ...read, status: 'inactive' }).expect(200);
+    expect(paused.body.payload).toMatchObject({ id: read.id, sourceWorkspaceId: source, docType: 'catalog', status: 'inactive', createdAt: read.createdAt });
+    // The read-only keys are ignored, whatever they say; the record read again goes back unchanged.
+    await request(t.http)
+      .patch(`${base}/${read.id}`)
+      .set(bearer(member))
+      .send({ ...paused.body.payload, workspaceId: source, organizationId: 'x', createdBy: null, updatedAt: 1 })
+      .expect(200);
+    expect((await sources.resolve(target, 'catalog')).readOnly).toBe(false);
+
+    for (const [change, field] of [
+      [{ id: '00000000-0000-4000-8000-000000000000' }, 'id'],
+      [{ sourceWorkspaceId: target }, 'sourceWorkspaceId'],
+      [{ docType: 'orders' }, 'docType'],
+    ] as const) {
+      const refused = await request(t.http).patch(`${base}/${read.id}`).set(bearer(member)).send({ ...read, status: 'active', ...change }).expect(400);
+      expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field } });
+    }
+    // Nothing applied by the refused PATCHes; keys a reference never has are still refused.
+    expect((await request(t.http).get(`${base}/${read.id}`).set(bearer(member)).expect(200)).body.payload.status).toBe('inactive');
+    await request(t.http).patch(`${base}/${read.id}`).set(bearer(member)).send({ ...read, force: true }).expect(400);
+  });
+
+  it("takes the workspace as read back on PATCH, dataSourceReferences included: a listed reference keeps its id", async () => {
+    const { org, owner, member, source, target } = await setup();
+    const other = await createWorkspace(owner, org.id, { visibility: 'public' });
+    const wsPath = `${API}/organizations/${org.id}/workspaces/${target}`;
+    await request(t.http)
+      .patch(wsPath)
+      .set(bearer(member))
+      .send({ dataSourceReferences: [{ sourceWorkspaceId: source, docType: 'catalog' }, { sourceWorkspaceId: other, docType: 'orders', status: 'inactive' }] })
+      .expect(200);
+    const read = (await request(t.http).get(wsPath).set(bearer(member)).expect(200)).body.payload;
+    const [catalog, orders] = read.dataSourceReferences;
+
+    // A settings screen: pause one reference, enable the other, rename, save the record as read.
+    const edited = [{ ...catalog, status: 'inactive' }, { ...orders, status: 'active' }];
+    const saved = await request(t.http).patch(wsPath).set(bearer(member)).send({ ...read, name: 'Edited', dataSourceReferences: edited }).expect(200);
+    expect(saved.body.payload.name).toBe('Edited');
+    expect(saved.body.payload.dataSourceReferences).toEqual([
+      expect.objectContaining({ id: catalog.id, docType: 'catalog', status: 'inactive', createdAt: catalog.createdAt, createdBy: member.id }),
+      expect.objectContaining({ id: orders.id, docType: 'orders', status: 'active', createdAt: orders.createdAt }),
+    ]);
+    expect(await sources.resolve(target, 'orders')).toEqual({ workspaceId: other, readOnly: true, referenceId: orders.id });
+    // The answer itself goes back unchanged.
+    const again = await request(t.http).patch(wsPath).set(bearer(member)).send(saved.body.payload).expect(200);
+    expect(again.body.payload.dataSourceReferences.map((r: { id: string }) => r.id)).toEqual([catalog.id, orders.id]);
+
+    // The workspace's id and slug, when sent, must be its own; keys a workspace never has are still refused.
+    for (const [change, field] of [
+      [{ id: other }, 'id'],
+      [{ slug: 'renamed' }, 'slug'],
+    ] as const) {
+      const refused = await request(t.http).patch(wsPath).set(bearer(member)).send({ ...read, name: 'Refused', ...change }).expect(400);
+      expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field } });
+    }
+    await request(t.http).patch(wsPath).set(bearer(member)).send({ ...read, nmae: 'typo' }).expect(400);
+    expect((await request(t.http).get(wsPath).set(bearer(member)).expect(200)).body.payload.name).toBe('Edited');
+  });
+
+  it("reads an item's id among this workspace's references only: its own must keep its pair, another workspace's is ignored", async () => {
+    const a = await setup();
+    const b = await setup();
+    const aPath = `${API}/organizations/${a.org.id}/workspaces/${a.target}`;
+    const own = await request(t.http).post(a.base).set(bearer(a.member)).send({ sourceWorkspaceId: a.source, docType: 'catalog' }).expect(201);
+    const foreign = await request(t.http).post(b.base).set(bearer(b.member)).send({ sourceWorkspaceId: b.source, docType: 'catalog' }).expect(201);
+    const sameOrg = await request(t.http)
+      .post(`${API}/organizations/${a.org.id}/workspaces/${a.source}/data-source-references`)
+      .set(bearer(a.owner))
+      .send({ sourceWorkspaceId: a.org.defaultWorkspaceId, docType: 'catalog' })
+      .expect(201);
+
+    // An id of this workspace's reference with another pair: refused, not turned into "remove it, add another".
+    const moved = await request(t.http)
+      .patch(aPath)
+      .set(bearer(a.member))
+      .send({ dataSourceReferences: [{ ...own.body.payload, docType: 'orders' }] })
+      .expect(400);
+    expect(moved.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'dataSourceReferences[0].id' } });
+
+    // Ids of other workspaces' references (another organization, the same organization) and unknown ids are
+    // ignored: the items count by their pair here, and those references stay exactly as they were.
+    for (const id of [foreign.body.payload.id, sameOrg.body.payload.id, '00000000-0000-4000-8000-000000000000', 'not-a-uuid']) {
+      const res = await request(t.http)
+        .patch(aPath)
+        .set(bearer(a.member))
+        .send({ dataSourceReferences: [{ id, sourceWorkspaceId: a.source, docType: 'catalog', status: 'inactive' }] })
+        .expect(200);
+      expect(res.body.payload.dataSourceReferences).toEqual([expect.objectContaining({ id: own.body.payload.id, status: 'inactive' })]);
+      await request(t.http).patch(aPath).set(bearer(a.member)).send({ dataSourceReferences: [{ id, sourceWorkspaceId: a.source, docType: 'catalog' }] }).expect(200);
+    }
+    const others = await t.dataSource.query(`SELECT id, workspace_id, status, doc_type FROM data_source_references WHERE id = ANY($1) ORDER BY id`, [
+      [foreign.body.payload.id, sameOrg.body.payload.id],
+    ]);
+    expect(others).toEqual(
+      expect.arrayContaining([
+        { id: foreign.body.payload.id, workspace_id: b.target, status: 'active', doc_type: 'catalog' },
+        { id: sameOrg.body.payload.id, workspace_id: a.source, status: 'active', doc_type: 'catalog' },
+      ]),
+    );
+    expect(others).toHaveLength(2);
+    // Copying the references read from one workspace into a new one creates that workspace's own references.
+    const copied = await request(t.http)
+      .post(`${API}/organizations/${a.org.id}/workspaces`)
+      .set(bearer(a.owner))
+      .send({ name: 'Copy', slug: 'copy', dataSourceReferences: [own.body.payload] })
+      .expect(201);
+    expect(copied.body.payload.dataSourceReferences).toEqual([expect.objectContaining({ sourceWorkspaceId: a.source, docType: 'catalog', status: 'active' })]);
+    expect(copied.body.payload.dataSourceReferences[0].id).not.toBe(own.body.payload.id);
+  });
+
+  it('references every document type /doc accepts (order.v2, 2024-report), and refuses "." and ".." as /doc does', async () => {
+    const { org, owner, member, source, target, base } = await setup();
+    for (const docType of ['order.v2', '2024-report', 'v1.2', '_x']) {
+      const doc = await request(t.http)
+        .post(`${API}/doc/${docType}`)
+        .set(bearer(owner))
+        .send({ id: 'shared', organizationId: org.id, workspaceId: source, title: 'Shared', metadata: { fields: [{ id: 'name', name: 'Name', type: 'text' }] } })
+        .expect(201);
+      expect(doc.body.payload).toMatchObject({ docType });
+      const ref = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: source, docType }).expect(201);
+      expect(ref.body.payload.docType).toBe(docType);
+      expect(await sources.resolve(target, docType)).toEqual({ workspaceId: source, readOnly: true, referenceId: ref.body.payload.id });
+      // The document that exists in the source is now served, read-only, in the target.
+      const served = await request(t.http).get(`${API}/doc/${docType}/shared?workspaceId=${target}`).set(bearer(member)).expect(200);
+      expect(served.body.payload.document).toMatchObject({ docType, workspaceId: source, readOnly: true });
+    }
+    // The same rule on the workspace PATCH.
+    const wsPath = `${API}/organizations/${org.id}/workspaces/${target}`;
+    await request(t.http).patch(wsPath).set(bearer(member)).send({ dataSourceReferences: [{ sourceWorkspaceId: source, docType: 'order.v3' }] }).expect(200);
+    for (const docType of ['.', '..', 'a/b', 'x'.repeat(65), '']) {
+      const refused = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: source, docType }).expect(400);
+      expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'docType' } });
+      const inSet = await request(t.http).patch(wsPath).set(bearer(member)).send({ dataSourceReferences: [{ sourceWorkspaceId: source, docType }] }).expect(400);
+      expect(inSet.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'dataSourceReferences[0].docType' } });
+    }
+  });
 });

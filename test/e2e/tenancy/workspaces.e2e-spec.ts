@@ -138,8 +138,11 @@ describe('tenancy: workspaces', () => {
     expect(res.body.payload).toMatchObject({ name: 'Renamed', description: null, icon: 'star', color: 'blue', visibility: 'public', role: 'owner' });
     await request(t.http).patch(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(admin)).send({ color: 'green' }).expect(200);
     expect((await request(t.http).patch(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(guest)).send({ name: 'Editor' }).expect(403)).body.code).toBe('FORBIDDEN');
-    const bad = await request(t.http).patch(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(owner)).send({ name: null, slug: 'new' }).expect(400);
-    expect(problemsOf(bad.body).map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['name', 'slug']));
+    const bad = await request(t.http).patch(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(owner)).send({ name: null, visibility: 'open' }).expect(400);
+    expect(problemsOf(bad.body).map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['name', 'visibility']));
+    // The slug is fixed: sent (a workspace as read), it must be the current one.
+    const renamed = await request(t.http).patch(`${API}/organizations/${org.id}/workspaces/${ws}`).set(bearer(owner)).send({ name: 'Moved', slug: 'new' }).expect(400);
+    expect(renamed.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'slug' } });
     const [row] = await t.dataSource.query(`SELECT name, color FROM workspaces WHERE id = $1`, [ws]);
     expect(row).toEqual({ name: 'Renamed', color: 'green' });
   });

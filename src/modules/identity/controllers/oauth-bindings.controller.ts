@@ -1,8 +1,9 @@
-import { Body, Controller, Delete, Get, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Param, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiConflictResponse, ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
 import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
+import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import { BindOAuthDto, OAuthBindingDto, ProviderParamDto } from '../dtos/oidc-provider.dto.js';
 import { FirstPartySessionGuard } from '../../../common/auth/first-party-session.guard.js';
 import { OAuthBindingService } from '../services/third-party/oauth-binding.service.js';
@@ -15,10 +16,10 @@ export class OAuthBindingsController {
   constructor(private readonly bindings: OAuthBindingService) {}
 
   @Get()
-  @ApiOperation({ summary: 'Third-party identities bound to the current user' })
-  @ApiEnvelope(OAuthBindingDto, { shape: 'array' })
-  list(@CurrentPrincipal() principal: Principal): Promise<OAuthBindingDto[]> {
-    return this.bindings.list(principal);
+  @ApiOperation({ summary: 'Third-party identities bound to the current user (paged, by provider)' })
+  @ApiEnvelope(OAuthBindingDto, { shape: 'page' })
+  list(@CurrentPrincipal() principal: Principal, @Query() query: PageQueryDto): Promise<Page<OAuthBindingDto>> {
+    return this.bindings.list(principal, query);
   }
 
   @Post(':provider')

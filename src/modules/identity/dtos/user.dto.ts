@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsNotEmpty, IsOptional, IsString, IsTimeZone, IsUrl, IsUUID, Matches, MaxLength } from 'class-validator';
-import { PresentNotNull, Trimmed } from '../../../common/http/validation-decorators.js';
+import { Allow, IsNotEmpty, IsOptional, IsString, IsTimeZone, IsUrl, IsUUID, Matches, MaxLength } from 'class-validator';
+import { PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import type { UserEntity } from '../entities/user.entity.js';
 
 export class UserResponseDto {
@@ -35,7 +35,11 @@ export class UserResponseDto {
   }
 }
 
-/** Spec 2.1: every field optional. */
+/**
+ * Spec 2.1: every field optional. The body may be the user as read (`GET /users/me`) with changes: `id`,
+ * `twoFactorEnabled` and the timestamps are ignored; `email` and `phone` are not changed here (the e-mail never,
+ * the phone by enrolling SMS two-step verification), so when sent they must be the stored values.
+ */
 export class UpdateUserDto {
   @ApiPropertyOptional({ description: 'Not null: every user has a name; trimmed, blank is refused' }) @PresentNotNull() @Trimmed() @IsString() @IsNotEmpty() @MaxLength(100) displayName?: string;
   @ApiPropertyOptional({ description: 'An http(s) URL; null removes it' }) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }) @MaxLength(2048) avatarUrl?: string;
@@ -57,4 +61,18 @@ export class UpdateUserDto {
   @IsOptional()
   @IsUUID()
   defaultWorkspaceId?: string | null;
+
+  @ApiPropertyOptional({ type: String, description: 'Not changed here; when sent it must be the stored address (any letter case)' })
+  @IsOptional()
+  @Allow()
+  email?: unknown;
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'Not changed here (enrol SMS two-step verification); when sent it must be the stored number' })
+  @IsOptional()
+  @Allow()
+  phone?: unknown;
+
+  @ReadOnlyEcho() id?: unknown;
+  @ReadOnlyEcho() twoFactorEnabled?: unknown;
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../common/auth/principal.js';
+import { AppException } from '../../../common/errors/app.exception.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { UpdateUserDto, UserResponseDto } from '../dtos/user.dto.js';
 import { UserEntity } from '../entities/user.entity.js';
@@ -37,6 +38,7 @@ export class ProfileService {
   async update(principal: Principal, dto: UpdateUserDto): Promise<UserResponseDto> {
     return this.tx.run(async () => {
       const user = await this.users.getById(principal.userId);
+      requireStoredContacts(dto, user);
       const following =
         dto.defaultOrganizationId !== undefined || dto.defaultWorkspaceId !== undefined
           ? await this.defaultsValidator?.(user.id, dto.defaultOrganizationId, dto.defaultWorkspaceId)
@@ -59,5 +61,23 @@ export class ProfileService {
       }
       return UserResponseDto.from(await this.users.getById(user.id));
     });
+  }
+}
+
+/**
+ * `email` and `phone` of a user record sent back: accepted when they are the stored values, refused otherwise, so a
+ * changed address is never answered 200 and silently dropped.
+ */
+function requireStoredContacts(dto: UpdateUserDto, user: UserEntity): void {
+  const problems: Array<{ field: string; reason: string }> = [];
+  // E-mail addresses are matched without regard to letter case (sign-in and registration do the same).
+  if (dto.email !== undefined && (typeof dto.email !== 'string' || dto.email.toLowerCase() !== user.email.toLowerCase())) {
+    problems.push({ field: 'email', reason: 'the e-mail address cannot be changed' });
+  }
+  if (dto.phone !== undefined && dto.phone !== user.phone) {
+    problems.push({ field: 'phone', reason: 'the phone number is changed by enrolling SMS two-step verification, not here' });
+  }
+  if (problems.length > 0) {
+    throw AppException.validation(problems);
   }
 }

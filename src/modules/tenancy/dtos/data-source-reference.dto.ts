@@ -1,10 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsIn, IsOptional, IsString, IsUUID, Matches } from 'class-validator';
+import { Allow, IsBoolean, IsIn, IsOptional, IsString, IsUUID, Matches } from 'class-validator';
+import { DOC_TYPE_PATTERN, DOC_TYPE_RULE } from '../../../common/http/client-ids.js';
+import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { DATA_SOURCE_REFERENCE_STATUSES, type DataSourceReferenceStatus } from '../entities/data-source-reference.entity.js';
 import type { DataSourceReferenceEntity } from '../entities/data-source-reference.entity.js';
 import { isoRequired } from './tenancy-common.dto.js';
-
-export const DOC_TYPE_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
 /** One reference as written (create, and items of a workspace's `dataSourceReferences`). */
 export class DataSourceReferenceInputDto {
@@ -12,9 +12,10 @@ export class DataSourceReferenceInputDto {
   @IsUUID()
   sourceWorkspaceId: string;
 
-  @ApiProperty({ example: 'catalog', description: 'The document type whose data the source workspace serves' })
+  // The pattern of /doc/{docType}: every document type that can exist can be referenced.
+  @ApiProperty({ example: 'catalog', description: `The document type whose data the source workspace serves; ${DOC_TYPE_RULE}` })
   @IsString()
-  @Matches(DOC_TYPE_PATTERN, { message: 'docType must be a letter followed by up to 63 letters, digits, _ or -' })
+  @Matches(DOC_TYPE_PATTERN, { message: `docType ${DOC_TYPE_RULE}` })
   docType: string;
 
   @ApiPropertyOptional({ enum: DATA_SOURCE_REFERENCE_STATUSES, default: 'active' })
@@ -35,9 +36,59 @@ export class CreateDataSourceReferenceDto extends DataSourceReferenceInputDto {
   force?: boolean;
 }
 
-/** Pause (`inactive`) or enable (`active`). */
+/**
+ * An item of a workspace's `dataSourceReferences` (workspace create and PATCH): a reference as written, or as read
+ * from the workspace record. The set is keyed by (sourceWorkspaceId, docType); `id` only confirms which reference
+ * an item is (see DataSourceReferencesService.replaceAll), the other read-only keys are ignored.
+ */
+export class WorkspaceDataSourceReferenceItemDto extends DataSourceReferenceInputDto {
+  @ApiPropertyOptional({
+    type: String,
+    format: 'uuid',
+    description:
+      "The reference's id as read. When it names a reference of this workspace, sourceWorkspaceId and docType must be " +
+      "that reference's (they cannot change); an id naming no reference of this workspace is ignored.",
+  })
+  @IsOptional()
+  @Allow()
+  id?: unknown;
+
+  @ReadOnlyEcho() organizationId?: unknown;
+  @ReadOnlyEcho() workspaceId?: unknown;
+  @ReadOnlyEcho() createdBy?: unknown;
+  @ReadOnlyEcho() updatedBy?: unknown;
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
+}
+
+/**
+ * Pause (`inactive`) or enable (`active`). The body may be the reference as read: `id`, `sourceWorkspaceId` and
+ * `docType` must then be this reference's (a reference never changes its source or type), the rest is ignored.
+ */
 export class UpdateDataSourceReferenceDto {
   @ApiProperty({ enum: DATA_SOURCE_REFERENCE_STATUSES }) @IsIn(DATA_SOURCE_REFERENCE_STATUSES) status: DataSourceReferenceStatus;
+
+  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The reference's id; when given it must be the id in the path" })
+  @IsOptional()
+  @Allow()
+  id?: unknown;
+
+  @ApiPropertyOptional({ type: String, format: 'uuid', description: "When given, must be the reference's own (cannot change)" })
+  @IsOptional()
+  @Allow()
+  sourceWorkspaceId?: unknown;
+
+  @ApiPropertyOptional({ type: String, description: "When given, must be the reference's own (cannot change)" })
+  @IsOptional()
+  @Allow()
+  docType?: unknown;
+
+  @ReadOnlyEcho() organizationId?: unknown;
+  @ReadOnlyEcho() workspaceId?: unknown;
+  @ReadOnlyEcho() createdBy?: unknown;
+  @ReadOnlyEcho() updatedBy?: unknown;
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
 }
 
 export class DataSourceReferenceResponseDto {

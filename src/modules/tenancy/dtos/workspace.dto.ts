@@ -1,20 +1,21 @@
 import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested } from 'class-validator';
+import { Allow, ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../entities/workspace-member.entity.js';
 import { WORKSPACE_VISIBILITIES, type WorkspaceEntity, type WorkspaceVisibility } from '../entities/workspace.entity.js';
 import type { WorkspaceAccess } from '../services/workspace-access.service.js';
-import { DataSourceReferenceInputDto, DataSourceReferenceResponseDto } from './data-source-reference.dto.js';
+import { DataSourceReferenceResponseDto, WorkspaceDataSourceReferenceItemDto } from './data-source-reference.dto.js';
 import { SLUG_PATTERN } from './organization.dto.js';
-import { PresentNotNull, QueryBoolean, Trimmed } from '../../../common/http/validation-decorators.js';
+import { PresentNotNull, QueryBoolean, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import { iso, isoRequired } from './tenancy-common.dto.js';
 
 const refsDoc: ApiPropertyOptions = {
-  type: [DataSourceReferenceInputDto],
+  type: [WorkspaceDataSourceReferenceItemDto],
   description:
     'The complete set of data-source references of this workspace: listed pairs (sourceWorkspaceId, docType) are ' +
-    'created or have their status set, references not listed are removed.',
+    'created or have their status set, references not listed are removed. Items may be the records as read ' +
+    '(a listed pair keeps its reference and id; read-only keys are ignored).',
 };
 
 export class CreateWorkspaceDto {
@@ -32,10 +33,14 @@ export class CreateWorkspaceDto {
   @IsArray()
   @ArrayMaxSize(100)
   @ValidateNested({ each: true })
-  @Type(() => DataSourceReferenceInputDto)
-  dataSourceReferences?: DataSourceReferenceInputDto[];
+  @Type(() => WorkspaceDataSourceReferenceItemDto)
+  dataSourceReferences?: WorkspaceDataSourceReferenceItemDto[];
 }
 
+/**
+ * PATCH: the given keys change, omitted ones are kept. The body may be the workspace as read: `id` and `slug` must
+ * then be this workspace's (the slug is fixed), and the other read-only keys are ignored.
+ */
 export class UpdateWorkspaceDto {
   @ApiPropertyOptional({ maxLength: 100, description: 'Trimmed; blank is refused' }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(100) name?: string;
   @ApiPropertyOptional({ maxLength: 2000, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(2000) description?: string | null;
@@ -47,8 +52,28 @@ export class UpdateWorkspaceDto {
   @IsArray()
   @ArrayMaxSize(100)
   @ValidateNested({ each: true })
-  @Type(() => DataSourceReferenceInputDto)
-  dataSourceReferences?: DataSourceReferenceInputDto[];
+  @Type(() => WorkspaceDataSourceReferenceItemDto)
+  dataSourceReferences?: WorkspaceDataSourceReferenceItemDto[];
+
+  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The workspace's id; when given it must be the id in the path" })
+  @IsOptional()
+  @Allow()
+  id?: unknown;
+
+  @ApiPropertyOptional({ type: String, description: "The workspace's slug; when given it must be the current one (the slug is fixed)" })
+  @IsOptional()
+  @Allow()
+  slug?: unknown;
+
+  @ReadOnlyEcho() organizationId?: unknown;
+  @ReadOnlyEcho() isDefault?: unknown;
+  @ReadOnlyEcho() archived?: unknown;
+  @ReadOnlyEcho() archivedAt?: unknown;
+  @ReadOnlyEcho() createdBy?: unknown;
+  @ReadOnlyEcho() role?: unknown;
+  @ReadOnlyEcho() permissions?: unknown;
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
 }
 
 export class WorkspaceQueryDto extends PageQueryDto {

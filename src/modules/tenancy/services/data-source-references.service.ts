@@ -7,9 +7,9 @@ import { offsetOf, type Page, pageOf, type PageQueryDto } from '../../../common/
 import { TransactionHost } from '../../../database/transaction-host.js';
 import {
   type CreateDataSourceReferenceDto,
-  type DataSourceReferenceInputDto,
   DataSourceReferenceResponseDto,
   type UpdateDataSourceReferenceDto,
+  type WorkspaceDataSourceReferenceItemDto,
 } from '../dtos/data-source-reference.dto.js';
 import { DataSourceReferenceEntity } from '../entities/data-source-reference.entity.js';
 import { isUuid } from '../policies/organization-roles.js';
@@ -91,6 +91,7 @@ export class DataSourceReferencesService {
     return this.tx.run(async () => {
       const access = await this.access.requireIn(principal.userId, organizationId, workspaceId, 'manage');
       const ref = await this.find(workspaceId, refId, true);
+      requireOwnIdentity(dto, ref);
       if (dto.status !== ref.status) {
         if (dto.status === 'active') {
           await this.requireReadableSource(principal, access, ref.sourceWorkspaceId);
@@ -118,11 +119,18 @@ export class DataSourceReferencesService {
    * A workspace's `dataSourceReferences` written as a whole (workspace create and PATCH): pairs
    * (sourceWorkspaceId, docType) not listed are removed, listed ones are created or get the given status.
    * The caller already holds manage access to the workspace; the same source rules apply as for create.
+   *
+   * Items may be references as read. The pair is what identifies a reference in the set, so an item read from
+   * this workspace keeps its reference (same id, creator and creation time). An `id` is only looked up among this
+   * workspace's references: naming one, it must come with that reference's pair (a reference never changes its
+   * source or type — such an edit would otherwise silently become "remove that one, add another"); naming none
+   * (another workspace's reference, a deleted one, anything else) it is ignored, so another workspace's
+   * reference can never be touched or probed through it.
    */
-  async replaceAll(principal: Principal, access: WorkspaceAccess, items: DataSourceReferenceInputDto[]): Promise<void> {
+  async replaceAll(principal: Principal, access: WorkspaceAccess, items: WorkspaceDataSourceReferenceItemDto[]): Promise<void> {
     const key = (source: string, docType: string): string => `${source}\u0000${docType}`;
     const activeTypes = new Set<string>();
-    const wanted = new Map<string, DataSourceReferenceInputDto>();
+    const wanted = new Map<string, WorkspaceDataSourceReferenceItemDto>();
     items.forEach((item, index) => {
       const k = key(item.sourceWorkspaceId, item.docType);
       if (wanted.has(k)) {
@@ -140,6 +148,19 @@ export class DataSourceReferencesService {
     });
     const existing = await this.tx.manager.find(DataSourceReferenceEntity, { where: { workspaceId: access.workspaceId }, lock: { mode: 'pessimistic_write' } });
     const existingByKey = new Map(existing.map((r) => [key(r.sourceWorkspaceId, r.docType), r]));
+    const existingById = new Map(existing.map((r) => [r.id, r]));
+    items.forEach((item, index) => {
+      const named = typeof item.id === 'string' ? existingById.get(item.id.toLowerCase()) : undefined;
+      if (named && key(named.sourceWorkspaceId, named.docType) !== key(item.sourceWorkspaceId, item.docType)) {
+        throw AppException.validation([
+          {
+            field: `dataSourceReferences[${index}].id`,
+            reason:
+              'this reference has another sourceWorkspaceId or docType, which cannot change; leave out id to add a new reference',
+          },
+        ]);
+      }
+    });
     const removed = existing.filter((r) => !wanted.has(key(r.sourceWorkspaceId, r.docType)));
     if (removed.length > 0) {
       await this.tx.manager.delete(DataSourceReferenceEntity, { id: In(removed.map((r) => r.id)) });
@@ -224,6 +245,25 @@ export class DataSourceReferencesService {
       throw AppException.notFound('data-source reference');
     }
     return ref;
+  }
+}
+
+/** A PATCH body that is the reference as read: its identity keys, when sent, must be this reference's. */
+function requireOwnIdentity(dto: UpdateDataSourceReferenceDto, ref: DataSourceReferenceEntity): void {
+  // UUIDs compare case-insensitively; PostgreSQL answers them in lower case.
+  const sameUuid = (sent: unknown, stored: string): boolean => typeof sent === 'string' && sent.toLowerCase() === stored;
+  const problems: Array<{ field: string; reason: string }> = [];
+  if (dto.id !== undefined && !sameUuid(dto.id, ref.id)) {
+    problems.push({ field: 'id', reason: 'must be the id in the path' });
+  }
+  if (dto.sourceWorkspaceId !== undefined && !sameUuid(dto.sourceWorkspaceId, ref.sourceWorkspaceId)) {
+    problems.push({ field: 'sourceWorkspaceId', reason: 'cannot change; add a new reference instead' });
+  }
+  if (dto.docType !== undefined && dto.docType !== ref.docType) {
+    problems.push({ field: 'docType', reason: 'cannot change; add a new reference instead' });
+  }
+  if (problems.length > 0) {
+    throw AppException.validation(problems);
   }
 }
 

@@ -121,6 +121,7 @@ export class WorkspacesService {
   async update(principal: Principal, organizationId: string, workspaceId: string, dto: UpdateWorkspaceDto): Promise<WorkspaceResponseDto> {
     return this.tx.run(async () => {
       const access = await this.access.requireIn(principal.userId, organizationId, workspaceId, 'manage');
+      await this.requireOwnIdentity(workspaceId, dto);
       const changes: Partial<Pick<WorkspaceEntity, 'name' | 'description' | 'icon' | 'color' | 'visibility'>> = {};
       if (dto.name !== undefined) {
         changes.name = dto.name.trim();
@@ -187,6 +188,25 @@ export class WorkspacesService {
       }
       return this.view(workspaceId, await this.access.resolve(principal.userId, workspaceId));
     });
+  }
+
+  /** A PATCH body that is the workspace as read: `id` and `slug`, when sent, must be this workspace's. */
+  private async requireOwnIdentity(workspaceId: string, dto: UpdateWorkspaceDto): Promise<void> {
+    if (dto.id === undefined && dto.slug === undefined) {
+      return;
+    }
+    const ws = await this.tx.manager.findOneByOrFail(WorkspaceEntity, { id: workspaceId });
+    const problems: Array<{ field: string; reason: string }> = [];
+    // Ids compare case-insensitively (PostgreSQL answers them in lower case); slugs are unique case-insensitively.
+    if (dto.id !== undefined && (typeof dto.id !== 'string' || dto.id.toLowerCase() !== ws.id)) {
+      problems.push({ field: 'id', reason: 'must be the id in the path' });
+    }
+    if (dto.slug !== undefined && (typeof dto.slug !== 'string' || dto.slug.toLowerCase() !== ws.slug.toLowerCase())) {
+      problems.push({ field: 'slug', reason: 'the slug of a workspace cannot change' });
+    }
+    if (problems.length > 0) {
+      throw AppException.validation(problems);
+    }
   }
 
   private async view(workspaceId: string, access: WorkspaceAccess): Promise<WorkspaceResponseDto> {

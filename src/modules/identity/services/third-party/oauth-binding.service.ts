@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../../common/auth/principal.js';
 import { AppException } from '../../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../../common/errors/error-code.js';
+import { offsetOf, type Page, pageOf, type PageQueryDto } from '../../../../common/http/pagination.js';
 import { TransactionHost } from '../../../../database/transaction-host.js';
 import type { BindOAuthDto, OAuthBindingDto } from '../../dtos/oidc-provider.dto.js';
 import { OAuthConnectionEntity } from '../../entities/oauth-connection.entity.js';
@@ -34,12 +35,16 @@ export class OAuthBindingService {
     private readonly users: UsersService,
   ) {}
 
-  async list(principal: Principal): Promise<OAuthBindingDto[]> {
-    const rows = await this.tx.manager.find(OAuthConnectionEntity, {
+  /** A list operation answers the paged structure (spec 1), like every other list. */
+  async list(principal: Principal, query: PageQueryDto): Promise<Page<OAuthBindingDto>> {
+    const [rows, total] = await this.tx.manager.findAndCount(OAuthConnectionEntity, {
       where: { userId: principal.userId },
+      // One binding per provider and user: the provider orders them completely.
       order: { provider: 'ASC' },
+      take: query.pageSize,
+      skip: offsetOf(query),
     });
-    return rows.map(toDto);
+    return pageOf(rows.map(toDto), total, query);
   }
 
   /**
