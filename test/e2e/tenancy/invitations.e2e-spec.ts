@@ -122,17 +122,19 @@ describe('tenancy: invitations', () => {
     expect(revokeAccepted.body.code).toBe('INVITATION_ALREADY_ACCEPTED');
   });
 
-  it('refuses an invitation for someone who became a member meanwhile, leaving it pending', async () => {
+  it('revokes the invitation of someone who became a member another way: it cannot let them back in after a removal', async () => {
     const { org, owner } = await organizationWithRoles(t.http);
     const invitee = await registerUser(t.http);
-    const { id, token } = await invite(owner, org.id, invitee.email);
-    await request(t.http).post(`${API}/organizations/${org.id}/members`).set(bearer(owner)).send({ userId: invitee.id, role: 'guest' }).expect(201);
-    const res = await request(t.http).post(`${API}/invitations/${token}/accept`).set(bearer(invitee)).expect(409);
-    expect(res.body.code).toBe('ALREADY_MEMBER');
-    const [row] = await t.dataSource.query(`SELECT status FROM organization_invitations WHERE id = $1`, [id]);
-    expect(row.status).toBe('pending');
-    const [member] = await t.dataSource.query(`SELECT role FROM organization_members WHERE organization_id = $1 AND user_id = $2`, [org.id, invitee.id]);
-    expect(member.role).toBe('guest');
+    const { id, token } = await invite(owner, org.id, invitee.email, { role: 'admin' });
+    const added = await request(t.http).post(`${API}/organizations/${org.id}/members`).set(bearer(owner)).send({ userId: invitee.id, role: 'guest' }).expect(201);
+    const record = await request(t.http).get(`${API}/organizations/${org.id}/invitations/${id}`).set(bearer(owner)).expect(200);
+    expect(record.body.payload).toMatchObject({ status: 'revoked', revokedBy: owner.id, revokedAt: expect.any(String) });
+    const res = await request(t.http).post(`${API}/invitations/${token}/accept`).set(bearer(invitee)).expect(410);
+    expect(res.body.code).toBe('INVITATION_REVOKED');
+    await request(t.http).delete(`${API}/organizations/${org.id}/members/${added.body.payload.id}`).set(bearer(owner)).expect(200);
+    expect((await request(t.http).post(`${API}/invitations/${token}/accept`).set(bearer(invitee)).expect(410)).body.code).toBe('INVITATION_REVOKED');
+    const members = await t.dataSource.query(`SELECT role FROM organization_members WHERE organization_id = $1 AND user_id = $2`, [org.id, invitee.id]);
+    expect(members).toEqual([]);
   });
 
   it('declines (status revoked with declinedAt, no member); a declined invitation cannot be accepted or declined again', async () => {

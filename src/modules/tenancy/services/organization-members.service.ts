@@ -10,6 +10,7 @@ import type { AddMemberDto, MemberQueryDto, MemberResponseDto, UpdateMemberDto }
 import { isoRequired } from '../dtos/tenancy-common.dto.js';
 import { type MemberStatus, OrganizationMemberEntity, type OrganizationRole } from '../entities/organization-member.entity.js';
 import { JoinRequestEntity } from '../entities/join-request.entity.js';
+import { OrganizationInvitationEntity } from '../entities/organization-invitation.entity.js';
 import { WorkspaceMemberEntity } from '../entities/workspace-member.entity.js';
 import { isUuid } from '../policies/organization-roles.js';
 import { type OrganizationAccess, OrganizationAccessService } from './organization-access.service.js';
@@ -143,6 +144,9 @@ export class OrganizationMembersService {
     if (via !== 'join_request') {
       await this.settleJoinRequest(organizationId, userId, role, actorId);
     }
+    if (via !== 'invitation') {
+      await this.settleInvitation(organizationId, userId, actorId);
+    }
     const member = await this.tx.manager.save(this.tx.manager.create(OrganizationMemberEntity, { organizationId, userId, role, status: 'active' }));
     await this.outbox.record({
       event: 'member_added',
@@ -163,6 +167,23 @@ export class OrganizationMembersService {
       { organizationId, userId, status: 'pending' },
       { status: 'approved', role: role === 'owner' ? null : role, reviewedBy: actorId, reviewedAt: new Date() },
     );
+  }
+
+  /**
+   * A pending invitation of someone who became a member another way (direct add, join request) is revoked by
+   * whoever let them in: left pending, it would let them back in with its role after a later removal.
+   */
+  private async settleInvitation(organizationId: string, userId: string, actorId: string): Promise<void> {
+    const user = await this.users.findById(userId);
+    if (!user) {
+      return;
+    }
+    await this.tx.manager
+      .createQueryBuilder()
+      .update(OrganizationInvitationEntity)
+      .set({ status: 'revoked', revokedAt: () => 'now()', revokedBy: actorId })
+      .where('organization_id = :organizationId AND status = :pending AND lower(email) = lower(:email)', { organizationId, pending: 'pending', email: user.email })
+      .execute();
   }
 
   /**
