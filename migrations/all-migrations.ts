@@ -23,6 +23,7 @@ import { RequestDocumentReference1732241300000 } from './1732241300000-request-d
 import { InvitationDeclinedRevoked1732241400000 } from './1732241400000-invitation-declined-revoked.js';
 import { WebhookAllOrganizations1732241500000 } from './1732241500000-webhook-all-organizations.js';
 import { SyncRequestReviewNote1732241600000 } from './1732241600000-sync-request-review-note.js';
+import { WebhookCredentialScopes1732241700000 } from './1732241700000-webhook-credential-scopes.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -54,4 +55,5 @@ export const ALL_MIGRATIONS = [
   InvitationDeclinedRevoked1732241400000,
   WebhookAllOrganizations1732241500000,
   SyncRequestReviewNote1732241600000,
+  WebhookCredentialScopes1732241700000,
 ];

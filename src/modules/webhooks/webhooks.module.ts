@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { DocumentsModule } from '../documents/documents.module.js';
 import { TenancyModule } from '../tenancy/tenancy.module.js';
 import { WebhookDeliveriesController } from './controllers/webhook-deliveries.controller.js';
 import { WebhooksController } from './controllers/webhooks.controller.js';
@@ -17,7 +18,8 @@ import { WebhookUrlGuard } from './services/webhook-url-guard.service.js';
  * that queues deliveries, and the worker that signs, sends, retries and records them.
  */
 @Module({
-  imports: [TenancyModule],
+  // Documents: whether a webhook's creator may view an event's document (DocumentAccessService.mayView).
+  imports: [TenancyModule, DocumentsModule],
   controllers: [WebhooksController, WebhookDeliveriesController],
   providers: [
     WebhookRepository,

@@ -8,6 +8,7 @@ import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { sleep, WebhookReceiver, waitFor } from './webhook-receiver.js';
 import {
   API,
+  createOrganizationDocument,
   createWebhook,
   deliveriesOf,
   recordEvents,
@@ -333,13 +334,15 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
     expect(editorGot()).toEqual([1]);
     expect(await deliveriesOf(t, owner, hook.id)).toHaveLength(1);
     // Organization-level documents: any active member reads; a suspended one does not.
-    await recordEvents(t, event('view_updated', { n: 3 }, { workspaceId: null }));
+    const orgLevel = { workspaceId: null, docType: 'ledgers', docId: `l-${Date.now()}` };
+    await createOrganizationDocument(t, owner, orgLevel.docType, orgLevel.docId);
+    await recordEvents(t, event('view_updated', { n: 3 }, orgLevel));
     await waitFor(() => editorGot().length === 2, 10_000, 'org-level');
     await t.dataSource.query(`UPDATE organization_members SET status = 'suspended' WHERE user_id = $1`, [
       editor.id,
     ]);
     await sleep(100);
-    await recordEvents(t, event('view_updated', { n: 4 }, { workspaceId: null }));
+    await recordEvents(t, event('view_updated', { n: 4 }, orgLevel));
     await waitFor(sentinelGot(4), 10_000, 'n=4 dispatched');
     await sleep(200);
     expect(editorGot()).toEqual([1, 3]);

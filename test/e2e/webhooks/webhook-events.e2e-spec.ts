@@ -7,6 +7,7 @@ import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { sleep, WebhookReceiver, waitFor } from './webhook-receiver.js';
 import {
   API,
+  createOrganizationDocument,
   createWebhook,
   deliveriesOf,
   quireSignatureValid,
@@ -29,6 +30,10 @@ describe('webhooks: events, payloads, signatures and filters', () => {
     });
     owner = await registerUser(t.http);
     doc = await createDocument(t.http, owner);
+    // The other documents the recorded events name: an event of a document that does not exist reaches no webhook.
+    await createDocument(t.http, owner, { docType: 'orders', id: 'o-1' });
+    await createDocument(t.http, owner, { docType: 'orders', id: 'o-2' });
+    await createOrganizationDocument(t, owner, 'orderbook', 'ob-1');
   });
   beforeEach(async () => {
     receiver = await new WebhookReceiver().start();

@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { createDocument } from '../documents/documents.fixtures.js';
 import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
 import { createTestDatabase } from '../../utils/test-database.js';
 import { TransactionHost } from '../../../src/database/transaction-host.js';
@@ -6,6 +7,13 @@ import { OutboxService } from '../../../src/modules/events/outbox.service.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { WebhookReceiver, waitFor } from './webhook-receiver.js';
 import { API, createWebhook, deliveriesOf, recordEvents, WEBHOOK_TEST_ENV } from './webhooks.fixtures.js';
+
+/** The owner and the document its view events name (an event of a document that does not exist is delivered to no one). */
+async function ownerWithDocument(app: TestApp): Promise<TestUser> {
+  const owner = await registerUser(app.http);
+  await createDocument(app.http, owner, { docType: 'products', id: 'p-1' });
+  return owner;
+}
 
 function viewEvent(user: TestUser, n: number): Parameters<typeof recordEvents>[1] {
   return {
@@ -38,7 +46,7 @@ describe('webhooks: restarts and several instances on one database', () => {
 
   it('resumes a retry schedule after a restart: same delivery, next attempt when due, nothing lost', async () => {
     const first = await createTestApp(WEBHOOK_TEST_ENV, { databaseUrl: database.url });
-    const owner = await registerUser(first.http);
+    const owner = await ownerWithDocument(first);
     receiver.replies = [{ status: 500 }];
     const hook = await createWebhook(first, owner, {
       url: receiver.url,
@@ -77,7 +85,7 @@ describe('webhooks: restarts and several instances on one database', () => {
     const a: TestApp = await createTestApp(WEBHOOK_TEST_ENV, { databaseUrl: database.url });
     const b: TestApp = await createTestApp(WEBHOOK_TEST_ENV, { databaseUrl: database.url });
     try {
-      const owner = await registerUser(a.http);
+      const owner = await ownerWithDocument(a);
       const slow = await new WebhookReceiver().start();
       slow.fallback = { status: 200, delayMs: 400 };
       const fastHook = await createWebhook(a, owner, {
@@ -146,7 +154,7 @@ describe('webhooks: restarts and several instances on one database', () => {
   it('a busy webhook does not send a later event ahead of an earlier one another instance is still dispatching', async () => {
     const app = await createTestApp(WEBHOOK_TEST_ENV, { databaseUrl: database.url });
     try {
-      const owner = await registerUser(app.http);
+      const owner = await ownerWithDocument(app);
       receiver.fallback = { status: 200, delayMs: 800 };
       const hook = await createWebhook(app, owner, { url: receiver.url, events: ['view_updated'] });
       await recordEvents(app, viewEvent(owner, 1));

@@ -404,6 +404,76 @@ describe('webhooks: management, validation, tenancy and URL safety', () => {
     );
   });
 
+  it('takes the webhook as GET answers it back on PUT: read-only keys ignored, a foreign id or an unknown key refused', async () => {
+    const hook = await createWebhook(t, owner, {
+      url: receiver.url,
+      description: 'as read',
+      events: ['request_merged'],
+      filters: { docTypes: ['products'] },
+    });
+    const read = (await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200)).body
+      .payload;
+    const same = await request(t.http)
+      .put(`${API}/webhooks/${hook.id}`)
+      .set(bearer(owner))
+      .send(read)
+      .expect(200);
+    const { updatedAt: _before, ...unchanged } = read;
+    expect(same.body.payload).toMatchObject(unchanged);
+    // Read-only keys are ignored whatever their value: they never change the webhook.
+    const edited = await request(t.http)
+      .put(`${API}/webhooks/${hook.id}`)
+      .set(bearer(owner))
+      .send({
+        ...read,
+        name: 'Edited after reading',
+        organizationId: outsider.defaultOrganizationId,
+        allOrganizations: !read.allOrganizations,
+        credentialScopes: [],
+        status: 'paused',
+        createdBy: outsider.id,
+        consecutiveFailures: 99,
+        disabledAt: new Date().toISOString(),
+        disabledReason: 'x',
+        secretRotatedAt: new Date().toISOString(),
+        previousSecretExpiresAt: new Date().toISOString(),
+        createdAt: '2000-01-01T00:00:00.000Z',
+        updatedAt: '2000-01-01T00:00:00.000Z',
+      })
+      .expect(200);
+    expect(edited.body.payload).toMatchObject({
+      ...unchanged,
+      name: 'Edited after reading',
+    });
+    // The id, given, must be this webhook's (any case); unknown keys stay refused.
+    await request(t.http)
+      .put(`${API}/webhooks/${hook.id}`)
+      .set(bearer(owner))
+      .send({ ...read, name: 'Edited after reading', id: hook.id.toUpperCase() })
+      .expect(200);
+    const otherId = await request(t.http)
+      .put(`${API}/webhooks/${hook.id}`)
+      .set(bearer(owner))
+      .send({ ...read, id: '00000000-0000-4000-8000-000000000000' })
+      .expect(400);
+    expect(otherId.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'id' } });
+    for (const extra of [{ foo: 1 }, { secret: 'whsec_mine' }]) {
+      const refused = await request(t.http)
+        .put(`${API}/webhooks/${hook.id}`)
+        .set(bearer(owner))
+        .send({ ...read, ...extra })
+        .expect(400);
+      const [key] = Object.keys(extra);
+      expect(refused.body).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: { field: key, reason: `property ${key} should not exist` },
+      });
+    }
+    const after = (await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200))
+      .body.payload;
+    expect(after).toMatchObject({ ...unchanged, name: 'Edited after reading' });
+  });
+
   it('needs webhooks:manage on delegated credentials', async () => {
     const narrow = await scopedToken(t, owner, ['doc:read']);
     const res = await request(t.http).get(`${API}/webhooks`).set(bearer(narrow)).expect(403);

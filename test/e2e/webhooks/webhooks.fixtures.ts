@@ -41,6 +41,28 @@ export async function createWebhook(
 }
 
 /**
+ * An organization-level document (no workspace) of `user`'s default organization: events recorded in a test must
+ * name a document that exists, or no webhook is offered them (docs/webhooks.md, "What a webhook may see").
+ */
+export async function createOrganizationDocument(
+  t: TestApp,
+  user: TestUser,
+  docType: string,
+  docId: string,
+): Promise<void> {
+  await request(t.http)
+    .post(`${API}/doc/${docType}`)
+    .set(bearer(user))
+    .send({
+      id: docId,
+      organizationId: user.defaultOrganizationId,
+      workspaceId: null,
+      metadata: { fields: [{ id: 'name', name: 'Name', type: 'text' }] },
+    })
+    .expect(201);
+}
+
+/**
  * Records events through the outbox exactly as a module does (inside a unit of work). Used for the event
  * groups whose modules are not built yet: the webhook path is generic over the catalogue.
  */

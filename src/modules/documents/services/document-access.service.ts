@@ -6,6 +6,7 @@ import { UsersService } from '../../identity/services/users.service.js';
 import { DocumentSourceService } from '../../tenancy/services/document-source.service.js';
 import { OrganizationAccessService } from '../../tenancy/services/organization-access.service.js';
 import { type OrganizationLevelAccess, type WorkspaceAccess, WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
+import type { EventDocument } from '../../events/domain-event.js';
 import type { DocumentRecord, RowRecord } from '../domain/document.records.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { DocumentSettingsPolicy } from './document-settings.policy.js';
@@ -218,6 +219,17 @@ export class DocumentAccessService {
       throw error;
     }
     return rights.canRead && (await this.settingsPolicy.admitsUser(document, rights, userId, 'view'));
+  }
+
+  /**
+   * The live document an event names, looked up in its own tenant with no caller and no access check: for
+   * subscribers that then ask mayView for someone (a webhook's creator). Null once it is deleted.
+   */
+  async findEventDocument(ref: EventDocument): Promise<DocumentRecord | null> {
+    const document = ref.workspaceId
+      ? await this.documents.findInWorkspace(ref.workspaceId, ref.docType, ref.docId)
+      : await this.documents.findOrganizationLevel(ref.organizationId, ref.docType, ref.docId);
+    return document?.organizationId === ref.organizationId ? document : null;
   }
 
   /** The caller's access to a workspace; a workspace of another tenant is reported as a missing document. */

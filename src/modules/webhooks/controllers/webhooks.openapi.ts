@@ -16,7 +16,7 @@ export function ApiWebhookNotFound(what: string): MethodDecorator & ClassDecorat
 export function ApiSkippedDeliveryConflict(): MethodDecorator & ClassDecorator {
   return ApiConflictResponse({
     description:
-      "INVALID_STATE: the delivery was skipped (the webhook's creator may not read its event) and its body dropped",
+      "INVALID_STATE: the delivery was skipped (the webhook's creator or its credential scopes may not read its event) and its body dropped",
     schema: ERROR_ENVELOPE_SCHEMA,
   });
 }

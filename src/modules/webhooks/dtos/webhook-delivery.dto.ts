@@ -82,7 +82,9 @@ export class DeliveryDetailResponseDto extends DeliveryResponseDto {
     type: String,
     description:
       "The raw JSON body sent (the same bytes on every attempt); null when the webhook's creator may not read the " +
-      'event (a skipped delivery has no body any more)',
+      "event (the document's view permissions included), when the webhook's credentialScopes or the calling " +
+      'credential lack the scope that reads it (data:read for data_* events, doc:read for the other document events), ' +
+      'and for a skipped delivery (its body was dropped)',
   })
   requestBody: string | null;
   @ApiProperty({ type: [DeliveryAttemptDto], description: 'Newest first' }) attemptLog: DeliveryAttemptDto[];
@@ -153,7 +155,10 @@ export function toDeliveryResponse(row: DeliveryRow): DeliveryResponseDto {
   };
 }
 
-/** `bodyReadable`: whether the webhook's creator may read the event now (tests: always); skipped ones have none. */
+/**
+ * `bodyReadable`: whether the event may be shown to this caller now (WebhookDeliveriesService; tests: always);
+ * skipped ones have none.
+ */
 export function toDeliveryDetail(
   row: DeliveryRow,
   attempts: AttemptRow[],

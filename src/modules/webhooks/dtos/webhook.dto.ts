@@ -15,7 +15,7 @@ import {
   MinLength,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
-import { PresentNotNull, Trimmed } from '../../../common/http/validation-decorators.js';
+import { PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import { DOMAIN_EVENT_TYPES } from '../../events/event-catalogue.js';
 import { WEBHOOK_STATUSES, type WebhookRow, type WebhookStatus } from '../repositories/webhook.repository.js';
 import { CONDITION_OPERATORS, type WebhookFilters } from '../services/webhook-filter.js';
@@ -122,9 +122,19 @@ export class CreateWebhookDto {
 
 /**
  * PUT: the fields given replace the stored ones; fields left out keep their values. `null` clears `description` and
- * resets `filters` to `{}`; the other fields have no empty value, so `null` is refused (PresentNotNull).
+ * resets `filters` to `{}`; the other fields have no empty value, so `null` is refused (PresentNotNull). The body may
+ * be the webhook as GET answers it (as views and settings accept their read form): `id` must then be the path's, the
+ * other read-only keys are accepted and ignored, whatever their value; any other unknown key is refused.
  */
 export class UpdateWebhookDto {
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description: "The webhook's id; when given it must be the id in the path (read form sent back)",
+  })
+  @IsOptional()
+  @IsString()
+  id?: string;
+
   @ApiPropertyOptional({ maxLength: 200 })
   @PresentNotNull()
   @Trimmed()
@@ -180,6 +190,20 @@ export class UpdateWebhookDto {
   @Min(WEBHOOK_LIMITS.retryInterval.min)
   @Max(WEBHOOK_LIMITS.retryInterval.max)
   retryInterval?: number;
+
+  // The read-only keys of WebhookResponseDto: a webhook read can be sent back (ignored, whatever their value).
+  @ReadOnlyEcho() organizationId?: unknown;
+  @ReadOnlyEcho() allOrganizations?: unknown;
+  @ReadOnlyEcho() credentialScopes?: unknown;
+  @ReadOnlyEcho() status?: unknown;
+  @ReadOnlyEcho() createdBy?: unknown;
+  @ReadOnlyEcho() consecutiveFailures?: unknown;
+  @ReadOnlyEcho() disabledAt?: unknown;
+  @ReadOnlyEcho() disabledReason?: unknown;
+  @ReadOnlyEcho() secretRotatedAt?: unknown;
+  @ReadOnlyEcho() previousSecretExpiresAt?: unknown;
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
 }
 
 export class WebhookListQueryDto extends PageQueryDto {
@@ -233,6 +257,14 @@ export class WebhookResponseDto {
   @ApiProperty({ description: 'Seconds' }) timeout: number;
   @ApiProperty() maxRetries: number;
   @ApiProperty({ description: 'Seconds' }) retryInterval: number;
+  @ApiProperty({
+    type: [String],
+    nullable: true,
+    example: ['doc:read', 'webhooks:manage'],
+    description:
+      "Scopes of the credential that created the webhook (a first-party session: every scope), narrowed to those a later PUT's credential also holds. Only events these read through the API are delivered: row events (data_*) need data:read, the other document events doc:read. null: created before scopes were recorded, unrestricted.",
+  })
+  credentialScopes: string[] | null;
   @ApiProperty({ enum: WEBHOOK_STATUSES }) status: WebhookStatus;
   @ApiProperty({ format: 'uuid' }) createdBy: string;
   @ApiProperty({ description: 'Failed automatic attempts since the last success' })
@@ -278,6 +310,7 @@ export function toWebhookResponse(row: WebhookRow): WebhookResponseDto {
     timeout: row.timeoutSeconds,
     maxRetries: row.maxRetries,
     retryInterval: row.retryIntervalSeconds,
+    credentialScopes: row.credentialScopes,
     status: row.status,
     createdBy: row.createdBy,
     consecutiveFailures: row.consecutiveFailures,

@@ -20,6 +20,7 @@ import {
 } from '../repositories/webhook-queue.repository.js';
 import { WebhookRepository } from '../repositories/webhook.repository.js';
 import { WebhookAccessService } from '../services/webhook-access.service.js';
+import { readScopeOf, scopesRead } from '../services/webhook-event-scopes.js';
 import { retryDelaySeconds } from '../services/webhook-retry-schedule.js';
 import { type SendResult, sendWebhook } from '../services/webhook-sender.js';
 import { signatureHeaders } from '../services/webhook-signature.js';
@@ -31,7 +32,8 @@ const PRUNE_EVERY_MS = 60_000;
  * Sends queued webhook deliveries, outside any transaction (docs/webhooks.md, "Delivery"):
  * 1. claim — one short transaction leases up to `WEBHOOK_CONCURRENCY` webhooks whose queue head is due
  *    (SKIP LOCKED, so instances never claim the same webhook) and counts the attempt;
- * 2. check — the creator may still read the event's document, the URL still resolves to an allowed address;
+ * 2. check — the webhook's credential scopes read the event and its creator may still read it (the document's
+ *    view permissions included), the URL still resolves to an allowed address;
  * 3. send — one POST to the checked address with the signature headers, bounded by the webhook's timeout;
  * 4. record — one transaction writes the attempt, the delivery's next state (retry time) and the failure
  *    streak, disables the webhook and notifies its creator when the streak is too long, and ends the lease
@@ -114,15 +116,10 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
 
   /** One attempt; returns the webhook's next delivery when it was claimed in the same record transaction. */
   private async attempt(delivery: ClaimedDelivery): Promise<ClaimedDelivery | null> {
-    if (
-      delivery.kind === 'event' &&
-      !(await this.access.creatorMayRead(delivery.createdBy, delivery.organizationId, delivery.workspaceId))
-    ) {
+    const unreadable = delivery.kind === 'event' ? await this.whyUnreadable(delivery) : null;
+    if (unreadable) {
       return this.tx.run(async () => {
-        await this.queue.skip(
-          delivery,
-          "not sent: the webhook's creator can no longer read this document; its body was dropped",
-        );
+        await this.queue.skip(delivery, `not sent: ${unreadable}; its body was dropped`);
         return this.loop.stopping ? null : this.queue.claimNextOf(delivery.webhookId, delivery.leaseToken);
       });
     }
@@ -173,6 +170,24 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
       }
       return this.loop.stopping || !owned ? null : this.queue.claimNextOf(delivery.webhookId, delivery.leaseToken);
     });
+  }
+
+  /**
+   * Why an event delivery may not go out any more, or null: a PUT by a narrower credential has narrowed the
+   * webhook's scopes since it was queued (it may have pointed the URL elsewhere), or its creator lost read access.
+   */
+  private async whyUnreadable(delivery: ClaimedDelivery): Promise<string | null> {
+    const event = { eventType: delivery.eventType, docType: delivery.docType, docId: delivery.docId };
+    if (!scopesRead(delivery.credentialScopes, event)) {
+      return `the webhook's credential scopes no longer include ${readScopeOf(event) ?? ''}`;
+    }
+    const mayRead = await this.access.creatorMayRead(delivery.createdBy, {
+      organizationId: delivery.organizationId,
+      workspaceId: delivery.workspaceId,
+      docType: delivery.docType,
+      docId: delivery.docId,
+    });
+    return mayRead ? null : "the webhook's creator can no longer read this document";
   }
 
   private async send(delivery: ClaimedDelivery, headers: Record<string, string>): Promise<SendResult> {

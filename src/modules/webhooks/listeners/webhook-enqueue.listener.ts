@@ -7,7 +7,8 @@ import { OnDomainEvent } from '../../events/on-domain-event.decorator.js';
 import { WebhookDeliveryJob } from '../jobs/webhook-delivery.job.js';
 import { type NewDelivery, WebhookDeliveryRepository } from '../repositories/webhook-delivery.repository.js';
 import { WebhookRepository, type WebhookRow } from '../repositories/webhook.repository.js';
-import { WebhookAccessService } from '../services/webhook-access.service.js';
+import { type EventPlace, WebhookAccessService } from '../services/webhook-access.service.js';
+import { scopesRead } from '../services/webhook-event-scopes.js';
 import { type FilterableDelivery, filtersMatch } from '../services/webhook-filter.js';
 
 /**
@@ -15,7 +16,8 @@ import { type FilterableDelivery, filtersMatch } from '../services/webhook-filte
  * Runs inside the outbox dispatch transaction (only database writes; idempotent by event id through the
  * unique (webhook_id, event_id) index), so an event is queued for its webhooks exactly when it is marked
  * dispatched. The delivery body is fixed here, once: retries and redeliveries send the same bytes. Only events
- * the webhook's creator may read are queued (docs/webhooks.md, "What a webhook may see").
+ * the credential that set the webhook up could read (its scopes) and its creator may read (their rights and the
+ * document's view permissions) are queued (docs/webhooks.md, "What a webhook may see").
  * Any event type of the catalogue is handled the same way, whichever module records it.
  */
 @Injectable()
@@ -41,6 +43,12 @@ export class WebhookEnqueueListener {
       return;
     }
     const subscribed = await this.webhooks.subscribedTo(event.organizationId, event.event, event.id);
+    const place: EventPlace = {
+      organizationId,
+      workspaceId: event.workspaceId,
+      docType: event.docType,
+      docId: event.docId,
+    };
     const queued: NewDelivery[] = [];
     for (const webhook of subscribed) {
       const deliveryId = randomUUID();
@@ -57,8 +65,9 @@ export class WebhookEnqueueListener {
         payload: event.payload,
       };
       if (
+        !scopesRead(webhook.credentialScopes, { eventType: event.event, ...place }) ||
         !filtersMatch(webhook.filters, envelope) ||
-        !(await this.creatorMayRead(webhook, organizationId, event.workspaceId))
+        !(await this.creatorMayRead(webhook, place))
       ) {
         continue;
       }
@@ -85,15 +94,11 @@ export class WebhookEnqueueListener {
 
   /**
    * An event the webhook's creator may not read is not queued for it at all (no body stored, no record naming its
-   * document); asked once per creator and workspace in a dispatch transaction. Re-checked before every attempt.
+   * document); asked once per creator and document (or workspace) in a dispatch transaction, where the document
+   * itself is read once for all creators. Re-checked before every attempt.
    */
-  private creatorMayRead(
-    webhook: WebhookRow,
-    organizationId: string,
-    workspaceId: string | null,
-  ): Promise<boolean> {
-    return this.tx.memo(this, `read:${webhook.createdBy}:${organizationId}:${workspaceId ?? ''}`, () =>
-      this.access.creatorMayRead(webhook.createdBy, organizationId, workspaceId),
-    );
+  private creatorMayRead(webhook: WebhookRow, place: EventPlace): Promise<boolean> {
+    const key = `read:${JSON.stringify([webhook.createdBy, place.organizationId, place.workspaceId, place.docType, place.docId])}`;
+    return this.tx.memo(this, key, () => this.access.creatorMayRead(webhook.createdBy, place));
   }
 }

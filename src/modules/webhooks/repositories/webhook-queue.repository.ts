@@ -12,6 +12,7 @@ export interface ClaimedDelivery {
   workspaceId: string | null;
   eventType: string;
   docType: string | null;
+  docId: string | null;
   kind: DeliveryKind;
   manual: boolean;
   requestBody: string;
@@ -19,6 +20,8 @@ export interface ClaimedDelivery {
   retriesLeft: number;
   url: string;
   createdBy: string;
+  /** The webhook's credential scopes (WebhookRow.credentialScopes): null reads every event. */
+  credentialScopes: string[] | null;
   timeoutSeconds: number;
   retryIntervalSeconds: number;
   secret: string;
@@ -39,9 +42,9 @@ export interface StreakRow {
 }
 
 const CLAIMED_COLUMNS = `d.id, d.webhook_id AS "webhookId", w.lease_token AS "leaseToken", d.organization_id AS "organizationId",
-  d.workspace_id AS "workspaceId", d.event_type AS "eventType", d.doc_type AS "docType", d.kind, d.manual,
+  d.workspace_id AS "workspaceId", d.event_type AS "eventType", d.doc_type AS "docType", d.doc_id AS "docId", d.kind, d.manual,
   d.request_body AS "requestBody", d.attempts AS attempt, d.retries_left AS "retriesLeft", w.url,
-  w.created_by AS "createdBy", w.timeout_seconds AS "timeoutSeconds", w.retry_interval_seconds AS "retryIntervalSeconds",
+  w.created_by AS "createdBy", w.credential_scopes AS "credentialScopes", w.timeout_seconds AS "timeoutSeconds", w.retry_interval_seconds AS "retryIntervalSeconds",
   w.secret, CASE WHEN w.previous_secret_expires_at > now() THEN w.previous_secret END AS "previousSecret"`;
 
 /**
@@ -249,7 +252,8 @@ export class WebhookQueueRepository {
   }
 
   /**
-   * A delivery not sent because the webhook's creator may no longer read its document. What it would have told is
+   * A delivery not sent because the webhook's creator, or the credential that set it up, may no longer read its
+   * event (`reason` says which). What it would have told is
    * dropped: the body (the column is NOT NULL, so it becomes '') and the document's type and id.
    */
   async skip(delivery: ClaimedDelivery, reason: string): Promise<void> {

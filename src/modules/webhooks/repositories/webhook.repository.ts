@@ -21,6 +21,11 @@ export interface WebhookRow {
   timeoutSeconds: number;
   maxRetries: number;
   retryIntervalSeconds: number;
+  /**
+   * Scopes of the credential that created it, narrowed by later PUTs: it delivers only events these read
+   * (webhook-event-scopes.ts). Null for webhooks created before they were recorded: unrestricted.
+   */
+  credentialScopes: string[] | null;
   status: WebhookStatus;
   /** Sealed (SecretBoxService); never leaves the service layer. */
   secret: string;
@@ -47,6 +52,7 @@ export interface NewWebhook {
   timeoutSeconds: number;
   maxRetries: number;
   retryIntervalSeconds: number;
+  credentialScopes: string[];
   secret: string;
 }
 
@@ -61,12 +67,13 @@ export type WebhookChanges = Partial<
     | 'timeoutSeconds'
     | 'maxRetries'
     | 'retryIntervalSeconds'
+    | 'credentialScopes'
   >
 >;
 
 export const WEBHOOK_COLUMNS = `w.id, w.organization_id AS "organizationId", w.all_organizations AS "allOrganizations", w.created_by AS "createdBy", w.name, w.description, w.url,
   w.events, w.filters, w.timeout_seconds AS "timeoutSeconds", w.max_retries AS "maxRetries",
-  w.retry_interval_seconds AS "retryIntervalSeconds", w.status, w.secret, w.previous_secret AS "previousSecret",
+  w.retry_interval_seconds AS "retryIntervalSeconds", w.credential_scopes AS "credentialScopes", w.status, w.secret, w.previous_secret AS "previousSecret",
   w.previous_secret_expires_at AS "previousSecretExpiresAt", w.secret_rotated_at AS "secretRotatedAt",
   w.consecutive_failures AS "consecutiveFailures", w.failing_since AS "failingSince", w.disabled_at AS "disabledAt",
   w.disabled_reason AS "disabledReason", w.created_at AS "createdAt", w.updated_at AS "updatedAt"`;
@@ -80,6 +87,7 @@ const CHANGE_COLUMNS: Record<keyof WebhookChanges, string> = {
   timeoutSeconds: 'timeout_seconds',
   maxRetries: 'max_retries',
   retryIntervalSeconds: 'retry_interval_seconds',
+  credentialScopes: 'credential_scopes',
 };
 
 /** Webhooks. Every lookup by id also names the organizations the caller may see, so other tenants' ids find nothing. */
@@ -90,8 +98,8 @@ export class WebhookRepository {
   async insert(webhook: NewWebhook): Promise<WebhookRow> {
     const rows = await this.tx.manager.query<WebhookRow[]>(
       `INSERT INTO webhooks AS w (organization_id, created_by, name, description, url, events, filters, timeout_seconds,
-                                  max_retries, retry_interval_seconds, secret, all_organizations)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+                                  max_retries, retry_interval_seconds, secret, all_organizations, credential_scopes)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
        RETURNING ${WEBHOOK_COLUMNS}`,
       [
         webhook.organizationId,
@@ -106,6 +114,7 @@ export class WebhookRepository {
         webhook.retryIntervalSeconds,
         webhook.secret,
         webhook.allOrganizations,
+        webhook.credentialScopes,
       ],
     );
     return rows[0];

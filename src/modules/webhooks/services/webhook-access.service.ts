@@ -1,12 +1,23 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
+import { TransactionHost } from '../../../database/transaction-host.js';
+import type { DocumentRecord } from '../../documents/domain/document.records.js';
+import { DocumentAccessService } from '../../documents/services/document-access.service.js';
 import { UsersService } from '../../identity/services/users.service.js';
 import { OrganizationAccessService } from '../../tenancy/services/organization-access.service.js';
 import { WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
 import { WebhookRepository, type WebhookRow } from '../repositories/webhook.repository.js';
 
 const MANAGER_ROLES = new Set(['owner', 'admin']);
+
+/** Where an event (or a delivery of one) happened: its tenant, and the document it names, if any. */
+export interface EventPlace {
+  organizationId: string;
+  workspaceId: string | null;
+  docType: string | null;
+  docId: string | null;
+}
 
 /**
  * Who may manage which webhook, and whether a webhook's creator may still read an event's document.
@@ -16,6 +27,8 @@ const MANAGER_ROLES = new Set(['owner', 'admin']);
 @Injectable()
 export class WebhookAccessService {
   constructor(
+    private readonly tx: TransactionHost,
+    private readonly documents: DocumentAccessService,
     private readonly organizations: OrganizationAccessService,
     private readonly workspaces: WorkspaceAccessService,
     private readonly users: UsersService,
@@ -82,15 +95,18 @@ export class WebhookAccessService {
   }
 
   /**
-   * Re-checked before each delivery: the creator may read the event's document now. Workspace documents
-   * follow the workspace rules; organization-level documents (no workspace) and events without a document
-   * need an active membership of the organization.
+   * Whether the webhook's creator may read the event now, exactly as a read of its document would decide
+   * (asked when it is queued, before every attempt, and before its body is shown): an event of a document needs
+   * DocumentAccessService.mayView — read rights where the document lives, narrowed by its and its type's
+   * `permissions.view` settings; a document that no longer exists is read by no one. An event without a document
+   * follows the workspace rules, or needs an active membership of its organization when it names no workspace.
    */
-  async creatorMayRead(
-    createdBy: string,
-    organizationId: string,
-    workspaceId: string | null,
-  ): Promise<boolean> {
+  async creatorMayRead(createdBy: string, place: EventPlace): Promise<boolean> {
+    const { organizationId, workspaceId, docType, docId } = place;
+    if (docType !== null && docId !== null) {
+      const document = await this.eventDocument({ organizationId, workspaceId, docType, docId });
+      return document !== null && (await this.documents.mayView(document, createdBy));
+    }
     try {
       if (workspaceId) {
         const access = await this.workspaces.resolve(createdBy, workspaceId);
@@ -103,6 +119,20 @@ export class WebhookAccessService {
       }
       throw error;
     }
+  }
+
+  /**
+   * The document an event names, read once per transaction: a dispatched batch of events of one document asks for
+   * it once, whatever the number of webhooks and creators.
+   */
+  private eventDocument(ref: {
+    organizationId: string;
+    workspaceId: string | null;
+    docType: string;
+    docId: string;
+  }): Promise<DocumentRecord | null> {
+    const key = `document:${JSON.stringify([ref.organizationId, ref.workspaceId, ref.docType, ref.docId])}`;
+    return this.tx.memo(this, key, () => this.documents.findEventDocument(ref));
   }
 }
 

@@ -17,6 +17,7 @@ import { WebhookDeliveryJob } from '../jobs/webhook-delivery.job.js';
 import { type DeliveryRow, WebhookDeliveryRepository } from '../repositories/webhook-delivery.repository.js';
 import type { WebhookRow } from '../repositories/webhook.repository.js';
 import { WebhookAccessService } from './webhook-access.service.js';
+import { scopesRead } from './webhook-event-scopes.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -54,7 +55,7 @@ export class WebhookDeliveriesService {
     return toDeliveryDetail(
       row,
       await this.deliveries.attempts(deliveryId),
-      await this.bodyReadable(webhook, row),
+      await this.bodyReadable(principal, webhook, row),
     );
   }
 
@@ -78,7 +79,7 @@ export class WebhookDeliveriesService {
           details: [
             {
               reason:
-                "a skipped delivery cannot be redelivered: the webhook's creator may not read its event, and its body was dropped",
+                "a skipped delivery cannot be redelivered: its event may not be read (by the webhook's creator, or with its credential scopes), and its body was dropped",
             },
           ],
         });
@@ -88,7 +89,7 @@ export class WebhookDeliveriesService {
       return toDeliveryDetail(
         updated,
         await this.deliveries.attempts(deliveryId),
-        await this.bodyReadable(webhook, updated),
+        await this.bodyReadable(principal, webhook, updated),
       );
     });
     this.job.kick();
@@ -101,13 +102,24 @@ export class WebhookDeliveriesService {
   }
 
   /**
-   * An event delivery's body is shown only while the webhook's creator may read the event (the rule deliveries
-   * are sent by): access taken away hides it even before the delivery is skipped. Tests carry the caller's payload.
+   * An event delivery's body is shown only while the deliveries rule admits it — the webhook's credential scopes
+   * read the event and its creator may read it (access taken away hides it even before the delivery is skipped) —
+   * and the calling credential itself holds the scope that reads it through the API (a `webhooks:manage`-only key
+   * sees no row values). Tests carry the caller's payload.
    */
-  private async bodyReadable(webhook: WebhookRow, row: DeliveryRow): Promise<boolean> {
+  private async bodyReadable(principal: Principal, webhook: WebhookRow, row: DeliveryRow): Promise<boolean> {
     if (row.kind === 'test') {
       return true;
     }
-    return this.access.creatorMayRead(webhook.createdBy, row.organizationId, row.workspaceId);
+    const event = { eventType: row.eventType, docType: row.docType, docId: row.docId };
+    if (!scopesRead(principal.scopes, event) || !scopesRead(webhook.credentialScopes, event)) {
+      return false;
+    }
+    return this.access.creatorMayRead(webhook.createdBy, {
+      organizationId: row.organizationId,
+      workspaceId: row.workspaceId,
+      docType: row.docType,
+      docId: row.docId,
+    });
   }
 }

@@ -26,6 +26,7 @@ import {
   type WebhookRow,
 } from '../repositories/webhook.repository.js';
 import { WebhookAccessService } from './webhook-access.service.js';
+import { narrowedScopes, normalizedScopes } from './webhook-event-scopes.js';
 import { filtersProblems, type WebhookFilters } from './webhook-filter.js';
 import { generateWebhookSecret } from './webhook-signature.js';
 import { UnsafeDestinationError, WebhookUrlGuard } from './webhook-url-guard.service.js';
@@ -75,6 +76,8 @@ export class WebhooksService {
         timeoutSeconds: dto.timeout ?? WEBHOOK_LIMITS.timeout.default,
         maxRetries: dto.maxRetries ?? WEBHOOK_LIMITS.maxRetries.default,
         retryIntervalSeconds: dto.retryInterval ?? WEBHOOK_LIMITS.retryInterval.default,
+        // It delivers only what this credential could read through the API (a session carries every scope).
+        credentialScopes: normalizedScopes(principal.scopes),
         secret: sealed,
       });
       return { ...toWebhookResponse(row), secret };
@@ -105,14 +108,28 @@ export class WebhooksService {
     return toWebhookResponse(await this.access.manageable(principal, webhookId));
   }
 
+  /**
+   * The fields given replace the stored ones. A webhook as read is accepted: its `id` must be this one, the other
+   * read-only keys are ignored (UpdateWebhookDto). The webhook's credential scopes become those it had that the
+   * calling credential also holds: a narrower credential could otherwise point it at its own URL and receive what it
+   * cannot read; a PUT never widens them.
+   */
   async update(principal: Principal, webhookId: string, dto: UpdateWebhookDto): Promise<WebhookResponseDto> {
+    if (dto.id !== undefined && dto.id.toLowerCase() !== webhookId.toLowerCase()) {
+      throw AppException.validation([
+        {
+          field: 'id',
+          reason: "the id in the body must be the webhook's id in the path (it cannot be changed)",
+        },
+      ]);
+    }
     const filters = dto.filters === undefined ? undefined : this.checkFilters(dto.filters);
     const url = dto.url?.trim();
     if (url !== undefined) {
       await this.checkUrl(url);
     }
     return this.tx.run(async () => {
-      await this.access.manageable(principal, webhookId, true);
+      const webhook = await this.access.manageable(principal, webhookId, true);
       const changes: WebhookChanges = {
         name: dto.name,
         description: dto.description,
@@ -122,6 +139,7 @@ export class WebhooksService {
         timeoutSeconds: dto.timeout,
         maxRetries: dto.maxRetries,
         retryIntervalSeconds: dto.retryInterval,
+        credentialScopes: narrowedScopes(webhook.credentialScopes, principal.scopes),
       };
       return toWebhookResponse(await this.webhooks.update(webhookId, changes));
     });
