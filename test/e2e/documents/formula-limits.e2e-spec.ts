@@ -74,19 +74,19 @@ describe('documents: formula limits and volatile formulas over text dates', () =
     expect(created.body.code).toBe('VALIDATION_ERROR');
   });
 
-  it('compiles chained operators in SQL linearly: long chains define, sort and filter quickly', async () => {
+  // No timing here (it failed on a loaded machine): compiled SQL is capped at 100,000 characters, so a compile that
+  // grew exponentially would refuse these definitions, and the 200 below is the check that it stays linear.
+  it('compiles chained operators in SQL linearly: long chains define, sort and filter', async () => {
     await putMetadata([
       ...FIELDS,
       formula('mod', 'YEAR(NOW())' + ' % 7'.repeat(16)),
       formula('chain', 'qty+'.repeat(199) + 'YEAR(NOW())'),
     ]).expect(200);
-    const started = Date.now();
     expect(ids(await sorted('mod'))).toHaveLength(4);
     const year = new Date().getUTCFullYear();
     const chain = await sorted('chain');
     expect(ids(chain)).toEqual(['a', 'b', 'c', 'd']);
     expect(Object.values(valueOf(chain[0], 'chain') ?? {})[0]).toBe(199 + year);
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 
   it('reads text as dates in volatile formulas: not a date is empty, and SQL order matches the values', async () => {
