@@ -24,6 +24,8 @@ import { InvitationDeclinedRevoked1732241400000 } from './1732241400000-invitati
 import { WebhookAllOrganizations1732241500000 } from './1732241500000-webhook-all-organizations.js';
 import { SyncRequestReviewNote1732241600000 } from './1732241600000-sync-request-review-note.js';
 import { WebhookCredentialScopes1732241700000 } from './1732241700000-webhook-credential-scopes.js';
+import { PropagationReconcileJobs1732241820000 } from './1732241820000-propagation-reconcile-jobs.js';
+import { ConnectionRefusals1732241840000 } from './1732241840000-connection-refusals.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -56,4 +58,6 @@ export const ALL_MIGRATIONS = [
   WebhookAllOrganizations1732241500000,
   SyncRequestReviewNote1732241600000,
   WebhookCredentialScopes1732241700000,
+  PropagationReconcileJobs1732241820000,
+  ConnectionRefusals1732241840000,
 ];

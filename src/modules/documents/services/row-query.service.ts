@@ -11,7 +11,7 @@ import {
   MAX_PAGE_SIZE,
   type Page,
 } from '../../../common/http/pagination.js';
-import type { FieldDefinition, StoredValue } from '../fields/field.types.js';
+import type { FieldDefinition, StoredRowValues, StoredValue } from '../fields/field.types.js';
 import { storedToValue } from '../fields/field-type.registry.js';
 import { isPlainObject } from '../fields/field-value.utils.js';
 import { SYSTEM_QUERY_FIELDS } from '../query/field-resolver.js';
@@ -211,6 +211,11 @@ export class RowQueryService {
   }
 
   /** One row, as the document or the draft has it. */
+  /** Committed rows whose `fieldId` value, trimmed and lower-cased, is one of `keys` (RowRepository.findByTextKeys). */
+  findByTextKeys(ctx: DocumentContext, fieldId: string, keys: readonly string[]): Promise<{ id: string; values: StoredRowValues }[]> {
+    return this.rows.findByTextKeys(ctx.document.uuid, fieldId, keys);
+  }
+
   async get(ctx: DocumentContext, rowId: string, requestId: string | undefined): Promise<RowReadResponseDto> {
     const draft = await this.load(ctx, requestId, [rowId]);
     const row = await this.findRow(ctx, draft, rowId);

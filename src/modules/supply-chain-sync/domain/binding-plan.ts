@@ -1,6 +1,13 @@
+import type { FieldDefinition } from '../../documents/fields/field.types.js';
 import { describeError } from './describe-error.js';
 import { type FieldReader, evaluateFilterGroup, type FilterGroup } from './filter-group.js';
-import { applyFieldMapping, type FieldMapping, type MappingContext } from './field-mapping.js';
+import {
+  applyFieldMapping,
+  convertForTarget,
+  type FieldMapping,
+  type MappingContext,
+  type MappingResult,
+} from './field-mapping.js';
 import { eventScope } from './propagation-events.js';
 import type { SourceRowChange } from './row-changes.js';
 import {
@@ -50,8 +57,14 @@ export interface PlanInput {
   changes: readonly SourceRowChange[];
   /** Current catalog rows (stored values) of the changed rows; absent = gone. */
   sourceRows: ReadonlyMap<string, Record<string, unknown>>;
-  /** Plain reader over a stored catalog row (select ids → labels, names → ids); `stored` reads option ids. */
-  reader: (row: Record<string, unknown>) => FieldReader & { stored?: FieldReader };
+  /**
+   * Plain reader over a stored catalog row (select ids → labels, names → ids); `stored` reads option ids, `field`
+   * gives a field's definition (a value that does not fit its target is converted from it).
+   */
+  reader: (row: Record<string, unknown>) => FieldReader & {
+    stored?: FieldReader;
+    field?: (ref: string) => FieldDefinition | undefined;
+  };
   /** Catalog field ids the connection shares. */
   sharedFieldIds: readonly string[];
   shareScope: { type: 'all' } | { type: 'filter'; filterGroup: FilterGroup } | null;
@@ -85,6 +98,14 @@ export interface Plan {
 
 /** Key of `lastValues` holding, per field, the value a row had before a still-pending proposal (not a field id). */
 export const PENDING_ALTERNATES = '$pending';
+/**
+ * Key inside PENDING_ALTERNATES marking a link whose order-book row is only proposed: its create waits in a pending
+ * request (field ids never contain `$`). A deletion of such a row is proposed too, not skipped.
+ */
+export const PENDING_CREATE = '$create';
+
+/** Catalog field types an update always changes (the row's updated_at / updated_by columns). */
+const STAMPED_ON_UPDATE = new Set(['updated_time', 'updated_by']);
 
 const EVENT_OF = { created: 'row_created', updated: 'row_updated', deleted: 'row_deleted' } as const;
 
@@ -166,6 +187,7 @@ export function planBinding(input: PlanInput): Plan {
         const targetId = input.unmappedTarget(sourceId);
         if (targetId && !(targetId in values)) {
           values[targetId] = read(sourceId) ?? null;
+          mapped.sources.set(targetId, sourceId);
         }
       }
     }
@@ -173,14 +195,14 @@ export function planBinding(input: PlanInput): Plan {
       log('error', mapped.errors.map((error) => `${error.targetFieldId}: ${error.reason}`).join('; '));
       continue;
     }
-    let stored: Record<string, unknown>;
-    try {
-      stored = input.toStored(values);
-    } catch (error) {
-      log('error', `the mapped values do not fit the order book: ${describeError(error)}`);
+    const fitted = fitToOrderBook(input, values, mapped.sources, read);
+    if (fitted.rowError !== null) {
+      log('error', `the mapped values do not fit the order book: ${fitted.rowError}`);
       continue;
     }
-    const mappingErrors = mapped.errors.length > 0 ? { mappingErrors: mapped.errors } : undefined;
+    const stored = fitted.stored;
+    const leftOut = [...mapped.errors, ...fitted.errors];
+    const mappingErrors = leftOut.length > 0 ? { mappingErrors: leftOut } : undefined;
 
     // Which order-book row: the linked one, else a dedup match, else a new one.
     let targetRowId = link && input.targetRows.get(link.targetRowId)?.exists ? link.targetRowId : null;
@@ -216,7 +238,12 @@ export function planBinding(input: PlanInput): Plan {
         mappingErrors,
       );
       if (decision !== 'reject') {
-        plan.links.set(change.rowId, { targetRowId: id, lastValues: stored });
+        // A proposed row is marked, so that deleting the catalog row before the buyer decides is proposed too.
+        plan.links.set(change.rowId, {
+          targetRowId: id,
+          lastValues:
+            decision === 'pending' ? { ...stored, [PENDING_ALTERNATES]: { [PENDING_CREATE]: true } } : stored,
+        });
       }
       continue;
     }
@@ -233,7 +260,9 @@ export function planBinding(input: PlanInput): Plan {
     delete nextLast[PENDING_ALTERNATES];
     const nextAlternates: Record<string, unknown> = {};
     const changedTargets =
-      scope === 'changed_fields' ? targetsOfChangedFields(input.fieldMapping, change.fieldIds) : null;
+      scope === 'changed_fields'
+        ? targetsOfChangedFields(input.fieldMapping, [...change.fieldIds, ...stampedOnUpdate(input, read)])
+        : null;
     for (const [fieldId, value] of Object.entries(values)) {
       if (changedTargets && !changedTargets.has(fieldId)) {
         continue;
@@ -280,12 +309,19 @@ export function planBinding(input: PlanInput): Plan {
     if (Object.keys(update).length === 0) {
       plan.links.set(change.rowId, { targetRowId, lastValues: nextLast });
       if (kept.length > 0) {
-        log('conflict', keptReason(kept), targetRowId, { kept });
+        log('conflict', withLeftOut(keptReason(kept), mappingErrors?.mappingErrors), targetRowId, {
+          kept,
+          ...(mappingErrors ?? {}),
+        });
       } else {
         log(
           'skipped',
-          matchedBy ? `matched order-book row by ${matchedBy}; nothing to change` : 'nothing to change',
+          withLeftOut(
+            matchedBy ? `matched order-book row by ${matchedBy}; nothing to change` : 'nothing to change',
+            mappingErrors?.mappingErrors,
+          ),
           targetRowId,
+          mappingErrors,
         );
       }
       continue;
@@ -322,19 +358,25 @@ function planWithdrawal(
   read: FieldReader,
   reason?: string,
 ): void {
-  if (!input.targetRows.get(link.targetRowId)?.exists) {
+  const exists = input.targetRows.get(link.targetRowId)?.exists === true;
+  // Not there but marked: its create still waits in a pending request (once accepted, the row exists).
+  const proposed = !exists && isProposedRow(link);
+  if (!exists && !proposed) {
     plan.links.set(sourceRowId, null);
     log('skipped', 'the order-book row no longer exists', link.targetRowId);
     return;
   }
-  const decision = decideAccept(input.receiverFilter, read);
+  // A row only proposed (its create waits in a pending request) cannot be deleted yet: the deletion is proposed too,
+  // for the buyer to accept after the create (or to reject both), even where the accept rules would accept it.
+  const ruled = decideAccept(input.receiverFilter, read);
+  const decision = proposed && ruled === 'accept' ? 'pending' : ruled;
   recordDecision(
     plan,
     log,
     { kind: 'delete', sourceRowId, targetRowId: link.targetRowId, values: {}, decision },
     undefined,
     false,
-    reason,
+    proposed ? [reason, 'its create still waits in a pending request'].filter(Boolean).join('; ') : reason,
   );
   if (decision !== 'reject') {
     plan.links.set(
@@ -367,7 +409,10 @@ function recordDecision(
   if (conflict) {
     log(
       'conflict',
-      `${verb}; ${keptReason((details?.kept ?? []) as { fieldId: string; strategy: string }[])}`,
+      withLeftOut(
+        `${verb}; ${keptReason((details?.kept ?? []) as { fieldId: string; strategy: string }[])}`,
+        mappingErrorsOf(details),
+      ),
       change.targetRowId,
       details,
     );
@@ -376,10 +421,125 @@ function recordDecision(
   const reason = change.decision === 'accept' ? verb : `${verb} in a pending request`;
   log(
     change.decision === 'accept' ? 'accepted' : 'pending',
-    because ? `${reason}: ${because}` : reason,
+    withLeftOut(because ? `${reason}: ${because}` : reason, mappingErrorsOf(details)),
     change.targetRowId,
     details,
   );
+}
+
+function mappingErrorsOf(details: Record<string, unknown> | undefined): MappingResult['errors'] | undefined {
+  return details?.mappingErrors as MappingResult['errors'] | undefined;
+}
+
+/** A row written without some of its fields says which, and why (also in `details.mappingErrors`). */
+function withLeftOut(reason: string, errors: MappingResult['errors'] | undefined): string {
+  return errors && errors.length > 0
+    ? `${reason}; left out: ${errors.map((error) => `${error.targetFieldId} (${error.reason})`).join(', ')}`
+    : reason;
+}
+
+/** Whether the link's order-book row is only proposed: created in a request the buyer has not decided yet. */
+function isProposedRow(link: RowLink): boolean {
+  const alternates = link.lastValues[PENDING_ALTERNATES];
+  return (
+    typeof alternates === 'object' &&
+    alternates !== null &&
+    (alternates as Record<string, unknown>)[PENDING_CREATE] === true
+  );
+}
+
+/** The catalog fields every update changes (updated time and by): with `field_value_changed` they go too. */
+function stampedOnUpdate(input: PlanInput, read: ReturnType<PlanInput['reader']>): string[] {
+  return input.sharedFieldIds.filter((id) => STAMPED_ON_UPDATE.has(read.field?.(id)?.type ?? ''));
+}
+
+/**
+ * The stored form of the mapped values (the order book's field types). A value that does not fit its field is tried
+ * again converted: a select copied from a catalog select by its option id (the generated field keeps the catalog's
+ * option ids, so a renamed label still matches), else converted from its catalog field's type as a type change
+ * converts (convertForTarget). A value that fits in no form is left out of `values` and reported in `errors`; the
+ * other fields still go. `rowError` (nothing fits) makes the row an error.
+ */
+function fitToOrderBook(
+  input: PlanInput,
+  values: Record<string, unknown>,
+  sources: ReadonlyMap<string, string>,
+  read: ReturnType<PlanInput['reader']>,
+): { stored: Record<string, unknown>; errors: MappingResult['errors']; rowError: string | null } {
+  let whole: unknown;
+  try {
+    return { stored: input.toStored(values), errors: [], rowError: null };
+  } catch (error) {
+    whole = error;
+  }
+  const stored: Record<string, unknown> = {};
+  const errors: MappingResult['errors'] = [];
+  const storedOf = (fieldId: string, value: unknown): Record<string, unknown> | Error => {
+    try {
+      return input.toStored({ [fieldId]: value });
+    } catch (error) {
+      return error instanceof Error ? error : new Error(String(error));
+    }
+  };
+  for (const [fieldId, value] of Object.entries(values)) {
+    let result = storedOf(fieldId, value);
+    const failure = result instanceof Error ? result : null;
+    const alternatives = failure ? alternativesOf(input, fieldId, value, sources.get(fieldId), read) : [];
+    for (const candidate of alternatives) {
+      const attempt = storedOf(fieldId, candidate);
+      if (!(attempt instanceof Error)) {
+        values[fieldId] = candidate;
+        result = attempt;
+        break;
+      }
+    }
+    if (result instanceof Error) {
+      delete values[fieldId];
+      const reason = describeError(failure ?? result);
+      errors.push({
+        targetFieldId: fieldId,
+        reason: reason.startsWith(`${fieldId}: `) ? reason.slice(fieldId.length + 2) : reason,
+      });
+      continue;
+    }
+    Object.assign(stored, result);
+  }
+  if (Object.keys(values).length === 0) {
+    return { stored, errors, rowError: describeError(whole) };
+  }
+  return { stored, errors, rowError: null };
+}
+
+/** Other forms of a value that did not fit its target field, most faithful first. */
+function alternativesOf(
+  input: PlanInput,
+  fieldId: string,
+  value: unknown,
+  sourceId: string | undefined,
+  read: ReturnType<PlanInput['reader']>,
+): unknown[] {
+  const candidates: unknown[] = [];
+  const targetType = input.mapping.targetType(fieldId);
+  const sourceField = sourceId !== undefined ? read.field?.(sourceId) : undefined;
+  const sourceStored = sourceId !== undefined ? read.stored?.(sourceId) : undefined;
+  if (
+    sourceField &&
+    (sourceField.type === 'single_select' || sourceField.type === 'multi_select') &&
+    (targetType === 'single_select' || targetType === 'multi_select') &&
+    sourceStored !== null &&
+    sourceStored !== undefined
+  ) {
+    candidates.push(sourceStored);
+  }
+  const converted = convertForTarget(
+    value,
+    targetType,
+    sourceField ? { field: sourceField, stored: sourceStored } : undefined,
+  );
+  if (converted) {
+    candidates.push(converted.value);
+  }
+  return candidates;
 }
 
 function keptReason(kept: readonly { fieldId: string; strategy: string }[]): string {

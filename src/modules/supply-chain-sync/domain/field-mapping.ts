@@ -1,3 +1,5 @@
+import type { FieldDefinition, StoredValue } from '../../documents/fields/field.types.js';
+import { convertValue, isFieldType } from '../../documents/fields/field-type.registry.js';
 import type { PROPAGATION_MODES, TRANSFORM_TYPES } from '../../supply-chain/domain/supply-chain.types.js';
 import { type CurrencyRate, lookupRate, physicalFactor } from './units.js';
 
@@ -73,6 +75,11 @@ export interface MappingResult {
   errors: { targetFieldId: string; reason: string }[];
   /** Source fields no enabled rule reads (what `unmappedFields: create` copies). */
   unmapped: string[];
+  /**
+   * Target field id → the catalog field a `direct` rule copied into it unchanged: a value that does not fit its target
+   * is converted from that field (convertForTarget).
+   */
+  sources: Map<string, string>;
 }
 
 function toNumber(value: unknown): number | null {
@@ -331,6 +338,7 @@ export function applyFieldMapping(
 ): MappingResult {
   const values = new Map<string, MappedValue>();
   const errors: MappingResult['errors'] = [];
+  const sources = new Map<string, string>();
   const read = new Set<string>();
   for (const rule of mapping?.rules ?? []) {
     if (rule.enabled === false) {
@@ -348,6 +356,11 @@ export function applyFieldMapping(
         continue;
       }
       values.set(rule.targetFieldId, { value: applyRule(rule, ctx), mode });
+      if ((rule.transformType ?? 'direct') === 'direct' && rule.sourceFieldId !== undefined) {
+        sources.set(rule.targetFieldId, rule.sourceFieldId);
+      } else {
+        sources.delete(rule.targetFieldId);
+      }
     } catch (error) {
       errors.push({
         targetFieldId: rule.targetFieldId,
@@ -356,5 +369,37 @@ export function applyFieldMapping(
     }
   }
   const unmapped = sourceFieldIds.filter((id) => !read.has(id));
-  return { values, errors, unmapped };
+  return { values, errors, unmapped, sources };
+}
+
+/** What a generated field computed from a rule's result is converted as: a value of any JSON type (formula). */
+const ANY_VALUE: FieldDefinition = { id: 'value', name: 'value', type: 'formula' };
+
+/**
+ * A mapped value that does not fit its order-book field, converted to the field's type by the rules the documents
+ * module applies when a field's type changes (docs/values.md, "Converting on a type change") — the same change an
+ * order-book field generated from a catalog field made (docs/supply-chain.md: relation, user-like → text, …):
+ * collaborators and relations become their ids joined with ", " (a user its id), numbers and times their text,
+ * numeric text a number, ISO text a date. `source` is the catalog field the value was copied from, with its stored value; without one the
+ * value converts by its own JSON type. Null when no meaningful conversion exists (text "5 kg" → number).
+ */
+export function convertForTarget(
+  value: unknown,
+  targetType: string | undefined,
+  source?: { field: FieldDefinition; stored: unknown },
+): { value: unknown } | null {
+  if (!isFieldType(targetType)) {
+    return null;
+  }
+  const from = source?.field ?? ANY_VALUE;
+  const raw = source ? source.stored : value;
+  if (raw === null || raw === undefined) {
+    return null;
+  }
+  const converted = convertValue(raw as StoredValue, from, {
+    id: 'target',
+    name: 'target',
+    type: targetType,
+  });
+  return converted.ok && converted.value !== null ? { value: converted.value } : null;
 }

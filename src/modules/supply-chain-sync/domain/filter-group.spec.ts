@@ -41,6 +41,32 @@ describe('evaluateFilterGroup', () => {
     expect(check({ fieldId: 'missing', operator: 'gt', value: 1 })).toBe(false);
   });
 
+  it('names select options by id or by label when the reader knows the options', () => {
+    const options = [
+      { id: 'red', label: 'Crimson' },
+      { id: 'r2', label: 'red' },
+      { id: 'blue', label: 'Blue' },
+    ];
+    const stored: Record<string, unknown> = { color: 'red', tags: ['r2', 'blue'] };
+    const labels = new Map(options.map((option) => [option.id, option.label]));
+    const reader = Object.assign(
+      (ref: string): unknown => {
+        const value = stored[ref];
+        return Array.isArray(value) ? value.map((id) => labels.get(id)) : labels.get(String(value));
+      },
+      { stored: (ref: string): unknown => stored[ref], options: () => options },
+    );
+    const check = (condition: object): boolean =>
+      evaluateFilterGroup({ operator: 'AND', conditions: [condition as never] }, reader);
+    expect(check({ fieldId: 'color', operator: 'eq', value: 'red' })).toBe(true); // the id first
+    expect(check({ fieldId: 'color', operator: 'eq', value: 'crimson' })).toBe(true); // a label, any case
+    expect(check({ fieldId: 'color', operator: 'ne', value: 'Crimson' })).toBe(false);
+    expect(check({ fieldId: 'tags', operator: 'eq', value: 'red' })).toBe(false); // "red" is the option red, not r2
+    expect(check({ fieldId: 'tags', operator: 'in', values: ['r2'] })).toBe(true);
+    expect(check({ fieldId: 'tags', operator: 'contains', value: 'Blue' })).toBe(true);
+    expect(check({ fieldId: 'tags', operator: 'notIn', values: ['blue'] })).toBe(false);
+  });
+
   it('combines AND/OR groups and nested groups; an empty group matches', () => {
     const group: FilterGroup = {
       operator: 'OR',

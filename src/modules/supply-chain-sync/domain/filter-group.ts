@@ -1,4 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { SelectOption } from '../../documents/fields/field.types.js';
+import { selectOptionResolver } from '../../supply-chain/domain/select-operands.js';
 import type { FILTER_OPERATORS } from '../../supply-chain/domain/supply-chain.types.js';
 
 /**
@@ -26,10 +28,15 @@ export interface FilterGroup {
 }
 
 /**
- * Reads a field of the row being tested. Returns every representation the field has (a select gives its option id
- * and its label), so a condition may name either.
+ * Reads a field of the row being tested, in its plain form (a select gives its labels). `stored` reads it as stored
+ * (a select gives its option ids) and `options` gives a select field's options: with both, a condition's operand
+ * names an option by id or by label (`selectOptionResolver`) and is compared by option id; without them (or for an
+ * operand naming no option) operands are compared with the plain value.
  */
-export type FieldReader = (fieldRef: string) => unknown;
+export type FieldReader = ((fieldRef: string) => unknown) & {
+  stored?: (fieldRef: string) => unknown;
+  options?: (fieldRef: string) => readonly SelectOption[] | undefined;
+};
 
 function isEmpty(value: unknown): boolean {
   return (
@@ -116,18 +123,45 @@ function rangeOf(condition: FilterCondition): [unknown, unknown] {
   return [list[0], list[1]];
 }
 
+/** One resolver per option list (a field's options are the same array for every row a reader reads). */
+const resolvers = new WeakMap<readonly SelectOption[], (operand: unknown) => string | undefined>();
+
+/**
+ * Whether the field's value equals an operand (a multi-select: one of its options does). A select field resolves the
+ * operand to an option (by id, else by label) and compares option ids; an operand that names no option (conditions
+ * stored before operands were checked) is compared with the labels, as before.
+ */
+function equalityOf(read: FieldReader, ref: string, value: unknown): (operand: unknown) => boolean {
+  const options = read.options?.(ref);
+  if (!options || options.length === 0 || !read.stored) {
+    return (operand) => equals(value, operand);
+  }
+  let resolve = resolvers.get(options);
+  if (!resolve) {
+    resolve = selectOptionResolver(options);
+    resolvers.set(options, resolve);
+  }
+  const ids = read.stored(ref);
+  const resolveOption = resolve;
+  return (operand) => {
+    const id = resolveOption(operand);
+    return id === undefined ? equals(value, operand) : equals(ids, id);
+  };
+}
+
 export function evaluateCondition(condition: FilterCondition, read: FieldReader): boolean {
   const ref = condition.fieldId ?? condition.field ?? '';
   const value = read(ref);
+  const same = equalityOf(read, ref, value);
   switch (condition.operator) {
     case 'eq':
-      return equals(value, condition.value ?? condition.values?.[0]);
+      return same(condition.value ?? condition.values?.[0]);
     case 'ne':
-      return !equals(value, condition.value ?? condition.values?.[0]);
+      return !same(condition.value ?? condition.values?.[0]);
     case 'in':
-      return listOf(condition).some((operand) => equals(value, operand));
+      return listOf(condition).some((operand) => same(operand));
     case 'notIn':
-      return !listOf(condition).some((operand) => equals(value, operand));
+      return !listOf(condition).some((operand) => same(operand));
     case 'gt':
     case 'gte':
     case 'lt':
@@ -153,8 +187,11 @@ export function evaluateCondition(condition: FilterCondition, read: FieldReader)
     case 'contains': {
       const operand = condition.value ?? condition.values?.[0];
       if (Array.isArray(value)) {
+        // A multi-select (or list) holds every wanted element; `same` of an array value is "one element equals".
         const wanted = Array.isArray(operand) ? operand : [operand];
-        return wanted.every((item) => value.some((element) => scalarEquals(element, item)));
+        return wanted.every((item) =>
+          Array.isArray(item) ? value.some((element) => scalarEquals(element, item)) : same(item),
+        );
       }
       return (
         typeof value === 'string' &&

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
+import type { FieldDefinition } from '../../documents/fields/field.types.js';
+import type { BindingRecord, CatalogRecord } from '../../supply-chain/domain/supply-chain.types.js';
 import type { DomainEvent } from '../../events/domain-event.js';
 import { OnDomainEvent } from '../../events/on-domain-event.decorator.js';
 import { ConnectorRunRepository } from '../repositories/connector-run.repository.js';
@@ -7,8 +9,12 @@ import { PropagationJobRepository } from '../repositories/propagation-job.reposi
 import { RevisionOriginRepository } from '../repositories/revision-origin.repository.js';
 import { SupplyChainPort } from '../services/supply-chain.port.js';
 import { SyncClock } from '../services/sync-clock.js';
-import { SyncDocumentGateway } from '../services/sync-document.gateway.js';
+import { SYNC_TITLE_PREFIX, SyncDocumentGateway } from '../services/sync-document.gateway.js';
 import { SyncWorker } from '../jobs/sync.worker.js';
+import { alignGeneratedFields } from '../domain/generated-fields.js';
+
+/** Reads the catalog's definitions only (no user acts). */
+const SYSTEM_READER = '00000000-0000-0000-0000-000000000000';
 
 interface RevisionCreatedPayload {
   revisionId?: string;
@@ -21,7 +27,9 @@ interface RevisionCreatedPayload {
  * merge committed: enqueues one ledger job per active binding of every active connection of the catalog (unique per
  * (binding, revision), so a replayed event adds nothing), and one run per realtime connector reading the document
  * (or writing it, when bidirectional — unless the revision came from that connector: loop prevention). The work
- * itself runs in SyncWorker, one binding per transaction, so a failing binding holds back no other.
+ * itself runs in SyncWorker, one binding per transaction, so a failing binding holds back no other. Before a
+ * binding's job is queued, its order book's generated fields are brought in step with the catalog's fields (new
+ * select options, renamed labels): the job then writes the catalog's values into fields that hold them.
  */
 @Injectable()
 export class RevisionCreatedListener {
@@ -77,11 +85,23 @@ export class RevisionCreatedListener {
     }
     let queued = false;
     const now = this.clock.now();
+    const aligned = new Set<string>();
+    let catalogFields: readonly FieldDefinition[] | null | undefined;
+    const fieldsOfCatalog = async (): Promise<readonly FieldDefinition[] | null> => {
+      catalogFields ??=
+        (await this.documents.open(organizationId, 'catalog', catalogId, SYSTEM_READER))?.document.metadata
+          .fields ?? null;
+      return catalogFields;
+    };
     for (const connection of await this.port.activeConnections(catalog.id)) {
       const window = connection.propagationEvents.batchMerge
         ? Math.max(0, connection.propagationEvents.batchWindowSeconds)
         : 0;
       for (const binding of await this.port.activeBindings(connection.id)) {
+        if (!aligned.has(binding.orderBookId)) {
+          aligned.add(binding.orderBookId);
+          await this.alignGeneratedFields(binding, catalog, fieldsOfCatalog, payload);
+        }
         await this.jobs.enqueue(
           {
             organizationId: binding.organizationId,
@@ -101,18 +121,66 @@ export class RevisionCreatedListener {
     return queued;
   }
 
+  /**
+   * The order book's fields generated from this catalog, in step with the catalog's fields now (docs/supply-chain.md,
+   * "Generated fields in step"): one metadata change merged at once, acting as the propagation does, under the order
+   * book's propagation lock (so it never lands between a running job's read and write), its revision recorded as the
+   * binding's. Order books already in step cost one read.
+   */
+  private async alignGeneratedFields(
+    binding: BindingRecord,
+    catalog: CatalogRecord,
+    fieldsOfCatalog: () => Promise<readonly FieldDefinition[] | null>,
+    payload: RevisionCreatedPayload,
+  ): Promise<void> {
+    const orderBook = (await this.port.bindingContext(binding.id))?.orderBook;
+    const generated = (orderBook?.generatedFields ?? []).filter(
+      (field) => field.sourceCatalogId === catalog.id && field.sourceFieldId,
+    );
+    if (!orderBook || generated.length === 0) {
+      return;
+    }
+    const catalogFields = await fieldsOfCatalog();
+    const actorId = await this.port.actingUser(binding.organizationId, binding.createdBy);
+    const open = () => this.documents.open(binding.organizationId, 'orderbook', orderBook.id, actorId);
+    const before = await open();
+    if (
+      !catalogFields ||
+      !before ||
+      !alignGeneratedFields(before.document.metadata.fields, catalogFields, generated)
+    ) {
+      return;
+    }
+    await this.port.lockOrderBook(orderBook.id);
+    const orderCtx = await open();
+    const outcome = orderCtx
+      ? await this.documents.alignGeneratedFields(
+          orderCtx,
+          catalogFields,
+          generated,
+          `${SYNC_TITLE_PREFIX} ${catalog.name} revision ${Number(payload.version ?? 0)}: fields in step with the catalog`,
+        )
+      : null;
+    if (orderCtx && outcome?.merge) {
+      await this.origins.record({
+        revisionId: outcome.merge.revision.id,
+        organizationId: binding.organizationId,
+        documentId: orderCtx.document.uuid,
+        originKind: 'binding',
+        originId: binding.id,
+        sourceDocumentId: catalog.documentId,
+        sourceRevisionId: payload.revisionId ?? null,
+      });
+    }
+  }
+
   private async enqueueConnectors(
     organizationId: string,
     docType: string,
     docId: string,
     revisionId: string,
   ): Promise<boolean> {
-    const ctx = await this.documents.open(
-      organizationId,
-      docType,
-      docId,
-      '00000000-0000-0000-0000-000000000000',
-    );
+    const ctx = await this.documents.open(organizationId, docType, docId, SYSTEM_READER);
     if (!ctx) {
       return false;
     }

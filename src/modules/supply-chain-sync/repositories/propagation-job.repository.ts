@@ -20,6 +20,8 @@ export interface PropagationJob {
   result: Record<string, unknown> | null;
   appliedAt: Date | null;
   createdAt: Date;
+  /** '' for revision and initial-sync jobs; the change that queued a reconcile job (see NewJob.triggerKey). */
+  triggerKey: string;
 }
 
 export interface NewJob {
@@ -31,27 +33,42 @@ export interface NewJob {
   catalogRevisionVersion: number;
   revisionCreatedAt: Date;
   /**
-   * `initial_sync`: the job of a binding that just became active — it applies every catalog row as of this
-   * revision, not the revision's changes. Kept in `result` until the job is applied (no column of its own).
+   * A reconcile instead of the revision's changes: the binding is brought in line with the catalog as it is
+   * (PropagationService; docs/supply-chain.md, "Initial sync and reconcile"). `initial_sync`: the binding just became
+   * active; `reconcile`: what the connection shares changed (`reason`). Kept in `result` until the job is applied
+   * (no column of its own).
    */
-  kind?: 'initial_sync';
+  kind?: ReconcileKind;
+  reason?: string;
+  /**
+   * Only for `reconcile`: names the change that queued it (one per change, e.g. `share_scope:<uuid>`), so it is a
+   * job of its own next to the binding's job at the same revision; the unique (binding, revision, trigger) key
+   * still makes the one change queue it once.
+   */
+  triggerKey?: string;
 }
+
+export type ReconcileKind = 'initial_sync' | 'reconcile';
 
 /** The marker an initial-sync job carries in `result` while pending (see NewJob.kind). */
 export const INITIAL_SYNC = 'initial_sync';
+const RECONCILE = 'reconcile';
 
-export function isInitialSync(job: PropagationJob): boolean {
-  return job.result?.kind === INITIAL_SYNC;
+/** The job re-reads the whole catalog (an initial sync or a reconcile), rather than applying its revision's changes. */
+export function reconcileKindOf(job: PropagationJob): ReconcileKind | null {
+  const kind = job.result?.kind;
+  return kind === INITIAL_SYNC || kind === RECONCILE ? kind : null;
 }
 
 const COLUMNS = `j.id, j.organization_id AS "organizationId", j.binding_id AS "bindingId", j.orderbook_id AS "orderBookId",
   j.catalog_document_id AS "catalogDocumentId", j.catalog_revision_id AS "catalogRevisionId",
   j.catalog_revision_version::int AS "catalogRevisionVersion", j.revision_created_at AS "revisionCreatedAt", j.status,
-  j.due_at AS "dueAt", j.attempts, j.last_error AS "lastError", j.result, j.applied_at AS "appliedAt", j.created_at AS "createdAt"`;
+  j.due_at AS "dueAt", j.attempts, j.last_error AS "lastError", j.result, j.applied_at AS "appliedAt", j.created_at AS "createdAt",
+  j.trigger_key AS "triggerKey"`;
 
 /**
  * The propagation ledger: one row per (binding, catalog revision), unique, so a replayed event enqueues nothing
- * twice; a job is claimed with `FOR UPDATE SKIP LOCKED` and marked applied in the transaction that writes the order
+ * twice (a reconcile job is keyed by the change that queued it too: NewJob.triggerKey); a job is claimed with `FOR UPDATE SKIP LOCKED` and marked applied in the transaction that writes the order
  * book, so it is applied exactly once across crashes and instances.
  */
 @Injectable()
@@ -65,12 +82,12 @@ export class PropagationJobRepository {
   async enqueue(job: NewJob, now: Date, windowSeconds: number): Promise<void> {
     await this.tx.manager.query(
       `INSERT INTO sync_propagation_jobs (organization_id, binding_id, orderbook_id, catalog_document_id, catalog_revision_id,
-              catalog_revision_version, revision_created_at, due_at, result)
+              catalog_revision_version, revision_created_at, due_at, result, trigger_key)
        VALUES ($1, $2, $3, $4, $5, $6, $7,
                CASE WHEN $9::int > 0 THEN COALESCE(
                  (SELECT max(p.due_at) FROM sync_propagation_jobs p WHERE p.binding_id = $2 AND p.status = 'pending' AND p.due_at > $8),
                  $8::timestamptz + make_interval(secs => $9::int))
-               ELSE $8::timestamptz END, $10::jsonb)
+               ELSE $8::timestamptz END, $10::jsonb, $11)
        ON CONFLICT ON CONSTRAINT sync_propagation_jobs_once DO NOTHING`,
       [
         job.organizationId,
@@ -82,7 +99,8 @@ export class PropagationJobRepository {
         job.revisionCreatedAt,
         now,
         windowSeconds,
-        job.kind ? JSON.stringify({ kind: job.kind }) : null,
+        job.kind ? JSON.stringify({ kind: job.kind, ...(job.reason ? { reason: job.reason } : {}) }) : null,
+        job.kind === RECONCILE ? (job.triggerKey ?? '') : '',
       ],
     );
   }

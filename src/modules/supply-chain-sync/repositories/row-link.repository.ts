@@ -7,6 +7,8 @@ export interface StoredLink {
   targetRowId: string;
   lastValues: Record<string, unknown>;
   syncedAt: Date;
+  /** The binding or connector that wrote the link (read by findLatestAmong). */
+  ownerId?: string;
 }
 
 /** Which target row each source row maps to, per binding or connector (`owner_id`), and what the sync last wrote. */
@@ -41,12 +43,29 @@ export class RowLinkRepository {
     const rows = await queryRows<StoredLink>(
       this.tx,
       `SELECT DISTINCT ON (source_row_id) source_row_id AS "sourceRowId", target_row_id AS "targetRowId",
-              last_values AS "lastValues", synced_at AS "syncedAt"
+              last_values AS "lastValues", synced_at AS "syncedAt", owner_id AS "ownerId"
          FROM sync_row_links WHERE owner_id = ANY($1::uuid[]) AND source_row_id = ANY($2::text[])
         ORDER BY source_row_id, synced_at DESC`,
       [ownerIds, sourceRowIds],
     );
     return new Map(rows.map((row) => [row.sourceRowId, row]));
+  }
+
+  /**
+   * One page of the source row ids linked by any of `ownerIds`, in id order after `after` (keyset; '' for the first
+   * page): a reconcile walks a binding's links this way, `limit` at a time, never all of them at once.
+   */
+  sourceIdPage(ownerIds: readonly string[], after: string, limit: number): Promise<string[]> {
+    if (ownerIds.length === 0) {
+      return Promise.resolve([]);
+    }
+    return queryRows<{ sourceRowId: string }>(
+      this.tx,
+      `SELECT DISTINCT source_row_id AS "sourceRowId" FROM sync_row_links
+        WHERE owner_id = ANY($1::uuid[]) AND source_row_id > $2
+        ORDER BY source_row_id LIMIT $3`,
+      [ownerIds, after, limit],
+    ).then((rows) => rows.map((row) => row.sourceRowId));
   }
 
   /** Links whose target is one of `targetRowIds` (the reverse direction of a bidirectional connector). */

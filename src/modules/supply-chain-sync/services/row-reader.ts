@@ -1,7 +1,15 @@
-import type { FieldDefinition } from '../../documents/fields/field.types.js';
+import type { FieldDefinition, SelectOption } from '../../documents/fields/field.types.js';
 
-/** A plain reader of one row; `stored` reads the same field as stored (select option ids, not labels). */
-export type PlainFieldReader = ((ref: string) => unknown) & { stored: (ref: string) => unknown };
+/**
+ * A plain reader of one row; `stored` reads the same field as stored (select option ids, not labels); `options` gives
+ * a select field's options (filters resolve an operand to an option by id or label, filter-group.ts).
+ */
+export type PlainFieldReader = ((ref: string) => unknown) & {
+  stored: (ref: string) => unknown;
+  options: (ref: string) => readonly SelectOption[] | undefined;
+  /** The definition of a field named by id or name: what a value that does not fit its target is converted from. */
+  field: (ref: string) => FieldDefinition | undefined;
+};
 
 /**
  * Reads a stored row in the plain form filters and mappings use: select option ids become their labels, a field is
@@ -26,13 +34,13 @@ export function plainReader(
       );
     }
   }
+  const field = (ref: string): FieldDefinition | undefined => byId.get(ref) ?? byName.get(ref.trim().toLowerCase());
   return (row) => {
-    const stored = (ref: string): unknown =>
-      row[(byId.get(ref) ?? byName.get(ref.trim().toLowerCase()))?.id ?? ref];
+    const stored = (ref: string): unknown => row[field(ref)?.id ?? ref];
     const read = (ref: string): unknown => {
-      const field = byId.get(ref) ?? byName.get(ref.trim().toLowerCase());
+      const definition = field(ref);
       const value = stored(ref);
-      const options = field ? labels.get(field.id) : undefined;
+      const options = definition ? labels.get(definition.id) : undefined;
       if (!options || value === null || value === undefined) {
         return value;
       }
@@ -40,6 +48,10 @@ export function plainReader(
         ? value.map((id) => options.get(String(id)) ?? id)
         : (options.get(String(value)) ?? value);
     };
-    return Object.assign(read, { stored });
+    const options = (ref: string): readonly SelectOption[] | undefined => {
+      const definition = field(ref);
+      return definition && labels.has(definition.id) ? (definition.selectOptions ?? []) : undefined;
+    };
+    return Object.assign(read, { stored, options, field });
   };
 }

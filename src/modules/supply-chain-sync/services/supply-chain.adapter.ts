@@ -7,11 +7,13 @@ import type {
   ConnectorRecord,
 } from '../../supply-chain/domain/supply-chain.types.js';
 import { SyncRepository } from '../../supply-chain/repositories/sync.repository.js';
+import { ActingMembers } from '../../supply-chain/services/acting-members.service.js';
 import { SupplyChainDirectory } from '../../supply-chain/services/supply-chain-directory.service.js';
 import { SyncLogService } from '../../supply-chain/services/sync-log.service.js';
 import {
   type BindingContext,
   type NewPropagatedSyncRequest,
+  type SiblingBinding,
   SupplyChainPort,
   type SyncLogEntry,
 } from './supply-chain.port.js';
@@ -31,6 +33,7 @@ export class SupplyChainAdapter extends SupplyChainPort {
     private readonly directory: SupplyChainDirectory,
     private readonly logs: SyncLogService,
     private readonly sync: SyncRepository,
+    private readonly members: ActingMembers,
   ) {
     super();
   }
@@ -59,8 +62,25 @@ export class SupplyChainAdapter extends SupplyChainPort {
     return connection && catalog && orderBook ? { binding, connection, catalog, orderBook } : null;
   }
 
-  siblingBindingIds(binding: BindingRecord): Promise<string[]> {
-    return this.directory.siblingBindingIds(binding);
+  async siblingBindings(binding: BindingRecord): Promise<SiblingBinding[]> {
+    const siblings: SiblingBinding[] = [];
+    for (const id of await this.directory.siblingBindingIds(binding)) {
+      const sibling = await this.directory.binding(id);
+      if (sibling) {
+        siblings.push({ id: sibling.id, status: sibling.status });
+      }
+    }
+    return siblings;
+  }
+
+  async actingUser(organizationId: string, userId: string): Promise<string> {
+    // An unknown or archived organization has no one to act for; its bindings have ended (nothing is written).
+    return (await this.members.actor(organizationId, userId)) ?? userId;
+  }
+
+  recipients(organizationId: string, userId: string): Promise<string[]> {
+    // Sync requests and binding decisions are the business of any member who may write rows (accept, re-bind).
+    return this.members.recipients(organizationId, userId, 'member');
   }
 
   lockOrderBook(orderBookId: string): Promise<void> {

@@ -1,5 +1,6 @@
 import type {
   BindingRecord,
+  BindingStatus,
   CatalogRecord,
   ConnectionRecord,
   ConnectorRecord,
@@ -14,6 +15,12 @@ export interface BindingContext {
   connection: ConnectionRecord;
   catalog: CatalogRecord;
   orderBook: OrderBookRecord;
+}
+
+/** Another binding of the same order book and catalog, with its state (an ended one's rows may be withdrawn). */
+export interface SiblingBinding {
+  id: string;
+  status: BindingStatus;
 }
 
 /** A sync-log row as supply-chain records it (one shape, owned there). */
@@ -47,9 +54,16 @@ export abstract class SupplyChainPort {
   abstract bindingContext(bindingId: string): Promise<BindingContext | null>;
   /**
    * The other bindings (any state) of the binding's order book to connections of the same catalog: the rows they
-   * propagated are the rows this binding continues (docs/supply-chain.md, "Initial sync").
+   * propagated are the rows this binding continues (docs/supply-chain.md, "Initial sync and reconcile").
    */
-  abstract siblingBindingIds(binding: BindingRecord): Promise<string[]>;
+  abstract siblingBindings(binding: BindingRecord): Promise<SiblingBinding[]>;
+  /**
+   * Who server-side work for `userId` in the organization acts as: that user while an active member who may write,
+   * else the organization's owner (docs/supply-chain.md, "Who the propagation acts as, who is told").
+   */
+  abstract actingUser(organizationId: string, userId: string): Promise<string>;
+  /** Who is told what `userId` would be told: that user while an active member, else the active owners and admins. */
+  abstract recipients(organizationId: string, userId: string): Promise<string[]>;
   /**
    * Waits for (and holds until commit) the order book's turn: bindings of one order book apply one after the other,
    * and not while one of its sync requests is decided, so each sees the rows the other committed.

@@ -4,7 +4,7 @@ import { UsersService } from '../../identity/services/users.service.js';
 import { NotifierService } from '../../notifications/notifier.service.js';
 import type { PlannedChange } from '../domain/binding-plan.js';
 import type { PropagationJob } from '../repositories/propagation-job.repository.js';
-import type { BindingContext } from './supply-chain.port.js';
+import { type BindingContext, SupplyChainPort } from './supply-chain.port.js';
 
 /** Rows summarized in `productInfo`. */
 const PRODUCT_INFO_ROWS = 20;
@@ -44,15 +44,23 @@ export class SyncAnnouncer {
     private readonly outbox: OutboxService,
     private readonly notifier: NotifierService,
     private readonly users: UsersService,
+    private readonly port: SupplyChainPort,
   ) {}
 
-  /** Rule 7: the buyer is told (an e-mail to the binding's creator and the webhook event), in this transaction. */
+  /**
+   * Rule 7: the buyer is told — the webhook event (triggered by `actorId`, who the propagation acted as) and, with
+   * `mail`, an e-mail to the binding's creator while an active member of the buyer organization, else to its active
+   * owners and admins (never to someone who left; docs/supply-chain.md, "Who the propagation acts as, who is told").
+   * All in this transaction.
+   */
   async announce(
     context: BindingContext,
     syncRequestId: string,
     productInfo: Record<string, unknown>,
     status: 'accepted' | 'pending',
     documentRequestId: string,
+    actorId: string,
+    mail = true,
   ): Promise<void> {
     const { binding, orderBook } = context;
     await this.outbox.record({
@@ -61,7 +69,7 @@ export class SyncAnnouncer {
       workspaceId: null,
       docType: 'orderbook',
       docId: orderBook.id,
-      triggeredBy: binding.createdBy,
+      triggeredBy: actorId,
       payload: {
         requestId: syncRequestId,
         orderBookId: orderBook.id,
@@ -72,20 +80,28 @@ export class SyncAnnouncer {
         documentRequestId,
       },
     });
-    const user = (await this.users.summaries([binding.createdBy])).get(binding.createdBy);
-    if (user?.email) {
-      const subject =
-        status === 'pending'
-          ? `Catalog changes wait for your acceptance: ${orderBook.name}`
-          : `Catalog changes applied: ${orderBook.name}`;
+    if (!mail) {
+      return;
+    }
+    const recipients = await this.port.recipients(binding.organizationId, binding.createdBy);
+    const users = await this.users.summaries(recipients);
+    const subject =
+      status === 'pending'
+        ? `Catalog changes wait for your acceptance: ${orderBook.name}`
+        : `Catalog changes applied: ${orderBook.name}`;
+    for (const userId of recipients) {
+      const email = users.get(userId)?.email;
+      if (!email) {
+        continue;
+      }
       await this.notifier.send({
         channel: 'email',
-        to: user.email,
+        to: email,
         kind: 'orderbook_sync_request',
         subject,
         body: `${subject}. ${String(productInfo.rowCount)} row change(s) from catalog ${context.catalog.name} (sync request ${syncRequestId}).`,
         data: { requestId: syncRequestId, orderBookId: orderBook.id, bindingId: binding.id, status },
-        userId: binding.createdBy,
+        userId,
       });
     }
   }

@@ -2,6 +2,7 @@ import type { ErrorDetail } from '../../../common/errors/app.exception.js';
 import type { FieldDefinition } from '../../documents/fields/field.types.js';
 import {
   filterFieldIds,
+  filterOperandDetails,
   formulaSourceFieldIds,
   unknownFieldDetails,
 } from '../dtos/sync-config.validation.js';
@@ -20,7 +21,11 @@ import type {
  * order book's fields and passes them in.
  */
 
-/** Field-id checks of a binding's configuration against the catalog (source) and the order book (target). */
+/**
+ * Field checks of a binding's configuration against the catalog (source) and the order book (target): every field
+ * id it names exists, and the operands of its receiver filter and accept rules — which run on the catalog row — fit
+ * the catalog fields they test (`filterOperandDetails`: a select operand names an option, a number is a number…).
+ */
 export function bindingFieldProblems(
   config: {
     fieldMapping: FieldMapping;
@@ -29,6 +34,7 @@ export function bindingFieldProblems(
   },
   source: Set<string>,
   target: Set<string>,
+  sourceFields: readonly FieldDefinition[],
 ): ErrorDetail[] {
   const sourceRefs: Array<[string, string]> = [];
   const targetRefs: Array<[string, string]> = [];
@@ -58,9 +64,20 @@ export function bindingFieldProblems(
   for (const id of Object.keys(config.conflictResolution.fieldStrategies)) {
     targetRefs.push([`conflictResolution.fieldStrategies.${id}`, id]);
   }
+  const operandDetails = [
+    ...filterOperandDetails(filter.filterGroup, 'receiverFilter.filterGroup', sourceFields),
+    ...(['autoAcceptIf', 'requireApprovalIf', 'autoRejectIf'] as const).flatMap((key) =>
+      filterOperandDetails(
+        filter.manualAcceptRules?.[key],
+        `receiverFilter.manualAcceptRules.${key}`,
+        sourceFields,
+      ),
+    ),
+  ];
   return [
     ...unknownFieldDetails(sourceRefs, source, 'the catalog'),
     ...unknownFieldDetails(targetRefs, target, 'the order book'),
+    ...operandDetails,
   ];
 }
 

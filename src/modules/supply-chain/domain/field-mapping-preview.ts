@@ -145,7 +145,9 @@ export function previewMapping(
         targetFieldName: target.name,
         targetType: target.type,
         confidence,
-        transformType: transformFor(source, target),
+        // A field generated from the source is kept in step with it (new options, renamed labels) and receives its
+        // values converted as its generation converted the type (relation → text…): a direct copy.
+        transformType: fromSource ? 'direct' : transformFor(source, target),
         reason: fromSource ? 'generated_from_source' : similarity === 1 ? 'same_name' : 'similar_name',
       });
     }

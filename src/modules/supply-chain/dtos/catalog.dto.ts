@@ -48,6 +48,27 @@ export class FieldInputDto {
   @ValidateNested({ each: true })
   @Type(() => SelectOptionInputDto)
   selectOptions?: SelectOptionInputDto[];
+  // The rest of the document field definition (`PUT /doc/{docType}/{docId}/metadata`), passed to the documents
+  // module and checked there (docs/documents.md, docs/formulas.md); its errors name `fields[i].…` as sent.
+  @ApiPropertyOptional() @Allow() unique?: unknown;
+  @ApiPropertyOptional({ description: 'A Value (or lenient form) applied on create' })
+  @Allow()
+  defaultValue?: unknown;
+  @ApiPropertyOptional({ description: 'Validation rules, as in document metadata' })
+  @Allow()
+  validations?: unknown;
+  @ApiPropertyOptional({
+    description: 'formula fields: the formula (docs/formulas.md)',
+    example: '{price} * 2',
+  })
+  @Allow()
+  formula?: unknown;
+  @ApiPropertyOptional({ description: 'lookup fields: {relationFieldId, targetFieldId}' })
+  @Allow()
+  lookup?: unknown;
+  @ApiPropertyOptional({ description: 'rollup fields: {relationFieldId, targetFieldId, agg}' })
+  @Allow()
+  rollup?: unknown;
 }
 
 export class CreateCatalogDto {

@@ -1,5 +1,12 @@
 import { AppException } from '../../../common/errors/app.exception.js';
-import { ConfigChecker, filterFieldIds, isCron, parseConfig } from './sync-config.validation.js';
+import type { FieldDefinition } from '../../documents/fields/field.types.js';
+import {
+  ConfigChecker,
+  filterFieldIds,
+  filterOperandDetails,
+  isCron,
+  parseConfig,
+} from './sync-config.validation.js';
 
 function problems(parse: (checker: ConfigChecker) => unknown): string[] {
   try {
@@ -71,6 +78,65 @@ describe('supply-chain configuration validators', () => {
     ]);
     expect(problems((c) => c.filterGroup({ conditions: [{ fieldId: 'sku', operator: 'in', values: [{ text: ['a'] }] }] }, 'g'))).toEqual([
       'g.conditions[0].value',
+    ]);
+    // One key that is no typed Value key is not read as its content ({min: 5} is not 5).
+    expect(problems((c) => c.filterGroup({ conditions: [{ fieldId: 'qty', operator: 'eq', value: { min: 5 } }] }, 'g'))).toEqual([
+      'g.conditions[0].value',
+    ]);
+    // The rendered select option names its option by id.
+    expect(
+      parseConfig((c) => c.filterGroup({ conditions: [{ fieldId: 'state', operator: 'eq', value: { selectOption: { id: 'open', label: 'Open' } } }] }, 'g'))
+        ?.conditions,
+    ).toEqual([{ fieldId: 'state', operator: 'eq', value: 'open' }]);
+  });
+
+  it('refuses operands that cannot fit the field they test', () => {
+    const fields: FieldDefinition[] = [
+      { id: 'state', name: 'State', type: 'single_select', selectOptions: [{ id: 'open', label: 'Open' }] },
+      { id: 'tags', name: 'Tags', type: 'multi_select', selectOptions: [{ id: 'hot', label: 'Hot' }] },
+      { id: 'qty', name: 'Qty', type: 'number' },
+      { id: 'due', name: 'Due', type: 'date' },
+      { id: 'ok', name: 'OK', type: 'boolean' },
+      { id: 'sku', name: 'SKU', type: 'text' },
+    ];
+    const check = (conditions: unknown[]): string[] =>
+      filterOperandDetails(parseConfig((c) => c.filterGroup({ conditions }, 'g')), 'g', fields).map((detail) =>
+        String(detail.field),
+      );
+    expect(
+      check([
+        { fieldId: 'state', operator: 'eq', value: 'open' },
+        { fieldId: 'state', operator: 'eq', value: ' open ' },
+        { fieldId: 'state', operator: 'ne', value: 'OPEN' },
+        { fieldId: 'state', operator: 'startsWith', value: 'Op' },
+        { fieldId: 'tags', operator: 'in', values: ['hot', 'Hot'] },
+        { fieldId: 'qty', operator: 'gt', value: '4' },
+        { fieldId: 'qty', operator: 'range', rangeStart: 1 },
+        { fieldId: 'due', operator: 'lt', value: '2026-01-01T10:00:00Z' },
+        { fieldId: 'ok', operator: 'eq', value: false },
+        { fieldId: 'sku', operator: 'gt', value: 'abc' },
+        { fieldId: 'ghost', operator: 'gt', value: 'abc' },
+        { fieldId: 'qty', operator: 'eq', value: null },
+      ]),
+    ).toEqual([]);
+    expect(
+      check([
+        { fieldId: 'state', operator: 'eq', value: 'closed' },
+        { fieldId: 'tags', operator: 'contains', value: 'cold' },
+        { fieldId: 'qty', operator: 'gt', value: 'abc' },
+        { fieldId: 'qty', operator: 'startsWith', value: '1' },
+        { fieldId: 'due', operator: 'gte', value: 20260101 },
+        { fieldId: 'ok', operator: 'in', values: ['true'] },
+        { fieldId: 'qty', operator: 'range', rangeStart: 'low' },
+      ]),
+    ).toEqual([
+      'g.conditions[0].value',
+      'g.conditions[1].value',
+      'g.conditions[2].value',
+      'g.conditions[3].value',
+      'g.conditions[4].value',
+      'g.conditions[5].value',
+      'g.conditions[6]',
     ]);
   });
 

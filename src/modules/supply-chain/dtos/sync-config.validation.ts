@@ -35,6 +35,8 @@ import {
   UNMAPPED_OPTION_STRATEGIES,
 } from '../domain/supply-chain.types.js';
 import { assertNever } from '../../../common/assert-never.js';
+import type { FieldDefinition } from '../../documents/fields/field.types.js';
+import { selectOptionResolver } from '../domain/select-operands.js';
 
 /**
  * Validators of the supply-chain configuration objects (spec 2.14): filter groups, field mapping, receiver filter,
@@ -58,7 +60,27 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 const UNREADABLE = Symbol('unreadable operand');
 
-/** A condition operand as a plain value: scalars as they are, a one-key Value object by its scalar. */
+/** The typed keys of a Value (spec 2.6, docs/values.md) whose content is one plain value. */
+const SCALAR_VALUE_KEYS: ReadonlySet<string> = new Set([
+  'text',
+  'number',
+  'currency',
+  'percent',
+  'boolean',
+  'date',
+  'datetime',
+  'duration',
+  'rating',
+]);
+/** The typed keys whose content names one thing by id: an option id string, or an object with `id`. */
+const REFERENCE_VALUE_KEYS: ReadonlySet<string> = new Set(['selectOption', 'select', 'singleSelect', 'user']);
+
+/**
+ * A condition operand as a plain value: scalars as they are, a Value with one typed key by its content
+ * (`{number: 3}` → 3, `{selectOption: {id: "red"}}` or `{selectOption: "red"}` → "red"). Any other object — another
+ * key (`{min: 5}`), several keys, a list — is UNREADABLE: taken by its content it would compare with something the
+ * client did not write.
+ */
 function plainOperand(operand: unknown): unknown {
   if (!isObject(operand)) {
     return operand;
@@ -67,9 +89,16 @@ function plainOperand(operand: unknown): unknown {
   if (entries.length !== 1) {
     return UNREADABLE;
   }
-  const [, inner] = entries[0] as [string, unknown];
-  if (isObject(inner) && typeof inner.id === 'string' && Object.keys(inner).length === 1) {
-    return inner.id; // {selectOption: {id}}
+  const [key, inner] = entries[0] as [string, unknown];
+  if (REFERENCE_VALUE_KEYS.has(key)) {
+    if (typeof inner === 'string') {
+      return inner;
+    }
+    // The rendered form ({id, label, color…}) names the option by its id too.
+    return isObject(inner) && typeof inner.id === 'string' ? inner.id : UNREADABLE;
+  }
+  if (!SCALAR_VALUE_KEYS.has(key)) {
+    return UNREADABLE;
   }
   return inner === null || ['string', 'number', 'boolean'].includes(typeof inner) ? inner : UNREADABLE;
 }
@@ -209,7 +238,10 @@ export class ConfigChecker {
     // plain value, as a row filter reads it. Anything else would never match a stored value: refused.
     const value = Array.isArray(given) ? given.map(plainOperand) : plainOperand(given);
     if ((Array.isArray(value) ? value : [value]).some((item) => item === UNREADABLE)) {
-      this.fail(`${path}.value`, 'an operand is a string, number, boolean or null, or a Value with one typed key ({text: …}, {number: …})');
+      this.fail(
+        `${path}.value`,
+        'an operand is a string, number, boolean or null, or a Value with one typed key ({text: …}, {number: …}, {selectOption: {id}})',
+      );
       return undefined;
     }
     // `values` (spec 2.14: "value (or values)") holding one operand, for an operator that takes one.
@@ -813,6 +845,113 @@ export function unknownFieldDetails(
   return refs
     .filter(([, id]) => !known.has(id))
     .map(([field, id]) => ({ field, reason: `${what} has no field "${id}"` }));
+}
+
+const NUMBER_FIELD_TYPES: ReadonlySet<string> = new Set([
+  'number',
+  'currency',
+  'percent',
+  'rating',
+  'duration',
+  'auto_number',
+  'rollup',
+]);
+const DATE_FIELD_TYPES: ReadonlySet<string> = new Set(['date', 'datetime', 'created_time', 'updated_time']);
+const TEXT_OPERATORS: ReadonlySet<string> = new Set(['contains', 'startsWith', 'endsWith']);
+const DATE_OPERAND = /^\d{4}-\d{2}-\d{2}/;
+
+function shown(operand: unknown): string {
+  return JSON.stringify(operand) ?? String(operand);
+}
+
+function isNumeric(operand: unknown): boolean {
+  return (
+    (typeof operand === 'number' && Number.isFinite(operand)) ||
+    (typeof operand === 'string' && operand.trim() !== '' && Number.isFinite(Number(operand)))
+  );
+}
+
+/**
+ * Why a condition's operands cannot fit the field it tests (null when they can): an operand naming no option of a
+ * select field (by id or label, `selectOptionResolver`), a non-number on a number field, a non-date on a date field,
+ * a non-boolean on a boolean field, a text operator on a number or boolean field. Such a condition could never match
+ * (or, negated, always would). `null` operands (no value) and fields of other types are left alone.
+ */
+function operandProblem(condition: FilterCondition, field: FieldDefinition): string | null {
+  const { operator } = condition;
+  if (operator === 'exists' || operator === 'is_empty' || operator === 'is_not_empty') {
+    return null;
+  }
+  const operands = (Array.isArray(condition.value) ? condition.value : [condition.value]).filter(
+    (operand) => operand !== null && operand !== undefined,
+  );
+  const what = `"${field.id}" is a ${field.type} field`;
+  if (field.type === 'single_select' || field.type === 'multi_select') {
+    // On a single select the text operators test the label's text; everything else names options.
+    if (TEXT_OPERATORS.has(operator) && !(operator === 'contains' && field.type === 'multi_select')) {
+      return null;
+    }
+    if (['gt', 'gte', 'lt', 'lte', 'range'].includes(operator)) {
+      return null;
+    }
+    const resolve = selectOptionResolver(field.selectOptions ?? []);
+    const unknown = operands.find((operand) => resolve(operand) === undefined);
+    return unknown === undefined
+      ? null
+      : `${shown(unknown)} names no option of the ${field.type} field "${field.id}" (give an option id or label)`;
+  }
+  if (NUMBER_FIELD_TYPES.has(field.type) || field.type === 'boolean') {
+    if (TEXT_OPERATORS.has(operator)) {
+      return `${operator} tests text; ${what}`;
+    }
+    const fits = field.type === 'boolean' ? (operand: unknown) => typeof operand === 'boolean' : isNumeric;
+    const misfit = operands.find((operand) => !fits(operand));
+    return misfit === undefined
+      ? null
+      : `${shown(misfit)} is not a ${field.type === 'boolean' ? 'boolean' : 'number'}; ${what}`;
+  }
+  if (DATE_FIELD_TYPES.has(field.type) && !TEXT_OPERATORS.has(operator)) {
+    const misfit = operands.find(
+      (operand) =>
+        typeof operand !== 'string' || !DATE_OPERAND.test(operand) || Number.isNaN(Date.parse(operand)),
+    );
+    return misfit === undefined ? null : `${shown(misfit)} is not a date (YYYY-MM-DD or ISO 8601); ${what}`;
+  }
+  return null;
+}
+
+/**
+ * VALIDATION_ERROR entries for condition operands of a (parsed) filter group that cannot fit the fields they test,
+ * `fields` being the fields the filter runs on (the catalog's, for a share scope, a receiver filter and accept
+ * rules). Conditions on fields not in `fields` are left to `unknownFieldDetails`. Paths follow the group as sent:
+ * `…conditions[i].value` (a `range` written with rangeStart/rangeEnd: the condition).
+ */
+export function filterOperandDetails(
+  group: FilterGroup | undefined,
+  path: string,
+  fields: readonly FieldDefinition[],
+): ErrorDetail[] {
+  if (!group) {
+    return [];
+  }
+  const byId = new Map(fields.map((field) => [field.id, field]));
+  const details: ErrorDetail[] = [];
+  const walk = (current: FilterGroup, at: string): void => {
+    current.conditions.forEach((condition, index) => {
+      const field = byId.get(condition.fieldId);
+      const reason = field ? operandProblem(condition, field) : null;
+      if (reason) {
+        const conditionPath = `${at}.conditions[${index}]`;
+        details.push({
+          field: condition.operator === 'range' ? conditionPath : `${conditionPath}.value`,
+          reason,
+        });
+      }
+    });
+    current.groups.forEach((inner, index) => walk(inner, `${at}.groups[${index}]`));
+  };
+  walk(group, path);
+  return details;
 }
 
 /**

@@ -234,6 +234,39 @@ export class BindingRepository {
     );
   }
 
+  /**
+   * Records the supplier's refusal of a buyer organization on a connection (its reject of `bindingId`): new bindings
+   * of the organization to the connection then wait for approval (docs/supply-chain.md, "Bindings").
+   */
+  async refuse(connectionId: string, organizationId: string, bindingId: string, by: string): Promise<void> {
+    await this.tx.manager.query(
+      `INSERT INTO connection_refusals (connection_id, organization_id, binding_id, refused_by)
+       VALUES ($1, $2, $3, $4)
+       ON CONFLICT (connection_id, organization_id)
+         DO UPDATE SET binding_id = EXCLUDED.binding_id, refused_by = EXCLUDED.refused_by, refused_at = now()`,
+      [connectionId, organizationId, bindingId, by],
+    );
+  }
+
+  /** Lifts the refusal of a buyer organization on a connection (the supplier approved one of its bindings). */
+  async lift(connectionId: string, organizationId: string): Promise<void> {
+    await this.tx.manager.query(
+      `DELETE FROM connection_refusals WHERE connection_id = $1 AND organization_id = $2`,
+      [connectionId, organizationId],
+    );
+  }
+
+  /** Whether the supplier's refusal of the organization on the connection stands. */
+  async isRefused(connectionId: string, organizationId: string): Promise<boolean> {
+    return (
+      (await countOf(
+        this.tx,
+        `SELECT count(*) FROM connection_refusals WHERE connection_id = $1 AND organization_id = $2`,
+        [connectionId, organizationId],
+      )) > 0
+    );
+  }
+
   async decide(
     id: string,
     status: 'active' | 'rejected',

@@ -6,7 +6,7 @@ export type BindingActivatedListener = (binding: BindingRecord) => Promise<void>
 /**
  * Tells whoever registered (supply-chain-sync: the initial sync) that a binding became `active` — created active
  * (public, whitelist) or approved — inside the transaction that activated it, so what they record commits or rolls
- * back with the activation (docs/supply-chain.md, "Initial sync").
+ * back with the activation (docs/supply-chain.md, "Initial sync and reconcile").
  */
 @Injectable()
 export class BindingActivations {

@@ -14,6 +14,7 @@ import { ConfigChecker } from '../dtos/sync-config.validation.js';
 import { BindingRepository } from '../repositories/binding.repository.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { isUuid } from '../repositories/sql.js';
+import { ActingMembers } from './acting-members.service.js';
 import { BindingActivations } from './binding-activations.js';
 import { ConnectionAdmissionService, connectionInvalidState, isoOrNull } from './connection-admission.service.js';
 import { ConnectionsService } from './connections.service.js';
@@ -73,6 +74,7 @@ export class BindingsService {
     private readonly users: UsersService,
     private readonly notifier: NotifierService,
     private readonly activations: BindingActivations,
+    private readonly members: ActingMembers,
   ) {}
 
   async create(
@@ -134,7 +136,7 @@ export class BindingsService {
       receiverFilter: receiverFilter as ReceiverFilter,
       conflictResolution: conflictResolution as ConflictResolution,
     };
-    const problems = bindingFieldProblems(config, source, target);
+    const problems = bindingFieldProblems(config, source, target, sourceFields);
     if (problems.length > 0) {
       throw AppException.validation(problems);
     }
@@ -167,7 +169,9 @@ export class BindingsService {
       }
       if (binding.status === 'pending') {
         await this.tell(
+          connection.organizationId,
           connection.createdBy,
+          'admin',
           'binding_pending_approval',
           `A binding to ${connection.name} waits for your approval`,
           {
@@ -244,7 +248,11 @@ export class BindingsService {
     );
   }
 
-  /** pending → active (approve) or rejected (reject), by the supplier's owners/admins; other states INVALID_STATE. */
+  /**
+   * pending → active (approve) or rejected (reject; also active → rejected), by the supplier's owners/admins; other
+   * states INVALID_STATE. A reject records the supplier's refusal of the buyer organization on the connection, an
+   * approval lifts it.
+   */
   async decide(
     principal: Principal,
     organizationId: string,
@@ -254,7 +262,9 @@ export class BindingsService {
     note?: string,
   ): Promise<SupplierBindingDto> {
     return this.tx.run(async () => {
-      const connection = await this.connections.owned(principal, organizationId, connectionId, 'admin');
+      // Locked: a binding of the same organization admitted concurrently (its admission reads the connection FOR
+      // SHARE) is either committed before this decision or sees the refusal it records.
+      const connection = await this.connections.owned(principal, organizationId, connectionId, 'admin', true);
       const binding = isUuid(bindingId)
         ? await this.bindings.findForSupplier(organizationId, connection.id, bindingId, true)
         : null;
@@ -288,11 +298,18 @@ export class BindingsService {
         principal.userId,
         note ?? null,
       );
+      // A reject stands for the buyer organization on this connection until the supplier approves one of its
+      // bindings: a public or whitelist connection no longer admits it at once (docs/supply-chain.md, "Bindings").
       if (decided.status === 'active') {
+        await this.bindings.lift(connection.id, decided.organizationId);
         await this.activations.activated(decided);
+      } else {
+        await this.bindings.refuse(connection.id, decided.organizationId, decided.id, principal.userId);
       }
       await this.tell(
+        binding.organizationId,
         binding.createdBy,
+        'member',
         decision === 'approve' ? 'binding_approved' : 'binding_rejected',
         `Your binding to ${connection.name} was ${decision === 'approve' ? 'approved' : 'rejected'}`,
         {
@@ -308,24 +325,34 @@ export class BindingsService {
     });
   }
 
-  /** An e-mail to one user, recorded in the current transaction (docs/supply-chain.md, "Bindings"). */
+  /**
+   * An e-mail to `userId` while an active member of the organization holding `minimum` (the role to act on it), else
+   * to its active owners and admins — never to someone who left (ActingMembers; docs/supply-chain.md, "Who the
+   * propagation acts as, who is told"). Recorded in the current transaction.
+   */
   private async tell(
+    organizationId: string,
     userId: string,
+    minimum: 'admin' | 'member',
     kind: string,
     subject: string,
     data: Record<string, unknown>,
   ): Promise<void> {
-    const user = (await this.users.summaries([userId])).get(userId);
-    if (user?.email) {
-      await this.notifier.send({
-        channel: 'email',
-        to: user.email,
-        userId,
-        kind,
-        subject,
-        body: `${subject}.`,
-        data,
-      });
+    const recipients = await this.members.recipients(organizationId, userId, minimum);
+    const users = await this.users.summaries(recipients);
+    for (const recipient of recipients) {
+      const email = users.get(recipient)?.email;
+      if (email) {
+        await this.notifier.send({
+          channel: 'email',
+          to: email,
+          userId: recipient,
+          kind,
+          subject,
+          body: `${subject}.`,
+          data,
+        });
+      }
     }
   }
 

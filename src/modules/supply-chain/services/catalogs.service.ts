@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { FieldDefinition, FieldType, SelectOption } from '../../documents/fields/field.types.js';
@@ -9,6 +10,7 @@ import type { DocumentRecord } from '../../documents/domain/document.records.js'
 import type { RowDeleteResponseDto, RowWriteResponseDto } from '../../documents/dtos/row.dto.js';
 import type { RevisionResponseDto } from '../../documents/dtos/revision.dto.js';
 import { DocumentsService } from '../../documents/services/documents.service.js';
+import { revisionNotFound } from '../../documents/services/revision-history.service.js';
 import { RevisionsService } from '../../documents/services/revisions.service.js';
 import { RowsService } from '../../documents/services/rows.service.js';
 import type { CatalogRecord, ScField } from '../domain/supply-chain.types.js';
@@ -26,6 +28,28 @@ import { CATALOG_DOC_TYPE, SupplyChainAccessService } from './supply-chain-acces
 import { RESERVED_KEYS } from '../../../common/http/reserved-keys.js';
 
 const FIELD_ID = /^[A-Za-z0-9_-]{1,64}$/;
+/** Keys of a document field definition the catalog form passes on unchanged (formula fields and the like). */
+const DOCUMENT_FIELD_KEYS = ['unique', 'defaultValue', 'validations', 'formula', 'lookup', 'rollup'] as const;
+
+/**
+ * The documents module names a catalog's fields `metadata.fields[i]` (the `/doc` create body); `POST /catalogs`
+ * sends them as `fields[i]`, in the same order: the paths are renamed so the error names the request.
+ */
+function asSentPaths(error: unknown): unknown {
+  if (
+    !(error instanceof AppException) ||
+    error.code !== ErrorCode.VALIDATION_ERROR ||
+    !error.options.details
+  ) {
+    return error;
+  }
+  const details = error.options.details.map((detail) =>
+    typeof detail.field === 'string' && detail.field.startsWith('metadata.fields')
+      ? { ...detail, field: detail.field.slice('metadata.'.length) }
+      : detail,
+  );
+  return new AppException(ErrorCode.VALIDATION_ERROR, { ...error.options, details });
+}
 
 /**
  * Turns the supply-chain field form (`{id?, name, type, required, description, selectOptions[{label, color}]}`)
@@ -57,6 +81,12 @@ export function toFieldDefinitions(
     const definition: FieldDefinition = { id, name: field.name, type: field.type as FieldType };
     if (field.required !== undefined) {
       definition.required = field.required;
+    }
+    // The document field definition's other keys go as sent: the documents module checks them.
+    for (const key of DOCUMENT_FIELD_KEYS) {
+      if (field[key] !== undefined) {
+        (definition as unknown as Record<string, unknown>)[key] = field[key];
+      }
     }
     if (field.selectOptions) {
       const optionIds = new Set(field.selectOptions.flatMap((option) => (option.id ? [option.id] : [])));
@@ -124,18 +154,22 @@ export class CatalogsService {
     const { definitions, descriptions } = toFieldDefinitions(dto.fields ?? []);
     const id = randomUUID();
     return this.tx.run(async () => {
-      await this.documents.create(
-        principal,
-        CATALOG_DOC_TYPE,
-        {
-          id,
-          organizationId,
-          workspaceId: null,
-          title: dto.name,
-          metadata: { fields: definitions as unknown as Array<Record<string, unknown>>, properties: [] },
-        },
-        { organizationId },
-      );
+      await this.documents
+        .create(
+          principal,
+          CATALOG_DOC_TYPE,
+          {
+            id,
+            organizationId,
+            workspaceId: null,
+            title: dto.name,
+            metadata: { fields: definitions as unknown as Array<Record<string, unknown>>, properties: [] },
+          },
+          { organizationId },
+        )
+        .catch((error: unknown) => {
+          throw asSentPaths(error);
+        });
       // The caller's write right was established by documents.create; the catalog record does not exist yet.
       const ctx = await this.access.openAsSystem(principal.userId, organizationId, CATALOG_DOC_TYPE, id);
       const catalog = await this.catalogs.insertCatalog({
@@ -236,6 +270,14 @@ export class CatalogsService {
     query: { page: number; pageSize: number },
   ): Promise<Page<RevisionResponseDto>> {
     const { ctx } = await this.access.catalog(principal, organizationId, catalogId, 'read');
-    return this.revisions.listSince(ctx, since, query);
+    try {
+      return await this.revisions.listSince(ctx, since, query);
+    } catch (error) {
+      // The documents module names its revision parameter `revId`; here the unknown id came as `since`.
+      if (error instanceof AppException && error.code === ErrorCode.NOT_FOUND) {
+        throw revisionNotFound('since');
+      }
+      throw error;
+    }
   }
 }

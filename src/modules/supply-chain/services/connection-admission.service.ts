@@ -96,8 +96,10 @@ export class ConnectionAdmissionService {
   }
 
   /**
-   * How a new binding of `organizationId` is admitted: public → active; whitelisted → active; approval mode for a
-   * listed organization, or for anyone when the list is empty → pending; else a valid share code of this connection → pending, and the organization
+   * How a new binding of `organizationId` is admitted: public → active; whitelisted → active (both pending while
+   * the supplier's refusal of the organization stands: it rejected one of its bindings to this connection and has not
+   * approved one since); approval mode for a listed organization, or for anyone when the list is empty → pending;
+   * else a valid share code of this connection → pending, and the organization
    * counts as one use of the link (the supplier approves or rejects). Anyone else: NOT_FOUND. A disabled
    * connection takes no bindings (INVALID_STATE). Runs in the binding's transaction: the connection is read again
    * there with a share lock and admitted against that state (see `ConnectionRepository.findForAdmission`), and the
@@ -126,11 +128,11 @@ export class ConnectionAdmissionService {
     const { mode, allowedOrganizations } = connection.accessControl;
     const listed =
       allowedOrganizations.includes(organizationId) || connection.organizationId === organizationId;
-    if (mode === 'public') {
-      return { status: 'active', admittedVia: 'public', shareLinkId: null };
-    }
-    if (mode === 'whitelist' && listed) {
-      return { status: 'active', admittedVia: 'whitelist', shareLinkId: null };
+    if (mode === 'public' || (mode === 'whitelist' && listed)) {
+      // A supplier's reject stands for the organization on this connection: its next binding waits for approval
+      // instead of being admitted at once (docs/supply-chain.md, "Bindings"; approving it lifts the refusal).
+      const refused = await this.bindings.isRefused(connection.id, organizationId);
+      return { status: refused ? 'pending' : 'active', admittedVia: mode, shareLinkId: null };
     }
     if (mode === 'approval' && (listed || openToAsk(connection))) {
       return { status: 'pending', admittedVia: 'approval', shareLinkId: null };

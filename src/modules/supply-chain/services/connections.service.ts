@@ -19,14 +19,17 @@ import type {
 import {
   ConfigChecker,
   filterFieldIds,
+  filterOperandDetails,
   formulaSourceFieldIds,
   unknownFieldDetails,
 } from '../dtos/sync-config.validation.js';
+import type { FieldDefinition } from '../../documents/fields/field.types.js';
 import { BindingRepository } from '../repositories/binding.repository.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';
 import { type ConnectionChanges, ConnectionRepository } from '../repositories/connection.repository.js';
 import { isUuid } from '../repositories/sql.js';
 import { ConnectionAdmissionService, connectionInvalidState } from './connection-admission.service.js';
+import { ShareScopeChanges } from './share-scope-changes.js';
 import { toScField } from './field-helpers.js';
 import { CATALOG_DOC_TYPE, notFound, SupplyChainAccessService } from './supply-chain-access.service.js';
 
@@ -54,6 +57,7 @@ export class ConnectionsService {
     private readonly catalogs: CatalogRepository,
     private readonly admission: ConnectionAdmissionService,
     private readonly bindings: BindingRepository,
+    private readonly shareScopeChanges: ShareScopeChanges,
   ) {}
 
   async create(
@@ -93,11 +97,7 @@ export class ConnectionsService {
     );
     const propagationEvents = checker.propagationEvents(dto.propagationEvents, 'propagationEvents');
     checker.done();
-    this.checkCatalogFields(
-      shareScope,
-      defaultReceiverConfig,
-      new Set(ctx.document.metadata.fields.map((field) => field.id)),
-    );
+    this.checkCatalogFields(shareScope, defaultReceiverConfig, ctx.document.metadata.fields);
     const connection = await this.connections.insert({
       organizationId,
       catalogId: catalog.id,
@@ -205,16 +205,21 @@ export class ConnectionsService {
     checker.done();
     if (changes.shareScope || changes.defaultReceiverConfig) {
       const { ctx } = await this.access.catalog(principal, organizationId, connection.catalogId, 'read');
-      this.checkCatalogFields(
-        changes.shareScope,
-        changes.defaultReceiverConfig,
-        new Set(ctx.document.metadata.fields.map((field) => field.id)),
-      );
+      this.checkCatalogFields(changes.shareScope, changes.defaultReceiverConfig, ctx.document.metadata.fields);
     }
     return this.tx.run(async () => {
+      // The scope as stored now (locked: a concurrent change is either seen here or waits for this one).
+      const before = changes.shareScope
+        ? await this.connections.find(organizationId, connection.id, true)
+        : connection;
       const updated = await this.connections.update(connection.id, changes, principal.userId);
       if (changes.accessControl) {
         await this.endBindingsNoLongerAdmitted(updated, principal.userId);
+      }
+      // Rows already shared follow a new scope: every active binding is reconciled, queued in this transaction
+      // (both sides read back from jsonb, so equal scopes compare equal).
+      if (changes.shareScope && JSON.stringify(before?.shareScope) !== JSON.stringify(updated.shareScope)) {
+        await this.shareScopeChanges.changed(updated);
       }
       return this.toDto(updated, 'owner');
     });
@@ -305,13 +310,15 @@ export class ConnectionsService {
 
   /**
    * Catalog field ids named by the share scope and by the suggested field mapping's sources must be fields of the
-   * catalog (a suggestion's targets are the buyer's: they are matched when a binding takes it).
+   * catalog (a suggestion's targets are the buyer's: they are matched when a binding takes it), and the share
+   * scope's operands must fit the fields they test (`filterOperandDetails`).
    */
   private checkCatalogFields(
     scope: ConnectionRecord['shareScope'] | undefined,
     receiverConfig: DefaultReceiverConfig | null | undefined,
-    known: Set<string>,
+    fields: readonly FieldDefinition[],
   ): void {
+    const known = new Set(fields.map((field) => field.id));
     const refs: Array<[string, string]> =
       scope?.type === 'filter'
         ? filterFieldIds(scope.filterGroup).map((id) => ['shareScope.filterGroup', id])
@@ -326,7 +333,10 @@ export class ConnectionsService {
         refs.push([`${at}.formula`, id]);
       }
     });
-    const details = unknownFieldDetails(refs, known, 'the catalog');
+    const details = [
+      ...unknownFieldDetails(refs, known, 'the catalog'),
+      ...(scope?.type === 'filter' ? filterOperandDetails(scope.filterGroup, 'shareScope.filterGroup', fields) : []),
+    ];
     if (details.length > 0) {
       throw AppException.validation(details);
     }
