@@ -11,7 +11,6 @@ import { BindingRepository } from './repositories/binding.repository.js';
 import { CatalogRepository } from './repositories/catalog.repository.js';
 import { ConnectionRepository } from './repositories/connection.repository.js';
 import { ConnectorRepository } from './repositories/connector.repository.js';
-import { MembershipRepository } from './repositories/membership.repository.js';
 import { SyncRepository } from './repositories/sync.repository.js';
 import { BindingsService } from './services/bindings.service.js';
 import { CatalogsService } from './services/catalogs.service.js';
@@ -64,7 +63,6 @@ import { ShareScopeChanges } from './services/share-scope-changes.js';
     SupplyChainDirectory,
     BindingActivations,
     ShareScopeChanges,
-    MembershipRepository,
     ActingMembers,
     OrganizationArchivedListener,
   ],

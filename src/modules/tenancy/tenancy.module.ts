@@ -26,6 +26,7 @@ import { InvitationTokensService } from './services/invitation-tokens.service.js
 import { InvitationsService } from './services/invitations.service.js';
 import { JoinRequestsService } from './services/join-requests.service.js';
 import { OrganizationAccessService } from './services/organization-access.service.js';
+import { OrganizationDirectoryService } from './services/organization-directory.service.js';
 import { OrganizationMembersService } from './services/organization-members.service.js';
 import { OrganizationProvisioningService } from './services/organization-provisioning.service.js';
 import { UserOrganizationsController } from './controllers/user-organizations.controller.js';
@@ -40,7 +41,8 @@ import { WorkspacesService } from './services/workspaces.service.js';
 /**
  * Organizations, members, invitations, join requests, workspaces and data-source references (spec 2.2–2.4,
  * 3, 4.2–4.3). Other modules use WorkspaceAccessService / OrganizationAccessService (or the
- * @RequireOrgRole / @RequireWorkspaceRole decorators, whose guards are exported) and DocumentSourceService.
+ * @RequireOrgRole / @RequireWorkspaceRole decorators, whose guards are exported), DocumentSourceService and
+ * OrganizationDirectoryService (names and active managers of an organization, no caller membership needed).
  */
 @Module({
   imports: [
@@ -70,6 +72,7 @@ import { WorkspacesService } from './services/workspaces.service.js';
     OrganizationProvisioningService,
     WorkspaceAccessService,
     OrganizationAccessService,
+    OrganizationDirectoryService,
     DocumentSourceService,
     OrganizationStatisticsService,
     UserDefaultsService,
@@ -88,6 +91,7 @@ import { WorkspacesService } from './services/workspaces.service.js';
   exports: [
     WorkspaceAccessService,
     OrganizationAccessService,
+    OrganizationDirectoryService,
     DocumentSourceService,
     OrganizationProvisioningService,
     OrganizationStatisticsService,

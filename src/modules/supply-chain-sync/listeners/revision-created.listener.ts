@@ -162,14 +162,9 @@ export class RevisionCreatedListener {
         )
       : null;
     if (orderCtx && outcome?.merge) {
-      await this.origins.record({
-        revisionId: outcome.merge.revision.id,
-        organizationId: binding.organizationId,
-        documentId: orderCtx.document.uuid,
-        originKind: 'binding',
-        originId: binding.id,
-        sourceDocumentId: catalog.documentId,
-        sourceRevisionId: payload.revisionId ?? null,
+      await this.origins.recordBindingWrite(outcome.merge.revision.id, binding, orderCtx.document.uuid, {
+        documentId: catalog.documentId,
+        revisionId: payload.revisionId ?? null,
       });
     }
   }

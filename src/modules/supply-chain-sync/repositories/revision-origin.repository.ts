@@ -33,6 +33,24 @@ export class RevisionOriginRepository {
     );
   }
 
+  /** A revision a binding wrote into its order book (propagated rows or generated fields kept in step). */
+  recordBindingWrite(
+    revisionId: string,
+    binding: { id: string; organizationId: string },
+    orderBookDocumentId: string,
+    catalog: { documentId: string; revisionId: string | null },
+  ): Promise<void> {
+    return this.record({
+      revisionId,
+      organizationId: binding.organizationId,
+      documentId: orderBookDocumentId,
+      originKind: 'binding',
+      originId: binding.id,
+      sourceDocumentId: catalog.documentId,
+      sourceRevisionId: catalog.revisionId,
+    });
+  }
+
   find(revisionId: string): Promise<RevisionOrigin | null> {
     return queryFirst<RevisionOrigin>(
       this.tx,

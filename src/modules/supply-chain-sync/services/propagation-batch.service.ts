@@ -353,14 +353,9 @@ export class PropagationBatch {
         continue;
       }
       if (outcome.merge) {
-        await this.origins.record({
-          revisionId: outcome.merge.revision.id,
-          organizationId: binding.organizationId,
-          documentId: orderCtx.document.uuid,
-          originKind: 'binding',
-          originId: binding.id,
-          sourceDocumentId: catalogCtx.document.uuid,
-          sourceRevisionId: last.catalogRevisionId,
+        await this.origins.recordBindingWrite(outcome.merge.revision.id, binding, orderCtx.document.uuid, {
+          documentId: catalogCtx.document.uuid,
+          revisionId: last.catalogRevisionId,
         });
       }
       const merged = outcome.merge !== null;

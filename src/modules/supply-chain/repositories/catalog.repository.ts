@@ -178,17 +178,4 @@ export class CatalogRepository {
       [id, JSON.stringify(fields), connectionIds],
     );
   }
-
-  /** Organization names for summaries shown across tenants (a supplier's name to its buyers and back). */
-  async organizationNames(ids: string[]): Promise<Map<string, string>> {
-    if (ids.length === 0) {
-      return new Map();
-    }
-    const rows = await queryRows<{ id: string; name: string }>(
-      this.tx,
-      `SELECT id, name FROM organizations WHERE id = ANY($1::uuid[])`,
-      [ids],
-    );
-    return new Map(rows.map((row) => [row.id, row.name]));
-  }
 }

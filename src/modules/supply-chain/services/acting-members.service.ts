@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { OrganizationRole } from '../../tenancy/entities/organization-member.entity.js';
 import { hasOrgRole } from '../../tenancy/policies/organization-roles.js';
 import { OrganizationAccessService } from '../../tenancy/services/organization-access.service.js';
-import { MembershipRepository } from '../repositories/membership.repository.js';
+import { OrganizationDirectoryService } from '../../tenancy/services/organization-directory.service.js';
 
 /**
  * Server-side supply-chain work is done for a person — the binding's creator (propagation writes, sync-request
@@ -14,7 +14,7 @@ import { MembershipRepository } from '../repositories/membership.repository.js';
 export class ActingMembers {
   constructor(
     private readonly access: OrganizationAccessService,
-    private readonly members: MembershipRepository,
+    private readonly organizations: OrganizationDirectoryService,
   ) {}
 
   /**
@@ -26,7 +26,7 @@ export class ActingMembers {
     if (await this.holds(organizationId, userId, 'member')) {
       return userId;
     }
-    return this.members.ownerId(organizationId);
+    return this.organizations.ownerId(organizationId);
   }
 
   /**
@@ -37,7 +37,7 @@ export class ActingMembers {
     if (await this.holds(organizationId, userId, minimum)) {
       return [userId];
     }
-    return this.members.activeManagerIds(organizationId);
+    return this.organizations.activeManagerIds(organizationId);
   }
 
   private async holds(organizationId: string, userId: string, minimum: OrganizationRole): Promise<boolean> {

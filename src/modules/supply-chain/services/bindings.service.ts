@@ -20,6 +20,7 @@ import { ConnectionAdmissionService, connectionInvalidState, isoOrNull } from '.
 import { ConnectionsService } from './connections.service.js';
 import { OrderBooksService } from './orderbooks.service.js';
 import { notFound, SupplyChainAccessService } from './supply-chain-access.service.js';
+import { OrganizationDirectoryService } from '../../tenancy/services/organization-directory.service.js';
 
 
 export function bindingDto(binding: BindingRecord): BindingResponseDto {
@@ -75,6 +76,7 @@ export class BindingsService {
     private readonly notifier: NotifierService,
     private readonly activations: BindingActivations,
     private readonly members: ActingMembers,
+    private readonly organizations: OrganizationDirectoryService,
   ) {}
 
   async create(
@@ -238,7 +240,7 @@ export class BindingsService {
         offset: (query.page - 1) * query.pageSize,
       },
     );
-    const names = await this.catalogs.organizationNames([
+    const names = await this.organizations.names([
       ...new Set(items.map((binding) => binding.organizationId)),
     ]);
     return pageOf(
@@ -320,7 +322,7 @@ export class BindingsService {
           reviewNote: decided.reviewNote,
         },
       );
-      const names = await this.catalogs.organizationNames([decided.organizationId]);
+      const names = await this.organizations.names([decided.organizationId]);
       return this.supplierDto(decided, names);
     });
   }

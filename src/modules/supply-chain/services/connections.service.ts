@@ -32,6 +32,7 @@ import { ConnectionAdmissionService, connectionInvalidState } from './connection
 import { ShareScopeChanges } from './share-scope-changes.js';
 import { toScField } from './field-helpers.js';
 import { CATALOG_DOC_TYPE, notFound, SupplyChainAccessService } from './supply-chain-access.service.js';
+import { OrganizationDirectoryService } from '../../tenancy/services/organization-directory.service.js';
 
 /** Allowed state changes of a connection (docs/supply-chain.md, "Connection states"). */
 const TRANSITIONS: Record<
@@ -58,6 +59,7 @@ export class ConnectionsService {
     private readonly admission: ConnectionAdmissionService,
     private readonly bindings: BindingRepository,
     private readonly shareScopeChanges: ShareScopeChanges,
+    private readonly organizations: OrganizationDirectoryService,
   ) {}
 
   async create(
@@ -282,7 +284,7 @@ export class ConnectionsService {
   async toDto(connection: ConnectionRecord, view: 'owner' | 'shared'): Promise<ConnectionResponseDto> {
     // Null once the catalog is deleted (its connections are disabled with it).
     const catalog = await this.catalogs.findCatalogById(connection.catalogId);
-    const names = await this.catalogs.organizationNames([connection.organizationId]);
+    const names = await this.organizations.names([connection.organizationId]);
     const base: ConnectionResponseDto = {
       id: connection.id,
       view,

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Allow, IsBoolean, IsIn, IsOptional, IsString, IsUUID, Matches } from 'class-validator';
 import { DOC_TYPE_PATTERN, DOC_TYPE_RULE } from '../../../common/http/client-ids.js';
 import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
@@ -24,6 +24,16 @@ export class DataSourceReferenceInputDto {
   status?: DataSourceReferenceStatus;
 }
 
+/** The keys a reference answers that a write body may carry back unchanged (accepted and ignored). */
+class DataSourceReferenceReadOnlyKeys {
+  @ReadOnlyEcho() organizationId?: unknown;
+  @ReadOnlyEcho() workspaceId?: unknown;
+  @ReadOnlyEcho() createdBy?: unknown;
+  @ReadOnlyEcho() updatedBy?: unknown;
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
+}
+
 export class CreateDataSourceReferenceDto extends DataSourceReferenceInputDto {
   @ApiPropertyOptional({
     default: false,
@@ -41,7 +51,10 @@ export class CreateDataSourceReferenceDto extends DataSourceReferenceInputDto {
  * from the workspace record. The set is keyed by (sourceWorkspaceId, docType); `id` only confirms which reference
  * an item is (see DataSourceReferencesService.replaceAll), the other read-only keys are ignored.
  */
-export class WorkspaceDataSourceReferenceItemDto extends DataSourceReferenceInputDto {
+export class WorkspaceDataSourceReferenceItemDto extends IntersectionType(
+  DataSourceReferenceInputDto,
+  DataSourceReferenceReadOnlyKeys,
+) {
   @ApiPropertyOptional({
     type: String,
     format: 'uuid',
@@ -52,20 +65,13 @@ export class WorkspaceDataSourceReferenceItemDto extends DataSourceReferenceInpu
   @IsOptional()
   @Allow()
   id?: unknown;
-
-  @ReadOnlyEcho() organizationId?: unknown;
-  @ReadOnlyEcho() workspaceId?: unknown;
-  @ReadOnlyEcho() createdBy?: unknown;
-  @ReadOnlyEcho() updatedBy?: unknown;
-  @ReadOnlyEcho() createdAt?: unknown;
-  @ReadOnlyEcho() updatedAt?: unknown;
 }
 
 /**
  * Pause (`inactive`) or enable (`active`). The body may be the reference as read: `id`, `sourceWorkspaceId` and
  * `docType` must then be this reference's (a reference never changes its source or type), the rest is ignored.
  */
-export class UpdateDataSourceReferenceDto {
+export class UpdateDataSourceReferenceDto extends DataSourceReferenceReadOnlyKeys {
   @ApiProperty({ enum: DATA_SOURCE_REFERENCE_STATUSES }) @IsIn(DATA_SOURCE_REFERENCE_STATUSES) status: DataSourceReferenceStatus;
 
   @ApiPropertyOptional({ type: String, format: 'uuid', description: "The reference's id; when given it must be the id in the path" })
@@ -82,13 +88,6 @@ export class UpdateDataSourceReferenceDto {
   @IsOptional()
   @Allow()
   docType?: unknown;
-
-  @ReadOnlyEcho() organizationId?: unknown;
-  @ReadOnlyEcho() workspaceId?: unknown;
-  @ReadOnlyEcho() createdBy?: unknown;
-  @ReadOnlyEcho() updatedBy?: unknown;
-  @ReadOnlyEcho() createdAt?: unknown;
-  @ReadOnlyEcho() updatedAt?: unknown;
 }
 
 export class DataSourceReferenceResponseDto {
