@@ -160,6 +160,27 @@ describe('requests: scopes of the changes, target kinds, reviewers, ids and the 
     expect(merged.settingsChanged).toBe(false);
   });
 
+  it("shows a merged request's deleted row as the merge found it: its last change, not only its creation", async () => {
+    const target = await doc();
+    const editor = await newUser(t.http);
+    await addToWorkspace(t.dataSource, owner, editor, 'editor');
+    await createRow(t.http, owner, target, { id: 'r1', values: { name: 'One', qty: 1 } });
+    await request(t.http).put(`${target.path}/data/r1`).set(bearer(editor)).send({ values: { qty: 5 } }).expect(200);
+    const before = (await request(t.http).get(`${target.path}/data/r1`).set(bearer(owner)).expect(200)).body.payload;
+    expect(before.updatedBy).toBe(editor.id);
+    const opened = await request(t.http)
+      .post(`${target.path}/requests`)
+      .set(bearer(owner))
+      .send({ changes: [{ type: 'row-delete', target: { kind: 'row', rowId: 'r1' } }] })
+      .expect(201);
+    await request(t.http).post(`${target.path}/requests/${opened.body.payload.id}/merge`).set(bearer(owner)).expect(200);
+
+    const merged = (await request(t.http).get(`${target.path}/requests/${opened.body.payload.id}/diff`).set(bearer(owner)).expect(200)).body.payload;
+    expect(merged.deletedRows).toEqual([
+      expect.objectContaining({ id: 'r1', version: before.version, createdAt: before.createdAt, createdBy: owner.id, updatedAt: before.updatedAt, updatedBy: editor.id }),
+    ]);
+  });
+
   it('declares the 409s of merge, close, reopen and revert and an optional body for POST /requests', () => {
     const paths = t.openApi.paths;
     const base = '/api/v1/doc/{docType}/{docId}';

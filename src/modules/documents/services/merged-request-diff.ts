@@ -68,8 +68,11 @@ export function mergedRequestDiff(request: RequestRecord, ops: readonly Operatio
           const old = obj(op.oldValue);
           const createdAt = typeof old.createdAt === 'string' ? new Date(old.createdAt) : at;
           const createdBy = typeof old.createdBy === 'string' ? old.createdBy : null;
+          // Operations recorded before updatedAt/By were kept carry only the creation: the best the record knows.
+          const updatedAt = typeof old.updatedAt === 'string' ? new Date(old.updatedAt) : createdAt;
+          const updatedBy = typeof old.updatedAt === 'string' ? (typeof old.updatedBy === 'string' ? old.updatedBy : null) : createdBy;
           const version = numberOr(old.version, 1);
-          diff.deletedRows.push(toRowDto({ id: rowId, seq: '0', values: valuesOf(op.oldValue), version, createdAt, createdBy, updatedAt: createdAt, updatedBy: createdBy }, metadata.fields));
+          diff.deletedRows.push(toRowDto({ id: rowId, seq: '0', values: valuesOf(op.oldValue), version, createdAt, createdBy, updatedAt, updatedBy }, metadata.fields));
         }
         break;
       case 'field-create':

@@ -241,6 +241,9 @@ export class RowMergeService {
           version: item.old.version,
           createdAt: item.old.createdAt.toISOString(),
           createdBy: item.old.createdBy,
+          // The row as the merge found it, so a merged request's diff shows its last change, not only its creation.
+          updatedAt: item.old.updatedAt.toISOString(),
+          updatedBy: item.old.updatedBy,
         },
         newValue: null,
       });
