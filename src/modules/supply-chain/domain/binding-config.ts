@@ -5,7 +5,7 @@ import {
   filterOperandDetails,
   formulaSourceFieldIds,
   unknownFieldDetails,
-} from '../dtos/sync-config.validation.js';
+} from '../dtos/sync-config-fields.validation.js';
 import type {
   ConflictResolution,
   ConnectionRecord,

@@ -1,12 +1,7 @@
 import { AppException } from '../../../common/errors/app.exception.js';
 import type { FieldDefinition } from '../../documents/fields/field.types.js';
-import {
-  ConfigChecker,
-  filterFieldIds,
-  filterOperandDetails,
-  isCron,
-  parseConfig,
-} from './sync-config.validation.js';
+import { filterFieldIds, filterOperandDetails } from './sync-config-fields.validation.js';
+import { ConfigChecker, isCron, parseConfig } from './sync-config.validation.js';
 
 function problems(parse: (checker: ConfigChecker) => unknown): string[] {
   try {

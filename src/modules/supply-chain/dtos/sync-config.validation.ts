@@ -1,6 +1,6 @@
 import { CronExpressionParser } from 'cron-parser';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
-import { FormulaError, formulaFieldRefs, parseFormula } from '../../../common/formula/index.js';
+import { FormulaError, parseFormula } from '../../../common/formula/index.js';
 import {
   ACCEPT_MODES,
   ACCESS_MODES,
@@ -16,12 +16,9 @@ import {
   DEFAULT_ACTIONS,
   type DefaultReceiverConfig,
   EXCHANGE_RATE_SOURCES,
-  FILTER_OPERATORS,
   type FieldMapping,
   type FieldMappingRule,
-  type FilterCondition,
   type FilterGroup,
-  type FilterLogic,
   type ManualAcceptRules,
   PROPAGATION_EVENT_TYPES,
   PROPAGATION_MODES,
@@ -35,73 +32,23 @@ import {
   UNMAPPED_OPTION_STRATEGIES,
 } from '../domain/supply-chain.types.js';
 import { assertNever } from '../../../common/assert-never.js';
-import type { FieldDefinition } from '../../documents/fields/field.types.js';
-import { selectOptionResolver } from '../domain/select-operands.js';
+import { isPlainObject } from '../../documents/fields/field-value.utils.js';
+import { parseFilterGroup } from './filter-group.validation.js';
 
 /**
  * Validators of the supply-chain configuration objects (spec 2.14): filter groups, field mapping, receiver filter,
  * conflict resolution, share scope, access control, propagation events, default receiver config, connector config.
  * Each `parse*` takes the raw body value and the path it came from, and returns the normalized object (defaults
- * filled in) or throws VALIDATION_ERROR listing every problem as `{field, reason}`. Pure: no database. Field ids
- * are checked against documents by the services (`checkFieldIds`). Shared with the propagation/connector module.
+ * filled in) or throws VALIDATION_ERROR listing every problem as `{field, reason}`. Pure: no database. Filter groups
+ * are parsed in filter-group.validation.ts; field ids and operands are checked against the documents' fields by the
+ * services, with sync-config-fields.validation.ts. Shared with the propagation/connector module.
  */
 
-const MAX_FILTER_DEPTH = 5;
-const MAX_CONDITIONS = 100;
 const MAX_RULES = 500;
 const MAX_BATCH_WINDOW_SECONDS = 86_400;
 export const DEFAULT_BATCH_WINDOW_SECONDS = 300;
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-const UNREADABLE = Symbol('unreadable operand');
-
-/** The typed keys of a Value (spec 2.6, docs/values.md) whose content is one plain value. */
-const SCALAR_VALUE_KEYS: ReadonlySet<string> = new Set([
-  'text',
-  'number',
-  'currency',
-  'percent',
-  'boolean',
-  'date',
-  'datetime',
-  'duration',
-  'rating',
-]);
-/** The typed keys whose content names one thing by id: an option id string, or an object with `id`. */
-const REFERENCE_VALUE_KEYS: ReadonlySet<string> = new Set(['selectOption', 'select', 'singleSelect', 'user']);
-
-/**
- * A condition operand as a plain value: scalars as they are, a Value with one typed key by its content
- * (`{number: 3}` → 3, `{selectOption: {id: "red"}}` or `{selectOption: "red"}` → "red"). Any other object — another
- * key (`{min: 5}`), several keys, a list — is UNREADABLE: taken by its content it would compare with something the
- * client did not write.
- */
-function plainOperand(operand: unknown): unknown {
-  if (!isObject(operand)) {
-    return operand;
-  }
-  const entries = Object.entries(operand);
-  if (entries.length !== 1) {
-    return UNREADABLE;
-  }
-  const [key, inner] = entries[0] as [string, unknown];
-  if (REFERENCE_VALUE_KEYS.has(key)) {
-    if (typeof inner === 'string') {
-      return inner;
-    }
-    // The rendered form ({id, label, color…}) names the option by its id too.
-    return isObject(inner) && typeof inner.id === 'string' ? inner.id : UNREADABLE;
-  }
-  if (!SCALAR_VALUE_KEYS.has(key)) {
-    return UNREADABLE;
-  }
-  return inner === null || ['string', 'number', 'boolean'].includes(typeof inner) ? inner : UNREADABLE;
-}
 
 function oneOf(values: readonly string[]): string {
   return `must be one of ${values.join(', ')}`;
@@ -183,147 +130,14 @@ export class ConfigChecker {
 
   /** `{operator: AND|OR, conditions[], groups[]}`; `logic` is accepted for `operator`, any case. */
   filterGroup(raw: unknown, path: string, depth = 1): FilterGroup | undefined {
-    if (!isObject(raw)) {
-      this.fail(path, `${path} must be a filter group {operator: AND|OR, conditions[], groups[]}`);
-      return undefined;
-    }
-    if (depth > MAX_FILTER_DEPTH) {
-      this.fail(path, `filter groups nest at most ${MAX_FILTER_DEPTH} deep`);
-      return undefined;
-    }
-    const logicRaw = raw.operator ?? raw.logic ?? 'AND';
-    let operator: FilterLogic = 'AND';
-    if (typeof logicRaw !== 'string' || !['AND', 'OR'].includes(logicRaw.toUpperCase())) {
-      this.fail(`${path}.operator`, `${path}.operator must be AND or OR`);
-    } else {
-      operator = logicRaw.toUpperCase() as FilterLogic;
-    }
-    const conditions: FilterCondition[] = [];
-    const groups: FilterGroup[] = [];
-    for (const [key, max] of [
-      ['conditions', MAX_CONDITIONS],
-      ['groups', MAX_CONDITIONS],
-    ] as const) {
-      const list = raw[key];
-      if (list !== undefined && list !== null && (!Array.isArray(list) || list.length > max)) {
-        this.fail(`${path}.${key}`, `${path}.${key} must be an array of at most ${max} entries`);
-      }
-    }
-    const rawConditions = Array.isArray(raw.conditions) ? (raw.conditions as unknown[]) : [];
-    rawConditions.forEach((condition, index) => {
-      const parsed = this.condition(condition, `${path}.conditions[${index}]`);
-      if (parsed) {
-        conditions.push(parsed);
-      }
-    });
-    const rawGroups = Array.isArray(raw.groups) ? (raw.groups as unknown[]) : [];
-    rawGroups.forEach((group, index) => {
-      const parsed = this.filterGroup(group, `${path}.groups[${index}]`, depth + 1);
-      if (parsed) {
-        groups.push(parsed);
-      }
-    });
-    return { operator, conditions, groups };
-  }
-
-  private condition(raw: unknown, path: string): FilterCondition | undefined {
-    if (!isObject(raw)) {
-      this.fail(path, `${path} must be a condition {fieldId, operator, value}`);
-      return undefined;
-    }
-    const fieldId = this.id(raw.fieldId ?? raw.field, `${path}.fieldId`);
-    const operator = this.enumValue(raw.operator, FILTER_OPERATORS, `${path}.operator`);
-    const given = raw.values !== undefined ? raw.values : raw.value;
-    // Operands are plain values; a Value with one typed key ({text: "S1"}, {number: 3}, spec 2.6) is read as its
-    // plain value, as a row filter reads it. Anything else would never match a stored value: refused.
-    const value = Array.isArray(given) ? given.map(plainOperand) : plainOperand(given);
-    if ((Array.isArray(value) ? value : [value]).some((item) => item === UNREADABLE)) {
-      this.fail(
-        `${path}.value`,
-        'an operand is a string, number, boolean or null, or a Value with one typed key ({text: …}, {number: …}, {selectOption: {id}})',
-      );
-      return undefined;
-    }
-    // `values` (spec 2.14: "value (or values)") holding one operand, for an operator that takes one.
-    const single = raw.value === undefined && Array.isArray(value) && value.length === 1 ? (value[0] as unknown) : value;
-    if (!fieldId || !operator) {
-      return undefined;
-    }
-    switch (operator) {
-      case 'in':
-      case 'notIn':
-        if (!Array.isArray(value)) {
-          this.fail(`${path}.value`, `${operator} needs an array (value or values)`);
-          return undefined;
-        }
-        break;
-      case 'range': {
-        if (raw.rangeStart !== undefined || raw.rangeEnd !== undefined) {
-          // Spec 2.12's form: the bounds by name; a missing or null one leaves that side open.
-          const bounds = [raw.rangeStart ?? null, raw.rangeEnd ?? null];
-          if (
-            bounds.some((bound) => bound !== null && typeof bound !== 'number' && typeof bound !== 'string')
-          ) {
-            this.fail(`${path}.rangeStart`, 'rangeStart and rangeEnd are numbers or date strings');
-            return undefined;
-          }
-          return { fieldId, operator, value: bounds };
-        }
-        if (!Array.isArray(value) || value.length !== 2) {
-          this.fail(
-            `${path}.value`,
-            'range needs rangeStart and rangeEnd, or a two-element array [min, max]',
-          );
-          return undefined;
-        }
-        break;
-      }
-      case 'is_empty':
-      case 'is_not_empty':
-        return { fieldId, operator };
-      case 'exists':
-        // Alone (or `value: true`) the field has a value; `value: false`, it has none.
-        if (single !== undefined && typeof single !== 'boolean') {
-          this.fail(`${path}.value`, 'exists takes no value, or true/false');
-          return undefined;
-        }
-        return single === undefined ? { fieldId, operator } : { fieldId, operator, value: single };
-      case 'gt':
-      case 'gte':
-      case 'lt':
-      case 'lte':
-        if (typeof single !== 'number' && typeof single !== 'string') {
-          this.fail(`${path}.value`, `${operator} needs a number or a date string (value, or values with one element)`);
-          return undefined;
-        }
-        return { fieldId, operator, value: single };
-      case 'contains':
-      case 'startsWith':
-      case 'endsWith':
-        if (typeof single !== 'string') {
-          this.fail(`${path}.value`, `${operator} needs a string (value, or values with one element)`);
-          return undefined;
-        }
-        return { fieldId, operator, value: single };
-      case 'eq':
-      case 'ne':
-        if (value === undefined) {
-          this.fail(`${path}.value`, `${operator} needs a value`);
-          return undefined;
-        }
-        // A one-element `values` is the operand itself (as for gte, contains…), not an array to compare with.
-        return { fieldId, operator, value: single };
-      default:
-        return assertNever(operator);
-    }
-    return { fieldId, operator, value };
+    return parseFilterGroup(this, raw, path, depth);
   }
 
   fieldMapping(raw: unknown, path: string): FieldMapping | undefined {
     if (raw === undefined || raw === null) {
       return { rules: [], unmappedFields: 'ignore' };
     }
-    if (!isObject(raw)) {
+    if (!isPlainObject(raw)) {
       this.fail(path, `${path} must be an object {rules[], unmappedFields}`);
       return undefined;
     }
@@ -344,7 +158,7 @@ export class ConfigChecker {
   }
 
   private rule(raw: unknown, path: string): FieldMappingRule | undefined {
-    if (!isObject(raw)) {
+    if (!isPlainObject(raw)) {
       this.fail(path, `${path} must be a mapping rule`);
       return undefined;
     }
@@ -391,7 +205,7 @@ export class ConfigChecker {
         break;
       case 'format': {
         const config = raw.formatConfig;
-        const template = isObject(config) ? config.template : undefined;
+        const template = isPlainObject(config) ? config.template : undefined;
         if (typeof template !== 'string' || !template.includes('${value}') || template.length > 1000) {
           this.fail(
             `${path}.formatConfig.template`,
@@ -433,7 +247,7 @@ export class ConfigChecker {
   }
 
   private unitConversion(raw: unknown, path: string): UnitConversion | undefined {
-    if (!isObject(raw)) {
+    if (!isPlainObject(raw)) {
       this.fail(
         path,
         'unit_convert needs unitConversion {sourceUnit, targetUnit, conversionType, …} or {fromUnit, toUnit, rate}',
@@ -478,7 +292,7 @@ export class ConfigChecker {
     raw: unknown,
     path: string,
   ): { mappings: Record<string, string>; unmappedStrategy: 'keep_original' | 'clear' } | undefined {
-    if (!isObject(raw) || !isObject(raw.mappings)) {
+    if (!isPlainObject(raw) || !isPlainObject(raw.mappings)) {
       this.fail(
         path,
         'option_mapping needs optionMapping {mappings: {sourceOption: targetOption}, unmappedStrategy}',
@@ -507,7 +321,7 @@ export class ConfigChecker {
     if (raw === undefined || raw === null) {
       return { acceptMode: 'auto' };
     }
-    if (!isObject(raw)) {
+    if (!isPlainObject(raw)) {
       this.fail(path, `${path} must be an object`);
       return undefined;
     }
@@ -518,7 +332,7 @@ export class ConfigChecker {
     }
     if (raw.manualAcceptRules !== undefined && raw.manualAcceptRules !== null) {
       const rules = raw.manualAcceptRules;
-      if (!isObject(rules)) {
+      if (!isPlainObject(rules)) {
         this.fail(`${path}.manualAcceptRules`, 'manualAcceptRules must be an object');
       } else {
         const parsed: ManualAcceptRules = {
@@ -578,7 +392,7 @@ export class ConfigChecker {
     if (raw === undefined || raw === null) {
       return { defaultStrategy: 'keep_upstream', fieldStrategies: {} };
     }
-    if (!isObject(raw)) {
+    if (!isPlainObject(raw)) {
       this.fail(path, `${path} must be an object {defaultStrategy, fieldStrategies}`);
       return undefined;
     }
@@ -587,14 +401,14 @@ export class ConfigChecker {
       'keep_upstream';
     const fieldStrategies: Record<string, { strategy: ConflictStrategy }> = {};
     if (raw.fieldStrategies !== undefined && raw.fieldStrategies !== null) {
-      if (!isObject(raw.fieldStrategies)) {
+      if (!isPlainObject(raw.fieldStrategies)) {
         this.fail(`${path}.fieldStrategies`, 'fieldStrategies must map field ids to {strategy}');
       } else {
         for (const [fieldId, entry] of Object.entries(raw.fieldStrategies)) {
           const at = `${path}.fieldStrategies.${fieldId}`;
           this.id(fieldId, at);
           const strategy = this.enumValue(
-            isObject(entry) ? entry.strategy : entry,
+            isPlainObject(entry) ? entry.strategy : entry,
             CONFLICT_STRATEGIES,
             `${at}.strategy`,
           );
@@ -611,7 +425,7 @@ export class ConfigChecker {
     if (raw === undefined || raw === null) {
       return { type: 'all' };
     }
-    if (!isObject(raw)) {
+    if (!isPlainObject(raw)) {
       this.fail(path, `${path} must be {type: all} or {mode: filter, filterGroup}`);
       return undefined;
     }
@@ -639,7 +453,7 @@ export class ConfigChecker {
       }
       return mode ? { mode, allowedOrganizations: [] } : undefined;
     }
-    if (!isObject(raw)) {
+    if (!isPlainObject(raw)) {
       this.fail(path, `${path} must be public, approval, or {mode, allowedOrganizations}`);
       return undefined;
     }
@@ -672,7 +486,7 @@ export class ConfigChecker {
         batchWindowSeconds: DEFAULT_BATCH_WINDOW_SECONDS,
       };
     }
-    if (!isObject(raw)) {
+    if (!isPlainObject(raw)) {
       this.fail(path, `${path} must be an object {eventTypes, batchMerge, batchWindowSeconds}`);
       return undefined;
     }
@@ -721,7 +535,7 @@ export class ConfigChecker {
     if (raw === undefined || raw === null) {
       return null;
     }
-    if (!isObject(raw)) {
+    if (!isPlainObject(raw)) {
       this.fail(path, `${path} must be an object {suggestedFieldMapping, suggestedAcceptMode}`);
       return null;
     }
@@ -743,7 +557,7 @@ export class ConfigChecker {
   }
 
   connectorConfig(raw: unknown, path: string): ConnectorConfig | undefined {
-    if (!isObject(raw)) {
+    if (!isPlainObject(raw)) {
       this.fail(
         path,
         `${path} is required: an object {fieldMapping, sourceFilter, syncMode, scheduleConfig, conflictResolution, bidirectional}`,
@@ -754,7 +568,9 @@ export class ConfigChecker {
     const syncMode = this.enumValue(raw.syncMode, SYNC_MODES, `${path}.syncMode`, 'realtime') ?? 'realtime';
     const conflictResolution =
       this.enumValue(
-        isObject(raw.conflictResolution) ? raw.conflictResolution.defaultStrategy : raw.conflictResolution,
+        isPlainObject(raw.conflictResolution)
+          ? raw.conflictResolution.defaultStrategy
+          : raw.conflictResolution,
         CONNECTOR_CONFLICT_RESOLUTIONS,
         `${path}.conflictResolution`,
         'source_wins',
@@ -775,7 +591,7 @@ export class ConfigChecker {
   }
 
   private schedule(raw: unknown, path: string): { cron: string; timezone: string } | undefined {
-    if (!isObject(raw) || typeof raw.cron !== 'string') {
+    if (!isPlainObject(raw) || typeof raw.cron !== 'string') {
       this.fail(path, 'scheduled needs scheduleConfig {cron, timezone}');
       return undefined;
     }
@@ -822,138 +638,6 @@ export function parseConfig<T>(parse: (checker: ConfigChecker) => T): T {
   return value;
 }
 
-/** Every field id a filter group names, nested groups included. */
-export function filterFieldIds(group: FilterGroup | undefined): string[] {
-  if (!group) {
-    return [];
-  }
-  return [
-    ...group.conditions.map((condition) => condition.fieldId),
-    ...group.groups.flatMap((inner) => filterFieldIds(inner)),
-  ];
-}
-
-/**
- * VALIDATION_ERROR entries for field ids that the document does not have: `refs` are `[path, fieldId]` pairs,
- * `known` the document's field ids.
- */
-export function unknownFieldDetails(
-  refs: Array<[string, string]>,
-  known: Set<string>,
-  what: string,
-): ErrorDetail[] {
-  return refs
-    .filter(([, id]) => !known.has(id))
-    .map(([field, id]) => ({ field, reason: `${what} has no field "${id}"` }));
-}
-
-const NUMBER_FIELD_TYPES: ReadonlySet<string> = new Set([
-  'number',
-  'currency',
-  'percent',
-  'rating',
-  'duration',
-  'auto_number',
-  'rollup',
-]);
-const DATE_FIELD_TYPES: ReadonlySet<string> = new Set(['date', 'datetime', 'created_time', 'updated_time']);
-const TEXT_OPERATORS: ReadonlySet<string> = new Set(['contains', 'startsWith', 'endsWith']);
-const DATE_OPERAND = /^\d{4}-\d{2}-\d{2}/;
-
-function shown(operand: unknown): string {
-  return JSON.stringify(operand) ?? String(operand);
-}
-
-function isNumeric(operand: unknown): boolean {
-  return (
-    (typeof operand === 'number' && Number.isFinite(operand)) ||
-    (typeof operand === 'string' && operand.trim() !== '' && Number.isFinite(Number(operand)))
-  );
-}
-
-/**
- * Why a condition's operands cannot fit the field it tests (null when they can): an operand naming no option of a
- * select field (by id or label, `selectOptionResolver`), a non-number on a number field, a non-date on a date field,
- * a non-boolean on a boolean field, a text operator on a number or boolean field. Such a condition could never match
- * (or, negated, always would). `null` operands (no value) and fields of other types are left alone.
- */
-function operandProblem(condition: FilterCondition, field: FieldDefinition): string | null {
-  const { operator } = condition;
-  if (operator === 'exists' || operator === 'is_empty' || operator === 'is_not_empty') {
-    return null;
-  }
-  const operands = (Array.isArray(condition.value) ? condition.value : [condition.value]).filter(
-    (operand) => operand !== null && operand !== undefined,
-  );
-  const what = `"${field.id}" is a ${field.type} field`;
-  if (field.type === 'single_select' || field.type === 'multi_select') {
-    // On a single select the text operators test the label's text; everything else names options.
-    if (TEXT_OPERATORS.has(operator) && !(operator === 'contains' && field.type === 'multi_select')) {
-      return null;
-    }
-    if (['gt', 'gte', 'lt', 'lte', 'range'].includes(operator)) {
-      return null;
-    }
-    const resolve = selectOptionResolver(field.selectOptions ?? []);
-    const unknown = operands.find((operand) => resolve(operand) === undefined);
-    return unknown === undefined
-      ? null
-      : `${shown(unknown)} names no option of the ${field.type} field "${field.id}" (give an option id or label)`;
-  }
-  if (NUMBER_FIELD_TYPES.has(field.type) || field.type === 'boolean') {
-    if (TEXT_OPERATORS.has(operator)) {
-      return `${operator} tests text; ${what}`;
-    }
-    const fits = field.type === 'boolean' ? (operand: unknown) => typeof operand === 'boolean' : isNumeric;
-    const misfit = operands.find((operand) => !fits(operand));
-    return misfit === undefined
-      ? null
-      : `${shown(misfit)} is not a ${field.type === 'boolean' ? 'boolean' : 'number'}; ${what}`;
-  }
-  if (DATE_FIELD_TYPES.has(field.type) && !TEXT_OPERATORS.has(operator)) {
-    const misfit = operands.find(
-      (operand) =>
-        typeof operand !== 'string' || !DATE_OPERAND.test(operand) || Number.isNaN(Date.parse(operand)),
-    );
-    return misfit === undefined ? null : `${shown(misfit)} is not a date (YYYY-MM-DD or ISO 8601); ${what}`;
-  }
-  return null;
-}
-
-/**
- * VALIDATION_ERROR entries for condition operands of a (parsed) filter group that cannot fit the fields they test,
- * `fields` being the fields the filter runs on (the catalog's, for a share scope, a receiver filter and accept
- * rules). Conditions on fields not in `fields` are left to `unknownFieldDetails`. Paths follow the group as sent:
- * `…conditions[i].value` (a `range` written with rangeStart/rangeEnd: the condition).
- */
-export function filterOperandDetails(
-  group: FilterGroup | undefined,
-  path: string,
-  fields: readonly FieldDefinition[],
-): ErrorDetail[] {
-  if (!group) {
-    return [];
-  }
-  const byId = new Map(fields.map((field) => [field.id, field]));
-  const details: ErrorDetail[] = [];
-  const walk = (current: FilterGroup, at: string): void => {
-    current.conditions.forEach((condition, index) => {
-      const field = byId.get(condition.fieldId);
-      const reason = field ? operandProblem(condition, field) : null;
-      if (reason) {
-        const conditionPath = `${at}.conditions[${index}]`;
-        details.push({
-          field: condition.operator === 'range' ? conditionPath : `${conditionPath}.value`,
-          reason,
-        });
-      }
-    });
-    current.groups.forEach((inner, index) => walk(inner, `${at}.groups[${index}]`));
-  };
-  walk(group, path);
-  return details;
-}
-
 /**
  * Why a mapping formula cannot be parsed (null when it can): refused when the rule is written rather than on every
  * change it would have mapped. Its fields are the source's, which may change later, so unknown ids are not refused
@@ -969,9 +653,4 @@ function formulaSyntaxError(source: string): string | null {
     }
     throw error;
   }
-}
-
-/** The source fields a `formula` rule reads (its syntax was checked when the rule was written). */
-export function formulaSourceFieldIds(rule: { transformType?: string; formula?: string }): string[] {
-  return rule.transformType === 'formula' && rule.formula ? formulaFieldRefs(parseFormula(rule.formula)) : [];
 }

@@ -16,13 +16,13 @@ import type {
   CreateConnectionDto,
   UpdateConnectionDto,
 } from '../dtos/connection.dto.js';
+import { ConfigChecker } from '../dtos/sync-config.validation.js';
 import {
-  ConfigChecker,
   filterFieldIds,
   filterOperandDetails,
   formulaSourceFieldIds,
   unknownFieldDetails,
-} from '../dtos/sync-config.validation.js';
+} from '../dtos/sync-config-fields.validation.js';
 import type { FieldDefinition } from '../../documents/fields/field.types.js';
 import { BindingRepository } from '../repositories/binding.repository.js';
 import { CatalogRepository } from '../repositories/catalog.repository.js';

@@ -4,12 +4,12 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
 import type { ConnectorConfig, ConnectorRecord, ConnectorType } from '../domain/supply-chain.types.js';
 import type { ConnectorResponseDto, CreateConnectorDto } from '../dtos/connector.dto.js';
+import { ConfigChecker } from '../dtos/sync-config.validation.js';
 import {
-  ConfigChecker,
   filterFieldIds,
   formulaSourceFieldIds,
   unknownFieldDetails,
-} from '../dtos/sync-config.validation.js';
+} from '../dtos/sync-config-fields.validation.js';
 import { ConnectorRepository } from '../repositories/connector.repository.js';
 import { isUuid } from '../repositories/sql.js';
 import {
