@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { SyncWorker } from '../../../src/modules/supply-chain-sync/jobs/sync.worker.js';
-import { registerUser, type TestUser } from '../../factories/users.factory.js';
-import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import type { SyncWorker } from '../../../src/modules/supply-chain-sync/jobs/sync.worker.js';
+import type { TestUser } from '../../factories/users.factory.js';
+import type { TestApp } from '../../utils/test-app.js';
 import {
   type Answer,
   answerOf,
@@ -10,13 +10,21 @@ import {
   createCatalog,
   createConnection,
   createOrderBook,
+  decideBinding,
   drainSync,
-  type Field,
   number,
+  openSyncApp,
   rowsOf,
+  select,
+  shareCatalog,
+  skusOf,
   text,
+  where,
   writeCatalogRows,
 } from './sync.fixtures.js';
+
+/** The mapping every binding here uses: the SKU alone. */
+const skuOnly = { rules: [{ sourceFieldId: 'sku', targetFieldId: 'sku' }] };
 
 /**
  * Configurations a spec reader writes and the supplier's refusals (docs/supply-chain.md, "Connections" and
@@ -33,38 +41,18 @@ describe('supply chain: filter operands, standing rejections, catalog field form
   let B: string;
   let O: string;
 
-  const send = (
-    user: TestUser,
-    method: 'get' | 'post' | 'patch' | 'delete',
-    path: string,
-    body?: unknown,
-  ): Promise<Answer> => answerOf(t, user, method, path, body);
   /** Every problem's path (spec 7: `details` is the problem, or lists several in `errors`). */
   const fieldsOf = (answer: Answer): Array<string | undefined> =>
     answer.details?.errors ? answer.details.errors.map((error) => error.field) : [answer.details?.field];
-  const skusOf = async (ob: string, user = buyer, org = B): Promise<unknown[]> =>
-    (await rowsOf(t, user, 'orderbook', ob, org)).map((row) => row.values.sku).sort();
-
-  const select = (id: string, type: 'single_select' | 'multi_select', labels: string[]): Field => ({
-    id,
-    name: id,
-    type,
-    selectOptions: labels.map((label) => ({ id: label.toLowerCase(), label })),
-  });
-  const condition = (fieldId: string, operator: string, value: unknown) => ({
-    operator: 'AND',
-    conditions: [{ fieldId, operator, value }],
-  });
+  const skus = (ob: string): Promise<unknown[]> => skusOf(t, buyer, B, ob);
 
   beforeAll(async () => {
-    t = await createTestApp();
-    worker = t.app.get(SyncWorker);
-    [sup, buyer, other] = await Promise.all([
-      registerUser(t.http),
-      registerUser(t.http),
-      registerUser(t.http),
-    ]);
-    [S, B, O] = [sup, buyer, other].map((user) => user.defaultOrganizationId);
+    ({
+      t,
+      worker,
+      users: [sup, buyer, other],
+      orgs: [S, B, O],
+    } = await openSyncApp(3));
   });
 
   afterAll(async () => {
@@ -82,11 +70,11 @@ describe('supply chain: filter operands, standing rejections, catalog field form
       books.push(ob);
       await createBinding(t, buyer, B, ob, {
         connectionId: connection,
-        fieldMapping: { rules: [{ sourceFieldId: 'sku', targetFieldId: 'sku' }] },
+        fieldMapping: skuOnly,
         ...(receiverFilter ? { receiverFilter } : {}),
       });
       await drainSync(worker);
-      return skusOf(ob);
+      return skus(ob);
     };
     const scoped = (filterGroup: unknown): Promise<string> =>
       createConnection(t, sup, S, catalog, { shareScope: { mode: 'filter', filterGroup } });
@@ -106,7 +94,7 @@ describe('supply chain: filter operands, standing rejections, catalog field form
     });
 
     it('a share scope names the option by id, as a Value, or by label', async () => {
-      expect(await received(await scoped(condition('color', 'eq', 'red')))).toEqual(['A']);
+      expect(await received(await scoped(where('color', 'eq', 'red')))).toEqual(['A']);
       const asValue = await call<{ shareScope: { filterGroup: { conditions: unknown[] } }; id: string }>(
         t,
         sup,
@@ -117,7 +105,7 @@ describe('supply chain: filter operands, standing rejections, catalog field form
           accessControl: 'public',
           shareScope: {
             mode: 'filter',
-            filterGroup: condition('color', 'eq', { selectOption: { id: 'red' } }),
+            filterGroup: where('color', 'eq', { selectOption: { id: 'red' } }),
           },
         },
       );
@@ -126,52 +114,55 @@ describe('supply chain: filter operands, standing rejections, catalog field form
       ]);
       expect(await received(asValue.id)).toEqual(['A']);
       // Labels keep working (documented, and configurations use them).
-      expect(await received(await scoped(condition('color', 'eq', 'Red')))).toEqual(['A']);
-      expect(await received(await scoped(condition('color', 'ne', 'red')))).toEqual(['B', 'C']);
+      expect(await received(await scoped(where('color', 'eq', 'Red')))).toEqual(['A']);
+      expect(await received(await scoped(where('color', 'ne', 'red')))).toEqual(['B', 'C']);
     });
 
     it('a receiver filter names options by id, multi-selects included', async () => {
-      expect(await received(everything, { filterGroup: condition('color', 'eq', 'red') })).toEqual(['A']);
+      expect(await received(everything, { filterGroup: where('color', 'eq', 'red') })).toEqual(['A']);
       expect(
         await received(everything, {
-          filterGroup: condition('color', 'in', [{ selectOption: { id: 'blue' } }]),
+          filterGroup: where('color', 'in', [{ selectOption: { id: 'blue' } }]),
         }),
       ).toEqual(['B', 'C']);
-      expect(await received(everything, { filterGroup: condition('tags', 'in', ['hot']) })).toEqual([
-        'A',
-        'B',
-      ]);
-      expect(await received(everything, { filterGroup: condition('tags', 'contains', 'cold') })).toEqual([
+      expect(await received(everything, { filterGroup: where('tags', 'in', ['hot']) })).toEqual(['A', 'B']);
+      expect(await received(everything, { filterGroup: where('tags', 'contains', 'cold') })).toEqual([
         'B',
         'C',
       ]);
-      expect(await received(everything, { filterGroup: condition('tags', 'notIn', ['hot']) })).toEqual(['C']);
+      expect(await received(everything, { filterGroup: where('tags', 'notIn', ['hot']) })).toEqual(['C']);
       // Accept rules run on the catalog row too: an id selects the rows accepted at once.
       const ob = await createOrderBook(t, buyer, B, 'Selective', [text('sku')]);
       await createBinding(t, buyer, B, ob, {
         connectionId: everything,
-        fieldMapping: { rules: [{ sourceFieldId: 'sku', targetFieldId: 'sku' }] },
+        fieldMapping: skuOnly,
         receiverFilter: {
           acceptMode: 'selective',
-          manualAcceptRules: { autoAcceptIf: condition('color', 'eq', 'red'), defaultAction: 'manual' },
+          manualAcceptRules: { autoAcceptIf: where('color', 'eq', 'red'), defaultAction: 'manual' },
         },
       });
       await drainSync(worker);
-      expect(await skusOf(ob)).toEqual(['A']);
+      expect(await skus(ob)).toEqual(['A']);
     });
 
     it('an operand naming no option of a select field is VALIDATION_ERROR', async () => {
-      const connection = await send(sup, 'post', `/organizations/${S}/catalogs/${catalog}/connections`, {
-        name: 'green',
-        accessControl: 'public',
-        shareScope: { mode: 'filter', filterGroup: condition('color', 'eq', 'green') },
-      });
+      const connection = await answerOf(
+        t,
+        sup,
+        'post',
+        `/organizations/${S}/catalogs/${catalog}/connections`,
+        {
+          name: 'green',
+          accessControl: 'public',
+          shareScope: { mode: 'filter', filterGroup: where('color', 'eq', 'green') },
+        },
+      );
       expect([connection.status, connection.code]).toEqual([400, 'VALIDATION_ERROR']);
       expect(fieldsOf(connection)).toEqual(['shareScope.filterGroup.conditions[0].value']);
-      const patched = await send(sup, 'patch', `/organizations/${S}/connections/${everything}`, {
+      const patched = await answerOf(t, sup, 'patch', `/organizations/${S}/connections/${everything}`, {
         shareScope: {
           mode: 'filter',
-          filterGroup: { operator: 'OR', conditions: [], groups: [condition('tags', 'contains', 'warm')] },
+          filterGroup: { operator: 'OR', conditions: [], groups: [where('tags', 'contains', 'warm')] },
         },
       });
       expect([patched.status, fieldsOf(patched)]).toEqual([
@@ -179,12 +170,12 @@ describe('supply chain: filter operands, standing rejections, catalog field form
         ['shareScope.filterGroup.groups[0].conditions[0].value'],
       ]);
       const ob = await createOrderBook(t, buyer, B, 'Refused filter', [text('sku')]);
-      const binding = await send(buyer, 'post', `/organizations/${B}/orderbooks/${ob}/bindings`, {
+      const binding = await answerOf(t, buyer, 'post', `/organizations/${B}/orderbooks/${ob}/bindings`, {
         connectionId: everything,
         receiverFilter: {
-          filterGroup: condition('tags', 'in', ['hot', 'warm']),
+          filterGroup: where('tags', 'in', ['hot', 'warm']),
           acceptMode: 'selective',
-          manualAcceptRules: { autoRejectIf: condition('color', 'eq', { selectOption: { id: 'pink' } }) },
+          manualAcceptRules: { autoRejectIf: where('color', 'eq', { selectOption: { id: 'pink' } }) },
         },
       });
       expect([binding.status, binding.code]).toEqual([400, 'VALIDATION_ERROR']);
@@ -206,17 +197,12 @@ describe('supply chain: filter operands, standing rejections, catalog field form
   describe("a supplier's reject stands for the buyer organization on the connection (F10)", () => {
     const body = (connectionId: string) => ({
       connectionId,
-      fieldMapping: { rules: [{ sourceFieldId: 'sku', targetFieldId: 'sku' }] },
+      fieldMapping: skuOnly,
     });
     const decide = (connection: string, binding: string, action: 'approve' | 'reject') =>
-      call<{ status: string }>(
-        t,
-        sup,
-        'post',
-        `/organizations/${S}/connections/${connection}/bindings/${binding}/${action}`,
-        { reviewNote: action === 'reject' ? 'contract ended' : 'welcome back' },
-        200,
-      );
+      decideBinding(t, sup, S, connection, binding, action, {
+        reviewNote: action === 'reject' ? 'contract ended' : 'welcome back',
+      });
 
     it('whitelist: the buyer binding again waits for approval until the supplier approves it', async () => {
       const catalog = await createCatalog(t, sup, S, 'Cut off', [text('sku')]);
@@ -228,7 +214,7 @@ describe('supply chain: filter operands, standing rejections, catalog field form
       const first = await createBinding(t, buyer, B, ob, body(conn));
       expect(first.status).toBe('active');
       await drainSync(worker);
-      expect(await skusOf(ob)).toEqual(['A']);
+      expect(await skus(ob)).toEqual(['A']);
 
       expect((await decide(conn, first.id, 'reject')).status).toBe('rejected');
       const again = await createBinding(t, buyer, B, ob, body(conn));
@@ -238,8 +224,8 @@ describe('supply chain: filter operands, standing rejections, catalog field form
       expect(await createBinding(t, buyer, B, second, body(conn))).toMatchObject({ status: 'pending' });
       await writeCatalogRows(t, sup, S, catalog, [{ id: 'b', values: { sku: 'B' } }]);
       await drainSync(worker);
-      expect(await skusOf(ob)).toEqual(['A']);
-      expect(await skusOf(second)).toEqual([]);
+      expect(await skus(ob)).toEqual(['A']);
+      expect(await skus(second)).toEqual([]);
 
       // Another organization of the whitelist is not concerned.
       const theirs = await createOrderBook(t, other, O, 'Other', [text('sku')]);
@@ -248,14 +234,15 @@ describe('supply chain: filter operands, standing rejections, catalog field form
       // The supplier lets the buyer back by approving: the binding is active and later bindings are admitted again.
       expect((await decide(conn, again.id, 'approve')).status).toBe('active');
       await drainSync(worker);
-      expect(await skusOf(ob)).toEqual(['A', 'B']);
+      expect(await skus(ob)).toEqual(['A', 'B']);
       const third = await createOrderBook(t, buyer, B, 'Cut off 3', [text('sku')]);
       expect(await createBinding(t, buyer, B, third, body(conn))).toMatchObject({ status: 'active' });
     });
 
     it('public: a rejected pending or active binding makes the next one pending; approval mode is unchanged', async () => {
-      const catalog = await createCatalog(t, sup, S, 'Public cut off', [text('sku')]);
-      const open = await createConnection(t, sup, S, catalog, { accessControl: 'public' });
+      const { catalog, conn: open } = await shareCatalog(t, sup, S, 'Public cut off', [text('sku')], {
+        accessControl: 'public',
+      });
       const ob = await createOrderBook(t, buyer, B, 'Public', [text('sku')]);
       const first = await createBinding(t, buyer, B, ob, body(open));
       await decide(open, first.id, 'reject');
@@ -296,14 +283,14 @@ describe('supply chain: filter operands, standing rejections, catalog field form
     });
 
     const bind = (filterGroup: unknown): Promise<Answer> =>
-      send(buyer, 'post', `/organizations/${B}/orderbooks/${ob}/bindings`, {
+      answerOf(t, buyer, 'post', `/organizations/${B}/orderbooks/${ob}/bindings`, {
         connectionId: conn,
-        fieldMapping: { rules: [{ sourceFieldId: 'sku', targetFieldId: 'sku' }] },
+        fieldMapping: skuOnly,
         receiverFilter: { filterGroup },
       });
 
     it('an object operand that is not a one-key typed Value is refused, not stored as its content', async () => {
-      const refused = await bind(condition('price', 'eq', { min: 5 }));
+      const refused = await bind(where('price', 'eq', { min: 5 }));
       expect([refused.status, refused.code, fieldsOf(refused)]).toEqual([
         400,
         'VALIDATION_ERROR',
@@ -320,7 +307,7 @@ describe('supply chain: filter operands, standing rejections, catalog field form
         ['due', 'gte', 'yesterday'],
         ['active', 'eq', 'yes'],
       ] as const) {
-        const refused = await bind(condition(fieldId, operator, value));
+        const refused = await bind(where(fieldId, operator, value));
         expect([fieldId, operator, refused.status, fieldsOf(refused)]).toEqual([
           fieldId,
           operator,
@@ -341,11 +328,12 @@ describe('supply chain: filter operands, standing rejections, catalog field form
       });
       expect(fitting.status).toBe(201);
       await drainSync(worker);
-      expect(await skusOf(ob)).toEqual(['A']);
+      expect(await skus(ob)).toEqual(['A']);
     });
 
     it('revisions?since= names since when the id is no revision of the catalog', async () => {
-      const unknown = await send(
+      const unknown = await answerOf(
+        t,
         sup,
         'get',
         `/organizations/${S}/catalogs/${catalog}/revisions?since=${randomUUID()}`,
@@ -380,7 +368,7 @@ describe('supply chain: filter operands, standing rejections, catalog field form
         [{ name: 'Total', type: 'formula', formula: '{nope} + 1' }, 'fields[1].formula'],
         [{ name: 'Total', type: 'formula', formula: 42 }, 'fields[1].formula'],
       ] as const) {
-        const refused = await send(sup, 'post', `/organizations/${S}/catalogs`, {
+        const refused = await answerOf(t, sup, 'post', `/organizations/${S}/catalogs`, {
           name: 'Bad formula',
           catalogType: 'product',
           fields: [{ name: 'Price', type: 'number' }, field],

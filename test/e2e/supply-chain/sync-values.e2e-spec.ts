@@ -1,10 +1,11 @@
 import { OutboxDispatcher } from '../../../src/modules/events/outbox.dispatcher.js';
-import { SyncWorker } from '../../../src/modules/supply-chain-sync/jobs/sync.worker.js';
-import { registerUser, type TestUser } from '../../factories/users.factory.js';
-import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import type { SyncWorker } from '../../../src/modules/supply-chain-sync/jobs/sync.worker.js';
+import type { TestUser } from '../../factories/users.factory.js';
+import type { TestApp } from '../../utils/test-app.js';
 import {
   answerOf,
   call,
+  copyAllFields,
   createBinding,
   createCatalog,
   createConnection,
@@ -13,18 +14,19 @@ import {
   drainSync,
   type Field,
   number,
+  openSyncApp,
+  orderBookFields,
   rowsOf,
+  shareCatalog,
   type SyncLog,
   syncLogs,
+  type SyncRequest,
+  syncRequests,
   text,
+  updateCatalogRow,
   writeCatalogRows,
+  writeOrderBookRows,
 } from './sync.fixtures.js';
-
-interface SyncRequest {
-  requestId: string;
-  status: string;
-  changes: Array<{ operation: string; rowId: string; sourceRowId?: string }>;
-}
 
 interface LogWithDetails extends SyncLog {
   details: { mappingErrors?: Array<{ targetFieldId: string; reason: string }> } | null;
@@ -66,6 +68,11 @@ describe('supply chain: propagated values', () => {
     }
   };
   const rowsOfBook = (ob: string) => rowsOf(t, buyer, 'orderbook', ob, B);
+  /** The values of the order book's rows, by SKU. */
+  const valuesBySku = async (ob: string) =>
+    (await rowsOfBook(ob))
+      .map((row) => row.values)
+      .sort((x, y) => String(x.sku).localeCompare(String(y.sku)));
   const logsOf = async (ob: string, binding: string) =>
     (await syncLogs(t, buyer, B, ob, binding)) as LogWithDetails[];
   const generatedBook = (name: string, conn: string): Promise<string> =>
@@ -102,14 +109,12 @@ describe('supply chain: propagated values', () => {
   };
 
   beforeAll(async () => {
-    t = await createTestApp();
-    worker = t.app.get(SyncWorker);
-    [sup, buyer, colleague] = await Promise.all([
-      registerUser(t.http),
-      registerUser(t.http),
-      registerUser(t.http),
-    ]);
-    [S, B] = [sup, buyer].map((user) => user.defaultOrganizationId);
+    ({
+      t,
+      worker,
+      users: [sup, buyer, colleague],
+      orgs: [S, B],
+    } = await openSyncApp(3));
   });
 
   afterAll(async () => {
@@ -130,12 +135,7 @@ describe('supply chain: propagated values', () => {
     ]);
     const conn = await createConnection(t, sup, S, catalog, {});
     const ob = await generatedBook('People', conn);
-    const fields = await call<Array<{ id: string; type: string }>>(
-      t,
-      buyer,
-      'get',
-      `/organizations/${B}/orderbooks/${ob}/fields`,
-    );
+    const fields = await orderBookFields(t, buyer, B, ob);
     expect(fields.map((field) => `${field.id}:${field.type}`)).toEqual([
       'sku:text',
       'team:text',
@@ -145,9 +145,7 @@ describe('supply chain: propagated values', () => {
     const binding = await createBinding(t, buyer, B, ob, { connectionId: conn });
     await settle();
 
-    const rows = (await rowsOfBook(ob))
-      .map((row) => row.values)
-      .sort((x, y) => String(x.sku).localeCompare(String(y.sku)));
+    const rows = await valuesBySku(ob);
     expect(rows).toEqual([
       { sku: 'A' },
       { sku: 'B', team: `${sup.id}, ${colleague.id}`, owner: sup.id },
@@ -161,8 +159,7 @@ describe('supply chain: propagated values', () => {
   });
 
   it('F1. a value that fits its order-book field in no form is left out; the rest of the row goes, and the log says so', async () => {
-    const catalog = await createCatalog(t, sup, S, 'Notes', [text('sku'), text('note')]);
-    const conn = await createConnection(t, sup, S, catalog, {});
+    const { catalog, conn } = await shareCatalog(t, sup, S, 'Notes', [text('sku'), text('note')]);
     const ob = await createOrderBook(t, buyer, B, 'Quantities', [text('sku'), number('qty')]);
     const binding = await createBinding(t, buyer, B, ob, {
       connectionId: conn,
@@ -179,9 +176,7 @@ describe('supply chain: propagated values', () => {
     ]);
     await settle();
 
-    const rows = (await rowsOfBook(ob))
-      .map((row) => row.values)
-      .sort((x, y) => String(x.sku).localeCompare(String(y.sku)));
+    const rows = await valuesBySku(ob);
     expect(rows).toEqual([{ sku: 'N1' }, { sku: 'N2', qty: 12 }]);
     const logs = await logsOf(ob, binding.id);
     const n1 = logs.find((log) => log.sourceRowId === 'n1');
@@ -239,29 +234,15 @@ describe('supply chain: propagated values', () => {
           : field,
       ),
     );
-    await call(
-      t,
-      sup,
-      'patch',
-      `/organizations/${S}/catalogs/${catalog}/rows/x1`,
-      { values: { price: 10 } },
-      200,
-    );
+    await updateCatalogRow(t, sup, S, catalog, 'x1', { price: 10 });
     await settle();
 
-    const rows = (await rowsOfBook(ob))
-      .map((row) => row.values)
-      .sort((x, y) => String(x.sku).localeCompare(String(y.sku)));
+    const rows = await valuesBySku(ob);
     expect(rows).toEqual([
       { sku: 'X1', price: 10, color: 'Crimson' },
       { sku: 'X2', price: 2, color: 'Green' },
     ]);
-    const fields = await call<Array<{ id: string; selectOptions?: Array<{ id: string; label: string }> }>>(
-      t,
-      buyer,
-      'get',
-      `/organizations/${B}/orderbooks/${ob}/fields`,
-    );
+    const fields = await orderBookFields(t, buyer, B, ob);
     expect(fields.find((field) => field.id === 'color')?.selectOptions).toEqual([
       { id: 'red', label: 'Crimson' },
       { id: 'blue', label: 'Blue' },
@@ -295,9 +276,7 @@ describe('supply chain: propagated values', () => {
     ]);
     await settle();
 
-    const rows = (await rowsOfBook(ob))
-      .map((row) => row.values)
-      .sort((x, y) => String(x.sku).localeCompare(String(y.sku)));
+    const rows = await valuesBySku(ob);
     expect(rows).toEqual([
       { sku: 'W1b', weight: 5 },
       { sku: 'W2', weight: 7 },
@@ -340,14 +319,7 @@ describe('supply chain: propagated values', () => {
     }
 
     await new Promise((resolve) => setTimeout(resolve, 20));
-    await call(
-      t,
-      sup,
-      'patch',
-      `/organizations/${S}/catalogs/${catalog}/rows/a`,
-      { values: { sku: 'A2' } },
-      200,
-    );
+    await updateCatalogRow(t, sup, S, catalog, 'a', { sku: 'A2' });
     await settle();
     const updated = (await catalogRows(catalog)).get('a') as ApiRow;
     expect(updated.updatedAt).not.toBe(created.updatedAt);
@@ -359,24 +331,15 @@ describe('supply chain: propagated values', () => {
   });
 
   it('F5. manual mode: a catalog row deleted while its create is pending gets a pending delete; accepted in order, the row is gone', async () => {
-    const catalog = await createCatalog(t, sup, S, 'Withdrawn', [text('sku')]);
-    const conn = await createConnection(t, sup, S, catalog, {});
+    const { catalog, conn } = await shareCatalog(t, sup, S, 'Withdrawn', [text('sku')]);
     const ob = await createOrderBook(t, buyer, B, 'Withdrawn', [text('sku')]);
     const binding = await createBinding(t, buyer, B, ob, {
       connectionId: conn,
-      fieldMapping: { unmappedFields: 'create', rules: [] },
+      fieldMapping: copyAllFields,
       receiverFilter: { acceptMode: 'manual' },
     });
-    const pending = async (): Promise<SyncRequest[]> =>
-      (
-        await call<{ items: SyncRequest[] }>(
-          t,
-          buyer,
-          'get',
-          `/organizations/${B}/orderbooks/${ob}/requests?status=pending`,
-        )
-      ).items;
-    const decide = (request: SyncRequest) =>
+    const pending = (): Promise<SyncRequest[]> => syncRequests(t, buyer, B, ob, { status: 'pending' });
+    const accept = (request: SyncRequest) =>
       answerOf(
         t,
         buyer,
@@ -407,11 +370,11 @@ describe('supply chain: propagated values', () => {
     });
 
     // Out of order the deletion finds no row yet (409 CONFLICT) and both stay pending.
-    expect((await decide(deletion)).status).toBe(409);
+    expect((await accept(deletion)).status).toBe(409);
     expect(await pending()).toHaveLength(2);
-    expect((await decide(creation)).status).toBe(200);
+    expect((await accept(creation)).status).toBe(200);
     expect(await rowsOfBook(ob)).toHaveLength(1);
-    expect((await decide(deletion)).status).toBe(200);
+    expect((await accept(deletion)).status).toBe(200);
     expect(await rowsOfBook(ob)).toEqual([]);
   });
 
@@ -425,21 +388,12 @@ describe('supply chain: propagated values', () => {
     ]);
     const conn = await createConnection(t, sup, S, catalog, {});
     const ob = await createOrderBook(t, buyer, B, 'Dedup', [text('sku'), number('price'), text('mine')]);
-    await call(
-      t,
-      buyer,
-      'post',
-      `/organizations/${B}/orderbooks/${ob}/rows/batch-update`,
-      {
-        rows: [
-          { id: 'p1', values: { sku: 'ABC-1', mine: 'x' } },
-          { id: 'p2', values: { sku: '  xyz-2', mine: 'y' } },
-          { id: 'p3', values: { sku: 'EXACT', mine: 'z' } },
-          { id: 'p4', values: { sku: 'abc-10', mine: 'w' } },
-        ],
-      },
-      200,
-    );
+    await writeOrderBookRows(t, buyer, B, ob, [
+      { id: 'p1', values: { sku: 'ABC-1', mine: 'x' } },
+      { id: 'p2', values: { sku: '  xyz-2', mine: 'y' } },
+      { id: 'p3', values: { sku: 'EXACT', mine: 'z' } },
+      { id: 'p4', values: { sku: 'abc-10', mine: 'w' } },
+    ]);
     await createBinding(t, buyer, B, ob, {
       connectionId: conn,
       fieldMapping: {

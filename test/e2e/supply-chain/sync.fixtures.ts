@@ -1,11 +1,59 @@
 import request from 'supertest';
-import { bearer, type TestUser } from '../../factories/users.factory.js';
-import type { TestApp } from '../../utils/test-app.js';
-import type { SyncWorker } from '../../../src/modules/supply-chain-sync/jobs/sync.worker.js';
+import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
+import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { SyncWorker } from '../../../src/modules/supply-chain-sync/jobs/sync.worker.js';
 
 export const API = '/api/v1';
 
 type Body = Record<string, unknown>;
+
+/** The app under test, its propagation worker, and users registered for the test with their own organizations. */
+export interface SyncApp {
+  t: TestApp;
+  worker: SyncWorker;
+  users: TestUser[];
+  /** Each user's default organization, in the order of `users`. */
+  orgs: string[];
+}
+
+/** Boots the app and registers `userCount` users at once, each with an organization of its own. */
+export async function openSyncApp(userCount: number): Promise<SyncApp> {
+  const t = await createTestApp();
+  const worker = t.app.get(SyncWorker);
+  const users = await Promise.all(Array.from({ length: userCount }, () => registerUser(t.http)));
+  return { t, worker, users, orgs: users.map((user) => user.defaultOrganizationId) };
+}
+
+/** A user registered for the test and added to an organization, with the id of that membership. */
+export type Member = TestUser & { membershipId: string };
+
+/** Registers one user per role at once, then adds them to `org` in the order of `roles`. */
+export async function registerMembers(
+  t: TestApp,
+  owner: TestUser,
+  org: string,
+  roles: string[],
+): Promise<Member[]> {
+  const users = await Promise.all(roles.map(() => registerUser(t.http)));
+  const members: Member[] = [];
+  for (const [index, user] of users.entries()) {
+    const membership = await call<{ id: string }>(t, owner, 'post', `/organizations/${org}/members`, {
+      userId: user.id,
+      role: roles[index],
+    });
+    members.push({ ...user, membershipId: membership.id });
+  }
+  return members;
+}
+
+export async function removeMember(
+  t: TestApp,
+  owner: TestUser,
+  org: string,
+  membershipId: string,
+): Promise<void> {
+  await call(t, owner, 'delete', `/organizations/${org}/members/${membershipId}`, undefined, 200);
+}
 
 /** One API call that must answer `status`; returns the envelope's payload. */
 export async function call<T = Body>(
@@ -36,6 +84,22 @@ export interface Field {
 
 export const text = (id: string): Field => ({ id, name: id, type: 'text' });
 export const number = (id: string): Field => ({ id, name: id, type: 'number' });
+/** A select field whose options are `labels`, each with its label in lower case as its id. */
+export const select = (id: string, type: 'single_select' | 'multi_select', labels: string[]): Field => ({
+  id,
+  name: id,
+  type,
+  selectOptions: labels.map((label) => ({ id: label.toLowerCase(), label })),
+});
+
+/** A filter group of one condition. */
+export const where = (fieldId: string, operator: string, value: unknown) => ({
+  operator: 'AND',
+  conditions: [{ fieldId, operator, value }],
+});
+
+/** A field mapping without rules that copies every catalog field into the order-book field of the same id. */
+export const copyAllFields = { unmappedFields: 'create', rules: [] };
 
 /** A call's status and envelope, whatever the status (for tests of refusals). */
 export interface Answer {
@@ -98,6 +162,29 @@ export async function createConnection(
   ).id;
 }
 
+/** A catalog shared through one connection (`connection` adds to or overrides the connection's body). */
+export async function shareCatalog(
+  t: TestApp,
+  user: TestUser,
+  org: string,
+  name: string,
+  fields: Field[],
+  connection: Body = {},
+): Promise<{ catalog: string; conn: string }> {
+  const catalog = await createCatalog(t, user, org, name, fields);
+  return { catalog, conn: await createConnection(t, user, org, catalog, connection) };
+}
+
+export async function updateConnection(
+  t: TestApp,
+  user: TestUser,
+  org: string,
+  connectionId: string,
+  body: Body,
+): Promise<void> {
+  await call(t, user, 'patch', `/organizations/${org}/connections/${connectionId}`, body, 200);
+}
+
 export async function createOrderBook(
   t: TestApp,
   user: TestUser,
@@ -129,6 +216,35 @@ export async function createBinding(
   });
 }
 
+/** The supplier approves or rejects a binding of its connection; returns the binding as it is then. */
+export async function decideBinding(
+  t: TestApp,
+  user: TestUser,
+  org: string,
+  connectionId: string,
+  bindingId: string,
+  action: 'approve' | 'reject',
+  body: Body = {},
+): Promise<{ status: string }> {
+  return call(
+    t,
+    user,
+    'post',
+    `/organizations/${org}/connections/${connectionId}/bindings/${bindingId}/${action}`,
+    body,
+    200,
+  );
+}
+
+export async function orderBookFields(
+  t: TestApp,
+  user: TestUser,
+  org: string,
+  orderBookId: string,
+): Promise<Field[]> {
+  return call(t, user, 'get', `/organizations/${org}/orderbooks/${orderBookId}/fields`);
+}
+
 /** Rows written to a catalog in one batch (one merged request, one revision). */
 export async function writeCatalogRows(
   t: TestApp,
@@ -140,6 +256,17 @@ export async function writeCatalogRows(
   await call(t, user, 'post', `/organizations/${org}/catalogs/${catalogId}/rows/batch-update`, { rows }, 200);
 }
 
+export async function updateCatalogRow(
+  t: TestApp,
+  user: TestUser,
+  org: string,
+  catalogId: string,
+  rowId: string,
+  values: Body,
+): Promise<void> {
+  await call(t, user, 'patch', `/organizations/${org}/catalogs/${catalogId}/rows/${rowId}`, { values }, 200);
+}
+
 export async function deleteCatalogRow(
   t: TestApp,
   user: TestUser,
@@ -148,6 +275,24 @@ export async function deleteCatalogRow(
   rowId: string,
 ): Promise<void> {
   await call(t, user, 'delete', `/organizations/${org}/catalogs/${catalogId}/rows/${rowId}`, undefined, 200);
+}
+
+/** Rows the buyer writes to an order book in one batch. */
+export async function writeOrderBookRows(
+  t: TestApp,
+  user: TestUser,
+  org: string,
+  orderBookId: string,
+  rows: Body[],
+): Promise<void> {
+  await call(
+    t,
+    user,
+    'post',
+    `/organizations/${org}/orderbooks/${orderBookId}/rows/batch-update`,
+    { rows },
+    200,
+  );
 }
 
 export interface PlainRow {
@@ -186,6 +331,31 @@ export async function rowsOf(
   }));
 }
 
+/** The SKUs an order book holds, sorted. */
+export async function skusOf(
+  t: TestApp,
+  user: TestUser,
+  org: string,
+  orderBookId: string,
+): Promise<unknown[]> {
+  return (await rowsOf(t, user, 'orderbook', orderBookId, org)).map((row) => row.values.sku).sort();
+}
+
+/** The `total` a list answers: how many items it holds, whatever its page size. */
+async function totalOf(t: TestApp, user: TestUser, path: string): Promise<number> {
+  return (await call<{ total: number }>(t, user, 'get', path)).total;
+}
+
+export async function rowCount(
+  t: TestApp,
+  user: TestUser,
+  docType: string,
+  docId: string,
+  org: string,
+): Promise<number> {
+  return totalOf(t, user, `/doc/${docType}/${docId}/data?organizationId=${org}&pageSize=1`);
+}
+
 export async function revisionCount(
   t: TestApp,
   user: TestUser,
@@ -193,14 +363,7 @@ export async function revisionCount(
   docId: string,
   org: string,
 ): Promise<number> {
-  return (
-    await call<{ total: number }>(
-      t,
-      user,
-      'get',
-      `/doc/${docType}/${docId}/revisions?organizationId=${org}&pageSize=1`,
-    )
-  ).total;
+  return totalOf(t, user, `/doc/${docType}/${docId}/revisions?organizationId=${org}&pageSize=1`);
 }
 
 export interface SyncLog {
@@ -228,6 +391,48 @@ export async function syncLogs(
     `/organizations/${org}/orderbooks/${orderBookId}/sync-logs?bindingId=${bindingId}&pageSize=100`,
   );
   return page.items;
+}
+
+export interface SyncRequest {
+  requestId: string;
+  status: string;
+  createdBy: string;
+  decidedBy: string | null;
+  changes: Array<{ operation: string; rowId: string; sourceRowId?: string }>;
+}
+
+/** An order book's sync requests, newest first, narrowed by `query` (e.g. `{ status: 'pending' }`). */
+export async function syncRequests(
+  t: TestApp,
+  user: TestUser,
+  org: string,
+  orderBookId: string,
+  query: Record<string, string>,
+): Promise<SyncRequest[]> {
+  const page = await call<{ items: SyncRequest[] }>(
+    t,
+    user,
+    'get',
+    `/organizations/${org}/orderbooks/${orderBookId}/requests?${new URLSearchParams(query)}`,
+  );
+  return page.items;
+}
+
+export async function acceptSyncRequest(
+  t: TestApp,
+  user: TestUser,
+  org: string,
+  orderBookId: string,
+  requestId: string,
+): Promise<void> {
+  await call(
+    t,
+    user,
+    'post',
+    `/organizations/${org}/orderbooks/${orderBookId}/requests/${requestId}/accept`,
+    {},
+    200,
+  );
 }
 
 /** Polls until `check` returns a value (not undefined/false) or the time is up. */
