@@ -259,6 +259,42 @@ describe('supply chain: propagated values', () => {
     expect(JSON.stringify(revisions.items)).toContain('fields in step with the catalog');
   });
 
+  it('F2. an initial sync brings generated select fields in step first: options the catalog gained before the binding arrive with their rows', async () => {
+    const catalog = await createCatalog(t, sup, S, 'Shades', [
+      text('sku'),
+      { id: 'color', name: 'Color', type: 'single_select', selectOptions: [{ id: 'red', label: 'Red' }] },
+    ]);
+    const conn = await createConnection(t, sup, S, catalog, {});
+    const ob = await generatedBook('Shades', conn);
+    // The catalog gains an option while the order book has no binding: no revision brings its fields in step.
+    await putCatalogFields(catalog, (fields) =>
+      fields.map((field) =>
+        field.id === 'color'
+          ? { ...field, selectOptions: [...(field.selectOptions ?? []), { id: 'green', label: 'Green' }] }
+          : field,
+      ),
+    );
+    await writeCatalogRows(t, sup, S, catalog, [
+      { id: 's1', values: { sku: 'S1', color: 'red' } },
+      { id: 's2', values: { sku: 'S2', color: 'green' } },
+    ]);
+    await settle();
+
+    const binding = await createBinding(t, buyer, B, ob, { connectionId: conn });
+    await settle();
+
+    expect(await valuesBySku(ob)).toEqual([
+      { sku: 'S1', color: 'Red' },
+      { sku: 'S2', color: 'Green' },
+    ]);
+    const fields = await orderBookFields(t, buyer, B, ob);
+    expect(fields.find((field) => field.id === 'color')?.selectOptions).toEqual([
+      { id: 'red', label: 'Red' },
+      { id: 'green', label: 'Green' },
+    ]);
+    expect((await logsOf(ob, binding.id)).filter((log) => log.outcome === 'error')).toEqual([]);
+  });
+
   it('F2. a retyped catalog field converts where it can; a value that cannot convert is left out of its row alone', async () => {
     const catalog = await createCatalog(t, sup, S, 'Weights', [text('sku'), number('weight')]);
     await writeCatalogRows(t, sup, S, catalog, [{ id: 'w1', values: { sku: 'W1', weight: 5 } }]);

@@ -6,6 +6,14 @@ export interface GeneratedSource {
   sourceFieldId: string;
 }
 
+/** The order book's fields generated from one catalog (those that name their catalog field). */
+export function generatedSourcesOf(
+  generatedFields: readonly { id: string; sourceCatalogId: string; sourceFieldId: string }[],
+  catalogId: string,
+): GeneratedSource[] {
+  return generatedFields.filter((field) => field.sourceCatalogId === catalogId && field.sourceFieldId);
+}
+
 const SELECT_TYPES = new Set(['single_select', 'multi_select']);
 
 function sameLabel(a: string | undefined, b: string | undefined): boolean {

@@ -11,7 +11,7 @@ import { SupplyChainPort } from '../services/supply-chain.port.js';
 import { SyncClock } from '../services/sync-clock.js';
 import { SYNC_TITLE_PREFIX, SyncDocumentGateway } from '../services/sync-document.gateway.js';
 import { SyncWorker } from '../jobs/sync.worker.js';
-import { alignGeneratedFields } from '../domain/generated-fields.js';
+import { alignGeneratedFields, generatedSourcesOf } from '../domain/generated-fields.js';
 
 /** Reads the catalog's definitions only (no user acts). */
 const SYSTEM_READER = '00000000-0000-0000-0000-000000000000';
@@ -134,9 +134,7 @@ export class RevisionCreatedListener {
     payload: RevisionCreatedPayload,
   ): Promise<void> {
     const orderBook = (await this.port.bindingContext(binding.id))?.orderBook;
-    const generated = (orderBook?.generatedFields ?? []).filter(
-      (field) => field.sourceCatalogId === catalog.id && field.sourceFieldId,
-    );
+    const generated = generatedSourcesOf(orderBook?.generatedFields ?? [], catalog.id);
     if (!orderBook || generated.length === 0) {
       return;
     }

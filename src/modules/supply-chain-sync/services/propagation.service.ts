@@ -1,5 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
+import { generatedSourcesOf } from '../domain/generated-fields.js';
 import { foldRowChanges, type SourceRowChange } from '../domain/row-changes.js';
 import { CurrencyRateRepository } from '../repositories/currency-rate.repository.js';
 import {
@@ -7,11 +8,12 @@ import {
   PropagationJobRepository,
   reconcileKindOf,
 } from '../repositories/propagation-job.repository.js';
+import { RevisionOriginRepository } from '../repositories/revision-origin.repository.js';
 import { RowLinkRepository } from '../repositories/row-link.repository.js';
 import { logBase, logKeyOf, PropagationBatch, type PropagationRun } from './propagation-batch.service.js';
 import { SupplyChainPort } from './supply-chain.port.js';
 import { SyncClock } from './sync-clock.js';
-import { SyncDocumentGateway } from './sync-document.gateway.js';
+import { SYNC_TITLE_PREFIX, SyncDocumentGateway } from './sync-document.gateway.js';
 
 /** Attempts of a failing (binding, revision) job before it is marked failed. */
 export const MAX_JOB_ATTEMPTS = 5;
@@ -48,6 +50,7 @@ export class PropagationService {
     private readonly port: SupplyChainPort,
     private readonly clock: SyncClock,
     private readonly batch: PropagationBatch,
+    private readonly origins: RevisionOriginRepository,
   ) {}
 
   /** Applies the due jobs of one binding; null when nothing is due, 'busy' when another worker holds the next binding. */
@@ -203,6 +206,7 @@ export class PropagationService {
    * catalog row is gone, as a `row_deleted`. Each step is planned and written like a change of those rows.
    */
   private async reconcile(run: PropagationRun): Promise<void> {
+    await this.alignGeneratedFields(run);
     let cursor: string | null = null;
     do {
       const page = await this.documents.rowIdPage(run.catalogCtx, cursor, RECONCILE_BATCH);
@@ -238,5 +242,35 @@ export class PropagationService {
         break;
       }
     }
+  }
+
+  /**
+   * The order book's generated fields brought in step with the catalog as it is, before an initial sync or a reconcile
+   * writes rows (docs/supply-chain.md, "Generated fields in step"): options the catalog gained while the order book had
+   * no live binding would otherwise leave the values naming them out. The run's order-book context is reopened after
+   * a change, so the rows are converted against the fields as they now are.
+   */
+  private async alignGeneratedFields(run: PropagationRun): Promise<void> {
+    const { binding, catalog, orderBook } = run.context;
+    const generated = generatedSourcesOf(orderBook.generatedFields, catalog.id);
+    if (generated.length === 0) {
+      return;
+    }
+    const outcome = await this.documents.alignGeneratedFields(
+      run.orderCtx,
+      run.catalogCtx.document.metadata.fields,
+      generated,
+      `${SYNC_TITLE_PREFIX} ${catalog.name} ${run.revisionLabel}: fields in step with the catalog`,
+    );
+    if (!outcome?.merge) {
+      return;
+    }
+    await this.origins.recordBindingWrite(outcome.merge.revision.id, binding, run.orderCtx.document.uuid, {
+      documentId: run.catalogCtx.document.uuid,
+      revisionId: (run.jobs[run.jobs.length - 1] as PropagationJob).catalogRevisionId,
+    });
+    run.orderCtx =
+      (await this.documents.open(binding.organizationId, 'orderbook', orderBook.id, run.actorId)) ??
+      run.orderCtx;
   }
 }
