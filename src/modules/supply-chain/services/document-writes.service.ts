@@ -9,6 +9,7 @@ import { ChangeEngineService } from '../../documents/services/change-engine.serv
 import type { CreateRequestDto } from '../../documents/dtos/request.dto.js';
 import type { BatchUpdateResultDto } from '../dtos/catalog.dto.js';
 import { CLIENT_ID_PATTERN, CLIENT_ID_RULE } from '../../../common/http/client-ids.js';
+import { isPlainObject } from '../../documents/fields/field-value.utils.js';
 
 export const MAX_BATCH_ROWS = 1000;
 
@@ -26,21 +27,17 @@ export interface RowOp {
   valuesByField?: boolean;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** ValueEntry array from either form; null when the shape is neither. */
 export function valueEntries(values: unknown): Array<{ fieldId: string; value: unknown }> | null {
   if (values === undefined || values === null) {
     return [];
   }
   if (Array.isArray(values)) {
-    return values.every((entry) => isObject(entry) && typeof entry.fieldId === 'string')
+    return values.every((entry) => isPlainObject(entry) && typeof entry.fieldId === 'string')
       ? (values as Array<{ fieldId: string; value: unknown }>)
       : null;
   }
-  if (isObject(values)) {
+  if (isPlainObject(values)) {
     return Object.entries(values).map(([fieldId, value]) => ({ fieldId, value }));
   }
   return null;
@@ -81,17 +78,17 @@ export function parseBatchRows(rows: unknown, path = 'rows'): RowOp[] {
   const seen = new Set<string>();
   rows.forEach((raw: unknown, index) => {
     const at = `${path}[${index}]`;
-    if (!isObject(raw)) {
+    if (!isPlainObject(raw)) {
       errors.push({ field: at, reason: 'each row must be an object {target: {row}, values}' });
       return;
     }
     const unknown = Object.keys(raw).filter((key) => !ROW_KEYS.has(key));
     const target = raw.target;
-    if (target !== undefined && !isObject(target)) {
+    if (target !== undefined && !isPlainObject(target)) {
       errors.push({ field: `${at}.target`, reason: 'target must be an object {row}' });
       return;
     }
-    const unknownInTarget = isObject(target) ? Object.keys(target).filter((key) => key !== 'row') : [];
+    const unknownInTarget = isPlainObject(target) ? Object.keys(target).filter((key) => key !== 'row') : [];
     if (unknown.length > 0 || unknownInTarget.length > 0) {
       errors.push(
         ...unknown.map((key) => ({ field: `${at}.${key}`, reason: unknownKeyReason(key) })),
@@ -102,7 +99,7 @@ export function parseBatchRows(rows: unknown, path = 'rows'): RowOp[] {
       );
       return;
     }
-    const given = (isObject(target) ? target.row : undefined) ?? raw.id ?? raw.rowId;
+    const given = (isPlainObject(target) ? target.row : undefined) ?? raw.id ?? raw.rowId;
     if (given !== undefined && (typeof given !== 'string' || !CLIENT_ID_PATTERN.test(given))) {
       errors.push({ field: `${at}.target.row`, reason: `row id ${CLIENT_ID_RULE}` });
       return;
@@ -137,7 +134,7 @@ export function parseBatchRows(rows: unknown, path = 'rows'): RowOp[] {
       rowId,
       values,
       path: at,
-      ...(isObject(raw.values) ? { valuesByField: true } : {}),
+      ...(isPlainObject(raw.values) ? { valuesByField: true } : {}),
     });
   });
   if (errors.length > 0) {

@@ -36,6 +36,7 @@ import {
 } from './document-writes.service.js';
 import { notFound, ORDERBOOK_DOC_TYPE, SupplyChainAccessService } from './supply-chain-access.service.js';
 import { CLIENT_ID_PATTERN, CLIENT_ID_RULE } from '../../../common/http/client-ids.js';
+import { isPlainObject } from '../../documents/fields/field-value.utils.js';
 
 
 /** The body of `POST /orderbooks/{id}/requests`, and what the propagation passes to `createForBinding`. */
@@ -50,10 +51,6 @@ export interface SyncRequestInput {
   productInfo?: Record<string, unknown>;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Validates sync changes (`create_row` with values, `update_row` with rowId and values, `delete_row` with rowId). */
 export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: ResolvedRowOp[] } {
   if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_BATCH_ROWS) {
@@ -66,7 +63,7 @@ export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: Re
   const ops: ResolvedRowOp[] = [];
   raw.forEach((change: unknown, index) => {
     const at = `changes[${index}]`;
-    if (!isObject(change)) {
+    if (!isPlainObject(change)) {
       errors.push({ field: at, reason: 'each change must be an object {operation, rowId, values}' });
       return;
     }
@@ -79,7 +76,7 @@ export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: Re
       return;
     }
     const op = operation as SyncChangeOperation;
-    const rowIdRaw = change.rowId ?? (isObject(change.target) ? change.target.row : undefined);
+    const rowIdRaw = change.rowId ?? (isPlainObject(change.target) ? change.target.row : undefined);
     if (rowIdRaw !== undefined && (typeof rowIdRaw !== 'string' || !CLIENT_ID_PATTERN.test(rowIdRaw))) {
       errors.push({ field: `${at}.rowId`, reason: `rowId ${CLIENT_ID_RULE}` });
       return;
@@ -109,7 +106,7 @@ export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: Re
       rowId,
       values,
       path: at,
-      ...(isObject(change.values) ? { valuesByField: true } : {}),
+      ...(isPlainObject(change.values) ? { valuesByField: true } : {}),
     });
   });
   if (errors.length > 0) {
@@ -334,7 +331,7 @@ export class SyncRequestService implements OnModuleInit {
     try {
       await this.requests.merge(ctx, documentRequestId);
     } catch (error) {
-      if (error instanceof AppException && error.code === ErrorCode.CONFLICT && isObject(error.options.payload)) {
+      if (error instanceof AppException && error.code === ErrorCode.CONFLICT && isPlainObject(error.options.payload)) {
         throw new AppException(ErrorCode.CONFLICT, {
           ...error.options,
           payload: { ...error.options.payload, requestId: record.id, documentRequestId },
