@@ -26,6 +26,7 @@ import { SyncRequestReviewNote1732241600000 } from './1732241600000-sync-request
 import { WebhookCredentialScopes1732241700000 } from './1732241700000-webhook-credential-scopes.js';
 import { PropagationReconcileJobs1732241820000 } from './1732241820000-propagation-reconcile-jobs.js';
 import { ConnectionRefusals1732241840000 } from './1732241840000-connection-refusals.js';
+import { AuthorizePageLoginStates1732241900000 } from './1732241900000-authorize-page-login-states.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -60,4 +61,5 @@ export const ALL_MIGRATIONS = [
   WebhookCredentialScopes1732241700000,
   PropagationReconcileJobs1732241820000,
   ConnectionRefusals1732241840000,
+  AuthorizePageLoginStates1732241900000,
 ];

@@ -2,9 +2,10 @@ import { existsSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 import request from 'supertest';
 import { freePort } from '../../../src/database/embedded-postgres.js';
-import { registerUser, type TestUser } from '../../factories/users.factory.js';
+import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { createClient, pkcePair, type TestClient, tokenRequest } from './identity-helpers.js';
+import { startTestIdp, type TestIdp } from './test-idp.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
@@ -118,6 +119,99 @@ if (!existsSync(CHROMIUM)) {
       expect(back.searchParams.get('error')).toBe('access_denied');
       expect(back.searchParams.get('state')).toBe('deny-state');
       await page.close();
+    });
+  });
+
+  describe('third-party sign-in on the /authorize page in headless Chromium', () => {
+    let t: TestApp;
+    let idp: TestIdp;
+    let browser: Browser;
+    let issuer: string;
+    let client: TestClient;
+    let redirectUri: string;
+
+    beforeAll(async () => {
+      const port = await freePort();
+      issuer = `http://127.0.0.1:${port}`;
+      idp = await startTestIdp([`${issuer}/api/v1/auth/authorize/oauth/google/callback`]);
+      idp.accounts.set('paula', { email: 'paula@idp.test', email_verified: true, name: 'Paula Idp' });
+      t = await createTestApp({
+        PUBLIC_BASE_URL: issuer,
+        AUTH_ISSUER_URL: issuer,
+        ADMIN_EMAILS: 'browser-admin@example.test',
+        ENCRYPTION_KEY: 'test-encryption-key',
+      });
+      await t.app.listen(port, '127.0.0.1');
+      const admin = await registerUser(t.http, { email: 'browser-admin@example.test' });
+      await request(t.http)
+        .post('/api/v1/admin/oidc/providers')
+        .set(bearer(admin))
+        .send({
+          provider: 'google',
+          issuer: idp.issuer,
+          clientId: idp.clientId,
+          clientSecret: idp.clientSecret,
+        })
+        .expect(201);
+      redirectUri = `${issuer}/health`;
+      client = await createClient(t.http, admin, {
+        redirectUris: [redirectUri],
+        allowedScopes: ['openid', 'email'],
+      });
+      const { chromium } = await import('playwright-core');
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    });
+    afterAll(async () => {
+      await browser?.close();
+      await t?.close();
+      await idp?.close();
+    });
+
+    it('"Sign in with Google" goes through the provider to the consent and back to the client, under the CSP', async () => {
+      const page = await browser.newPage();
+      const violations: string[] = [];
+      page.on('console', (message) => {
+        if (message.text().includes('Content Security Policy')) {
+          violations.push(message.text());
+        }
+      });
+      const { verifier, challenge } = pkcePair();
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: client.clientId,
+        redirect_uri: redirectUri,
+        scope: 'openid email',
+        state: 'provider-state',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      });
+      await page.goto(`${issuer}/authorize?${query.toString()}`);
+      idp.signInNextAs('paula');
+      await Promise.all([page.waitForSelector('#approve'), page.click('#provider-google')]);
+      expect(page.url().startsWith(`${issuer}/api/v1/auth/authorize/oauth/google/callback`)).toBe(true);
+      expect(await page.textContent('main')).toContain('paula@idp.test');
+
+      await Promise.all([page.waitForURL((url) => url.href.startsWith(redirectUri)), page.click('#approve')]);
+      const back = new URL(page.url());
+      expect(back.searchParams.get('state')).toBe('provider-state');
+      await page.close();
+      expect(violations).toEqual([]);
+
+      const tokens = await tokenRequest(
+        t.http,
+        {
+          grant_type: 'authorization_code',
+          code: back.searchParams.get('code') ?? '',
+          redirect_uri: redirectUri,
+          code_verifier: verifier,
+        },
+        client,
+      ).expect(200);
+      const info = await request(t.http)
+        .get('/userinfo')
+        .set('Authorization', `Bearer ${tokens.body.access_token}`)
+        .expect(200);
+      expect(info.body.email).toBe('paula@idp.test');
     });
   });
 }

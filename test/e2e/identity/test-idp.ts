@@ -14,22 +14,28 @@ export interface TestIdp {
   clientId: string;
   clientSecret: string;
   redirectUri: string;
+  /** Every redirect URI registered for the client: `redirectUri` and the extra ones the test asked for. */
+  redirectUris: string[];
   accounts: Map<string, IdpAccount>;
   /** Follows the provider's redirects as `accountId` signing in, until it sends the browser back; returns that URL. */
   signIn(authorizationUrl: string, accountId: string): Promise<URL>;
+  /** The account the provider's interaction signs in when a real browser drives it. */
+  signInNextAs(accountId: string): void;
   close(): Promise<void>;
 }
 
 /**
  * A real OpenID provider (panva's oidc-provider) on loopback for third-party login tests. Its interaction
- * step signs in whichever account the test names, and consent is granted automatically.
+ * step signs in whichever account the test names, and consent is granted automatically. `extraRedirectUris`
+ * are registered for the client next to the API flow's `redirectUri` (the issuer page's callback, say).
  */
-export async function startTestIdp(): Promise<TestIdp> {
+export async function startTestIdp(extraRedirectUris: string[] = []): Promise<TestIdp> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   const clientId = 'quire-rp';
   const clientSecret = 'quire-rp-secret-0123456789abcdef';
   const redirectUri = 'http://127.0.0.1:5173/login/callback';
+  const redirectUris = [redirectUri, ...extraRedirectUris];
   const accounts = new Map<string, IdpAccount>();
   let current = '';
 
@@ -44,7 +50,7 @@ export async function startTestIdp(): Promise<TestIdp> {
       {
         client_id: clientId,
         client_secret: clientSecret,
-        redirect_uris: [redirectUri],
+        redirect_uris: redirectUris,
         grant_types: ['authorization_code'],
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_post',
@@ -112,7 +118,7 @@ export async function startTestIdp(): Promise<TestIdp> {
         throw new Error(`identity provider stopped at ${url}: ${response.status} ${await response.text()}`);
       }
       const next = new URL(location, url);
-      if (next.href.startsWith(redirectUri)) {
+      if (redirectUris.some((registered) => next.href.startsWith(registered))) {
         return next;
       }
       url = next.href;
@@ -125,8 +131,12 @@ export async function startTestIdp(): Promise<TestIdp> {
     clientId,
     clientSecret,
     redirectUri,
+    redirectUris,
     accounts,
     signIn,
+    signInNextAs: (accountId: string) => {
+      current = accountId;
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -5,18 +5,29 @@ import {
   Header,
   Headers,
   HttpCode,
+  Param,
   Post,
   Query,
   Req,
   Res,
   UseFilters,
 } from '@nestjs/common';
-import { ApiBody, ApiConsumes, ApiHeader, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBody,
+  ApiConsumes,
+  ApiHeader,
+  ApiOperation,
+  ApiParam,
+  ApiResponse,
+  ApiSecurity,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { CurrentPrincipal, Public, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
 import { ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { RawResponse } from '../../../common/http/raw-response.decorator.js';
+import { OAUTH_PROVIDERS } from '../entities/oidc-provider.entity.js';
 import { OAuthTokenExceptionFilter } from '../filters/oauth-token-exception.filter.js';
 import { AuthorizePageService, type PageResult } from '../services/issuer/authorize-page.service.js';
 import { type Hybrid, hybrid, hybridSchema } from '../services/issuer/hybrid-response.js';
@@ -62,7 +73,7 @@ function send(response: Response, result: PageResult): void {
 export abstract class IssuerEndpoints {
   constructor(
     private readonly metadata: IssuerMetadataService,
-    private readonly pages: AuthorizePageService,
+    protected readonly pages: AuthorizePageService,
     private readonly tokenEndpoint: TokenEndpointService,
   ) {}
 
@@ -136,16 +147,24 @@ export abstract class IssuerEndpoints {
   @Post('authorize')
   @Public()
   @RawResponse()
-  @ApiOperation({ summary: 'The sign-in, second-step and consent forms of the authorization page post here' })
+  @ApiOperation({
+    summary: 'The sign-in, second-step and consent forms of the authorization page post here',
+    description:
+      'Step `third_party` (with `provider`) answers 303 to the provider; the provider returns the browser to GET /api/v1/auth/authorize/oauth/{provider}/callback.',
+  })
   @ApiConsumes('application/x-www-form-urlencoded', 'application/json')
   @ApiBody({
     schema: {
       type: 'object',
-      properties: { step: { type: 'string', enum: ['login', 'two_factor', 'consent'] }, request: str },
+      properties: {
+        step: { type: 'string', enum: ['login', 'third_party', 'two_factor', 'consent'] },
+        request: str,
+        provider: { type: 'string', enum: [...OAUTH_PROVIDERS] },
+      },
     },
   })
   @ApiResponse({ status: 200, ...HTML_PAGE })
-  @ApiResponse(REDIRECT)
+  @ApiResponse({ ...REDIRECT, description: `${REDIRECT.description}; or to the provider (step third_party)` })
   async authorizeStep(
     @Body() form: Record<string, unknown>,
     @Req() request: Request,
@@ -251,4 +270,38 @@ export class IssuerController extends IssuerEndpoints {}
 /** The same endpoints under `/api/v1/auth/`. */
 @ApiTags('oauth')
 @Controller('auth')
-export class IssuerApiController extends IssuerEndpoints {}
+export class IssuerApiController extends IssuerEndpoints {
+  /**
+   * Declared on this mount only: a host-root route needs an entry in HOST_ROOT_ROUTES (src/app.setup.ts),
+   * and on the root controller it would otherwise land at `/api/v1/authorize/...`.
+   */
+  @Get('authorize/oauth/:provider/callback')
+  @Public()
+  @RawResponse()
+  @ApiOperation({
+    summary:
+      'Where a provider returns the browser after a third-party sign-in started on the authorization page',
+    description:
+      'Query: code, state, iss (RFC 9207), or error. Register this URL at the provider. Continues the authorization page: second step or consent.',
+  })
+  @ApiParam({ name: 'provider', enum: [...OAUTH_PROVIDERS] })
+  @ApiResponse({ status: 200, ...HTML_PAGE })
+  @ApiResponse({
+    status: 400,
+    description: 'Unknown, expired or used state: an error page, no redirect',
+    content: { 'text/html': { schema: str } },
+  })
+  @ApiResponse({
+    status: 401,
+    description:
+      'The provider refused or did not confirm the sign-in: the sign-in page again, with the reason',
+    content: { 'text/html': { schema: str } },
+  })
+  async authorizeThirdPartyCallback(
+    @Param('provider') provider: string,
+    @Query() query: Record<string, unknown>,
+    @Res() response: Response,
+  ): Promise<void> {
+    send(response, await this.pages.thirdPartyCallback(provider, query));
+  }
+}

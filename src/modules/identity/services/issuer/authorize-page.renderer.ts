@@ -1,6 +1,9 @@
 /**
  * The server-rendered pages of GET/POST /authorize: sign-in, second step, consent and errors. Plain HTML
  * with inline styles, no scripts; every value is escaped.
+ *
+ * Forms post back to the page's own URL unless `action` is given: pages shown by the third-party callback
+ * (another URL) post to the authorization endpoint.
  */
 
 const SCOPE_TEXT: Record<string, string> = {
@@ -40,6 +43,8 @@ function layout(title: string, body: string): string {
   .error { color: #b00020; background: #fdecee; padding: .5rem .75rem; border-radius: 4px; }
   .muted { color: #555; font-size: .9rem; }
   ul { padding-left: 1.2rem; }
+  .providers { margin-top: 1.5rem; border-top: 1px solid #ddd; }
+  .providers button { display: block; width: 100%; margin-top: .75rem; }
 </style>
 </head>
 <body><main>
@@ -53,8 +58,38 @@ function hidden(name: string, value: string): string {
   return `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`;
 }
 
+function formTag(action?: string, extra = ''): string {
+  const target = action === undefined ? '' : ` action="${escapeHtml(action)}"`;
+  return `<form method="post"${target}${extra}>`;
+}
+
 function errorBox(error?: string): string {
   return error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : '';
+}
+
+/** A third-party provider the sign-in page offers. */
+export interface SignInProvider {
+  provider: string;
+  displayName: string;
+}
+
+/** One button per enabled provider; choosing one posts step `third_party`, answered by a redirect to the provider. */
+function providerForm(requestToken: string, providers: SignInProvider[], action?: string): string {
+  if (providers.length === 0) {
+    return '';
+  }
+  const buttons = providers
+    .map(
+      (p) =>
+        `<button type="submit" name="provider" value="${escapeHtml(p.provider)}" id="provider-${escapeHtml(p.provider)}">Sign in with ${escapeHtml(p.displayName)}</button>`,
+    )
+    .join('\n  ');
+  return `
+${formTag(action, ' class="providers" id="third-party"')}
+  ${hidden('step', 'third_party')}
+  ${hidden('request', requestToken)}
+  ${buttons}
+</form>`;
 }
 
 export function signInPage(input: {
@@ -62,12 +97,14 @@ export function signInPage(input: {
   clientName: string;
   email?: string;
   error?: string;
+  providers?: SignInProvider[];
+  action?: string;
 }): string {
   return layout(
     'Sign in',
     `<h1>Sign in to continue to ${escapeHtml(input.clientName)}</h1>
 ${errorBox(input.error)}
-<form method="post" autocomplete="on">
+${formTag(input.action, ' autocomplete="on"')}
   ${hidden('step', 'login')}
   ${hidden('request', input.requestToken)}
   <label for="email">E-mail</label>
@@ -75,7 +112,7 @@ ${errorBox(input.error)}
   <label for="password">Password</label>
   <input id="password" name="password" type="password" required autocomplete="current-password">
   <button type="submit">Sign in</button>
-</form>`,
+</form>${providerForm(input.requestToken, input.providers ?? [], input.action)}`,
   );
 }
 
@@ -85,6 +122,7 @@ export function twoFactorPage(input: {
   methods: string[];
   destination?: string;
   error?: string;
+  action?: string;
 }): string {
   const hint = input.methods.includes('totp')
     ? 'Enter the code from your authenticator app, or a backup code.'
@@ -94,7 +132,7 @@ export function twoFactorPage(input: {
     `<h1>Two-step verification</h1>
 ${errorBox(input.error)}
 <p class="muted">${hint}</p>
-<form method="post">
+${formTag(input.action)}
   ${hidden('step', 'two_factor')}
   ${hidden('request', input.requestToken)}
   ${hidden('challenge', input.challengeToken)}
@@ -111,6 +149,7 @@ export function consentPage(input: {
   clientName: string;
   userEmail: string;
   scopes: string[];
+  action?: string;
 }): string {
   const items = input.scopes
     .map((scope) => `<li><code>${escapeHtml(scope)}</code> — ${escapeHtml(SCOPE_TEXT[scope] ?? scope)}</li>`)
@@ -123,7 +162,7 @@ export function consentPage(input: {
 <ul id="scopes">
     ${items || '<li>Nothing beyond knowing that you approved it</li>'}
 </ul>
-<form method="post">
+${formTag(input.action)}
   ${hidden('step', 'consent')}
   ${hidden('request', input.requestToken)}
   ${hidden('consent', input.consentToken)}

@@ -2,9 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { AppException } from '../../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../../common/errors/error-code.js';
 import type { OAuthClientEntity } from '../../entities/oauth-client.entity.js';
+import { OAUTH_PROVIDERS, type OAuthProvider } from '../../entities/oidc-provider.entity.js';
+import type { UserEntity } from '../../entities/user.entity.js';
 import { AccountService } from '../account.service.js';
 import { hashToken } from '../secret-tokens.js';
 import { type ClientMeta, SessionService } from '../session.service.js';
+import { OidcProviderAdminService } from '../third-party/oidc-provider-admin.service.js';
+import { ThirdPartyLoginService } from '../third-party/third-party-login.service.js';
 import { TokenService } from '../token.service.js';
 import { LoginChallengeService } from '../two-factor/login-challenge.service.js';
 import { TwoFactorService } from '../two-factor/two-factor.service.js';
@@ -30,9 +34,45 @@ interface AuthorizationRequest {
 
 type Query = Record<string, unknown>;
 
+type SignInPageInput = Omit<Parameters<typeof signInPage>[0], 'providers'>;
+
 /** The sign-in request token (and the pages) stay valid this long. */
 const REQUEST_TTL_SECONDS = 15 * 60;
 const CONSENT_TTL_SECONDS = 10 * 60;
+
+/**
+ * How the page tells a refused provider sign-in (the errors of ThirdPartyLoginService), with the status a
+ * wrong password would get for the same kind of failure.
+ */
+const THIRD_PARTY_FAILURES = new Map<ErrorCode, { status: number; message: string }>([
+  [ErrorCode.NOT_FOUND, { status: 400, message: 'That sign-in method is not available.' }],
+  [ErrorCode.INVALID_TOKEN, { status: 401, message: 'The provider did not confirm the sign-in. Try again.' }],
+  [
+    ErrorCode.ALREADY_EXISTS,
+    {
+      status: 409,
+      message:
+        'An account with this e-mail address already exists. Sign in with its password; you can connect the provider from your profile.',
+    },
+  ],
+  [
+    ErrorCode.SERVICE_UNAVAILABLE,
+    { status: 503, message: 'The provider cannot be reached right now. Try again later.' },
+  ],
+]);
+
+/**
+ * Where a provider sends the browser back after a sign-in started on the authorization page. It is the
+ * issuer mount under `/api/v1/auth/` because host-root routes are only those listed in HOST_ROOT_ROUTES
+ * (src/app.setup.ts). Operators register this URL at each provider (docs/auth.md, "Third-party login").
+ */
+export function authorizePageCallbackUrl(issuer: string, provider: OAuthProvider): string {
+  return `${issuer}/api/v1/auth/authorize/oauth/${provider}/callback`;
+}
+
+function isProvider(value: unknown): value is OAuthProvider {
+  return typeof value === 'string' && (OAUTH_PROVIDERS as readonly string[]).includes(value);
+}
 
 function single(query: Query, name: string): string | undefined | null {
   const value = query[name];
@@ -44,10 +84,11 @@ function single(query: Query, name: string): string | undefined | null {
 
 /**
  * GET /authorize validates the request (RFC 6749 4.1.1 / 4.2.1, PKCE S256) and shows the sign-in page;
- * POST /authorize runs the steps: password, second factor when the account has one, consent. Approval
- * redirects with `code` + `state` (or, for response_type=token, the token in the fragment); denial and
- * request errors redirect with `error` per RFC 6749 4.1.2.1. A request whose client or redirect URI cannot
- * be trusted gets an error page instead of a redirect.
+ * POST /authorize runs the steps: password (or a third-party provider, whose callback resumes the page),
+ * second factor when the account has one, consent. Approval redirects with `code` + `state` (or, for
+ * response_type=token, the token in the fragment); denial and request errors redirect with `error` per
+ * RFC 6749 4.1.2.1. A request whose client or redirect URI cannot be trusted gets an error page instead of a
+ * redirect; a failed sign-in (wrong password, a provider that refused) shows the sign-in page again.
  */
 @Injectable()
 export class AuthorizePageService {
@@ -60,6 +101,8 @@ export class AuthorizePageService {
     private readonly twoFactor: TwoFactorService,
     private readonly challenges: LoginChallengeService,
     private readonly sessions: SessionService,
+    private readonly providers: OidcProviderAdminService,
+    private readonly thirdParty: ThirdPartyLoginService,
   ) {}
 
   async start(query: Query): Promise<PageResult> {
@@ -72,11 +115,91 @@ export class AuthorizePageService {
       { ...parsed.request },
       REQUEST_TTL_SECONDS,
     );
-    return this.html(200, signInPage({ requestToken, clientName: parsed.client.name }));
+    return this.showSignIn(200, { requestToken, clientName: parsed.client.name });
   }
 
   async submit(form: Query, meta: ClientMeta): Promise<PageResult> {
-    const requestToken = single(form, 'request');
+    const resumed = await this.resume(single(form, 'request'));
+    if ('kind' in resumed) {
+      return resumed;
+    }
+    const { requestToken, request, client } = resumed;
+    const step = single(form, 'step');
+    if (step === 'login') {
+      return this.login(form, request, requestToken, client, meta);
+    }
+    if (step === 'two_factor') {
+      return this.secondStep(form, request, requestToken, client, meta);
+    }
+    if (step === 'consent') {
+      return this.consent(form, request, requestToken, client, meta);
+    }
+    if (step === 'third_party') {
+      return this.thirdPartyStart(form, requestToken, client);
+    }
+    return this.html(400, errorPage('Invalid request', 'Unknown sign-in step.'));
+  }
+
+  /**
+   * GET {issuer}/api/v1/auth/authorize/oauth/{provider}/callback: the provider's return. Consumes the page's
+   * state (never one of the API flow), exchanges the code and finds or creates the account exactly as
+   * POST /auth/oauth/{provider}/callback does, then goes on as after a correct password: second step when the
+   * account has one, else consent. Without a usable state the interaction is unknown: an error page. Once the
+   * interaction is known, a refused sign-in (the provider's `error`, a refused code, an e-mail that belongs to
+   * another account, a provider disabled meanwhile) shows the sign-in page again with the reason, as a wrong
+   * password does; the user may choose another way to sign in.
+   */
+  async thirdPartyCallback(providerName: string, query: Query): Promise<PageResult> {
+    const stateValue = single(query, 'state');
+    const loginState =
+      isProvider(providerName) && stateValue
+        ? await this.thirdParty.consumeAuthorizePageState(providerName, stateValue)
+        : null;
+    if (!isProvider(providerName) || !loginState) {
+      return this.html(
+        400,
+        errorPage(
+          'Sign-in expired',
+          'This sign-in has expired or was already used. Go back to the application and start again.',
+        ),
+      );
+    }
+    const provider = providerName;
+    const resumed = await this.resume(loginState.authorizeRequestToken);
+    if ('kind' in resumed) {
+      return resumed;
+    }
+    const { requestToken, request, client } = resumed;
+    // This page's URL is the callback's: its forms post to the authorization endpoint.
+    const action = `${this.tokens.issuer}/authorize`;
+    const again = (status: number, error: string): Promise<PageResult> =>
+      this.showSignIn(status, { requestToken, clientName: client.name, action, error });
+    if (single(query, 'error') !== undefined) {
+      return again(
+        401,
+        'The sign-in at the provider was cancelled or refused. Try again or choose another way.',
+      );
+    }
+    const code = single(query, 'code');
+    const iss = single(query, 'iss');
+    if (!code || iss === null) {
+      return again(400, 'The provider did not complete the sign-in. Try again.');
+    }
+    let user: UserEntity;
+    try {
+      ({ user } = await this.thirdParty.identify(provider, code, loginState, iss));
+    } catch (error) {
+      return this.thirdPartyFailure(error, again);
+    }
+    return this.afterFirstFactor(user, `oauth:${provider}`, requestToken, request, client, action);
+  }
+
+  /** The request and client of a page's request token, or the error page when either is gone. */
+  private async resume(
+    requestToken: string | null | undefined,
+  ): Promise<
+    { requestToken: string; request: AuthorizationRequest; client: OAuthClientEntity } | PageResult
+  > {
     const data = requestToken ? await this.tokens.verifyInteraction('authorize', requestToken) : null;
     if (!requestToken || !data) {
       return this.html(
@@ -95,17 +218,43 @@ export class AuthorizePageService {
         errorPage('Application not available', 'The application that sent you here is no longer registered.'),
       );
     }
-    const step = single(form, 'step');
-    if (step === 'login') {
-      return this.login(form, request, requestToken, client, meta);
+    return { requestToken, request, client };
+  }
+
+  /** Step `third_party`: sends the browser to the chosen provider with a state bound to this interaction. */
+  private async thirdPartyStart(
+    form: Query,
+    requestToken: string,
+    client: OAuthClientEntity,
+  ): Promise<PageResult> {
+    const provider = single(form, 'provider');
+    const again = (status: number, error: string): Promise<PageResult> =>
+      this.showSignIn(status, { requestToken, clientName: client.name, error });
+    if (!isProvider(provider)) {
+      return again(400, 'That sign-in method is not available.');
     }
-    if (step === 'two_factor') {
-      return this.secondStep(form, request, requestToken, client, meta);
+    try {
+      const location = await this.thirdParty.authorizePageUrl(
+        provider,
+        authorizePageCallbackUrl(this.tokens.issuer, provider),
+        requestToken,
+      );
+      return { kind: 'redirect', location };
+    } catch (error) {
+      return this.thirdPartyFailure(error, again);
     }
-    if (step === 'consent') {
-      return this.consent(form, request, requestToken, client, meta);
+  }
+
+  /** The sign-in page again, saying why a provider sign-in did not succeed; other errors propagate. */
+  private thirdPartyFailure(
+    error: unknown,
+    again: (status: number, message: string) => Promise<PageResult>,
+  ): Promise<PageResult> {
+    const failure = error instanceof AppException ? THIRD_PARTY_FAILURES.get(error.code) : undefined;
+    if (!failure) {
+      throw error;
     }
-    return this.html(400, errorPage('Invalid request', 'Unknown sign-in step.'));
+    return again(failure.status, failure.message);
   }
 
   private async parse(
@@ -197,15 +346,12 @@ export class AuthorizePageService {
     const email = single(form, 'email') ?? '';
     const password = single(form, 'password') ?? '';
     if (!email || !password) {
-      return this.html(
-        400,
-        signInPage({
-          requestToken,
-          clientName: client.name,
-          email: email ?? '',
-          error: 'Enter your e-mail and password.',
-        }),
-      );
+      return this.showSignIn(400, {
+        requestToken,
+        clientName: client.name,
+        email: email ?? '',
+        error: 'Enter your e-mail and password.',
+      });
     }
     let user;
     try {
@@ -215,14 +361,28 @@ export class AuthorizePageService {
       const message = throttled
         ? 'Too many failed attempts. Try again later.'
         : 'The e-mail or password is not correct.';
-      return this.html(
-        throttled ? 429 : 401,
-        signInPage({ requestToken, clientName: client.name, email, error: message }),
-      );
+      return this.showSignIn(throttled ? 429 : 401, {
+        requestToken,
+        clientName: client.name,
+        email,
+        error: message,
+      });
     }
+    return this.afterFirstFactor(user, 'password', requestToken, request, client);
+  }
+
+  /** A proven first factor (password or provider): the second step when the account has one, else consent. */
+  private async afterFirstFactor(
+    user: UserEntity,
+    authMethod: string,
+    requestToken: string,
+    request: AuthorizationRequest,
+    client: OAuthClientEntity,
+    action?: string,
+  ): Promise<PageResult> {
     const method = await this.twoFactor.methodOf(user.id);
     if (method) {
-      const challenge = await this.challenges.open(user, method, 'password');
+      const challenge = await this.challenges.open(user, method, authMethod);
       return this.html(
         200,
         twoFactorPage({
@@ -230,10 +390,11 @@ export class AuthorizePageService {
           challengeToken: challenge.challengeToken,
           methods: challenge.methods,
           destination: challenge.destination,
+          action,
         }),
       );
     }
-    return this.consentFor(user.id, user.email, requestToken, request, client);
+    return this.consentFor(user.id, user.email, requestToken, request, client, action);
   }
 
   private async secondStep(
@@ -260,14 +421,11 @@ export class AuthorizePageService {
           }),
         );
       }
-      return this.html(
-        401,
-        signInPage({
-          requestToken,
-          clientName: client.name,
-          error: 'The verification step expired. Sign in again.',
-        }),
-      );
+      return this.showSignIn(401, {
+        requestToken,
+        clientName: client.name,
+        error: 'The verification step expired. Sign in again.',
+      });
     }
   }
 
@@ -277,6 +435,7 @@ export class AuthorizePageService {
     requestToken: string,
     request: AuthorizationRequest,
     client: OAuthClientEntity,
+    action?: string,
   ): Promise<PageResult> {
     const consentToken = await this.tokens.signInteraction(
       'authorize-consent',
@@ -291,6 +450,7 @@ export class AuthorizePageService {
         clientName: client.name,
         userEmail: email,
         scopes: request.scopes,
+        action,
       }),
     );
   }
@@ -308,10 +468,11 @@ export class AuthorizePageService {
       : null;
     const user = typeof consent?.userId === 'string' ? await this.users.findById(consent.userId) : null;
     if (!consent || consent.request !== hashToken(requestToken) || !user) {
-      return this.html(
-        400,
-        signInPage({ requestToken, clientName: client.name, error: 'Your sign-in expired. Sign in again.' }),
-      );
+      return this.showSignIn(400, {
+        requestToken,
+        clientName: client.name,
+        error: 'Your sign-in expired. Sign in again.',
+      });
     }
     const asFragment = request.responseType === 'token';
     if (single(form, 'decision') !== 'approve') {
@@ -388,6 +549,15 @@ export class AuthorizePageService {
       }
     }
     return url.toString();
+  }
+
+  /** The sign-in page, with a button for each enabled third-party provider. */
+  private async showSignIn(status: number, input: SignInPageInput): Promise<PageResult> {
+    const providers = (await this.providers.listEnabled()).map(({ provider, displayName }) => ({
+      provider,
+      displayName,
+    }));
+    return this.html(status, signInPage({ ...input, providers }));
   }
 
   private html(status: number, html: string): PageResult {

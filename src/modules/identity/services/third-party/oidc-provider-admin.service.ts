@@ -113,6 +113,11 @@ export class OidcProviderAdminService {
     await this.tx.manager.delete(OidcProviderEntity, { id: entity.id });
   }
 
+  /** Every enabled provider, by provider name (the sign-in buttons of the /authorize page). */
+  listEnabled(): Promise<OidcProviderEntity[]> {
+    return this.tx.manager.find(OidcProviderEntity, { where: { enabled: true }, order: { provider: 'ASC' } });
+  }
+
   /** The enabled configuration of a provider, or NOT_FOUND. */
   async enabled(provider: OAuthProvider): Promise<OidcProviderEntity> {
     const entity = await this.tx.manager.findOne(OidcProviderEntity, { where: { provider, enabled: true } });

@@ -15,7 +15,12 @@ import type { ClientMeta } from '../session.service.js';
 import { SignInService } from '../sign-in.service.js';
 import { UserLifecycleService } from '../user-lifecycle.service.js';
 import { UsersService } from '../users.service.js';
-import { LOGIN_STATE_TTL_SECONDS, LoginStateService } from './login-state.service.js';
+import {
+  type AuthorizePageLoginState,
+  LOGIN_STATE_TTL_SECONDS,
+  type LoginState,
+  LoginStateService,
+} from './login-state.service.js';
 import { OidcProviderAdminService } from './oidc-provider-admin.service.js';
 import { type ExternalIdentity, RelyingPartyService } from './relying-party.service.js';
 
@@ -93,11 +98,45 @@ export class ThirdPartyLoginService {
         { field: 'redirectUri', reason: 'must be the redirectUri of the authorize step the state names' },
       ]);
     }
-    const config = await this.providers.enabled(provider);
-    const identity = await this.relyingParty.exchange(config, code, state, dto.iss);
-    const { user, isNewUser } = await this.findOrCreate(provider, identity);
+    const { user, isNewUser } = await this.identify(provider, code, state, dto.iss);
     const pair = await this.signIn.finish(user, meta, `oauth:${provider}`);
     return { ...pair, isNewUser };
+  }
+
+  /**
+   * The provider URL for a sign-in started on the issuer's /authorize page. The state carries the page's
+   * request token and comes back only to `redirectUri`, the page's callback.
+   */
+  async authorizePageUrl(
+    provider: OAuthProvider,
+    redirectUri: string,
+    authorizeRequestToken: string,
+  ): Promise<string> {
+    const config = await this.providers.enabled(provider);
+    const state = await this.states.createForAuthorizePage(provider, redirectUri, authorizeRequestToken);
+    return this.relyingParty.authorizationUrl(config, state);
+  }
+
+  /** Uses up a state the /authorize page started; null when unknown, expired, used or one of the API flow. */
+  consumeAuthorizePageState(provider: OAuthProvider, state: string): Promise<AuthorizePageLoginState | null> {
+    return this.states.consumeForAuthorizePage(provider, state);
+  }
+
+  /**
+   * The account a provider's code signs in to, for the API callback and the /authorize page alike: exchanges
+   * the code with the checks of its (consumed) state, then finds the account through the binding or creates
+   * one. NOT_FOUND when the provider is not enabled, INVALID_TOKEN when it refuses the code, ALREADY_EXISTS
+   * when its e-mail belongs to an unbound account.
+   */
+  async identify(
+    provider: OAuthProvider,
+    code: string,
+    state: LoginState,
+    iss?: string,
+  ): Promise<{ user: UserEntity; isNewUser: boolean }> {
+    const config = await this.providers.enabled(provider);
+    const identity = await this.relyingParty.exchange(config, code, state, iss);
+    return this.findOrCreate(provider, identity);
   }
 
   private async findOrCreate(
