@@ -22,6 +22,7 @@ import { SupplyChainPort } from './services/supply-chain.port.js';
 import { SyncAdminService } from './services/sync-admin.service.js';
 import { SyncAnnouncer } from './services/sync-announcer.service.js';
 import { SyncClock } from './services/sync-clock.js';
+import { SyncDocumentReadGateway } from './services/sync-document-read.gateway.js';
 import { SyncDocumentGateway } from './services/sync-document.gateway.js';
 
 /**
@@ -36,6 +37,7 @@ import { SyncDocumentGateway } from './services/sync-document.gateway.js';
     SyncClock,
     FormulaRunner,
     SyncDocumentGateway,
+    SyncDocumentReadGateway,
     { provide: SupplyChainPort, useClass: SupplyChainAdapter },
     PropagationJobRepository,
     RowLinkRepository,

@@ -1,4 +1,5 @@
-import { planBinding, type PlanInput } from './binding-plan.js';
+import { planBinding } from './binding-plan.js';
+import type { PlanInput } from './binding-plan.types.js';
 
 function input(overrides: Partial<PlanInput>): PlanInput {
   let next = 0;

@@ -1,108 +1,17 @@
-import type { FieldDefinition } from '../../documents/fields/field.types.js';
-import { describeError } from './describe-error.js';
-import { type FieldReader, evaluateFilterGroup, type FilterGroup } from './filter-group.js';
 import {
-  applyFieldMapping,
-  convertForTarget,
-  type FieldMapping,
-  type MappingContext,
-  type MappingResult,
-} from './field-mapping.js';
+  PENDING_ALTERNATES,
+  PENDING_CREATE,
+  type Plan,
+  type PlanInput,
+  type PlannedChange,
+  type RowLink,
+  type RowOutcome,
+} from './binding-plan.types.js';
+import { type FieldReader, evaluateFilterGroup } from './filter-group.js';
+import { applyFieldMapping, type FieldMapping, type MappingResult } from './field-mapping.js';
 import { eventScope } from './propagation-events.js';
-import type { SourceRowChange } from './row-changes.js';
-import {
-  type AcceptDecision,
-  type ConflictResolution,
-  decideAccept,
-  dedupKey,
-  type ReceiverFilter,
-  resolveFieldConflict,
-  sameValue,
-} from './sync-rules.js';
-
-/** The sync-log outcomes (orderbook_sync_logs.outcome). */
-export type RowOutcome = 'accepted' | 'pending' | 'rejected' | 'filtered' | 'conflict' | 'error' | 'skipped';
-
-export interface RowLink {
-  targetRowId: string;
-  /** Stored values the sync last wrote, by target field id. */
-  lastValues: Record<string, unknown>;
-  syncedAt: Date;
-}
-
-export interface TargetRowState {
-  exists: boolean;
-  values: Record<string, unknown>;
-}
-
-export interface PlannedChange {
-  kind: 'create' | 'update' | 'delete';
-  sourceRowId: string;
-  targetRowId: string;
-  /** Target field id → value to write (input form) for create/update. */
-  values: Record<string, unknown>;
-  decision: AcceptDecision;
-}
-
-export interface PlannedLog {
-  sourceRowId: string;
-  targetRowId: string | null;
-  eventType: string;
-  outcome: RowOutcome;
-  reason: string | null;
-  details?: Record<string, unknown>;
-}
-
-export interface PlanInput {
-  changes: readonly SourceRowChange[];
-  /** Current catalog rows (stored values) of the changed rows; absent = gone. */
-  sourceRows: ReadonlyMap<string, Record<string, unknown>>;
-  /**
-   * Plain reader over a stored catalog row (select ids → labels, names → ids); `stored` reads option ids, `field`
-   * gives a field's definition (a value that does not fit its target is converted from it).
-   */
-  reader: (row: Record<string, unknown>) => FieldReader & {
-    stored?: FieldReader;
-    field?: (ref: string) => FieldDefinition | undefined;
-  };
-  /** Catalog field ids the connection shares. */
-  sharedFieldIds: readonly string[];
-  shareScope: { type: 'all' } | { type: 'filter'; filterGroup: FilterGroup } | null;
-  eventTypes: readonly string[];
-  fieldMapping: FieldMapping | null;
-  receiverFilter: ReceiverFilter | null;
-  conflictResolution: ConflictResolution | null;
-  links: ReadonlyMap<string, RowLink>;
-  /** Order-book rows by id (for linked and dedup-matched rows). */
-  targetRows: ReadonlyMap<string, TargetRowState>;
-  /** Dedup key → order-book row id, over the order book's current rows. */
-  dedupIndex: ReadonlyMap<string, string>;
-  /** For unmappedFields `create`: the order-book field receiving an unmapped catalog field, if any. */
-  unmappedTarget: (sourceFieldId: string) => string | null;
-  /** The mapping's surroundings minus `read` (set per row). */
-  mapping: Omit<MappingContext, 'read'>;
-  /** Converts mapped values to their stored form (the order book's field types); throws a validation error. */
-  toStored: (values: Record<string, unknown>) => Record<string, unknown>;
-  /** When the buyer last changed an order-book row (only asked for rows with a field conflict). */
-  localChangedAt: (targetRowId: string) => Date | null;
-  upstreamChangedAt: Date;
-  newRowId: () => string;
-}
-
-export interface Plan {
-  changes: PlannedChange[];
-  logs: PlannedLog[];
-  /** Link updates: source row → target row and the stored values written (null: forget the link). */
-  links: Map<string, { targetRowId: string; lastValues: Record<string, unknown> } | null>;
-}
-
-/** Key of `lastValues` holding, per field, the value a row had before a still-pending proposal (not a field id). */
-export const PENDING_ALTERNATES = '$pending';
-/**
- * Key inside PENDING_ALTERNATES marking a link whose order-book row is only proposed: its create waits in a pending
- * request (field ids never contain `$`). A deletion of such a row is proposed too, not skipped.
- */
-export const PENDING_CREATE = '$create';
+import { decideAccept, dedupKey, resolveFieldConflict, sameValue } from './sync-rules.js';
+import { fitToOrderBook } from './value-fitting.js';
 
 /** Catalog field types an update always changes (the row's updated_at / updated_by columns). */
 const STAMPED_ON_UPDATE = new Set(['updated_time', 'updated_by']);
@@ -451,95 +360,6 @@ function isProposedRow(link: RowLink): boolean {
 /** The catalog fields every update changes (updated time and by): with `field_value_changed` they go too. */
 function stampedOnUpdate(input: PlanInput, read: ReturnType<PlanInput['reader']>): string[] {
   return input.sharedFieldIds.filter((id) => STAMPED_ON_UPDATE.has(read.field?.(id)?.type ?? ''));
-}
-
-/**
- * The stored form of the mapped values (the order book's field types). A value that does not fit its field is tried
- * again converted: a select copied from a catalog select by its option id (the generated field keeps the catalog's
- * option ids, so a renamed label still matches), else converted from its catalog field's type as a type change
- * converts (convertForTarget). A value that fits in no form is left out of `values` and reported in `errors`; the
- * other fields still go. `rowError` (nothing fits) makes the row an error.
- */
-function fitToOrderBook(
-  input: PlanInput,
-  values: Record<string, unknown>,
-  sources: ReadonlyMap<string, string>,
-  read: ReturnType<PlanInput['reader']>,
-): { stored: Record<string, unknown>; errors: MappingResult['errors']; rowError: string | null } {
-  let whole: unknown;
-  try {
-    return { stored: input.toStored(values), errors: [], rowError: null };
-  } catch (error) {
-    whole = error;
-  }
-  const stored: Record<string, unknown> = {};
-  const errors: MappingResult['errors'] = [];
-  const storedOf = (fieldId: string, value: unknown): Record<string, unknown> | Error => {
-    try {
-      return input.toStored({ [fieldId]: value });
-    } catch (error) {
-      return error instanceof Error ? error : new Error(String(error));
-    }
-  };
-  for (const [fieldId, value] of Object.entries(values)) {
-    let result = storedOf(fieldId, value);
-    const failure = result instanceof Error ? result : null;
-    const alternatives = failure ? alternativesOf(input, fieldId, value, sources.get(fieldId), read) : [];
-    for (const candidate of alternatives) {
-      const attempt = storedOf(fieldId, candidate);
-      if (!(attempt instanceof Error)) {
-        values[fieldId] = candidate;
-        result = attempt;
-        break;
-      }
-    }
-    if (result instanceof Error) {
-      delete values[fieldId];
-      const reason = describeError(failure ?? result);
-      errors.push({
-        targetFieldId: fieldId,
-        reason: reason.startsWith(`${fieldId}: `) ? reason.slice(fieldId.length + 2) : reason,
-      });
-      continue;
-    }
-    Object.assign(stored, result);
-  }
-  if (Object.keys(values).length === 0) {
-    return { stored, errors, rowError: describeError(whole) };
-  }
-  return { stored, errors, rowError: null };
-}
-
-/** Other forms of a value that did not fit its target field, most faithful first. */
-function alternativesOf(
-  input: PlanInput,
-  fieldId: string,
-  value: unknown,
-  sourceId: string | undefined,
-  read: ReturnType<PlanInput['reader']>,
-): unknown[] {
-  const candidates: unknown[] = [];
-  const targetType = input.mapping.targetType(fieldId);
-  const sourceField = sourceId !== undefined ? read.field?.(sourceId) : undefined;
-  const sourceStored = sourceId !== undefined ? read.stored?.(sourceId) : undefined;
-  if (
-    sourceField &&
-    (sourceField.type === 'single_select' || sourceField.type === 'multi_select') &&
-    (targetType === 'single_select' || targetType === 'multi_select') &&
-    sourceStored !== null &&
-    sourceStored !== undefined
-  ) {
-    candidates.push(sourceStored);
-  }
-  const converted = convertForTarget(
-    value,
-    targetType,
-    sourceField ? { field: sourceField, stored: sourceStored } : undefined,
-  );
-  if (converted) {
-    candidates.push(converted.value);
-  }
-  return candidates;
 }
 
 function keptReason(kept: readonly { fieldId: string; strategy: string }[]): string {

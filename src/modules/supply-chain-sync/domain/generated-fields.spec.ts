@@ -1,5 +1,6 @@
 import type { FieldDefinition } from '../../documents/fields/field.types.js';
-import { planBinding, type PlanInput } from './binding-plan.js';
+import { planBinding } from './binding-plan.js';
+import type { PlanInput } from './binding-plan.types.js';
 import { convertForTarget } from './field-mapping.js';
 import { alignGeneratedFields } from './generated-fields.js';
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import { planBinding, type RowLink, type TargetRowState } from '../domain/binding-plan.js';
+import { planBinding } from '../domain/binding-plan.js';
+import type { RowLink, TargetRowState } from '../domain/binding-plan.types.js';
 import { describeError } from '../domain/describe-error.js';
 import type { FieldMapping } from '../domain/field-mapping.js';
 import { invertMapping, nextCronTime } from '../domain/connector-rules.js';
@@ -19,6 +20,7 @@ import { FormulaRunner } from './formula-runner.js';
 import { plainReader } from './row-reader.js';
 import { SupplyChainPort } from './supply-chain.port.js';
 import { SyncClock } from './sync-clock.js';
+import { SyncDocumentReadGateway } from './sync-document-read.gateway.js';
 import { SYNC_TITLE_PREFIX, SyncDocumentGateway } from './sync-document.gateway.js';
 
 /**
@@ -39,6 +41,7 @@ export class ConnectorRunnerService {
     private readonly origins: RevisionOriginRepository,
     private readonly rates: CurrencyRateRepository,
     private readonly documents: SyncDocumentGateway,
+    private readonly reads: SyncDocumentReadGateway,
     private readonly port: SupplyChainPort,
     private readonly clock: SyncClock,
     private readonly formulas: FormulaRunner,
@@ -193,9 +196,9 @@ export class ConnectorRunnerService {
     );
     let changes: SourceRowChange[];
     if (run.trigger === 'realtime' && run.sourceRevisionId) {
-      changes = await this.documents.rowChanges(sourceCtx, run.sourceRevisionId);
+      changes = await this.reads.rowChanges(sourceCtx, run.sourceRevisionId);
     } else {
-      const ids = await this.documents.allRowIds(sourceCtx);
+      const ids = await this.reads.allRowIds(sourceCtx);
       const present = new Set(ids);
       changes = [
         ...ids.map((rowId) => ({
@@ -209,7 +212,7 @@ export class ConnectorRunnerService {
       ];
     }
     const sourceRows = new Map<string, Record<string, unknown>>();
-    for (const [id, state] of await this.documents.rows(
+    for (const [id, state] of await this.reads.rows(
       sourceCtx,
       changes.filter((change) => change.kind !== 'deleted').map((change) => change.rowId),
     )) {
@@ -221,7 +224,7 @@ export class ConnectorRunnerService {
     const targetIds = changes
       .map((change) => links.get(change.rowId)?.targetRowId)
       .filter((id): id is string => id !== undefined);
-    for (const [id, state] of await this.documents.rows(targetCtx, targetIds, true)) {
+    for (const [id, state] of await this.reads.rows(targetCtx, targetIds, true)) {
       targetRows.set(id, { exists: state.exists, values: state.values });
     }
     const config = connector.config;

@@ -3,13 +3,13 @@ import { Injectable } from '@nestjs/common';
 import type { DocumentContext } from '../../documents/services/document-access.service.js';
 import { renderValues } from '../../documents/mappers/document.mapper.js';
 import { describeError } from '../domain/describe-error.js';
+import { planBinding } from '../domain/binding-plan.js';
 import {
   type PlannedChange,
   PENDING_ALTERNATES,
-  planBinding,
   type RowLink,
   type TargetRowState,
-} from '../domain/binding-plan.js';
+} from '../domain/binding-plan.types.js';
 import type { FieldMapping } from '../domain/field-mapping.js';
 import { evaluateFilterGroup, type FieldReader, type FilterGroup } from '../domain/filter-group.js';
 import type { SourceRowChange } from '../domain/row-changes.js';
@@ -27,7 +27,8 @@ import {
   SupplyChainPort,
   type SyncLogEntry,
 } from './supply-chain.port.js';
-import { type RowState, SYNC_TITLE_PREFIX, SyncDocumentGateway } from './sync-document.gateway.js';
+import { type RowState, SyncDocumentReadGateway } from './sync-document-read.gateway.js';
+import { SYNC_TITLE_PREFIX, SyncDocumentGateway } from './sync-document.gateway.js';
 
 /** One claim of a binding's due jobs, applied in one transaction (possibly in several steps: a reconcile). */
 export interface PropagationRun {
@@ -86,6 +87,7 @@ export class PropagationBatch {
     private readonly links: RowLinkRepository,
     private readonly origins: RevisionOriginRepository,
     private readonly documents: SyncDocumentGateway,
+    private readonly reads: SyncDocumentReadGateway,
     private readonly port: SupplyChainPort,
     private readonly announcer: SyncAnnouncer,
     private readonly formulas: FormulaRunner,
@@ -121,7 +123,7 @@ export class PropagationBatch {
     let changes = rowChanges;
     const sourceIds = changes.map((change) => change.rowId);
     const sourceRows = new Map<string, Record<string, unknown>>();
-    for (const [id, state] of await this.documents.rows(
+    for (const [id, state] of await this.reads.rows(
       catalogCtx,
       changes.filter((change) => change.kind !== 'deleted').map((change) => change.rowId),
     )) {
@@ -149,7 +151,7 @@ export class PropagationBatch {
       );
       const present =
         inherited.size > 0
-          ? await this.documents.rows(
+          ? await this.reads.rows(
               orderCtx,
               [...inherited.values()].map((link) => link.targetRowId),
             )
@@ -211,7 +213,7 @@ export class PropagationBatch {
     const targetRows = new Map<string, TargetRowState>();
     const loadTargets = async (rowIds: string[]): Promise<void> => {
       const missing = rowIds.filter((id) => !targetRows.has(id));
-      for (const [id, state] of await this.documents.rows(orderCtx, missing, true)) {
+      for (const [id, state] of await this.reads.rows(orderCtx, missing, true)) {
         targetRows.set(id, { exists: state.exists, values: state.values });
       }
     };
@@ -264,12 +266,7 @@ export class PropagationBatch {
         .filter((change) => change.kind === 'create')
         .map((change) => change.values[dedupFields[0] as string]);
       if (wanted.length > 0) {
-        const found = await this.documents.findByValues(
-          orderCtx,
-          dedupFields[0] as string,
-          wanted,
-          dedupFields,
-        );
+        const found = await this.reads.findByValues(orderCtx, dedupFields[0] as string, wanted, dedupFields);
         for (const [rowId, values] of found) {
           const key = dedupKey(receiverFilter, values);
           if (key && !input.dedupIndex.has(key)) {
@@ -296,7 +293,7 @@ export class PropagationBatch {
               JSON.stringify(target.values[fieldId] ?? null) !== JSON.stringify(value ?? null),
           )
         ) {
-          updatedAt.set(link.targetRowId, await this.documents.rowUpdatedAt(orderCtx, link.targetRowId));
+          updatedAt.set(link.targetRowId, await this.reads.rowUpdatedAt(orderCtx, link.targetRowId));
         }
       }
     }

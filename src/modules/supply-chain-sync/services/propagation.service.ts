@@ -13,6 +13,7 @@ import { RowLinkRepository } from '../repositories/row-link.repository.js';
 import { logBase, logKeyOf, PropagationBatch, type PropagationRun } from './propagation-batch.service.js';
 import { SupplyChainPort } from './supply-chain.port.js';
 import { SyncClock } from './sync-clock.js';
+import { SyncDocumentReadGateway } from './sync-document-read.gateway.js';
 import { SYNC_TITLE_PREFIX, SyncDocumentGateway } from './sync-document.gateway.js';
 
 /** Attempts of a failing (binding, revision) job before it is marked failed. */
@@ -47,6 +48,7 @@ export class PropagationService {
     private readonly links: RowLinkRepository,
     private readonly rates: CurrencyRateRepository,
     private readonly documents: SyncDocumentGateway,
+    private readonly reads: SyncDocumentReadGateway,
     private readonly port: SupplyChainPort,
     private readonly clock: SyncClock,
     private readonly batch: PropagationBatch,
@@ -183,7 +185,7 @@ export class PropagationService {
       // Rule 1: what the revisions changed, folded per row (a batch window applies them as one change).
       const perRevision: SourceRowChange[][] = [];
       for (const job of jobs) {
-        perRevision.push(await this.documents.rowChanges(catalogCtx, job.catalogRevisionId));
+        perRevision.push(await this.reads.rowChanges(catalogCtx, job.catalogRevisionId));
       }
       await this.batch.apply(run, foldRowChanges(perRevision));
     }
@@ -209,7 +211,7 @@ export class PropagationService {
     await this.alignGeneratedFields(run);
     let cursor: string | null = null;
     do {
-      const page = await this.documents.rowIdPage(run.catalogCtx, cursor, RECONCILE_BATCH);
+      const page = await this.reads.rowIdPage(run.catalogCtx, cursor, RECONCILE_BATCH);
       await this.batch.apply(
         run,
         page.ids.map((rowId) => ({ rowId, kind: 'created', fieldIds: [] })),
@@ -230,7 +232,7 @@ export class PropagationService {
         break;
       }
       after = linked[linked.length - 1] as string;
-      const present = await this.documents.rows(run.catalogCtx, linked);
+      const present = await this.reads.rows(run.catalogCtx, linked);
       // The catalog row is gone: its last values went with it, so accept rules see an empty row.
       await this.batch.apply(
         run,

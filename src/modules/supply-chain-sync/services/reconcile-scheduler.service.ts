@@ -5,6 +5,7 @@ import { SyncWorker } from '../jobs/sync.worker.js';
 import { PropagationJobRepository, type ReconcileKind } from '../repositories/propagation-job.repository.js';
 import { SupplyChainPort } from './supply-chain.port.js';
 import { SyncClock } from './sync-clock.js';
+import { SyncDocumentReadGateway } from './sync-document-read.gateway.js';
 import { SyncDocumentGateway } from './sync-document.gateway.js';
 
 export interface ReconcileRequest {
@@ -28,6 +29,7 @@ export class ReconcileScheduler {
     private readonly port: SupplyChainPort,
     private readonly jobs: PropagationJobRepository,
     private readonly documents: SyncDocumentGateway,
+    private readonly reads: SyncDocumentReadGateway,
     private readonly clock: SyncClock,
     private readonly worker: SyncWorker,
   ) {}
@@ -51,12 +53,12 @@ export class ReconcileScheduler {
     // the catalog propagated, which the reconcile withdraws. An active binding's reconcile may have rows to withdraw.
     if (
       request.kind === 'initial_sync' &&
-      !(await this.documents.hasRows(catalogCtx)) &&
+      !(await this.reads.hasRows(catalogCtx)) &&
       (await this.port.siblingBindings(binding)).length === 0
     ) {
       return false;
     }
-    const head = await this.documents.headRevision(catalogCtx);
+    const head = await this.reads.headRevision(catalogCtx);
     if (!head) {
       return false;
     }

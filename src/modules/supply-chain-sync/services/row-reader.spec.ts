@@ -1,6 +1,6 @@
 import type { FieldDefinition } from '../../documents/fields/field.types.js';
 import { plainReader } from './row-reader.js';
-import { plainOfValue } from './sync-document.gateway.js';
+import { plainOfValue } from './sync-document-read.gateway.js';
 
 describe('plain values of rows', () => {
   const fields: FieldDefinition[] = [

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { OutboxService } from '../../events/outbox.service.js';
 import { UsersService } from '../../identity/services/users.service.js';
 import { NotifierService } from '../../notifications/notifier.service.js';
-import type { PlannedChange } from '../domain/binding-plan.js';
+import type { PlannedChange } from '../domain/binding-plan.types.js';
 import type { PropagationJob } from '../repositories/propagation-job.repository.js';
 import { type BindingContext, SupplyChainPort } from './supply-chain.port.js';
 

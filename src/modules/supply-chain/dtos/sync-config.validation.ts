@@ -1,6 +1,5 @@
 import { CronExpressionParser } from 'cron-parser';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
-import { FormulaError, parseFormula } from '../../../common/formula/index.js';
 import {
   ACCEPT_MODES,
   ACCESS_MODES,
@@ -11,28 +10,20 @@ import {
   type ConflictResolution,
   type ConflictStrategy,
   type ConnectorConfig,
-  CONVERSION_TYPES,
   DEDUPLICATION_STRATEGIES,
   DEFAULT_ACTIONS,
   type DefaultReceiverConfig,
-  EXCHANGE_RATE_SOURCES,
   type FieldMapping,
-  type FieldMappingRule,
   type FilterGroup,
   type ManualAcceptRules,
   PROPAGATION_EVENT_TYPES,
-  PROPAGATION_MODES,
   type PropagationEvents,
   type ReceiverFilter,
   type ShareScope,
   SYNC_MODES,
-  TRANSFORM_TYPES,
-  type UnitConversion,
-  UNMAPPED_FIELDS,
-  UNMAPPED_OPTION_STRATEGIES,
 } from '../domain/supply-chain.types.js';
-import { assertNever } from '../../../common/assert-never.js';
 import { isPlainObject } from '../../documents/fields/field-value.utils.js';
+import { parseFieldMapping } from './field-mapping.validation.js';
 import { parseFilterGroup } from './filter-group.validation.js';
 
 /**
@@ -40,11 +31,11 @@ import { parseFilterGroup } from './filter-group.validation.js';
  * conflict resolution, share scope, access control, propagation events, default receiver config, connector config.
  * Each `parse*` takes the raw body value and the path it came from, and returns the normalized object (defaults
  * filled in) or throws VALIDATION_ERROR listing every problem as `{field, reason}`. Pure: no database. Filter groups
- * are parsed in filter-group.validation.ts; field ids and operands are checked against the documents' fields by the
- * services, with sync-config-fields.validation.ts. Shared with the propagation/connector module.
+ * are parsed in filter-group.validation.ts, field mappings in field-mapping.validation.ts; field ids and operands are
+ * checked against the documents' fields by the services, with sync-config-fields.validation.ts. Shared with the
+ * propagation/connector module.
  */
 
-const MAX_RULES = 500;
 const MAX_BATCH_WINDOW_SECONDS = 86_400;
 export const DEFAULT_BATCH_WINDOW_SECONDS = 300;
 const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
@@ -133,188 +124,9 @@ export class ConfigChecker {
     return parseFilterGroup(this, raw, path, depth);
   }
 
+  /** `{rules[], unmappedFields}`; each rule with its transform settings (field-mapping.validation.ts). */
   fieldMapping(raw: unknown, path: string): FieldMapping | undefined {
-    if (raw === undefined || raw === null) {
-      return { rules: [], unmappedFields: 'ignore' };
-    }
-    if (!isPlainObject(raw)) {
-      this.fail(path, `${path} must be an object {rules[], unmappedFields}`);
-      return undefined;
-    }
-    const unmappedFields =
-      this.enumValue(raw.unmappedFields, UNMAPPED_FIELDS, `${path}.unmappedFields`, 'ignore') ?? 'ignore';
-    if (raw.rules !== undefined && (!Array.isArray(raw.rules) || raw.rules.length > MAX_RULES)) {
-      this.fail(`${path}.rules`, `${path}.rules must be an array of at most ${MAX_RULES} rules`);
-      return undefined;
-    }
-    const rules: FieldMappingRule[] = [];
-    ((raw.rules as unknown[] | undefined) ?? []).forEach((rule, index) => {
-      const parsed = this.rule(rule, `${path}.rules[${index}]`);
-      if (parsed) {
-        rules.push(parsed);
-      }
-    });
-    return { rules, unmappedFields };
-  }
-
-  private rule(raw: unknown, path: string): FieldMappingRule | undefined {
-    if (!isPlainObject(raw)) {
-      this.fail(path, `${path} must be a mapping rule`);
-      return undefined;
-    }
-    const before = this.errors.length;
-    const transformType =
-      this.enumValue(raw.transformType, TRANSFORM_TYPES, `${path}.transformType`, 'direct') ?? 'direct';
-    const propagationMode =
-      this.enumValue(raw.propagationMode, PROPAGATION_MODES, `${path}.propagationMode`, 'oneway') ?? 'oneway';
-    const rule: Partial<FieldMappingRule> = {
-      enabled: this.bool(raw.enabled, `${path}.enabled`, true),
-      transformType,
-      propagationMode,
-    };
-    const description = this.text(raw.description, `${path}.description`);
-    if (description !== undefined) {
-      rule.description = description;
-    }
-    const idList = (key: 'sourceFieldIds' | 'targetFieldIds'): string[] | undefined => {
-      const list = raw[key];
-      if (!Array.isArray(list) || list.length < 2 || list.length > 50) {
-        this.fail(`${path}.${key}`, `${transformType} needs ${key}: an array of 2 to 50 field ids`);
-        return undefined;
-      }
-      return list.map((id, index) => this.id(id, `${path}.${key}[${index}]`) ?? '');
-    };
-    if (transformType === 'merge') {
-      rule.sourceFieldIds = idList('sourceFieldIds');
-      rule.sourceFieldId = rule.sourceFieldIds?.[0];
-    } else {
-      rule.sourceFieldId = this.id(raw.sourceFieldId, `${path}.sourceFieldId`);
-    }
-    if (transformType === 'split') {
-      rule.targetFieldIds = idList('targetFieldIds');
-      rule.targetFieldId = rule.targetFieldIds?.[0];
-    } else {
-      rule.targetFieldId = this.id(raw.targetFieldId, `${path}.targetFieldId`);
-    }
-    if (transformType === 'merge' || transformType === 'split') {
-      rule.separator = this.text(raw.separator, `${path}.separator`, 16) ?? ' ';
-    }
-    switch (transformType) {
-      case 'unit_convert':
-        rule.unitConversion = this.unitConversion(raw.unitConversion, `${path}.unitConversion`);
-        break;
-      case 'format': {
-        const config = raw.formatConfig;
-        const template = isPlainObject(config) ? config.template : undefined;
-        if (typeof template !== 'string' || !template.includes('${value}') || template.length > 1000) {
-          this.fail(
-            `${path}.formatConfig.template`,
-            'format needs formatConfig.template, a string containing ${value}',
-          );
-        } else {
-          rule.formatConfig = { template };
-        }
-        break;
-      }
-      case 'option_mapping':
-        rule.optionMapping = this.optionMapping(raw.optionMapping, `${path}.optionMapping`);
-        break;
-      case 'formula':
-        if (typeof raw.formula !== 'string' || raw.formula.trim() === '' || raw.formula.length > 2000) {
-          this.fail(`${path}.formula`, 'formula needs a non-empty formula string (at most 2000 characters)');
-        } else {
-          const syntaxError = formulaSyntaxError(raw.formula);
-          if (syntaxError) {
-            this.fail(`${path}.formula`, syntaxError);
-          } else {
-            rule.formula = raw.formula;
-          }
-        }
-        break;
-      case 'type_convert':
-        if (raw.targetType !== undefined) {
-          rule.targetType = this.text(raw.targetType, `${path}.targetType`, 64);
-        }
-        break;
-      case 'direct':
-      case 'merge':
-      case 'split':
-        break;
-      default:
-        return assertNever(transformType);
-    }
-    return this.errors.length === before ? (rule as FieldMappingRule) : undefined;
-  }
-
-  private unitConversion(raw: unknown, path: string): UnitConversion | undefined {
-    if (!isPlainObject(raw)) {
-      this.fail(
-        path,
-        'unit_convert needs unitConversion {sourceUnit, targetUnit, conversionType, …} or {fromUnit, toUnit, rate}',
-      );
-      return undefined;
-    }
-    const sourceUnit = raw.sourceUnit ?? raw.fromUnit;
-    const targetUnit = raw.targetUnit ?? raw.toUnit;
-    const unitKey = raw.sourceUnit !== undefined ? 'sourceUnit' : 'fromUnit';
-    const targetKey = raw.targetUnit !== undefined ? 'targetUnit' : 'toUnit';
-    if (typeof sourceUnit !== 'string' || sourceUnit.trim() === '' || sourceUnit.length > 32) {
-      this.fail(`${path}.${unitKey}`, 'sourceUnit (or fromUnit) must be a unit code such as USD or kg');
-    }
-    if (typeof targetUnit !== 'string' || targetUnit.trim() === '' || targetUnit.length > 32) {
-      this.fail(`${path}.${targetKey}`, 'targetUnit (or toUnit) must be a unit code such as EUR or lb');
-    }
-    const result: UnitConversion = { sourceUnit: String(sourceUnit), targetUnit: String(targetUnit) };
-    if (raw.conversionType !== undefined) {
-      result.conversionType = this.enumValue(raw.conversionType, CONVERSION_TYPES, `${path}.conversionType`);
-    }
-    if (raw.exchangeRateSource !== undefined) {
-      result.exchangeRateSource = this.enumValue(
-        raw.exchangeRateSource,
-        EXCHANGE_RATE_SOURCES,
-        `${path}.exchangeRateSource`,
-      );
-    }
-    for (const key of ['fixedRate', 'customRate', 'rate'] as const) {
-      const value = this.positive(raw[key], `${path}.${key}`);
-      if (value !== undefined) {
-        result[key] = value;
-      }
-    }
-    result.rate = result.rate ?? result.fixedRate ?? result.customRate;
-    if (result.rate === undefined) {
-      delete result.rate;
-    }
-    return result;
-  }
-
-  private optionMapping(
-    raw: unknown,
-    path: string,
-  ): { mappings: Record<string, string>; unmappedStrategy: 'keep_original' | 'clear' } | undefined {
-    if (!isPlainObject(raw) || !isPlainObject(raw.mappings)) {
-      this.fail(
-        path,
-        'option_mapping needs optionMapping {mappings: {sourceOption: targetOption}, unmappedStrategy}',
-      );
-      return undefined;
-    }
-    const mappings: Record<string, string> = {};
-    for (const [key, value] of Object.entries(raw.mappings)) {
-      if (typeof value !== 'string') {
-        this.fail(`${path}.mappings.${key}`, 'each mapping must name a target option (string)');
-      } else {
-        mappings[key] = value;
-      }
-    }
-    const unmappedStrategy =
-      this.enumValue(
-        raw.unmappedStrategy,
-        UNMAPPED_OPTION_STRATEGIES,
-        `${path}.unmappedStrategy`,
-        'keep_original',
-      ) ?? 'keep_original';
-    return { mappings, unmappedStrategy };
+    return parseFieldMapping(this, raw, path);
   }
 
   receiverFilter(raw: unknown, path: string): ReceiverFilter | undefined {
@@ -636,21 +448,4 @@ export function parseConfig<T>(parse: (checker: ConfigChecker) => T): T {
   const value = parse(checker);
   checker.done();
   return value;
-}
-
-/**
- * Why a mapping formula cannot be parsed (null when it can): refused when the rule is written rather than on every
- * change it would have mapped. Its fields are the source's, which may change later, so unknown ids are not refused
- * here; a change that meets one records the mapping error in its sync log.
- */
-function formulaSyntaxError(source: string): string | null {
-  try {
-    parseFormula(source);
-    return null;
-  } catch (error) {
-    if (error instanceof FormulaError) {
-      return `formula: ${error.message} at position ${error.position}`;
-    }
-    throw error;
-  }
 }

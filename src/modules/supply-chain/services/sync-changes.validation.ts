@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { CLIENT_ID_PATTERN, CLIENT_ID_RULE } from '../../../common/http/client-ids.js';
+import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import { isPlainObject } from '../../documents/fields/field-value.utils.js';
+import {
+  SYNC_CHANGE_OPERATIONS,
+  type SyncChange,
+  type SyncChangeOperation,
+} from '../domain/supply-chain.types.js';
+import { MAX_BATCH_ROWS, type ResolvedRowOp, valueEntries } from './document-writes.service.js';
+
+/**
+ * Parsing of the `changes[]` of a sync request (`POST /orderbooks/{id}/requests`, and what the propagation passes to
+ * SyncRequestService.createForBinding): each change as recorded on the sync request, and as the row operation the
+ * document writes apply. Kept apart from the service's create/decide flow because it is pure body validation, like
+ * parseBatchRows next to it in document-writes.service.ts.
+ */
+
+/** Validates sync changes (`create_row` with values, `update_row` with rowId and values, `delete_row` with rowId). */
+export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: ResolvedRowOp[] } {
+  if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_BATCH_ROWS) {
+    throw AppException.validation([
+      { field: 'changes', reason: `changes must be an array of 1 to ${MAX_BATCH_ROWS} changes` },
+    ]);
+  }
+  const errors: ErrorDetail[] = [];
+  const changes: SyncChange[] = [];
+  const ops: ResolvedRowOp[] = [];
+  raw.forEach((change: unknown, index) => {
+    const at = `changes[${index}]`;
+    if (!isPlainObject(change)) {
+      errors.push({ field: at, reason: 'each change must be an object {operation, rowId, values}' });
+      return;
+    }
+    const operation = change.operation;
+    if (typeof operation !== 'string' || !(SYNC_CHANGE_OPERATIONS as readonly string[]).includes(operation)) {
+      errors.push({
+        field: `${at}.operation`,
+        reason: `operation must be one of ${SYNC_CHANGE_OPERATIONS.join(', ')}`,
+      });
+      return;
+    }
+    const op = operation as SyncChangeOperation;
+    const rowIdRaw = change.rowId ?? (isPlainObject(change.target) ? change.target.row : undefined);
+    if (rowIdRaw !== undefined && (typeof rowIdRaw !== 'string' || !CLIENT_ID_PATTERN.test(rowIdRaw))) {
+      errors.push({ field: `${at}.rowId`, reason: `rowId ${CLIENT_ID_RULE}` });
+      return;
+    }
+    if (op !== 'create_row' && rowIdRaw === undefined) {
+      errors.push({ field: `${at}.rowId`, reason: `${op} needs rowId` });
+      return;
+    }
+    const values = op === 'delete_row' ? [] : valueEntries(change.values);
+    if (values === null) {
+      errors.push({
+        field: `${at}.values`,
+        reason: 'values must be an array of {fieldId, value} or an object of field id to Value',
+      });
+      return;
+    }
+    const rowId = (rowIdRaw as string | undefined) ?? randomUUID();
+    const sourceRowId = typeof change.sourceRowId === 'string' ? change.sourceRowId.slice(0, 128) : undefined;
+    changes.push({
+      operation: op,
+      rowId,
+      ...(op === 'delete_row' ? {} : { values }),
+      ...(sourceRowId ? { sourceRowId } : {}),
+    });
+    ops.push({
+      operation: op === 'create_row' ? 'create' : op === 'update_row' ? 'update' : 'delete',
+      rowId,
+      values,
+      path: at,
+      ...(isPlainObject(change.values) ? { valuesByField: true } : {}),
+    });
+  });
+  if (errors.length > 0) {
+    throw AppException.validation(errors);
+  }
+  return { changes, ops };
+}
