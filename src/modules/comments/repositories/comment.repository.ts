@@ -142,13 +142,20 @@ export class CommentRepository {
     );
   }
 
-  async setResolved(id: string, userId: string | null): Promise<void> {
-    await this.tx.manager.query(
+  /**
+   * Resolves (by `userId`) or unresolves (`null`); answers who and when as stored (the database's clock, which the
+   * comment's REST answer shows), so the event can carry the same values.
+   */
+  async setResolved(id: string, userId: string | null): Promise<{ resolvedAt: Date | null; resolvedBy: string | null }> {
+    // UPDATE … RETURNING answers [rows, count] through TypeORM's pg driver.
+    const [rows] = await this.tx.manager.query<[{ resolvedAt: Date | null; resolvedBy: string | null }[], number]>(
       userId
-        ? `UPDATE comments SET resolved_at = coalesce(resolved_at, now()), resolved_by = coalesce(resolved_by, $2::uuid) WHERE id = $1`
-        : `UPDATE comments SET resolved_at = NULL, resolved_by = NULL WHERE id = $1`,
+        ? `UPDATE comments SET resolved_at = coalesce(resolved_at, now()), resolved_by = coalesce(resolved_by, $2::uuid) WHERE id = $1
+           RETURNING resolved_at AS "resolvedAt", resolved_by AS "resolvedBy"`
+        : `UPDATE comments SET resolved_at = NULL, resolved_by = NULL WHERE id = $1 RETURNING resolved_at AS "resolvedAt", resolved_by AS "resolvedBy"`,
       userId ? [id, userId] : [id],
     );
+    return rows[0] ?? { resolvedAt: null, resolvedBy: null };
   }
 
   async delete(id: string): Promise<void> {

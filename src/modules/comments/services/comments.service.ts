@@ -176,10 +176,14 @@ export class CommentsService {
         return;
       }
       const userId = ctx.principal.userId;
-      await this.comments.setResolved(record.id, resolved ? userId : null);
+      const stored = await this.comments.setResolved(record.id, resolved ? userId : null);
       const mentions = await this.users(record.mentions);
       if (resolved) {
-        await this.events.record(ctx.document, 'comment_resolved', record, mentions, userId, { resolvedBy: userId, resolvedAt: new Date().toISOString() });
+        // The stored who and when (the database's clock), as GET answers them.
+        await this.events.record(ctx.document, 'comment_resolved', record, mentions, userId, {
+          resolvedBy: stored.resolvedBy,
+          resolvedAt: stored.resolvedAt?.toISOString() ?? null,
+        });
       } else {
         await this.events.record(ctx.document, 'comment_updated', record, mentions, userId, { change: 'unresolved' });
       }
@@ -300,10 +304,16 @@ export class CommentsService {
   }
 
 
-  /** Display name and e-mail of users (for mentions); unknown ids, and ids that are no user id at all, are left out. */
+  /**
+   * Display name and e-mail of users (for mentions), in the order of `ids` — a comment's stored mention order, which
+   * its REST `mentions` shows; unknown ids, and ids that are no user id at all, are left out.
+   */
   private async users(ids: readonly string[]): Promise<UserSummary[]> {
     const summaries = await this.userDirectory.summaries(ids.filter((id) => UUID.test(id)));
-    return [...summaries.values()].map((user) => ({ id: user.id, displayName: user.displayName, email: user.email }));
+    return [...new Set(ids)].flatMap((id) => {
+      const user = summaries.get(id);
+      return user ? [{ id: user.id, displayName: user.displayName, email: user.email }] : [];
+    });
   }
 
   private async nameOf(userId: string): Promise<string> {

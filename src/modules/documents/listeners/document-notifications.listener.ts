@@ -5,7 +5,9 @@ import { OnDomainEvent } from '../../events/on-domain-event.decorator.js';
 import { UsersService } from '../../identity/services/users.service.js';
 import { NotifierService } from '../../notifications/notifier.service.js';
 import { type NotificationKey, notificationOn } from '../domain/document-settings.js';
+import type { DocumentRecord } from '../domain/document.records.js';
 import { ParticipantsRepository } from '../repositories/participants.repository.js';
+import { DocumentAccessService } from '../services/document-access.service.js';
 
 interface Notice {
   key: NotificationKey;
@@ -19,15 +21,17 @@ const ON_COMMENT_ADD: Notice = { key: 'onCommentAdd', kind: 'document_comment_ad
 const EMAIL_ON_CHANGE: Notice = { key: 'emailOnChange', kind: 'document_changed', subject: (doc) => `${doc} changed` };
 
 /**
- * Sends the notifications a document's settings switch on (docs/settings.md) to its participants, by e-mail through
- * the notifier, after the event: it runs in the outbox dispatch transaction, so the messages are recorded together
- * with the event being marked dispatched (and not at all if that rolls back). Idempotent by event id.
+ * Sends the notifications a document's settings switch on (docs/settings.md) to its participants who may read the
+ * document when the event is dispatched, by e-mail through the notifier, after the event: it runs in the outbox
+ * dispatch transaction, so the messages are recorded together with the event being marked dispatched (and not at all
+ * if that rolls back). Idempotent by event id.
  */
 @Injectable()
 export class DocumentNotificationsListener {
   constructor(
     private readonly tx: TransactionHost,
     private readonly participants: ParticipantsRepository,
+    private readonly access: DocumentAccessService,
     private readonly users: UsersService,
     private readonly notifier: NotifierService,
   ) {}
@@ -74,13 +78,13 @@ export class DocumentNotificationsListener {
     const { organizationId, workspaceId, docType, docId } = event;
     // A dispatched batch often holds several events of one document (a merge raises three): read it once per batch.
     const document = await this.tx.memo(this, `${organizationId}/${workspaceId ?? ''}/${docType}/${docId}`, () =>
-      this.participants.document(organizationId, workspaceId, docType, docId),
+      this.access.findEventDocument({ organizationId, workspaceId, docType, docId }),
     );
     if (!document || !notificationOn(document.settings, notice.key) || (await this.participants.alreadyNotified(event.id))) {
       return;
     }
     const requestId = typeof event.payload.requestId === 'string' ? event.payload.requestId : null;
-    const recipients = await this.participants.of(document, requestId, event.triggeredBy);
+    const recipients = await this.readers(document, await this.participants.of(document, requestId, event.triggeredBy));
     const users = await this.users.summaries(recipients);
     const name = `${event.docType}/${event.docId}${document.title ? ` (${document.title})` : ''}`;
     for (const userId of recipients) {
@@ -98,5 +102,20 @@ export class DocumentNotificationsListener {
         userId,
       });
     }
+  }
+
+  /**
+   * The participants who may read the document now (DocumentAccessService.mayView, the rule mentions and approvers
+   * follow): the record sent to each holds the event's payload — row values, comment text — so nobody who lost
+   * access (removed, suspended, shut out by `permissions.view`) is sent one.
+   */
+  private async readers(document: DocumentRecord, participants: readonly string[]): Promise<string[]> {
+    const readers: string[] = [];
+    for (const userId of participants) {
+      if (await this.access.mayView(document, userId)) {
+        readers.push(userId);
+      }
+    }
+    return readers;
   }
 }

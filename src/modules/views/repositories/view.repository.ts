@@ -86,17 +86,19 @@ export class ViewRepository {
     await this.tx.manager.query(`DELETE FROM views WHERE document_id = $1 AND id = $2`, [documentUuid, id]);
   }
 
-  /** Makes `id` the document's one default view; returns the id of the previous default (if another). */
-  async setDefault(documentUuid: string, id: string, by: string): Promise<string | null> {
+  /**
+   * Makes `id` the document's one default view: answers the view as stored after the change and the id of the
+   * previous default (if another).
+   */
+  async setDefault(documentUuid: string, id: string, by: string): Promise<{ view: ViewRecord; previousDefaultId: string | null }> {
     const [previous] = await this.tx.manager.query<[{ id: string }[], number]>(
       `UPDATE views SET is_default = false, updated_by = $3, updated_at = now() WHERE document_id = $1 AND is_default AND id <> $2 RETURNING id`,
       [documentUuid, id, by],
     );
-    await this.tx.manager.query(`UPDATE views SET is_default = true, updated_by = $3, updated_at = now() WHERE document_id = $1 AND id = $2`, [
-      documentUuid,
-      id,
-      by,
-    ]);
-    return previous[0]?.id ?? null;
+    const [rows] = await this.tx.manager.query<[ViewRecord[], number]>(
+      `UPDATE views AS v SET is_default = true, updated_by = $3, updated_at = now() WHERE v.document_id = $1 AND v.id = $2 RETURNING ${COLUMNS}`,
+      [documentUuid, id, by],
+    );
+    return { view: rows[0] as ViewRecord, previousDefaultId: previous[0]?.id ?? null };
   }
 }

@@ -147,7 +147,8 @@ export class ViewsService {
         // "default change"; docs/views.md, "Events").
         const typeDefault = await this.typeSettings.defaultViewId(document);
         const fallback = typeDefault && typeDefault !== viewId ? await this.views.find(document.uuid, typeDefault) : null;
-        // Without a fallback the payload's view fields are null.
+        // The fallback's row is not changed (the type-level default is no flag of it): the event carries it as
+        // stored, as GET answers it. Without a fallback the payload's view fields are null.
         await this.record(document, 'view_default_changed', fallback, principal.userId, { previousDefaultViewId: viewId });
       }
       return current;
@@ -165,8 +166,8 @@ export class ViewsService {
       if (current.isDefault) {
         return;
       }
-      const previous = await this.views.setDefault(document.uuid, viewId, principal.userId);
-      await this.record(document, 'view_default_changed', current, principal.userId, { previousDefaultViewId: previous });
+      const { view, previousDefaultId } = await this.views.setDefault(document.uuid, viewId, principal.userId);
+      await this.record(document, 'view_default_changed', view, principal.userId, { previousDefaultViewId: previousDefaultId });
     });
     return this.get(ctx, viewId);
   }
@@ -252,7 +253,11 @@ export class ViewsService {
     return { id: null, source: null };
   }
 
-  /** Spec 6.2 view payload: viewId, name, type, filters, createdBy, createdAt (+ updatedBy/updatedAt and extras); null fields without a view. */
+  /**
+   * Spec 6.2 view payload: viewId, name, type, filters, createdBy, createdAt (+ updatedBy/updatedAt and extras); null
+   * fields without a view. `view` is the row as stored (after the change, or as it was deleted), so the event says
+   * what the REST answer says; who acted is the envelope's `triggeredBy`.
+   */
   private async record(document: DocumentRecord, event: ViewEvent, view: ViewRecord | null, by: string, extra: Record<string, unknown> = {}): Promise<void> {
     const payload = {
       viewId: view?.id ?? null,
@@ -261,8 +266,8 @@ export class ViewsService {
       filters: view ? (view.config.filters ?? view.config.filter ?? null) : null,
       createdBy: view?.createdBy ?? null,
       createdAt: view?.createdAt.toISOString() ?? null,
-      updatedBy: by,
-      updatedAt: new Date().toISOString(),
+      updatedBy: view?.updatedBy ?? null,
+      updatedAt: view?.updatedAt.toISOString() ?? null,
       ...extra,
     };
     await this.outbox.record(documentEvent(document, event, by, payload));
