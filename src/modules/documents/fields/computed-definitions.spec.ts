@@ -1,7 +1,7 @@
 import { validationDetailsOf } from './field-value.utils.js';
-import { checkComputedDefinitions, checkDependents } from './computed-definitions.js';
+import { checkComputedDefinitions, checkDependents, volatileFormulaIds } from './computed-definitions.js';
 import type { FieldDefinition, StoredRowValues } from './field.types.js';
-import { computedPlan, computeRow, lookupValue, rollupValue } from './computed-row.evaluator.js';
+import { computedPlan, computeRow, lookupValue, recomputeFormulas, rollupValue } from './computed-row.evaluator.js';
 
 const FIELDS: FieldDefinition[] = [
   { id: 'qty', name: 'Qty', type: 'number' },
@@ -124,5 +124,39 @@ describe('computed field definitions', () => {
       rollupValue([1, 'x', 3], 'max'),
       rollupValue([1, 'x'], 'count'),
     ]).toEqual([0, 0, null, 3, 2]);
+  });
+
+  describe('volatile formulas (NOW()/TODAY() and formulas reading them)', () => {
+    const VOLATILE: FieldDefinition[] = [
+      { id: 'due', name: 'Due', type: 'date' },
+      { id: 'qty', name: 'Qty', type: 'number' },
+      { id: 'lbl', name: 'Lbl', type: 'formula', formula: 'IF({old}, "old", "new")' },
+      { id: 'old', name: 'Old', type: 'formula', formula: '{age} > 365' },
+      { id: 'age', name: 'Age', type: 'formula', formula: 'DATEDIFF({due}, TODAY())' },
+      { id: 'double', name: 'Double', type: 'formula', formula: '{qty} * 2' },
+      { id: 'lk', name: 'Lk', type: 'lookup', lookup: { relationFieldId: 'rel', targetFieldId: 'age' } },
+      { id: 'rel', name: 'Rel', type: 'relation' },
+      { id: 'viaLookup', name: 'Via', type: 'formula', formula: 'COUNTA({lk})' },
+    ];
+
+    it('are the formulas calling the clock and every formula reading one, through any number of formulas', () => {
+      expect([...volatileFormulaIds(VOLATILE)].sort()).toEqual(['age', 'lbl', 'old']);
+      // The row evaluator splits its plan by the same set.
+      const plan = computedPlan(VOLATILE);
+      expect(plan.volatile.map((field) => field.id)).toEqual(['age', 'old', 'lbl']);
+      expect(plan.materialised.map((field) => field.id)).toEqual(['double', 'lk', 'viaLookup']);
+    });
+
+    it('are filled when formulas are worked out again (a point-in-time export), at the given instant', () => {
+      const now = new Date('2021-01-02T12:00:00Z');
+      expect(recomputeFormulas(computedPlan(VOLATILE), { due: '2020-01-01', qty: 2, double: 99 }, now)).toEqual({
+        due: '2020-01-01',
+        qty: 2,
+        double: 4,
+        age: 367,
+        old: true,
+        lbl: 'old',
+      });
+    });
   });
 });

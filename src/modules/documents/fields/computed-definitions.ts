@@ -87,9 +87,40 @@ export function parsedFormula(field: FieldDefinition): FormulaNode | null {
   }
 }
 
+/** A formula calling NOW() or TODAY() itself (see `volatileFormulaIds` for the formulas reading one). */
 export function isVolatileField(field: FieldDefinition): boolean {
   const node = parsedFormula(field);
   return node !== null && isVolatileFormula(node);
+}
+
+/**
+ * The ids of the volatile formulas of `fields` (docs/formulas.md): those calling NOW() or TODAY() and those reading
+ * such a formula, directly or through other formulas. None is ever stored, so every reader — the row evaluator
+ * (`computedPlan`), the query compiler (`queryHandlerFor`) — must agree on this one set. A lookup or rollup ends the
+ * chain: it reads stored values, and is stored itself.
+ */
+export function volatileFormulaIds(fields: readonly FieldDefinition[]): ReadonlySet<string> {
+  const byId = new Map(fields.map((field) => [field.id, field]));
+  const known = new Map<string, boolean>();
+  const isVolatile = (field: FieldDefinition): boolean => {
+    const seen = known.get(field.id);
+    if (seen !== undefined) {
+      return seen;
+    }
+    // Provisional answer: a cycle (refused when the metadata is written) ends here instead of recursing forever.
+    known.set(field.id, false);
+    const node = parsedFormula(field);
+    const volatile =
+      node !== null &&
+      (isVolatileFormula(node) ||
+        formulaFieldRefs(node).some((id) => {
+          const input = byId.get(id);
+          return input !== undefined && input.type === 'formula' && isVolatile(input);
+        }));
+    known.set(field.id, volatile);
+    return volatile;
+  };
+  return new Set(fields.filter((field) => field.type === 'formula' && isVolatile(field)).map((field) => field.id));
 }
 
 function formulaDetail(path: string, field: FieldDefinition, error: FormulaError): ErrorDetail {

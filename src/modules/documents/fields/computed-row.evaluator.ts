@@ -1,5 +1,5 @@
 import { evaluateFormula, formulaRowAggregates, parseFormula, type FormulaNode, type RowAggregate } from '../../../common/formula/index.js';
-import { computedInputs, formulaTypeOfField, isVolatileField } from './computed-definitions.js';
+import { computedInputs, formulaTypeOfField, volatileFormulaIds } from './computed-definitions.js';
 import type { FieldDefinition, RollupAggregation, RowSystemValues, StoredRowValues, StoredValue } from './field.types.js';
 import type { RowRecord } from '../domain/document.records.js';
 
@@ -28,7 +28,7 @@ export function computedPlan(fields: readonly FieldDefinition[]): ComputedPlan {
     byId,
   };
   const done = new Set<string>();
-  const volatile = new Set<string>();
+  const volatile = volatileFormulaIds(fields);
   const visit = (field: FieldDefinition, depth: number): void => {
     if (done.has(field.id) || depth > fields.length) {
       return;
@@ -46,10 +46,8 @@ export function computedPlan(fields: readonly FieldDefinition[]): ComputedPlan {
       } catch {
         return;
       }
-      // A formula reading a volatile one is volatile too.
-      const reads = computedInputs(field, ids);
-      if (isVolatileField(field) || reads.some((id) => volatile.has(id))) {
-        volatile.add(field.id);
+      // A formula reading a volatile one is volatile too (the set the query compiler uses as well).
+      if (volatile.has(field.id)) {
         plan.volatile.push(field);
       } else {
         plan.materialised.push(field);
@@ -172,15 +170,18 @@ export function computeRow(
 const ROW_COLUMN_TYPES = new Set(['created_time', 'updated_time', 'created_by', 'updated_by']);
 
 /**
- * `values` with its stored formulas worked out again from the values beside them (a point-in-time export: the
- * inputs as they stood then; the stored formula values are the current ones, since materialisation records no
- * history). Lookups and rollups keep their stored values (they read other rows' current state). A formula reading a
- * row column (created_time …) is worked out from `row`'s columns of that time; without `row` it keeps its value.
+ * `values` with every formula worked out again from the values beside them (a point-in-time export: the inputs as
+ * they stood then; the stored formula values are the current ones, since materialisation records no history).
+ * Volatile formulas (NOW()/TODAY() and those reading them), never stored, are filled in too, at `now` — as a read
+ * at that instant shows them (docs/formulas.md). Lookups and rollups keep their stored values (they read other rows'
+ * current state). A formula reading a row column (created_time …) is worked out from `row`'s columns of that time;
+ * without `row` it keeps its value.
  */
 export function recomputeFormulas(plan: ComputedPlan, values: StoredRowValues, now: Date, row?: Parameters<typeof formulaInput>[2]): StoredRowValues {
   const scope: StoredRowValues = { ...values };
   const ids = new Set(plan.byId.keys());
-  for (const field of plan.materialised) {
+  // Materialised formulas first: a volatile formula may read them, never the other way round.
+  for (const field of [...plan.materialised, ...plan.volatile]) {
     const node = plan.formulas.get(field.id);
     if (field.type !== 'formula' || !node || (row === undefined && computedInputs(field, ids).some((id) => ROW_COLUMN_TYPES.has(plan.byId.get(id)?.type ?? '')))) {
       continue;

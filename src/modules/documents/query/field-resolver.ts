@@ -1,6 +1,7 @@
 import { AppException } from '../../../common/errors/app.exception.js';
 import type { FieldDefinition, SystemColumn } from '../fields/field.types.js';
 import { handlerFor } from '../fields/field-type.registry.js';
+import { volatileFormulaIds } from '../fields/computed-definitions.js';
 import { queryHandlerFor } from './formula-sql.js';
 import type { SqlParams } from './sql-params.js';
 import type { ResolvedField } from './query.types.js';
@@ -33,6 +34,8 @@ export const SYSTEM_QUERY_FIELDS: Record<string, { definition: FieldDefinition; 
 /** Resolves field ids against the document's fields (then the pseudo ids) and binds their keys. */
 export class FieldResolver {
   private readonly byId: Map<string, FieldDefinition>;
+  /** `volatileFormulaIds(fields)`, worked out once, when the first document field is resolved. */
+  private volatile: ReadonlySet<string> | undefined;
 
   constructor(private readonly fields: readonly FieldDefinition[]) {
     this.byId = new Map(fields.map((field) => [field.id, field]));
@@ -42,7 +45,8 @@ export class FieldResolver {
   resolve(fieldId: string, path: string, params: SqlParams): ResolvedField {
     const definition = this.byId.get(fieldId);
     if (definition) {
-      const handler = queryHandlerFor(definition, this.fields);
+      this.volatile ??= volatileFormulaIds(this.fields);
+      const handler = queryHandlerFor(definition, this.fields, this.volatile);
       const ref = handler.systemColumn
         ? { kind: 'column' as const, column: handler.systemColumn }
         : { kind: 'json' as const, key: params.fieldKey(fieldId) };

@@ -1,9 +1,10 @@
 import { AppException } from '../../../common/errors/app.exception.js';
-import { jsonSql, type FieldRef, type FilterOperator, type SqlCast } from '../fields/field-type-handler.js';
+import type { FilterOperator, SqlCast } from '../fields/field-type-handler.js';
 import { assertNever } from '../../../common/assert-never.js';
 import { isPlainObject, NUL_REASON, validationDetailsOf } from '../fields/field-value.utils.js';
 import type { StoredValue } from '../fields/field.types.js';
 import type { FieldResolver } from './field-resolver.js';
+import { valueJsonSql } from './formula-sql.js';
 import { QUERY_LIMITS } from './query-normalizer.js';
 import type { SqlParams } from './sql-params.js';
 import type { ConditionNode, FilterNode, ResolvedField } from './query.types.js';
@@ -19,12 +20,15 @@ export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (char) => `\\${char}`);
 }
 
-/** Empty: missing key, JSON null, "", [] or {} (for a column: NULL). */
-export function emptySql(ref: FieldRef): string {
-  if (ref.kind === 'column') {
-    return `(${ref.column} IS NULL)`;
+/**
+ * Empty: missing key, JSON null, "", [] or {} (for a column: NULL). A volatile formula is empty when its computed
+ * value is (`valueJsonSql`): it has no stored value.
+ */
+export function emptySql(field: Pick<ResolvedField, 'handler' | 'ref'>): string {
+  if (field.ref.kind === 'column') {
+    return `(${field.ref.column} IS NULL)`;
   }
-  return `COALESCE(${jsonSql(ref)} IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb, '{}'::jsonb), TRUE)`;
+  return `COALESCE(${valueJsonSql(field)} IN ('null'::jsonb, '""'::jsonb, '[]'::jsonb, '{}'::jsonb), TRUE)`;
 }
 
 /**
@@ -203,7 +207,7 @@ class ConditionCompiler {
       case 'eq':
       case 'ne': {
         if (items.length === 0) {
-          return op === 'eq' ? emptySql(this.field.ref) : `(NOT ${emptySql(this.field.ref)})`;
+          return op === 'eq' ? emptySql(this.field) : `(NOT ${emptySql(this.field)})`;
         }
         const set = this.bind(asJson(items), 'jsonb');
         // A stored reference may carry docType/docId besides its rowId: relations compare the sets of row ids.
@@ -227,7 +231,10 @@ class ConditionCompiler {
     }
   }
 
-  /** lookup / formula: JSON equality (or list membership), numeric or text comparisons by operand type. */
+  /**
+   * lookup / formula: JSON equality (or list membership), numeric or text comparisons by operand type. A list (a
+   * lookup's value) matches when one of its elements does, for equality and for ranges alike.
+   */
   dynamic(op: FilterOperator, json: string): string {
     const valuePath = `${this.cond.path}.value`;
     const matches = (value: string): string =>
@@ -262,18 +269,25 @@ class ConditionCompiler {
             ? this.bounds().filter((bound) => bound !== undefined && bound !== null)
             : [this.cond.value];
         const kinds = new Set(samples.map((sample) => typeof sample));
+        // Each element of a list, or the value itself; a range's bounds hold for one and the same element.
+        const anyElement = (test: (element: string) => string): string =>
+          `EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${json}) = 'array' THEN ${json} ELSE jsonb_build_array(${json}) END) AS e(v) WHERE ${test('e.v')})`;
         if (kinds.size === 1 && kinds.has('number')) {
-          return this.scalar(
-            op,
-            `(CASE WHEN jsonb_typeof(${json}) = 'number' THEN (${json})::double precision END)`,
-            'double precision',
+          return anyElement((element) =>
+            this.scalar(
+              op,
+              `(CASE WHEN jsonb_typeof(${element}) = 'number' THEN (${element})::double precision END)`,
+              'double precision',
+            ),
           );
         }
         if (kinds.size === 1 && kinds.has('string')) {
-          return this.scalar(
-            op,
-            `(CASE WHEN jsonb_typeof(${json}) = 'string' THEN ${json} #>> '{}' END)`,
-            'text',
+          return anyElement((element) =>
+            this.scalar(
+              op,
+              `(CASE WHEN jsonb_typeof(${element}) = 'string' THEN ${element} #>> '{}' END)`,
+              'text',
+            ),
           );
         }
         return fail(valuePath, `${op} needs number or string values of one type`);
@@ -307,7 +321,7 @@ function conditionSql(cond: ConditionNode, field: ResolvedField, params: SqlPara
     );
   }
   if (op === 'is_empty' || op === 'is_not_empty') {
-    return op === 'is_empty' ? emptySql(ref) : `(NOT ${emptySql(ref)})`;
+    return op === 'is_empty' ? emptySql(field) : `(NOT ${emptySql(field)})`;
   }
   const compiler = new ConditionCompiler(cond, field, params);
   const family = handler.family;
@@ -324,9 +338,9 @@ function conditionSql(cond: ConditionNode, field: ResolvedField, params: SqlPara
     }
     case 'set':
     case 'relation':
-      return compiler.array(op, jsonSql(ref), family === 'relation');
+      return compiler.array(op, valueJsonSql(field), family === 'relation');
     case 'dynamic':
-      return compiler.dynamic(op, jsonSql(ref));
+      return compiler.dynamic(op, valueJsonSql(field));
     case 'attachment':
       return fail(
         `${cond.path}.${cond.operatorKey}`,

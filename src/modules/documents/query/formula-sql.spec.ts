@@ -5,6 +5,7 @@ import {
   compileVolatileFormula,
   MAX_FORMULA_SQL_LENGTH,
   queryHandlerFor,
+  valueJsonSql,
 } from './formula-sql.js';
 
 const FIELDS: FieldDefinition[] = [
@@ -40,6 +41,46 @@ describe('volatile formulas as SQL', () => {
       sql: expect.stringContaining('$2::text IS NULL'),
     });
     expect(queryHandlerFor(FIELDS[1], FIELDS).family).toBe('number');
+  });
+
+  it('treats a formula reading a volatile one (through any number of formulas) as volatile too', () => {
+    const fields: FieldDefinition[] = [
+      ...FIELDS,
+      { id: 'loud', name: 'Loud', type: 'formula', formula: 'CONCAT({flag}, "!")', resultType: 'text' },
+    ];
+    const key = { kind: 'json' as const, key: '$2' };
+    for (const id of ['flag', 'loud']) {
+      const handler = queryHandlerFor(fields.find((field) => field.id === id) as FieldDefinition, fields);
+      expect(handler.family).toBe('text');
+      expect(handler.sqlExpr(key).sql).toContain('statement_timestamp()');
+      // Group keys and emptiness read the computed value, never the (absent) stored JSON.
+      expect(valueJsonSql({ handler, ref: key })).toMatch(/^to_jsonb\(\(CASE WHEN \$2::text IS NULL/);
+    }
+    const stored = queryHandlerFor(FIELDS[1], FIELDS);
+    expect(valueJsonSql({ handler: stored, ref: key })).toBe(`(r."values" -> $2::text)`);
+  });
+
+  it('refuses a formula reading a volatile one with what SQL cannot evaluate, at the reference', () => {
+    const fields: FieldDefinition[] = [
+      ...FIELDS,
+      { id: 'bad', name: 'Bad', type: 'formula', formula: 'LEN({flag}) + 1' },
+      { id: 'reader', name: 'Reader', type: 'formula', formula: '1 + {bad}' },
+    ];
+    let details: Record<string, unknown>[] = [];
+    try {
+      checkVolatileFormulas(fields);
+    } catch (error) {
+      details = (validationDetailsOf(error) ?? []) as Record<string, unknown>[];
+    }
+    expect(details).toEqual([
+      expect.objectContaining({ field: 'fields[6].formula', fieldId: 'bad', position: 0 }),
+      expect.objectContaining({
+        field: 'fields[7].formula',
+        fieldId: 'reader',
+        position: 4,
+        reason: expect.stringContaining('{bad}: LEN is not supported'),
+      }),
+    ]);
   });
 
   it('refuses what SQL cannot evaluate, with the position', () => {

@@ -6,20 +6,28 @@ import {
   type FormulaNode,
 } from '../../../common/formula/index.js';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
-import { formulaTypeOfField, isVolatileField } from '../fields/computed-definitions.js';
+import { formulaTypeOfField, volatileFormulaIds } from '../fields/computed-definitions.js';
 import { TypedComputedFieldHandler } from '../fields/computed.field.js';
-import type { FieldRef, FieldTypeHandler, SqlCast, TypedSql } from '../fields/field-type-handler.js';
+import {
+  jsonSql,
+  type FieldRef,
+  type FieldTypeHandler,
+  type SqlCast,
+  type TypedSql,
+} from '../fields/field-type-handler.js';
 import { handlerForField } from '../fields/field-type.registry.js';
 import { FIELD_ID_PATTERN } from '../fields/field-definition.validator.js';
 import type { FieldDefinition } from '../fields/field.types.js';
+import type { ResolvedField } from './query.types.js';
 
 /**
- * Compiles a formula that reads the clock (NOW(), TODAY()) into one SQL expression over `r."values"`, evaluated by
- * PostgreSQL at read time, so such a formula filters, sorts and groups in SQL like a stored field (it is never
- * materialised: its value would go stale). Supports the functions listed in docs/formulas.md ("Volatile
- * formulas"); others are refused when the metadata is written. Field ids (validated by FIELD_ID_PATTERN) and text
- * literals (quotes doubled) are inlined as literals, so the expression is self-contained. An operand needed more
- * than once is bound once in a sub-select (see `bind`), so the SQL grows linearly with the formula.
+ * Compiles a formula that reads the clock (NOW(), TODAY()) — or reads such a formula, directly or through others
+ * (`volatileFormulaIds`) — into one SQL expression over `r."values"`, evaluated by PostgreSQL at read time, so such a
+ * formula filters, sorts and groups in SQL like a stored field (it is never materialised: its value would go stale).
+ * Supports the functions listed in docs/formulas.md ("NOW() / TODAY() formulas"); others are refused when the
+ * metadata is written. Field ids (validated by FIELD_ID_PATTERN) and text literals (quotes doubled) are inlined as
+ * literals, so the expression is self-contained. An operand needed more than once is bound once in a sub-select (see
+ * `bind`), so the SQL grows linearly with the formula.
  */
 type SqlType = 'number' | 'text' | 'boolean' | 'date' | 'blank';
 
@@ -129,12 +137,30 @@ function blank(value: Compiled): string {
   return value.type === 'text' ? `COALESCE((${value.sql}) = '', TRUE)` : `((${value.sql}) IS NULL)`;
 }
 
+/**
+ * An error inside a volatile formula another one reads: its position is the inner formula's, so it is reported at
+ * the reference (in the formula being compiled), naming the formula and position it comes from.
+ */
+class InlinedFormulaError extends FormulaError {
+  static at(error: FormulaError, fieldId: string, pos: number): InlinedFormulaError {
+    return error instanceof InlinedFormulaError
+      ? new InlinedFormulaError(error.message, pos)
+      : new InlinedFormulaError(
+          `{${fieldId}}: ${error.message} (at position ${error.position} of {${fieldId}})`,
+          pos,
+        );
+  }
+}
+
 class FormulaSqlCompiler {
   private readonly byId: Map<string, FieldDefinition>;
   private readonly stack: string[] = [];
   private depth = 0;
 
-  constructor(fields: readonly FieldDefinition[]) {
+  constructor(
+    fields: readonly FieldDefinition[],
+    private readonly volatile: ReadonlySet<string>,
+  ) {
     this.byId = new Map(fields.map((field) => [field.id, field]));
   }
 
@@ -151,12 +177,18 @@ class FormulaSqlCompiler {
     if (field.type === 'created_by' || field.type === 'updated_by') {
       return { sql: field.type === 'created_by' ? 'r.created_by' : 'r.updated_by', type: 'text' };
     }
-    if (field.type === 'formula' && isVolatileField(field)) {
+    // A volatile formula is never stored: its SQL is inlined (a stored formula is read like a stored field).
+    if (field.type === 'formula' && this.volatile.has(id)) {
       if (this.stack.includes(id)) {
         throw new FormulaError(`circular reference through {${id}}`, pos);
       }
       this.stack.push(id);
-      const inner = this.compile(parseFormula(field.formula ?? ''));
+      let inner: Compiled;
+      try {
+        inner = this.compile(parseFormula(field.formula ?? ''));
+      } catch (error) {
+        throw error instanceof FormulaError ? InlinedFormulaError.at(error, id, pos) : error;
+      }
       this.stack.pop();
       return inner;
     }
@@ -375,12 +407,16 @@ class FormulaSqlCompiler {
   }
 }
 
-/** The SQL of a volatile formula over `r` (throws FormulaError for what it cannot compile). */
+/**
+ * The SQL of a volatile formula over `r` (throws FormulaError for what it cannot compile). `volatile` is
+ * `volatileFormulaIds(fields)`, passed by callers that compile several fields of one list.
+ */
 export function compileVolatileFormula(
   field: FieldDefinition,
   fields: readonly FieldDefinition[],
+  volatile: ReadonlySet<string> = volatileFormulaIds(fields),
 ): { sql: string; type: SqlType } {
-  const compiled = new FormulaSqlCompiler(fields).compile(parseFormula(field.formula ?? ''));
+  const compiled = new FormulaSqlCompiler(fields, volatile).compile(parseFormula(field.formula ?? ''));
   // Dates are queried like datetime fields: ISO UTC text, whose text order is time order.
   return compiled.type === 'date' ? { sql: asText(compiled), type: 'date' } : compiled;
 }
@@ -415,18 +451,37 @@ class VolatileFormulaHandler extends TypedComputedFieldHandler {
   override sortExpr(ref: FieldRef): TypedSql {
     return this.sqlExpr(ref);
   }
+
+  /** The value as JSON, as it would be stored (a number, a string, a boolean; NULL when empty). */
+  jsonExpr(ref: FieldRef): string {
+    return `to_jsonb(${this.sqlExpr(ref).sql})`;
+  }
 }
 
-/** The query handler of a field: a volatile formula's compiled SQL, else the field's own handler. */
+/**
+ * A field's value as JSON in SQL, for what reads the value rather than a typed expression (group keys, emptiness,
+ * JSON comparisons): a volatile formula's computed value, else the stored JSON (or the column as JSON).
+ */
+export function valueJsonSql(field: Pick<ResolvedField, 'handler' | 'ref'>): string {
+  return field.handler instanceof VolatileFormulaHandler
+    ? field.handler.jsonExpr(field.ref)
+    : jsonSql(field.ref);
+}
+
+/**
+ * The query handler of a field: a volatile formula's compiled SQL, else the field's own handler. `volatile` is
+ * `volatileFormulaIds(fields)`, passed by callers resolving several fields of one list.
+ */
 export function queryHandlerFor(
   field: FieldDefinition,
   fields: readonly FieldDefinition[],
+  volatile: ReadonlySet<string> = volatileFormulaIds(fields),
 ): FieldTypeHandler {
-  if (!isVolatileField(field)) {
+  if (!volatile.has(field.id)) {
     return handlerForField(field);
   }
   try {
-    const compiled = compileVolatileFormula(field, fields);
+    const compiled = compileVolatileFormula(field, fields, volatile);
     const sql = compiled.type === 'boolean' ? `COALESCE(${compiled.sql}, FALSE)` : compiled.sql;
     return new VolatileFormulaHandler(handlerForField(field), { sql, cast: CASTS[compiled.type] });
   } catch {
@@ -434,15 +489,19 @@ export function queryHandlerFor(
   }
 }
 
-/** Refuses (VALIDATION_ERROR, field and position) a NOW()/TODAY() formula using what SQL cannot evaluate. */
+/**
+ * Refuses (VALIDATION_ERROR, field and position) a volatile formula — NOW()/TODAY(), or reading such a formula —
+ * using what SQL cannot evaluate.
+ */
 export function checkVolatileFormulas(fields: readonly FieldDefinition[], path = 'fields'): void {
   const errors: ErrorDetail[] = [];
+  const volatile = volatileFormulaIds(fields);
   fields.forEach((field, index) => {
-    if (!isVolatileField(field)) {
+    if (!volatile.has(field.id)) {
       return;
     }
     try {
-      compileVolatileFormula(field, fields);
+      compileVolatileFormula(field, fields, volatile);
     } catch (error) {
       if (!(error instanceof FormulaError)) {
         throw error;

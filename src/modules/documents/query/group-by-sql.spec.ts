@@ -79,6 +79,32 @@ describe('compileQuery: groupBy', () => {
     expect(total?.params).toEqual(['price']);
   });
 
+  it('groups and counts a volatile formula (and one reading it) by its computed value, not the absent stored JSON', () => {
+    const volatileFields: FieldDefinition[] = [
+      ...fields,
+      { id: 'age', name: 'Age', type: 'formula', formula: 'DATEDIFF({due}, TODAY())', resultType: 'number' },
+      {
+        id: 'old',
+        name: 'Old',
+        type: 'formula',
+        formula: 'IF({age} > 365, "old", "new")',
+        resultType: 'text',
+      },
+    ];
+    const group = compileQuery(
+      { groupBy: { fields: ['old'], aggregations: [{ kind: 'count', field: 'age' }] } },
+      volatileFields,
+    ).groupBy;
+    expect(group?.groupBy).toMatch(
+      /^NULLIF\(to_jsonb\(\(CASE WHEN \$1::text IS NULL THEN NULL ELSE .*statement_timestamp\(\)/,
+    );
+    expect(group?.select).toMatch(
+      /count\(\*\) FILTER \(WHERE NOT COALESCE\(to_jsonb\(\(CASE WHEN \$2::text IS NULL/,
+    );
+    expect(group?.select).not.toContain(`r."values" -> $1::text`);
+    expect(group?.params).toEqual(['old', 'age']);
+  });
+
   it('refuses sum/avg on non-numeric fields and min/max on lists', () => {
     expect(
       details(() =>

@@ -1,6 +1,6 @@
 import { AppException } from '../../../common/errors/app.exception.js';
-import { jsonSql } from '../fields/field-type-handler.js';
 import { emptySql } from './filter-sql.js';
+import { valueJsonSql } from './formula-sql.js';
 import type { FieldResolver } from './field-resolver.js';
 import type { SqlParams } from './sql-params.js';
 import type {
@@ -35,7 +35,7 @@ function aggregateSql(spec: AggregationSpec, resolver: FieldResolver, params: Sq
   const typed = field.handler.sqlExpr(field.ref);
   switch (spec.kind) {
     case 'count':
-      return `to_jsonb(count(*) FILTER (WHERE NOT ${emptySql(field.ref)}))`;
+      return `to_jsonb(count(*) FILTER (WHERE NOT ${emptySql(field)}))`;
     case 'sum':
     case 'avg':
       if (family !== 'number') {
@@ -64,10 +64,11 @@ function aggregateSql(spec: AggregationSpec, resolver: FieldResolver, params: Sq
 }
 
 /**
- * GROUP BY section. Group keys are the stored JSON of each field (`NULLIF(... , 'null')`, decode with
- * `storedToValue`), aggregates are JSON too (`to_jsonb(count(*))` is a number). sum/avg need a numeric field,
- * min/max a numeric, date, datetime or text-like field; count with a field counts non-empty values.
- * Without aggregations one `count` (rows per group) is returned.
+ * GROUP BY section. Group keys are the JSON value of each field (`NULLIF(... , 'null')`, decode with
+ * `storedToValue`): the stored JSON, or a volatile formula's computed value as JSON (`valueJsonSql`). Aggregates are
+ * JSON too (`to_jsonb(count(*))` is a number). sum/avg need a numeric field, min/max a numeric, date, datetime or
+ * text-like field; count with a field counts non-empty values. Without aggregations one `count` (rows per group) is
+ * returned.
  */
 export function groupBySql(
   spec: GroupBySpec,
@@ -77,7 +78,7 @@ export function groupBySql(
   const keyExprs: string[] = [];
   const keys: CompiledGroupKey[] = spec.fields.map((groupField, index) => {
     const field = resolver.resolve(groupField.field, groupField.path, params);
-    keyExprs.push(`NULLIF(${jsonSql(field.ref)}, 'null'::jsonb)`);
+    keyExprs.push(`NULLIF(${valueJsonSql(field)}, 'null'::jsonb)`);
     return { field: groupField.field, alias: `__g${index}` };
   });
   const aggregates: CompiledAggregate[] = [];

@@ -226,6 +226,35 @@ describe('compileQuery: filters', () => {
     expect(where({ field: 'calc', op: 'in', value: ['a', 1] }).params).toEqual(['calc', ['"a"', '1']]);
   });
 
+  it('compares a list (a lookup) element by element in range operators, a range on one element', () => {
+    const element = `EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof((r."values" -> $2::text)) = 'array' THEN (r."values" -> $2::text) ELSE jsonb_build_array((r."values" -> $2::text)) END) AS e(v) WHERE`;
+    expect(where({ field: 'calc', op: 'gt', value: 1 })).toEqual({
+      sql: `${element} ((CASE WHEN jsonb_typeof(e.v) = 'number' THEN (e.v)::double precision END) > $3::double precision))`,
+      params: ['calc', 1],
+    });
+    expect(where({ field: 'calc', op: 'range', value: [1, 5] }).sql).toBe(
+      `${element} ((CASE WHEN jsonb_typeof(e.v) = 'number' THEN (e.v)::double precision END) >= $3::double precision AND (CASE WHEN jsonb_typeof(e.v) = 'number' THEN (e.v)::double precision END) <= $4::double precision))`,
+    );
+    expect(where({ field: 'calc', op: 'lte', value: 'm' }).sql).toBe(
+      `${element} ((CASE WHEN jsonb_typeof(e.v) = 'string' THEN e.v #>> '{}' END) <= $3::text))`,
+    );
+  });
+
+  it('tests emptiness of a volatile formula on its computed value', () => {
+    const volatileFields: FieldDefinition[] = [
+      ...fields,
+      { id: 'age', name: 'Age', type: 'formula', formula: 'DATEDIFF({due}, TODAY())', resultType: 'number' },
+    ];
+    const empty = compileQuery({ filter: { field: 'age', op: 'is_empty' } }, volatileFields).where;
+    expect(empty).toMatch(
+      /^COALESCE\(to_jsonb\(\(CASE WHEN \$1::text IS NULL THEN NULL ELSE .*statement_timestamp\(\)/,
+    );
+    expect(empty).toMatch(/ IN \('null'::jsonb, '""'::jsonb, '\[\]'::jsonb, '\{\}'::jsonb\), TRUE\)$/);
+    expect(compileQuery({ filter: { field: 'age', op: 'eq', value: null } }, volatileFields).where).toBe(
+      empty,
+    );
+  });
+
   it('joins groups with AND / OR and reuses one parameter per field id', () => {
     const compiled = compileQuery(
       {

@@ -3,7 +3,7 @@ import { type BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/comm
 import type { FieldDefinition } from '../fields/field.types.js';
 import { FIELD_ID_PATTERN } from '../fields/field-definition.validator.js';
 import { handlerForField } from '../fields/field-type.registry.js';
-import { isVolatileField } from '../fields/computed-definitions.js';
+import { isVolatileField, volatileFormulaIds } from '../fields/computed-definitions.js';
 import type { QueryFamily } from '../fields/field-type-handler.js';
 import type { FilterNode, QueryAst } from '../query/query.types.js';
 import type { DocumentRecord } from '../domain/document.records.js';
@@ -69,10 +69,12 @@ export class DocumentIndexService implements BeforeApplicationShutdown {
       return;
     }
     const ids = new Set([...ast.sorts.map((sort) => sort.field), ...fieldsOfFilter(ast.filter, [])]);
+    // Formulas computed at read time (NOW()/TODAY() and every formula reading one) have no stored value to index.
+    const volatile = volatileFormulaIds(fields);
     for (const id of ids) {
       const field = fields.find((item) => item.id === id);
       const key = `${document.uuid}:${id}`;
-      if (!field || this.scheduled.has(key)) {
+      if (!field || volatile.has(id) || this.scheduled.has(key)) {
         continue;
       }
       const count = (this.uses.get(key) ?? 0) + 1;
