@@ -106,4 +106,34 @@ describe('inverseOf', () => {
     expect(drafts[2]).toMatchObject({ targetId: 'e1', data: { type: 'link', sourceRowId: 'a', target: { documentUuid: 'other', rowId: 'x' } } });
     expect(skipped).toEqual([expect.objectContaining({ type: 'relation-create' })]);
   });
+
+  it('gives back a relation field reference a row deletion recorded; lists what another document or an unrecorded value held', () => {
+    const fieldEdge = (id: string, source: { documentUuid: string; docType: string; docId: string; rowId: string }) => ({
+      id,
+      type: 'rel',
+      direction: 'outgoing',
+      fieldId: 'rel',
+      source,
+      target: { documentUuid: 'doc', docType: 't', docId: 'd', rowId: 'b' },
+      metadata: {},
+    });
+    const { drafts, skipped } = inverseOf(
+      [
+        op({ type: 'row-delete', target: { kind: 'row', rowId: 'b' }, oldValue: { values: { name: 'B' }, version: 2 }, newValue: null }),
+        op({ type: 'relation-delete', target: { kind: 'relation', rowId: 'b', fieldId: 'rel' }, oldValue: fieldEdge('e1', { documentUuid: 'doc', docType: 't', docId: 'd', rowId: 'a' }), newValue: null }),
+        op({ type: 'relation-delete', target: { kind: 'relation', rowId: 'b', fieldId: 'rel' }, oldValue: fieldEdge('e2', { documentUuid: 'other', docType: 'o', docId: 'x', rowId: 'o1' }), newValue: null }),
+        op({ type: 'relation-delete', target: { kind: 'relation', rowId: 'b', fieldId: 'rel' }, oldValue: fieldEdge('e3', { documentUuid: 'doc', docType: 't', docId: 'd', rowId: 'c' }), newValue: null }),
+        op({ type: 'row-update', target: { kind: 'row', rowId: 'a' }, oldValue: { values: { rel: [{ rowId: 'b' }] }, version: 1 }, newValue: { values: { rel: null }, version: 2 } }),
+      ],
+      ctx as never,
+    );
+    expect(drafts).toEqual([
+      { type: 'row-update', operation: 'update', targetId: 'a', data: { values: { rel: [{ rowId: 'b' }] }, baseVersion: 2 } },
+      { type: 'row-create', operation: 'create', targetId: 'b', data: { values: { name: 'B' } } },
+    ]);
+    expect(skipped).toEqual([
+      { ordinal: expect.any(Number), type: 'relation-delete', reason: 'the revision did not record the value of field rel of row c that held the reference' },
+      { ordinal: expect.any(Number), type: 'relation-delete', reason: 'the reference was held by row o1 of o/x: that document recorded its removal in a revision of its own' },
+    ]);
+  });
 });

@@ -15,7 +15,11 @@ export interface InverseContext {
 
 export interface InverseResult {
   drafts: ChangeDraft[];
-  /** Operations that have no inverse change (an incoming edge removed by another document, a free-standing edge created). */
+  /**
+   * Operations that have no inverse change: a free-standing edge created, an edge whose source is another document
+   * (a reference a relation field of another document held: that document recorded its removal in a revision of
+   * its own), an edge of a relation field whose value the revision did not record.
+   */
   skipped: { ordinal: number; type: string; reason: string }[];
 }
 
@@ -52,13 +56,38 @@ function reorder(list: FieldDefinition[], ids: StoredValue | undefined): FieldDe
 }
 
 /**
+ * Whether the inverse of the revision gives a row's relation field its old value back: the revision updated that
+ * field of the row, deleted the row (it comes back with its values), or deleted or converted the field (its values
+ * come back). Revisions recorded before row deletions recorded the references they took out of other rows lack that.
+ */
+function fieldValuesRestored(ops: readonly OperationRecord[]): (rowId: string, fieldId: string) => boolean {
+  const restored = new Set<string>();
+  const rowsBack = new Set<string>();
+  for (const op of ops) {
+    if (op.type === 'row-update' && op.target.rowId) {
+      for (const fieldId of Object.keys(valuesOf(op.oldValue))) {
+        restored.add(`${op.target.rowId}|${fieldId}`);
+      }
+    } else if (op.type === 'row-delete' && op.target.rowId) {
+      rowsBack.add(op.target.rowId);
+    } else if ((op.type === 'field-delete' || op.type === 'field-update') && op.target.kind !== 'property') {
+      const definition = fieldOf(op.oldValue);
+      for (const rowId of Object.keys(obj(obj(op.oldValue).values))) {
+        restored.add(`${rowId}|${definition?.id ?? op.target.fieldId}`);
+      }
+    }
+  }
+  return (rowId, fieldId) => rowsBack.has(rowId) || restored.has(`${rowId}|${fieldId}`);
+}
+
+/**
  * The changes that undo a revision (pure logic, unit-tested): its operations taken in reverse order and inverted —
  * a created row is deleted (base version: the version the revision left, so a row changed since is a `row-changed`
  * conflict), an updated row gets its old cells back (same base), a deleted row is created again with its id and
  * values (`row-exists` if the id was taken since), created fields go, deleted and changed fields come back with
  * their definition and their values (for rows that still exist), properties and settings get their old values,
  * free-standing edges removed from this document's rows are created again. Edges of relation fields follow the
- * restored values in the merge. Values of computed fields (formulas, lookups, rollups, auto numbers) are not
+ * restored values in the merge (a removed edge whose field value the revision did not record is `skipped`). Values of computed fields (formulas, lookups, rollups, auto numbers) are not
  * restored, as no write may set them: the merge computes them again for the restored rows and fields (an auto
  * number is drawn anew).
  */
@@ -72,6 +101,8 @@ export function inverseOf(ops: readonly OperationRecord[], ctx: InverseContext):
   let metadataChanged = false;
   const propertySet: StoredRowValues = {};
   let settings: DocumentSettings | null = null;
+
+  const restoresField = fieldValuesRestored(ops);
 
   const restoreCells = (fieldId: string, snapshot: StoredValue | undefined): void => {
     for (const [rowId, value] of Object.entries(obj(snapshot))) {
@@ -155,7 +186,17 @@ export function inverseOf(ops: readonly OperationRecord[], ctx: InverseContext):
         const edge = obj(op.oldValue);
         const source = obj(edge.source) as unknown as RelationEnd;
         if (edge.fieldId !== null && edge.fieldId !== undefined) {
-          break; // a relation field's edges follow its restored value
+          // A relation field's edges follow its restored value, when the revision recorded the value.
+          if (source.documentUuid !== ctx.documentUuid) {
+            skipped.push({
+              ordinal: op.ordinal,
+              type: op.type,
+              reason: `the reference was held by row ${source.rowId} of ${source.docType}/${source.docId}: that document recorded its removal in a revision of its own`,
+            });
+          } else if (!restoresField(source.rowId, String(edge.fieldId))) {
+            skipped.push({ ordinal: op.ordinal, type: op.type, reason: `the revision did not record the value of field ${String(edge.fieldId)} of row ${source.rowId} that held the reference` });
+          }
+          break;
         }
         if (source.documentUuid !== ctx.documentUuid) {
           skipped.push({ ordinal: op.ordinal, type: op.type, reason: 'the edge belongs to another document' });

@@ -189,6 +189,19 @@ export class RelationRepository {
     return new Set(rows.map((row) => row.id));
   }
 
+  /** Whether a relation field of another document's row names one of these rows (deleting them changes that row). */
+  async referencedElsewhere(documentUuid: string, rowIds: readonly string[]): Promise<boolean> {
+    if (rowIds.length === 0) {
+      return false;
+    }
+    const rows = await this.tx.manager.query<{ found: boolean }[]>(
+      `SELECT EXISTS (SELECT 1 FROM document_relations WHERE target_document_id = $1 AND target_row_id = ANY($2::text[])
+                         AND field_id IS NOT NULL AND source_document_id <> $1) AS found`,
+      [documentUuid, [...rowIds]],
+    );
+    return rows[0]?.found === true;
+  }
+
   /** A row's values, locked (to take a dangling reference out of a relation field). */
   async lockRowValues(documentUuid: string, rowId: string): Promise<StoredRowValues | null> {
     const rows = await this.tx.manager.query<{ values: StoredRowValues }[]>(`SELECT "values" FROM document_rows WHERE document_id = $1 AND id = $2 FOR UPDATE`, [documentUuid, rowId]);

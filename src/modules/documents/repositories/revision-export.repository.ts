@@ -120,6 +120,26 @@ export class RevisionExportRepository {
     );
   }
 
+  /**
+   * The field and property ids, in order, of the metadata in force at `version`: the whole lists of the metadata
+   * change of the request merged by the latest revision up to `version` that changed fields or properties (the
+   * operations record definitions and pure reorders, not where a field created or deleted stood). Null when no such
+   * revision or change is found.
+   */
+  async metadataOrderAsOf(documentUuid: string, version: number): Promise<{ fields: string[]; properties: string[] } | null> {
+    const rows = await this.tx.manager.query<{ fields: string[]; properties: string[] }[]>(
+      `SELECT jsonb_path_query_array(c.data, '$.fields[*].id') AS fields, jsonb_path_query_array(c.data, '$.properties[*].id') AS properties
+         FROM (SELECT v.request_id FROM revision_operations o JOIN revisions v ON v.id = o.revision_id
+                WHERE o.document_id = $1 AND o.target_kind IN ('field', 'property', 'metadata')
+                  AND o.type IN ('field-create', 'field-update', 'field-delete', 'metadata-update') AND v.version <= $2
+                ORDER BY v.version DESC LIMIT 1) r
+         JOIN request_change_items c ON c.request_id = r.request_id AND c.type = 'metadata-update'
+        ORDER BY c.seq DESC LIMIT 1`,
+      [documentUuid, version],
+    );
+    return rows[0] ?? null;
+  }
+
   async currentProperties(documentUuid: string): Promise<StoredRowValues> {
     const rows = await this.tx.manager.query<{ properties: StoredRowValues }[]>(`SELECT properties FROM document_properties WHERE document_id = $1`, [documentUuid]);
     return rows[0]?.properties ?? {};

@@ -7,6 +7,7 @@ import type { ChangeDraft, ChangeRecord, DocumentRecord, RequestRecord } from '.
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { changeRecord, RequestRepository } from '../repositories/request.repository.js';
+import { RelationRepository } from '../repositories/relation.repository.js';
 import { RowRepository } from '../repositories/row.repository.js';
 import { type DocumentContext, docNotFound } from './document-access.service.js';
 import { OutboxService } from '../../events/outbox.service.js';
@@ -121,6 +122,7 @@ export class ChangeEngineService {
     private readonly hooks: RequestHooks,
     private readonly batcher: WriteBatcher,
     private readonly computed: ComputedFieldsService,
+    private readonly relations: RelationRepository,
   ) {}
 
   private writeGuard?: WriteGuard;
@@ -204,6 +206,14 @@ export class ChangeEngineService {
       // Without requestId a rows-only write locks the rows it reads (the document itself is not locked yet).
       const scope = this.scope(document, request, !opts.requestId && !opts.newRequest && opts.rowsOnly === true);
       const drafts = await build(scope);
+      // Deleting a row named by relation fields of other documents changes their rows too (MergeService records it
+      // there), rows another write of the group may change as well: such a write runs alone.
+      if (member) {
+        const deleted = drafts.filter((draft) => draft.type === 'row-delete').map((draft) => draft.targetId);
+        if (await this.relations.referencedElsewhere(document.uuid, deleted)) {
+          throw new GroupExit(true);
+        }
+      }
       await this.writeGuard?.(document, drafts, userId);
       if (drafts.length === 0 && !opts.newRequest) {
         return { document, request, changes: [], merge: null, pendingApproval: false };

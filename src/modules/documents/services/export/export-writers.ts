@@ -100,17 +100,29 @@ class NdjsonSink implements ExportSink {
   }
 }
 
+/** First characters a spreadsheet reads as the start of a formula (OWASP, "CSV Injection"). */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * A csv cell a spreadsheet opening the file cannot run as a formula: text starting with `=`, `+`, `-`, `@`, a tab or a
+ * carriage return gets a leading single quote (OWASP's advice). Numbers and booleans stay as they are: a negative
+ * number is written as a number and read back as one.
+ */
+export function inertCsvCell<T extends string | number | boolean | null>(cell: T): T | string {
+  return typeof cell === 'string' && FORMULA_START.test(cell) ? `'${cell}` : cell;
+}
+
 class CsvSink implements ExportSink {
   readonly tabular = true;
   constructor(private readonly out: Writable) {}
 
   async begin(_document: Record<string, unknown>, columns: string[]): Promise<void> {
-    await write(this.out, stringify([columns]));
+    await write(this.out, stringify([columns.map(inertCsvCell)]));
   }
 
   /** A batch is encoded at once (the synchronous encoder) and written as one chunk, waiting for the client. */
   async records(batch: { cells: (string | number | boolean | null)[] }[]): Promise<void> {
-    await write(this.out, stringify(batch.map((record) => record.cells), { cast: { boolean: (value) => (value ? 'true' : 'false') } }));
+    await write(this.out, stringify(batch.map((record) => record.cells.map(inertCsvCell)), { cast: { boolean: (value) => (value ? 'true' : 'false') } }));
   }
 
   async end(): Promise<void> {

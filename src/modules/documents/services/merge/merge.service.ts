@@ -7,12 +7,13 @@ import type { FieldDefinition, StoredRowValues } from '../../fields/field.types.
 import { parseRowValues } from '../../fields/field-type.registry.js';
 import { validationDetailsOf } from '../../fields/field-value.utils.js';
 import { applyPropertiesEffect, type FoldedChanges, foldChanges, type PropertiesEffect } from '../../domain/change-fold.js';
-import type { ChangeRecord, DocumentMetadata, DocumentRecord, RequestRecord, RevisionRecord, RevisionStats, RowRecord } from '../../domain/document.records.js';
+import type { ChangeDraft, ChangeRecord, DocumentMetadata, DocumentRecord, RequestRecord, RevisionRecord, RevisionStats, RowRecord } from '../../domain/document.records.js';
 import type { ConversionReport, MergeConflict } from '../../domain/merge.types.js';
 import { DocumentRepository } from '../../repositories/document.repository.js';
 import { PropertiesRepository } from '../../repositories/properties.repository.js';
 import { type MergedAtOnceInsert, RequestRepository } from '../../repositories/request.repository.js';
 import { type NewOperation, RevisionRepository } from '../../repositories/revision.repository.js';
+import { RowRepository } from '../../repositories/row.repository.js';
 import type { NewDomainEvent } from '../../../events/domain-event.js';
 import { ComputedFieldsService } from '../computed/computed-fields.service.js';
 import { DocumentEventsService } from '../document-events.service.js';
@@ -21,7 +22,7 @@ import { MetadataChangeListeners } from '../metadata-change-listeners.js';
 import { RequestHooks } from '../request-hooks.js';
 import { MetadataMergeService, type MetadataPlan } from './metadata-merge.service.js';
 import { OperationWriter } from './operation-writer.js';
-import { RelationMergeService } from './relation-merge.service.js';
+import { type DanglingReference, RelationMergeService, withoutReferences } from './relation-merge.service.js';
 import { RowMergeService, type RowMergePlan, type RowMergeResult } from './row-merge.service.js';
 
 export interface MergeResult {
@@ -83,6 +84,7 @@ export class MergeService {
     private readonly relationMerge: RelationMergeService,
     private readonly requestHooks: RequestHooks,
     private readonly computed: ComputedFieldsService,
+    private readonly storedRows: RowRepository,
   ) {}
 
   /** The conflicts a merge would meet now, without applying anything. */
@@ -153,15 +155,25 @@ export class MergeService {
     // The row operations are written to `ops` by apply while PostgreSQL runs its statements; so are the inline
     // changes of a request merged at once.
     const rows = await this.rowMerge.apply({ ...document, rowSeq }, plan.rows, plan.fields, mergedBy, ops, () => written.openedRequest?.inlineChanges());
-    const relationOps = await this.relationMerge.apply(document, { plan: plan.rows, rows, fields: plan.fields, metadata: plan.metadata, relations: plan.folded.relations }, mergedBy);
-    ops.write(relationOps);
+    const relation = await this.relationMerge.apply(document, { plan: plan.rows, rows, fields: plan.fields, metadata: plan.metadata, relations: plan.folded.relations }, mergedBy);
+    ops.write(relation.operations);
+    // Rows of this document that lost a reference to a deleted row are rows this merge updated: their events and
+    // computed values follow (the row as last written replaces the one the row merge wrote).
+    for (const row of relation.referencing) {
+      const at = rows.updated.findIndex((item) => item.id === row.id);
+      if (at >= 0) {
+        rows.updated[at] = row;
+      } else {
+        rows.updated.push(row);
+      }
+    }
     // Formulas, lookups and rollups of this document and of the documents linking to it (docs/formulas.md).
-    await this.computed.afterMerge(document, { metadata: plan.metadata, fields: plan.fields, rows, relationOps, mergedBy });
+    await this.computed.afterMerge(document, { metadata: plan.metadata, fields: plan.fields, rows, relationOps: relation.operations, mergedBy });
 
     // The revision is numbered last, in one statement that takes the document row lock until commit and records
     // the merge's events: everything before ran under row locks only (or under the document lock the caller took
     // for writes that need it).
-    const stats = statsOf(plan);
+    const stats = statsOf(plan, relation.referencing);
     const events = this.events.mergedStatementEvents(
       document,
       { request, revisionId, mergedBy, stats, rows, conversions, changesApplied: changes.length },
@@ -213,7 +225,65 @@ export class MergeService {
       // Explicit requests may carry state of other modules (a revert marker, an approval instance).
       await this.requestHooks.notifyMerged({ document, request: merged, revision, mergedBy });
     }
+    await this.dropReferencesElsewhere(document, revision, relation.elsewhere, mergedBy);
     return result;
+  }
+
+  /**
+   * References to rows this merge deleted, held by relation fields of rows of other documents (their edges went
+   * with the rows): each such document records taking them out in a revision of its own, in this transaction —
+   * a request merged at once, authored by the merger, titled after the revision that deleted the rows, one
+   * `row-update` per row (docs/documents.md, "Relations"). It is merged whatever that document's workflow says: a
+   * reference to a row that no longer exists cannot wait for an approval. Documents are locked in id order.
+   */
+  private async dropReferencesElsewhere(document: DocumentRecord, revision: RevisionRecord, references: readonly DanglingReference[], mergedBy: string): Promise<void> {
+    const byDocument = new Map<string, DanglingReference[]>();
+    for (const reference of references) {
+      const uuid = reference.holder.documentUuid;
+      byDocument.set(uuid, [...(byDocument.get(uuid) ?? []), reference]);
+    }
+    for (const uuid of [...byDocument.keys()].sort()) {
+      const held = byDocument.get(uuid) ?? [];
+      const holder = await this.documents.lock(uuid);
+      if (!holder) {
+        await this.relationMerge.dropInDeletedDocument(held, mergedBy);
+        continue;
+      }
+      const current = await this.storedRows.findMany(
+        uuid,
+        held.map((reference) => reference.holder.rowId),
+        true,
+      );
+      // Several rows: one data_bulk_operation, as a bulk write raises.
+      const origin = current.size > 1 ? { origin: { bulkId: randomUUID() } } : {};
+      const drafts: ChangeDraft[] = [];
+      for (const [rowId, row] of current) {
+        const values = withoutReferences(
+          row.values,
+          held.filter((reference) => reference.holder.rowId === rowId),
+        );
+        if (Object.keys(values).length > 0) {
+          drafts.push({ type: 'row-update', operation: 'update', targetId: rowId, data: { values, baseVersion: row.version, ...origin } });
+        }
+      }
+      if (drafts.length === 0) {
+        continue;
+      }
+      const draft = this.requests.mergedAtOnceDraft(
+        {
+          documentUuid: uuid,
+          organizationId: holder.organizationId,
+          workspaceId: holder.workspaceId,
+          title: `References to rows deleted by ${document.docType}/${document.docId} revision ${revision.version}`,
+          author: mergedBy,
+        },
+        drafts,
+      );
+      const created = this.events.requestEvent(holder, 'request_created', draft.request, mergedBy);
+      // The values are the rows' own references less the deleted ones: nothing to validate again (a required
+      // relation field left empty stays so, as a field made required does not check existing rows).
+      await this.merge(holder, draft.request, draft.changes, mergedBy, [created], { lockedRows: current, valuesValidated: true, openedRequest: draft.insert });
+    }
   }
 
   private async plan(
@@ -259,13 +329,14 @@ export class MergeService {
   }
 }
 
-function statsOf(plan: MergePlan): RevisionStats {
+/** `referencing`: rows of the document that lost a reference to a deleted row, updated by the merge too. */
+function statsOf(plan: MergePlan, referencing: readonly RowRecord[]): RevisionStats {
   const fieldsCreated = (plan.metadata?.fields.created.length ?? 0) + (plan.metadata?.properties.created.length ?? 0);
   const fieldsUpdated = (plan.metadata?.fields.updated.length ?? 0) + (plan.metadata?.properties.updated.length ?? 0);
   const fieldsDeleted = (plan.metadata?.fields.deleted.length ?? 0) + (plan.metadata?.properties.deleted.length ?? 0);
   return {
     rowsCreated: plan.rows.creates.length,
-    rowsUpdated: plan.rows.updates.length,
+    rowsUpdated: plan.rows.updates.length + referencing.filter((row) => !plan.rows.updates.some((item) => item.id === row.id)).length,
     rowsDeleted: plan.rows.deletes.length,
     fieldsCreated,
     fieldsUpdated,

@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { AppException, type ErrorDetail } from '../../../../common/errors/app.exception.js';
-import type { FoldedChanges } from '../../domain/change-fold.js';
-import type { DocumentRecord, RowRecord } from '../../domain/document.records.js';
-import type { FieldDefinition, RelationRef, StoredValue } from '../../fields/field.types.js';
+import { applySet, type FoldedChanges } from '../../domain/change-fold.js';
+import type { DocumentRecord, RelationEnd, RowRecord } from '../../domain/document.records.js';
+import type { FieldDefinition, RelationRef, StoredRowValues, StoredValue } from '../../fields/field.types.js';
 import { isPlainObject } from '../../fields/field-value.utils.js';
 import { DocumentRepository } from '../../repositories/document.repository.js';
 import { type NewRelation, type RelationRecord, RelationRepository } from '../../repositories/relation.repository.js';
 import type { NewOperation } from '../../repositories/revision.repository.js';
+import { RowRepository } from '../../repositories/row.repository.js';
+import { DocumentAccessService } from '../document-access.service.js';
 import type { MetadataPlan } from './metadata-merge.service.js';
 import type { RowMergePlan, RowMergeResult } from './row-merge.service.js';
 
@@ -16,6 +18,24 @@ export interface RelationMergeInput {
   fields: readonly FieldDefinition[];
   metadata: MetadataPlan | null;
   relations: FoldedChanges['relations'];
+}
+
+/** A relation field's reference to a row deleted by the merge (its edge is removed already). */
+export interface DanglingReference {
+  /** The row whose relation field holds the reference. */
+  holder: RelationEnd;
+  fieldId: string;
+  /** The deleted row. */
+  target: RelationEnd;
+}
+
+export interface RelationMergeResult {
+  /** The revision's operations: edges created and removed, and the `row-update` of each row of this document whose relation field lost a reference to a deleted row. */
+  operations: NewOperation[];
+  /** Those rows of this document, as written (new version). */
+  referencing: RowRecord[];
+  /** References held by rows of other documents: their documents record the change in a revision of their own (MergeService). */
+  elsewhere: DanglingReference[];
 }
 
 /** The stored form of an edge in a ChangeOperation (enough to re-create it on a revert). */
@@ -38,21 +58,48 @@ function refsOf(value: StoredValue | undefined): RelationRef[] {
 }
 
 /**
+ * The relation field values of a row without the references to deleted rows: only the fields that change (`null`
+ * when no reference is left), as a `row-update` sets them. A reference without docType/docId names a row of the
+ * holder's own document.
+ */
+export function withoutReferences(values: StoredRowValues, references: readonly DanglingReference[]): StoredRowValues {
+  const set: StoredRowValues = {};
+  for (const fieldId of new Set(references.map((reference) => reference.fieldId))) {
+    const gone = references.filter((reference) => reference.fieldId === fieldId);
+    const refs = refsOf(values[fieldId]);
+    const kept = refs.filter(
+      (ref) =>
+        !gone.some(
+          ({ holder, target }) =>
+            (ref.docType ?? holder.docType) === target.docType && (ref.docId ?? holder.docId) === target.docId && ref.rowId === target.rowId,
+        ),
+    );
+    if (kept.length !== refs.length) {
+      set[fieldId] = kept.length === 0 ? null : (kept as unknown as StoredValue);
+    }
+  }
+  return set;
+}
+
+/**
  * The relation part of a merge (docs/documents.md, "Relations"), run after the rows are written, in the merge's
  * transaction: (1) edges of relation fields deleted or converted go; (2) the edges of each relation field value
  * that changed are made equal to the value (every reference must name an existing row, else VALIDATION_ERROR);
  * (3) free-standing edges of `relation-create` changes are inserted; (4) edges from and to deleted rows go, and a
- * reference to a deleted row is taken out of the relation field value that held it. Every edge created or removed
- * is a ChangeOperation of the revision.
+ * reference to a deleted row is taken out of the relation field value that held it: a row of this document as a
+ * `row-update` of this revision, a row of another document by a revision of that document (MergeService). Every
+ * edge created or removed is a ChangeOperation of the revision.
  */
 @Injectable()
 export class RelationMergeService {
   constructor(
     private readonly relations: RelationRepository,
     private readonly documents: DocumentRepository,
+    private readonly rows: RowRepository,
+    private readonly access: DocumentAccessService,
   ) {}
 
-  async apply(document: DocumentRecord, input: RelationMergeInput, userId: string): Promise<NewOperation[]> {
+  async apply(document: DocumentRecord, input: RelationMergeInput, userId: string): Promise<RelationMergeResult> {
     const ops: NewOperation[] = [];
     const retired = input.metadata
       ? [...input.metadata.fields.deleted.map((field) => field.id), ...input.metadata.fields.updated.filter((update) => update.convert).map((update) => update.after.id)]
@@ -62,8 +109,9 @@ export class RelationMergeService {
     }
     ops.push(...(await this.mirrorFieldValues(document, input, userId)));
     ops.push(...(await this.createEdges(document, input.relations, userId)));
-    ops.push(...(await this.removeRowEdges(document, input.rows.deleted, userId)));
-    return ops;
+    const removal = await this.removeRowEdges(document, input.rows.deleted, userId);
+    ops.push(...removal.operations);
+    return { ...removal, operations: ops };
   }
 
   private async mirrorFieldValues(document: DocumentRecord, input: RelationMergeInput, userId: string): Promise<NewOperation[]> {
@@ -91,6 +139,7 @@ export class RelationMergeService {
     const remove: RelationRecord[] = [];
     const add: NewRelation[] = [];
     const details: ErrorDetail[] = [];
+    const targets = new Map<string, DocumentRecord>();
     for (const { row, fieldId } of changed) {
       const wanted = new Map<string, { documentUuid: string; rowId: string }>();
       for (const ref of refsOf(row.values[fieldId])) {
@@ -99,6 +148,7 @@ export class RelationMergeService {
           details.push({ field: fieldId, fieldId, reason: `row ${row.id}: document ${ref.docType ?? document.docType}/${ref.docId ?? document.docId} not found` });
           continue;
         }
+        targets.set(target.uuid, target);
         wanted.set(`${target.uuid}|${ref.rowId}`, { documentUuid: target.uuid, rowId: ref.rowId });
       }
       const have = existing.filter((edge) => edge.source.rowId === row.id && edge.fieldId === fieldId);
@@ -119,6 +169,15 @@ export class RelationMergeService {
             createdBy: userId,
           });
         }
+      }
+    }
+    // Rows of another document are linked only by a merger who may read it (lookups would show its values), refused
+    // as POST /relations refuses its target, and before any of its rows is looked up: whether a row exists there is
+    // not told to someone who cannot read it. References the row holds already are not asked again.
+    for (const documentUuid of new Set(add.map((edge) => edge.targetDocumentUuid))) {
+      const target = targets.get(documentUuid);
+      if (target && documentUuid !== document.uuid) {
+        await this.access.assertMayRead(target, userId);
       }
     }
     details.push(...(await this.missingRows(add.map((edge) => ({ documentUuid: edge.targetDocumentUuid, rowId: edge.targetRowId, field: edge.fieldId as string })))));
@@ -164,36 +223,78 @@ export class RelationMergeService {
     return created.map(createOp);
   }
 
-  /** Edges from and to deleted rows go; a relation field elsewhere that referenced a deleted row loses the reference. */
-  private async removeRowEdges(document: DocumentRecord, deleted: readonly RowRecord[], userId: string): Promise<NewOperation[]> {
+  /**
+   * Edges from and to deleted rows go. A relation field of another row of this document that named a deleted row
+   * loses the reference here, recorded as a `row-update` of that row; references held in other documents are
+   * handed back (`elsewhere`).
+   */
+  private async removeRowEdges(document: DocumentRecord, deleted: readonly RowRecord[], userId: string): Promise<RelationMergeResult> {
     const deletedIds = new Set(deleted.map((row) => row.id));
     const removed = await this.relations.deleteForRows(document.uuid, [...deletedIds]);
-    const ops: NewOperation[] = [];
+    const operations: NewOperation[] = [];
+    const here: DanglingReference[] = [];
+    const elsewhere: DanglingReference[] = [];
     for (const edge of removed) {
       const fromDeleted = edge.source.documentUuid === document.uuid && deletedIds.has(edge.source.rowId);
-      ops.push(deleteOp(edge, fromDeleted ? edge.source.rowId : edge.target.rowId, fromDeleted ? 'source row deleted' : 'target row deleted'));
+      operations.push(deleteOp(edge, fromDeleted ? edge.source.rowId : edge.target.rowId, fromDeleted ? 'source row deleted' : 'target row deleted'));
       if (!fromDeleted && edge.fieldId !== null) {
-        await this.dropReference(edge, document, userId);
+        const reference = { holder: edge.source, fieldId: edge.fieldId, target: edge.target };
+        (edge.source.documentUuid === document.uuid ? here : elsewhere).push(reference);
       }
     }
-    return ops;
+    const referencing = await this.dropReferencesHere(document, here, userId, operations);
+    return { operations, referencing, elsewhere };
   }
 
-  /** Takes the reference to a deleted row out of the relation field value on the edge's source row. */
-  private async dropReference(edge: RelationRecord, target: DocumentRecord, userId: string): Promise<void> {
-    const fieldId = edge.fieldId as string;
-    const values = await this.relations.lockRowValues(edge.source.documentUuid, edge.source.rowId);
-    if (!values) {
-      return;
+  /**
+   * Takes the references to deleted rows out of the relation fields of rows of this document that hold them: one
+   * new version and one `row-update` operation (old → new value of the fields) per row.
+   */
+  private async dropReferencesHere(document: DocumentRecord, references: readonly DanglingReference[], userId: string, operations: NewOperation[]): Promise<RowRecord[]> {
+    if (references.length === 0) {
+      return [];
     }
-    const refs = refsOf(values[fieldId]);
-    const kept = refs.filter((ref) => {
-      const sameDocument = edge.source.documentUuid === target.uuid;
-      const namesTarget = (ref.docType ?? (sameDocument ? target.docType : edge.source.docType)) === target.docType && (ref.docId ?? (sameDocument ? target.docId : edge.source.docId)) === target.docId;
-      return !(namesTarget && ref.rowId === edge.target.rowId);
-    });
-    if (kept.length !== refs.length) {
-      await this.relations.setRowField(edge.source.documentUuid, edge.source.rowId, fieldId, kept.length === 0 ? null : (kept as unknown as StoredValue), userId);
+    const current = await this.rows.findMany(
+      document.uuid,
+      references.map((reference) => reference.holder.rowId),
+      true,
+    );
+    const updates: { id: string; values: StoredRowValues; old: RowRecord; set: StoredRowValues }[] = [];
+    for (const [rowId, row] of current) {
+      const set = withoutReferences(
+        row.values,
+        references.filter((reference) => reference.holder.rowId === rowId),
+      );
+      if (Object.keys(set).length > 0) {
+        updates.push({ id: rowId, values: applySet(row.values, set), old: row, set });
+      }
+    }
+    const written = await this.rows.updateMany(document.uuid, updates, userId);
+    const versions = new Map(written.map((row) => [row.id, row.version]));
+    for (const { id, old, set } of updates) {
+      const oldValues = Object.fromEntries(Object.keys(set).map((fieldId) => [fieldId, old.values[fieldId] ?? null]));
+      operations.push({
+        type: 'row-update',
+        target: { kind: 'row', rowId: id },
+        oldValue: { values: oldValues, version: old.version },
+        newValue: { values: set, version: versions.get(id) ?? old.version + 1 },
+        note: 'reference to a deleted row removed',
+      });
+    }
+    return written;
+  }
+
+  /**
+   * Takes references to deleted rows out of rows of a deleted document, in place (such a document takes no
+   * revision and is never read again; value and edges stay equal all the same).
+   */
+  async dropInDeletedDocument(references: readonly DanglingReference[], userId: string): Promise<void> {
+    for (const reference of references) {
+      const values = await this.relations.lockRowValues(reference.holder.documentUuid, reference.holder.rowId);
+      const set = values ? withoutReferences(values, [reference]) : {};
+      if (reference.fieldId in set) {
+        await this.relations.setRowField(reference.holder.documentUuid, reference.holder.rowId, reference.fieldId, set[reference.fieldId] ?? null, userId);
+      }
     }
   }
 
