@@ -139,6 +139,8 @@ import { ParticipantsRepository } from './repositories/participants.repository.j
     RowsService,
     MetadataService,
     RevisionsService,
+    // Realtime and webhooks: row values of events as their reader may see them (docs/formulas.md, "Access").
+    ComputedAccessService,
   ],
 })
 export class DocumentsModule implements OnModuleInit {

@@ -1,6 +1,7 @@
 import { Module, type OnModuleInit } from '@nestjs/common';
 import { DocumentsModule } from '../documents/documents.module.js';
 import { ChangeEngineService } from '../documents/services/change-engine.service.js';
+import { TenancyModule } from '../tenancy/tenancy.module.js';
 import { RealtimeController } from './controllers/realtime.controller.js';
 import { RealtimeGateway } from './gateways/realtime.gateway.js';
 import { DomainEventRelayListener } from './listeners/domain-event-relay.listener.js';
@@ -26,7 +27,8 @@ import { YjsStateService } from './services/yjs-state.service.js';
  * refused inside the write's transaction.
  */
 @Module({
-  imports: [DocumentsModule],
+  // Tenancy: whether a lock's holder may still write the document (RealtimeAuthService.mayWrite).
+  imports: [DocumentsModule, TenancyModule],
   controllers: [RealtimeController],
   providers: [
     RealtimeBus,

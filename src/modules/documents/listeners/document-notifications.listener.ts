@@ -7,6 +7,7 @@ import { NotifierService } from '../../notifications/notifier.service.js';
 import { type NotificationKey, notificationOn } from '../domain/document-settings.js';
 import type { DocumentRecord } from '../domain/document.records.js';
 import { ParticipantsRepository } from '../repositories/participants.repository.js';
+import { ComputedAccessService } from '../services/computed/computed-access.service.js';
 import { DocumentAccessService } from '../services/document-access.service.js';
 
 interface Notice {
@@ -34,6 +35,7 @@ export class DocumentNotificationsListener {
     private readonly access: DocumentAccessService,
     private readonly users: UsersService,
     private readonly notifier: NotifierService,
+    private readonly computedAccess: ComputedAccessService,
   ) {}
 
   @OnDomainEvent('request_merged')
@@ -92,13 +94,16 @@ export class DocumentNotificationsListener {
       if (!user) {
         continue;
       }
+      // The record holds the event's row values: without the lookups and rollups this reader may not see, as
+      // realtime and webhooks deliver them (docs/formulas.md, "Access").
+      const { payload } = (await this.computedAccess.maskFor(document, userId, { history: true })).event(event);
       await this.notifier.send({
         channel: 'email',
         to: user.email,
         kind: notice.kind,
         subject: notice.subject(name),
         body: `${notice.subject(name)} (${event.event} by ${event.triggeredBy ?? 'the service'} at ${event.timestamp}).`,
-        data: { eventId: event.id, event: event.event, docType: event.docType, docId: event.docId, workspaceId: event.workspaceId, payload: event.payload },
+        data: { eventId: event.id, event: event.event, docType: event.docType, docId: event.docId, workspaceId: event.workspaceId, payload },
         userId,
       });
     }

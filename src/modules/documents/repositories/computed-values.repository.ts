@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
-import type { StoredRowValues, StoredValue } from '../fields/field.types.js';
+import type { FieldDefinition, StoredRowValues, StoredValue } from '../fields/field.types.js';
 import type { RowRecord } from '../domain/document.records.js';
 import { ROW_COLUMNS, toRowRecord } from './row.repository.js';
 import { prepared } from '../../../database/prepared-statements.js';
@@ -162,6 +162,32 @@ export class ComputedValuesRepository {
         WHERE s.organization_id = d.organization_id AND s.document_id = $1 AND s.relation_field_id = ANY($2::text[])`,
       [documentUuid, [...relationFieldIds]],
     );
+  }
+
+  /** Every document the lookups over any relation field of the document have read from (its own included). */
+  async allSources(documentUuid: string): Promise<{ relationFieldId: string; targetDocumentUuid: string }[]> {
+    return this.tx.manager.query(
+      `SELECT s.relation_field_id AS "relationFieldId", s.target_document_id AS "targetDocumentUuid"
+         FROM computed_field_sources s
+         JOIN documents d ON d.id = s.document_id
+        WHERE s.organization_id = d.organization_id AND s.document_id = $1`,
+      [documentUuid],
+    );
+  }
+
+  /**
+   * The definitions of formulas, lookups and rollups the document's history records (field operations): values its
+   * revisions hold may belong to fields it no longer has, or had with another definition.
+   */
+  async recordedComputedFields(documentUuid: string): Promise<FieldDefinition[]> {
+    const rows = await this.tx.manager.query<{ field: FieldDefinition }[]>(
+      `SELECT DISTINCT d.def AS field
+         FROM revision_operations o, LATERAL (VALUES (o.old_value -> 'field'), (o.new_value -> 'field')) AS d(def)
+        WHERE o.document_id = $1 AND o.target_kind = 'field' AND jsonb_typeof(d.def) = 'object'
+          AND d.def ->> 'type' IN ('formula', 'lookup', 'rollup')`,
+      [documentUuid],
+    );
+    return rows.map((row) => row.field).filter((field) => typeof field.id === 'string');
   }
 
   /** Documents whose lookups over a relation field have read from `targetDocumentUuid`, with that field. */

@@ -186,6 +186,12 @@ export class DocumentRepository {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
+  /** A document by its internal id, also once deleted (its record as it stood then: tenant, type, settings). */
+  async findIncludingDeleted(uuid: string): Promise<DocumentRecord | null> {
+    const rows = await this.tx.manager.query<DocumentRow[]>(prepared(`SELECT ${COLUMNS} FROM documents d WHERE d.id = $1`), [uuid]);
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
   /** Locks the document row: every write and every merge of one document runs after this, one at a time. */
   async lock(uuid: string): Promise<DocumentRecord | null> {
     const rows = await this.tx.manager.query<DocumentRow[]>(

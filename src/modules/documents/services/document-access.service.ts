@@ -222,6 +222,28 @@ export class DocumentAccessService {
   }
 
   /**
+   * Refuses `userId` a document they reach without opening it — the rows a relation field value names — with the
+   * answer a read through open() (POST /relations' target) gives: DOC_NOT_FOUND when its workspace is not theirs,
+   * FORBIDDEN without read rights or when its or its type's `permissions.view` shuts them out.
+   */
+  async assertMayRead(document: DocumentRecord, userId: string): Promise<void> {
+    let rights: DocumentRights;
+    try {
+      rights =
+        document.workspaceId === null
+          ? rightsOfOrganizationLevel(await this.workspaces.resolveOrganizationLevel(userId, document.organizationId))
+          : rightsOfWorkspace(await this.workspaces.resolve(userId, document.workspaceId));
+    } catch (error) {
+      if (error instanceof AppException && error.code === ErrorCode.NOT_FOUND) {
+        throw docNotFound();
+      }
+      throw error;
+    }
+    this.check(rights, 'read', false);
+    await this.settingsPolicy.assertUserMay(document, rights, userId, 'view');
+  }
+
+  /**
    * The live document an event names, looked up in its own tenant with no caller and no access check: for
    * subscribers that then ask mayView for someone (a webhook's creator). Null once it is deleted.
    */

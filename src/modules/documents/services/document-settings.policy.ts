@@ -34,7 +34,12 @@ export class DocumentSettingsPolicy {
 
   /** FORBIDDEN unless the settings admit the caller for `action` (view, edit, delete, share). */
   async assertMay(ctx: DocumentContext, action: SettingsAction): Promise<void> {
-    if (!(await this.admits(ctx, action))) {
+    await this.assertUserMay(ctx.document, ctx.access, ctx.principal.userId, action);
+  }
+
+  /** The same for any user with `rights` on the document (DocumentAccessService.assertMayRead). */
+  async assertUserMay(document: DocumentRecord, rights: DocumentRights, userId: string, action: SettingsAction): Promise<void> {
+    if (!(await this.admitsUser(document, rights, userId, action))) {
       throw AppException.forbidden(`the document's permissions settings do not allow you to ${action} it`);
     }
   }

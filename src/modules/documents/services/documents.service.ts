@@ -15,6 +15,7 @@ import { DocumentRepository } from '../repositories/document.repository.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RevisionRepository } from '../repositories/revision.repository.js';
 import { ComputedFieldsService } from './computed/computed-fields.service.js';
+import { ComputedAccessService } from './computed/computed-access.service.js';
 import { DocumentDeletionListeners } from './document-deletion-listeners.js';
 import { BundleSections } from './bundle-sections.js';
 import { buildMetadataUpdate, parseSettings } from './change-builders.js';
@@ -67,6 +68,7 @@ export class DocumentsService {
     private readonly sections: BundleSections,
     private readonly deletionListeners: DocumentDeletionListeners,
     private readonly computed: ComputedFieldsService,
+    private readonly computedAccess: ComputedAccessService,
   ) {}
 
   /**
@@ -231,7 +233,8 @@ export class DocumentsService {
         const limit = query.revisionsLimit ?? DEFAULT_REVISIONS_LIMIT;
         const { items } = limit > 0 ? await this.revisions.list(document.uuid, { limit, offset: 0 }) : { items: [] };
         const operations = await this.revisions.firstOperationsOf(items.map((revision) => revision.id), INLINE_CHANGES.listed);
-        bundle.revisions = items.map((revision) => toRevisionDto(revision, document.metadata, operations.get(revision.id) ?? []));
+        const mask = await this.computedAccess.historyMask(snapshot);
+        bundle.revisions = items.map((revision) => toRevisionDto(revision, document.metadata, (operations.get(revision.id) ?? []).map((op) => mask.operation(op))));
       }
       if (sections.has('settings')) {
         bundle.settings = toSettingsDto(document.settings);

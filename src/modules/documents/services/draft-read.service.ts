@@ -14,6 +14,7 @@ import type { DraftOverlayRow } from '../repositories/row-query.repository.js';
 import { RequestRepository } from '../repositories/request.repository.js';
 import { ChangeEngineService } from './change-engine.service.js';
 import { ComputedReadService } from './computed/computed-read.service.js';
+import type { LinkedSource } from './computed/computed-access.service.js';
 
 /** What a reader of `?requestId=` sees: the request's folded changes over the document. */
 export interface DraftView {
@@ -23,6 +24,8 @@ export interface DraftView {
   overlay: DraftOverlayRow[] | null;
   folded: FoldedChanges | null;
   changes: ChangeRecord[];
+  /** Documents the draft's lookups read through its relation values (ComputedReadService.draftOverlay). */
+  linked?: LinkedSource[];
 }
 
 /**
@@ -77,11 +80,9 @@ export class DraftReadService {
           break;
       }
     }
-    if (overlay.length > 0) {
-      // Formulas, lookups and rollups of the draft's rows, so the draft shows and queries them (docs/formulas.md).
-      await this.computed.draftOverlay(document, metadata.fields, overlay);
-    }
-    return { request, metadata, overlay: overlay.length > 0 ? overlay : null, folded, changes };
+    // Formulas, lookups and rollups of the draft's rows, so the draft shows and queries them (docs/formulas.md).
+    const linked = overlay.length > 0 ? await this.computed.draftOverlay(document, metadata.fields, overlay) : [];
+    return { request, metadata, overlay: overlay.length > 0 ? overlay : null, folded, changes, linked };
   }
 
   /** The settings a reader of `?requestId=` sees: the open request's settings change, else the document's. */

@@ -33,6 +33,7 @@ import {
 import { assertOpen, ChangeEngineService } from './change-engine.service.js';
 import { ComputedMetadataService } from './computed/computed-metadata.service.js';
 import { ComputedReadService } from './computed/computed-read.service.js';
+import { ComputedAccessService } from './computed/computed-access.service.js';
 import type { DraftOverlayRow } from '../repositories/row-query.repository.js';
 import { assertMayChangeStructure, DocumentAccessService, docNotFound, type DocumentContext } from './document-access.service.js';
 import { DocumentEventsService } from './document-events.service.js';
@@ -105,6 +106,7 @@ export class RequestsService {
     private readonly computedReads: ComputedReadService,
     private readonly access: DocumentAccessService,
     private readonly history: RevisionHistoryRepository,
+    private readonly computedAccess: ComputedAccessService,
   ) {}
 
   async list(ctx: DocumentContext, query: { status?: RequestStatus; page: number; pageSize: number }): Promise<Page<RequestResponseDto>> {
@@ -270,7 +272,8 @@ export class RequestsService {
     if (request.status === 'merged' && request.generatedRevisionId) {
       // What it changed at its merge, not what merging it again would change in today's document.
       const ops = await this.history.allOperations(request.generatedRevisionId, MAX_DIFF_OPERATIONS);
-      return mergedRequestDiff(request, ops, ctx.document.metadata);
+      const mask = await this.computedAccess.historyMask(ctx);
+      return mergedRequestDiff(request, ops.map((op) => mask.operation(op)), ctx.document.metadata);
     }
     const folded = foldChanges(await this.requests.changes(request.id));
     const before = ctx.document.metadata;
@@ -278,7 +281,10 @@ export class RequestsService {
     const current = await this.rows.findMany(ctx.document.uuid, [...folded.rows.keys()]);
     const diff: RequestDiffDto = { addedRows: [], updatedCells: [], deletedRows: [], changedProperties: [], fields: null, settingsChanged: folded.settings !== null };
     const field = (list: typeof before.fields, id: string) => list.find((item) => item.id === id);
+    // Rows as they are and as the draft computes them: read through the caller's mask (docs/formulas.md, "Access"),
+    // with the documents the draft's relation values reach.
     const added: DraftOverlayRow[] = [];
+    const deleted: typeof diff.deletedRows = [];
     for (const effect of folded.rows.values()) {
       const row = current.get(effect.rowId);
       if (effect.kind === 'create' || (effect.kind === 'replace' && !row)) {
@@ -290,7 +296,7 @@ export class RequestsService {
         continue;
       }
       if (effect.kind === 'delete') {
-        diff.deletedRows.push(toRowDto(row, before.fields));
+        deleted.push(toRowDto(row, before.fields));
         continue;
       }
       const next = effect.kind === 'update' ? applySet(row.values, effect.set) : effect.values;
@@ -306,10 +312,13 @@ export class RequestsService {
       }
     }
     // Added rows with their formulas, lookups and rollups, as a draft read (`?requestId=`) shows them.
-    await this.computedReads.draftOverlay(ctx.document, after.fields, added);
+    const linked = await this.computedReads.draftOverlay(ctx.document, after.fields, added);
+    const mask = await this.computedAccess.maskFor(ctx.document, ctx.principal.userId, { history: true, linked, fields: [...before.fields, ...after.fields] });
+    diff.deletedRows = deleted.map((row) => ({ ...row, values: mask.entries(row.values) }));
+    diff.updatedCells = mask.entries(diff.updatedCells);
     const at = request.updatedAt;
     diff.addedRows = added.map((item) =>
-      toRowDto({ id: item.id, seq: '0', values: item.values, version: 1, createdAt: at, createdBy: request.author, updatedAt: at, updatedBy: request.author }, after.fields),
+      toRowDto({ id: item.id, seq: '0', values: item.values, version: 1, createdAt: at, createdBy: request.author, updatedAt: at, updatedBy: request.author }, mask.fields(after.fields)),
     );
     if (folded.properties) {
       const currentProperties = (await this.properties.find(ctx.document.uuid))?.properties ?? {};
@@ -378,9 +387,12 @@ export class RequestsService {
       }
       const result = await this.merger.merge(document, request, changes, userId);
       const merged = (await this.documents.lock(document.uuid)) ?? document;
+      // The revision's row values as the merger may see them (docs/formulas.md, "Access").
+      const mask = await this.computedAccess.maskFor(merged, userId, { history: true });
+      const operations = await this.revisions.operations(result.revision.id, { limit: INLINE_CHANGES.single, offset: 0 });
       return {
         ...toRequestDto(result.request, merged, changes.slice(0, INLINE_CHANGES.single)),
-        revision: toRevisionDto(result.revision, merged.metadata, await this.revisions.operations(result.revision.id, { limit: INLINE_CHANGES.single, offset: 0 })),
+        revision: toRevisionDto(result.revision, merged.metadata, operations.map((op) => mask.operation(op))),
         conversions: result.conversions,
       };
     });

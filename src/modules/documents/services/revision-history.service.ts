@@ -9,6 +9,7 @@ import type { ValueEntryDto } from '../dtos/row.dto.js';
 import { renderValue, renderValues, toOperationDto } from '../mappers/document.mapper.js';
 import { RevisionHistoryRepository } from '../repositories/revision-history.repository.js';
 import { RevisionRepository } from '../repositories/revision.repository.js';
+import { ComputedAccessService } from './computed/computed-access.service.js';
 import type { DocumentContext } from './document-access.service.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -37,6 +38,7 @@ export class RevisionHistoryService {
   constructor(
     private readonly revisions: RevisionRepository,
     private readonly history: RevisionHistoryRepository,
+    private readonly computedAccess: ComputedAccessService,
   ) {}
 
   async find(ctx: DocumentContext, revisionId: string, field = 'revId'): Promise<RevisionRecord> {
@@ -69,6 +71,7 @@ export class RevisionHistoryService {
       this.history.diffRows(ctx.document.uuid, base.version, revision.version, paging),
       this.history.diffTargets(ctx.document.uuid, base.version, revision.version),
     ]);
+    const mask = await this.computedAccess.historyMask(ctx);
     const diff: RevisionDiffDto = {
       revisionId: revision.id,
       version: revision.version,
@@ -86,13 +89,13 @@ export class RevisionHistoryService {
     };
     for (const row of rows.items) {
       if (row.kind === 'updated') {
-        for (const cell of row.cells ?? []) {
+        for (const cell of mask.entries(row.cells ?? [])) {
           const field = definitionOf(fields, cell.fieldId);
           diff.updatedCells.push({ rowId: row.rowId, fieldId: cell.fieldId, oldValue: renderValue(cell.oldValue, field), newValue: renderValue(cell.newValue, field) });
         }
         continue;
       }
-      (row.kind === 'added' ? diff.addedRows : diff.deletedRows).push({ id: row.rowId, values: entriesOf(row.values ?? {}, fields) });
+      (row.kind === 'added' ? diff.addedRows : diff.deletedRows).push({ id: row.rowId, values: entriesOf(mask.values(row.values ?? {}), fields) });
     }
     for (const target of targets.targets) {
       if (target.kind === 'field') {
@@ -146,8 +149,9 @@ export class RevisionHistoryService {
       { kind, rowId: query.rowId, fieldId: query.fieldId },
       { limit: query.pageSize, offset: (query.page - 1) * query.pageSize },
     );
+    const mask = await this.computedAccess.historyMask(ctx);
     return pageOf(
-      items.map((op) => ({ ...toOperationDto(op, ctx.document.metadata), revisionId: op.revisionId, revisionVersion: op.revisionVersion })),
+      items.map((op) => ({ ...toOperationDto(mask.operation(op), ctx.document.metadata), revisionId: op.revisionId, revisionVersion: op.revisionVersion })),
       total,
       query,
     );

@@ -7,6 +7,7 @@ import type { ChangeOperationDto, RevisionResponseDto } from '../dtos/revision.d
 import { INLINE_CHANGES, toOperationDto, toRequestDto, toRevisionDto } from '../mappers/document.mapper.js';
 import { RequestRepository } from '../repositories/request.repository.js';
 import { RevisionRepository } from '../repositories/revision.repository.js';
+import { ComputedAccessService } from './computed/computed-access.service.js';
 import type { DocumentContext } from './document-access.service.js';
 import { revisionNotFound } from './revision-history.service.js';
 
@@ -18,6 +19,7 @@ export class RevisionsService {
   constructor(
     private readonly revisions: RevisionRepository,
     private readonly requests: RequestRepository,
+    private readonly computedAccess: ComputedAccessService,
   ) {}
 
   async list(ctx: DocumentContext, paging: { page: number; pageSize: number }): Promise<Page<RevisionResponseDto>> {
@@ -28,8 +30,9 @@ export class RevisionsService {
   /** Listed revisions with the first operations of each (mappers, INLINE_CHANGES). */
   private async page(ctx: DocumentContext, items: RevisionRecord[], total: number, paging: { page: number; pageSize: number }): Promise<Page<RevisionResponseDto>> {
     const operations = await this.revisions.firstOperationsOf(items.map((revision) => revision.id), INLINE_CHANGES.listed);
+    const mask = await this.computedAccess.historyMask(ctx);
     return pageOf(
-      items.map((revision) => toRevisionDto(revision, ctx.document.metadata, operations.get(revision.id) ?? [])),
+      items.map((revision) => toRevisionDto(revision, ctx.document.metadata, (operations.get(revision.id) ?? []).map((op) => mask.operation(op)))),
       total,
       paging,
     );
@@ -45,14 +48,16 @@ export class RevisionsService {
   async get(ctx: DocumentContext, revisionId: string): Promise<RevisionResponseDto> {
     const revision = await this.find(ctx, revisionId);
     const operations = await this.revisions.operations(revision.id, { limit: INLINE_CHANGES.single, offset: 0 });
-    return toRevisionDto(revision, ctx.document.metadata, operations);
+    const mask = await this.computedAccess.historyMask(ctx);
+    return toRevisionDto(revision, ctx.document.metadata, operations.map((op) => mask.operation(op)));
   }
 
   async operations(ctx: DocumentContext, revisionId: string, paging: { page: number; pageSize: number }): Promise<Page<ChangeOperationDto>> {
     const revision = await this.find(ctx, revisionId);
     const operations = await this.revisions.operations(revision.id, { limit: paging.pageSize, offset: (paging.page - 1) * paging.pageSize });
+    const mask = await this.computedAccess.historyMask(ctx);
     return pageOf(
-      operations.map((op) => toOperationDto(op, ctx.document.metadata)),
+      operations.map((op) => toOperationDto(mask.operation(op), ctx.document.metadata)),
       revision.operationCount,
       paging,
     );

@@ -156,7 +156,7 @@ export class RowQueryService {
   }
 
   private async visible(ctx: DocumentContext, draft: DraftView): Promise<DraftView> {
-    const fields = await this.computedAccess.visibleFields(ctx, draft.metadata.fields);
+    const fields = await this.computedAccess.visibleFields(ctx, draft.metadata.fields, draft.linked);
     return fields === draft.metadata.fields ? draft : { ...draft, metadata: { ...draft.metadata, fields } };
   }
 

@@ -15,6 +15,7 @@ import { ChangeEngineService, type WriteOutcome } from './change-engine.service.
 import type { DocumentContext } from './document-access.service.js';
 import type { UniqueCheckRow } from './draft-scope.js';
 import { RowQueryService } from './row-query.service.js';
+import { ComputedAccessService } from './computed/computed-access.service.js';
 
 export interface WriteParams {
   requestId?: string;
@@ -27,6 +28,7 @@ export class RowsService {
   constructor(
     private readonly engine: ChangeEngineService,
     private readonly rowQueries: RowQueryService,
+    private readonly computedAccess: ComputedAccessService,
   ) {}
 
   async create(ctx: DocumentContext, body: { id?: string; values?: unknown }, params: WriteParams): Promise<RowWriteResponseDto> {
@@ -173,7 +175,9 @@ export class RowsService {
     // A merged write already holds the row as it committed; only a draft needs reading back.
     const merged = outcome.merge ? [...outcome.merge.rows.created, ...outcome.merge.rows.updated].find((row) => row.id === rowId) : undefined;
     if (merged) {
-      return { ...toRowDto(merged, outcome.document.metadata.fields), request: toWriteResult(outcome) };
+      // As a read would show it to the writer: without lookups over documents they cannot read (docs/formulas.md).
+      const fields = await this.computedAccess.visibleFields(ctx, outcome.document.metadata.fields);
+      return { ...toRowDto(merged, fields), request: toWriteResult(outcome) };
     }
     const row = await this.rowQueries.get(ctx, rowId, outcome.merge ? undefined : outcome.request?.id);
     return { ...row, request: toWriteResult(outcome) };

@@ -1,5 +1,7 @@
 import { type LockTarget, locksCollide, targetsOverlap } from './lock-targets.js';
-import { lockCoversWrite, type WriteTarget } from './write-targets.js';
+import type { ChangeDraft, DocumentRecord } from '../../documents/domain/document.records.js';
+import type { FieldDefinition } from '../../documents/fields/field.types.js';
+import { lockCoversWrite, type WriteTarget, writeTargetsOf } from './write-targets.js';
 
 const row = (rowId: string): LockTarget => ({ type: 'row', rowId, fieldId: null });
 const field = (fieldId: string): LockTarget => ({ type: 'field', rowId: null, fieldId });
@@ -50,7 +52,43 @@ describe('writes under locks', () => {
     [row('r1'), { kind: 'field-definition', fieldId: 'a' } as WriteTarget, false],
     [row('r1'), { kind: 'document-level' } as WriteTarget, false],
     [documentLock, { kind: 'document-level' } as WriteTarget, true],
+    // Deleting or retyping a field changes its cell in every row.
+    [row('r1'), { kind: 'field-cells', fieldId: 'a' } as WriteTarget, true],
+    [cell('r1', 'a'), { kind: 'field-cells', fieldId: 'a' } as WriteTarget, true],
+    [cell('r1', 'a'), { kind: 'field-cells', fieldId: 'b' } as WriteTarget, false],
+    [field('a'), { kind: 'field-cells', fieldId: 'a' } as WriteTarget, true],
+    [field('a'), { kind: 'field-cells', fieldId: 'b' } as WriteTarget, false],
   ])('%j covers %j: %s', (lock, write, expected) => {
     expect(lockCoversWrite(lock, write)).toBe(expected);
+  });
+
+  it('a metadata change touches the definitions it changes, and the cells of fields it deletes or retypes', () => {
+    const fields: FieldDefinition[] = [
+      { id: 'kept', name: 'Kept', type: 'text' },
+      { id: 'renamed', name: 'Renamed', type: 'text' },
+      { id: 'retyped', name: 'Retyped', type: 'number' },
+      { id: 'deleted', name: 'Deleted', type: 'text' },
+    ];
+    const document = { metadata: { fields, properties: [] } } as unknown as DocumentRecord;
+    const next: FieldDefinition[] = [
+      { name: 'Kept', type: 'text', id: 'kept' },
+      { id: 'renamed', name: 'Now renamed', type: 'text' },
+      { id: 'retyped', name: 'Retyped', type: 'text' },
+      { id: 'created', name: 'Created', type: 'text' },
+    ];
+    const draft = {
+      type: 'metadata-update',
+      operation: 'update',
+      targetId: 'metadata',
+      data: { fields: next, properties: [], baseMetadataVersion: 1 },
+    } as ChangeDraft;
+    expect(writeTargetsOf(document, [draft])).toEqual([
+      { kind: 'field-definition', fieldId: 'created' },
+      { kind: 'field-definition', fieldId: 'renamed' },
+      { kind: 'field-definition', fieldId: 'retyped' },
+      { kind: 'field-definition', fieldId: 'deleted' },
+      { kind: 'field-cells', fieldId: 'deleted' },
+      { kind: 'field-cells', fieldId: 'retyped' },
+    ]);
   });
 });

@@ -103,7 +103,7 @@ export class LockRepository {
     return rows[0] ? toLock(rows[0]) : null;
   }
 
-  async delete(doc: DocRef, lockId: string): Promise<void> {
+  async delete(doc: Pick<DocRef, 'organizationId' | 'uuid'>, lockId: string): Promise<void> {
     await this.tx.manager.query(
       `DELETE FROM realtime_locks WHERE organization_id = $1 AND document_uuid = $2 AND id = $3`,
       [doc.organizationId, doc.uuid, lockId],

@@ -7,14 +7,20 @@ import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
+import type { DocumentRecord } from '../../documents/domain/document.records.js';
 import {
   DocumentAccessService,
   type DocumentContext,
+  type DocumentRights,
   type DocumentScope,
+  rightsOfOrganizationLevel,
+  rightsOfWorkspace,
 } from '../../documents/services/document-access.service.js';
+import { DocumentSettingsPolicy } from '../../documents/services/document-settings.policy.js';
 import { TokenService } from '../../identity/services/token.service.js';
 import type { CredentialBinding, DocRef } from '../domain/realtime.types.js';
 import { CredentialStatusService } from '../../identity/services/credential-status.service.js';
+import { WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
 
 /**
  * Audience of connect tokens. They are signed by the issuer as interaction tokens (JOSE `typ`
@@ -41,8 +47,13 @@ export interface RealtimeIdentity {
   doc: DocRef;
   /** Groups connections that share a credential and document, so a re-check runs once for all of them. */
   accessKey: string;
-  /** Write access at connect time (Yjs updates and locks need it; re-checked with the rest). */
+  /**
+   * Write access (role, archived workspace, read-only reference, `permissions.edit`) as last seen: at connect (the
+   * `auth` ack), at each re-check and at each write. Informative only: every write over the socket asks
+   * authorizeWrite, which opens the document with `write` again.
+   */
   canWrite: boolean;
+  /** Manage access as last seen (the same moments); `unlock` reopens the document rather than trusting it. */
   canManage: boolean;
 }
 
@@ -83,6 +94,8 @@ export class RealtimeAuthService {
     private readonly access: DocumentAccessService,
     private readonly credentials: CredentialStatusService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly workspaces: WorkspaceAccessService,
+    private readonly settingsPolicy: DocumentSettingsPolicy,
   ) {}
 
   /** The binding of a credential the guard already verified (its secret is not kept). */
@@ -208,7 +221,68 @@ export class RealtimeAuthService {
     return ctx;
   }
 
-  /** True while the credential stands and the user may still read the document (same document, same tenant). */
+  /**
+   * A write over the socket (a Yjs update, a lock): the route's scope, then the document opened with `write` exactly
+   * as the HTTP routes open it — the role, an archived workspace, a read-only reference and `permissions.edit` as
+   * they are now. FORBIDDEN (DOC_NOT_FOUND once the document is gone) otherwise. Roles come from the access cache
+   * (docs/auth.md, "Caches") and the document is read again, so a write costs one lookup more, not a re-check.
+   */
+  async authorizeWrite(
+    identity: RealtimeIdentity,
+    scope: 'doc:write' | 'data:write',
+  ): Promise<DocumentContext> {
+    if (!identity.principal.scopes.includes(scope)) {
+      throw AppException.forbidden(`missing scope ${scope}`);
+    }
+    try {
+      const ctx = await this.reopen(identity, 'write');
+      identity.canWrite = true;
+      identity.canManage = ctx.access.canManage;
+      return ctx;
+    } catch (error) {
+      if (error instanceof AppException) {
+        identity.canWrite = false;
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Whether `userId` may write `document` now, where it lives (its workspace, or its organization's
+   * organization-level documents), narrowed by its and its type's `permissions.edit` as a write through open() is:
+   * whether a lock of theirs still stands (docs/realtime.md, "Locks"). Removed, demoted or suspended members, an
+   * archived workspace and a narrowed `permissions.edit` all answer false.
+   */
+  async mayWrite(document: DocumentRecord, userId: string): Promise<boolean> {
+    let rights: DocumentRights;
+    try {
+      rights =
+        document.workspaceId === null
+          ? rightsOfOrganizationLevel(
+              await this.workspaces.resolveOrganizationLevel(userId, document.organizationId),
+            )
+          : rightsOfWorkspace(await this.workspaces.resolve(userId, document.workspaceId));
+    } catch (error) {
+      // Not a member (any more): no write. Anything else is a failure, not an answer.
+      if (
+        error instanceof AppException &&
+        (error.code === ErrorCode.NOT_FOUND || error.code === ErrorCode.FORBIDDEN)
+      ) {
+        return false;
+      }
+      throw error;
+    }
+    return (
+      rights.canRead &&
+      rights.canWrite &&
+      (await this.settingsPolicy.admitsUser(document, rights, userId, 'edit'))
+    );
+  }
+
+  /**
+   * True while the credential stands and the user may still read the document (same document, same tenant).
+   * Refreshes the identity's `canWrite` and `canManage` on the way (writes check again anyway: authorizeWrite).
+   */
   async stillAllowed(identity: RealtimeIdentity): Promise<boolean> {
     const { binding, doc } = identity;
     if (binding.expiresAt && binding.expiresAt * 1000 <= Date.now()) {
@@ -219,7 +293,12 @@ export class RealtimeAuthService {
     }
     try {
       const ctx = await this.access.open(identity.principal, doc.docType, doc.docId, 'read', scopeOf(doc));
-      return ctx.document.uuid === doc.uuid && ctx.access.canRead;
+      if (ctx.document.uuid !== doc.uuid || !ctx.access.canRead) {
+        return false;
+      }
+      identity.canWrite = await this.writable(ctx);
+      identity.canManage = ctx.access.canManage;
+      return true;
     } catch (error) {
       if (error instanceof AppException) {
         return false;
@@ -295,8 +374,22 @@ export class RealtimeAuthService {
       binding,
       doc,
       accessKey: `${binding.userId}|${credentialKey}|${binding.expiresAt ?? ''}|${doc.uuid}`,
-      canWrite: ctx.access.canWrite && !ctx.readOnly,
+      canWrite: await this.writable(ctx),
       canManage: ctx.access.canManage,
     };
+  }
+
+  /** Whether a context opened for reading would also open for writing: what open() checks for `write`. */
+  private async writable(ctx: DocumentContext): Promise<boolean> {
+    try {
+      this.access.check(ctx.access, 'write', ctx.readOnly);
+      await this.access.narrowBySettings(ctx, 'write');
+      return true;
+    } catch (error) {
+      if (error instanceof AppException && error.code === ErrorCode.FORBIDDEN) {
+        return false;
+      }
+      throw error;
+    }
   }
 }

@@ -8,8 +8,15 @@ import {
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
+import { ComputedAccessService } from '../../documents/services/computed/computed-access.service.js';
 import { type CloseReason } from '../domain/realtime-protocol.js';
-import { eventKey, eventKeyOf, type HubClient, type StreamEvent } from '../domain/realtime.types.js';
+import {
+  type DocRef,
+  eventKey,
+  eventKeyOf,
+  type HubClient,
+  type StreamEvent,
+} from '../domain/realtime.types.js';
 import { RealtimeEventRepository } from '../repositories/realtime-event.repository.js';
 import { RealtimeBus } from './realtime-bus.service.js';
 
@@ -37,6 +44,7 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly bus: RealtimeBus,
     private readonly events: RealtimeEventRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly computedAccess: ComputedAccessService,
   ) {
     bus.subscribe((message) => {
       if (message.t === 'event') {
@@ -129,7 +137,8 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
     const since = resuming ? new Date(Date.now() - this.config.realtime.streamRetentionSeconds * 1000) : null;
     for (;;) {
       const batch = await this.events.after(client.doc, client.lastSeq, since, PAGE);
-      for (const event of batch) {
+      const shown = (await this.asSeenBy(client.doc, [client.userId], batch)).get(client.userId) ?? [];
+      for (const event of shown) {
         this.deliver(client, event);
       }
       if (batch.length < PAGE || !this.isAttached(client)) {
@@ -224,14 +233,46 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
           clients[0].lastSeq,
         );
         const batch = await this.events.after(clients[0].doc, from, null, PAGE);
-        for (const event of batch) {
-          this.clientsOf(documentUuid).forEach((client) => this.offer(client, event));
-        }
+        const views = await this.asSeenBy(
+          clients[0].doc,
+          this.clientsOf(documentUuid).map((client) => client.userId),
+          batch,
+        );
+        batch.forEach((_event, index) => {
+          for (const client of this.clientsOf(documentUuid)) {
+            const view = views.get(client.userId);
+            if (view) {
+              this.offer(client, view[index]);
+            } else {
+              // Attached while the views were worked out: the next pass reads from its position.
+              run.again = true;
+            }
+          }
+        });
         run.again ||= batch.length === PAGE;
       } while (run.again);
     })()
       .catch((error: unknown) => this.logger.error({ err: error }, 'realtime event pump failed'))
       .finally(() => this.pumps.delete(documentUuid));
+  }
+
+  /**
+   * The events as each user may see them: row values of lookups over documents the user cannot read are left out
+   * (ComputedAccessService, docs/formulas.md "Access"). A batch without row values, and a user who may see them
+   * all, get the events as read (one serialization shared by every stream).
+   */
+  private async asSeenBy(
+    doc: DocRef,
+    userIds: readonly string[],
+    batch: StreamEvent[],
+  ): Promise<Map<string, StreamEvent[]>> {
+    const views = new Map<string, StreamEvent[]>();
+    const carriesValues = batch.some((event) => Array.isArray(event.payload.values));
+    for (const userId of new Set(userIds)) {
+      const mask = carriesValues ? await this.computedAccess.eventMask(doc.uuid, userId) : null;
+      views.set(userId, mask === null || mask.empty ? batch : batch.map((event) => mask.event(event)));
+    }
+    return views;
   }
 
   private forEachClient(action: (client: HubClient) => void): void {

@@ -4,10 +4,12 @@ import { ErrorCode } from '../../../common/errors/error-code.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { ChangeDraft, DocumentRecord } from '../../documents/domain/document.records.js';
+import type { DocumentContext } from '../../documents/services/document-access.service.js';
 import { type LockTarget, type LockTargetType, locksCollide } from '../domain/lock-targets.js';
 import type { DocRef } from '../domain/realtime.types.js';
 import { lockCoversWrite, writeTargetsOf } from '../domain/write-targets.js';
 import { type LockRecord, LockRepository } from '../repositories/lock.repository.js';
+import { docRefOf, RealtimeAuthService } from './realtime-auth.service.js';
 import { RealtimeBus } from './realtime-bus.service.js';
 
 export interface LockView {
@@ -48,7 +50,8 @@ export function lockedBy(lock: LockRecord): AppException {
  * Locks on a document's rows, cells, fields or the whole document. Decisions on one document are serialized
  * across instances by an advisory lock. A user's own locks never stand in their way; an exclusive lock of
  * someone else refuses both overlapping locks and writes; a shared lock refuses only overlapping exclusive
- * locks. Locks expire at their TTL and die with the socket session that took them.
+ * locks. Either refuses only while its holder may still write the document (`stands`). Locks expire at their TTL
+ * and die with the socket session that took them.
  */
 @Injectable()
 export class RealtimeLockService {
@@ -57,11 +60,12 @@ export class RealtimeLockService {
     private readonly locks: LockRepository,
     private readonly bus: RealtimeBus,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly auth: RealtimeAuthService,
   ) {}
 
+  /** A lock for the caller of `ctx` (opened with `write`) on its document. */
   async acquire(
-    doc: DocRef,
-    userId: string,
+    ctx: DocumentContext,
     input: { target: LockTarget; ttlSeconds?: number; exclusive?: boolean; sessionId: string | null },
   ): Promise<LockView> {
     const { lockDefaultTtlSeconds, lockMaxTtlSeconds } = this.config.realtime;
@@ -71,13 +75,19 @@ export class RealtimeLockService {
         { field: 'ttlSeconds', reason: `ttlSeconds must not be greater than ${lockMaxTtlSeconds}` },
       ]);
     }
+    const doc = docRefOf(ctx);
+    const userId = ctx.principal.userId;
     const wanted = { target: input.target, exclusive: input.exclusive ?? true };
     const lock = await this.tx.run(async () => {
       await this.locks.lockDocument(doc.uuid);
-      const held = await this.locks.live(doc.organizationId, doc.uuid);
-      const blocking = held.find((other) => other.userId !== userId && locksCollide(other, wanted));
-      if (blocking) {
-        throw lockedBy(blocking);
+      for (const other of await this.locks.live(doc.organizationId, doc.uuid)) {
+        if (
+          other.userId !== userId &&
+          locksCollide(other, wanted) &&
+          (await this.stands(ctx.document, other))
+        ) {
+          throw lockedBy(other);
+        }
       }
       const created = await this.locks.insert(doc, {
         ...wanted,
@@ -138,9 +148,36 @@ export class RealtimeLockService {
       return;
     }
     const targets = writeTargetsOf(document, drafts);
-    const blocking = held.find((lock) => targets.some((target) => lockCoversWrite(lock.target, target)));
-    if (blocking) {
-      throw lockedBy(blocking);
+    for (const lock of held) {
+      if (
+        targets.some((target) => lockCoversWrite(lock.target, target)) &&
+        (await this.stands(document, lock))
+      ) {
+        throw lockedBy(lock);
+      }
     }
+  }
+
+  /**
+   * Whether a lock that would refuse something still counts: only while its holder may write the document
+   * (docs/realtime.md, "Locks"). A lock taken over HTTP is never re-checked otherwise, and would keep the owners
+   * out until it expires after its holder was removed, demoted or suspended, or `permissions.edit` left them out.
+   * Such a lock is deleted here (with the caller's transaction) and its release announced. Asked only of locks in
+   * someone's way, once per lock and transaction, so writes that meet no lock pay nothing for it.
+   */
+  private stands(document: DocumentRecord, lock: LockRecord): Promise<boolean> {
+    return this.tx.memo(this, `stands:${lock.id}`, async () => {
+      if (await this.auth.mayWrite(document, lock.userId)) {
+        return true;
+      }
+      await this.locks.delete(document, lock.id);
+      await this.bus.publish({
+        t: 'lock',
+        doc: document.uuid,
+        action: 'released',
+        lock: { ...lockView(lock) },
+      });
+      return false;
+    });
   }
 }

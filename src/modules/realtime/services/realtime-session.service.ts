@@ -229,15 +229,6 @@ export class RealtimeSessionService {
       throw new AppException(ErrorCode.UNAUTHORIZED);
     }
     const doc = identity.doc;
-    // The same rules as the HTTP routes: write access to the document and the route's scope.
-    const writable = (scope: 'doc:write' | 'data:write'): void => {
-      if (!identity.canWrite) {
-        throw AppException.forbidden('write permission required');
-      }
-      if (!identity.principal.scopes.includes(scope)) {
-        throw AppException.forbidden(`missing scope ${scope}`);
-      }
-    };
     switch (message.kind) {
       case 'auth':
         throw new AppException(ErrorCode.INVALID_STATE, {
@@ -253,7 +244,8 @@ export class RealtimeSessionService {
         return { update: toBase64(diff.update), stateVector: toBase64(diff.stateVector) };
       }
       case 'yjs_update':
-        writable('doc:write');
+        // The same rules as POST /apply-update, as they are now (not as they were at connect).
+        await this.auth.authorizeWrite(identity, 'doc:write');
         return this.yjs.applyUpdate(
           doc,
           fromBase64(message.payload.update),
@@ -269,8 +261,9 @@ export class RealtimeSessionService {
         );
         return {};
       case 'lock': {
-        writable('data:write');
-        const { fields } = (await this.auth.reopen(identity, 'write')).document.metadata;
+        // The same rules as POST /lock.
+        const ctx = await this.auth.authorizeWrite(identity, 'data:write');
+        const { fields } = ctx.document.metadata;
         const problem = lockTargetFieldProblem(
           message.payload.target,
           fields.map((field) => field.id),
@@ -279,7 +272,7 @@ export class RealtimeSessionService {
           throw AppException.validation([{ field: `payload.target.${problem.key}`, reason: problem.reason }]);
         }
         return {
-          ...(await this.locks.acquire(doc, identity.principal.userId, {
+          ...(await this.locks.acquire(ctx, {
             target: normalizeTarget(message.payload.target),
             ttlSeconds: message.payload.ttlSeconds,
             exclusive: message.payload.exclusive,
@@ -287,9 +280,17 @@ export class RealtimeSessionService {
           })),
         };
       }
-      case 'unlock':
-        await this.locks.release(doc, message.payload.lockId, identity.principal.userId, identity.canManage);
+      case 'unlock': {
+        // As DELETE /unlock: manage rights as they are now decide whether another user's lock may be released.
+        const ctx = await this.auth.reopen(identity, 'read');
+        await this.locks.release(
+          doc,
+          message.payload.lockId,
+          identity.principal.userId,
+          ctx.access.canManage,
+        );
         return {};
+      }
       case 'users':
         return { items: await this.presence.users(doc) };
       case 'locks':
@@ -316,9 +317,8 @@ export class RealtimeSessionService {
           return;
         }
         case 'update':
-          if (!identity.canWrite || !identity.principal.scopes.includes('doc:write')) {
-            throw AppException.forbidden('write permission and the doc:write scope required');
-          }
+          // Refused like a JSON yjs_update, with an error frame (seq null): nothing is stored or relayed.
+          await this.auth.authorizeWrite(identity, 'doc:write');
           await this.yjs.applyUpdate(
             identity.doc,
             frame.update,

@@ -6,6 +6,7 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { offsetOf, type Page, pageOf } from '../../../common/http/pagination.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import type { DocumentContext } from '../../documents/services/document-access.service.js';
+import { ComputedAccessService } from '../../documents/services/computed/computed-access.service.js';
 import { connectOrigin } from '../domain/connect-origin.js';
 import { lockTargetFieldProblem, lockTargetIdProblems, normalizeTarget } from '../domain/lock-targets.js';
 import { WS_PATH, WS_PROTOCOLS } from '../domain/realtime-protocol.js';
@@ -56,6 +57,7 @@ export class RealtimeService {
     private readonly yjs: YjsStateService,
     private readonly awarenessUpdates: AwarenessService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly computedAccess: ComputedAccessService,
   ) {}
 
   /**
@@ -95,7 +97,13 @@ export class RealtimeService {
     query: { page: number; pageSize: number },
   ): Promise<Page<StreamEventDto>> {
     const { items, total } = await this.eventLog.page(docRefOf(ctx), offsetOf(query), query.pageSize);
-    return pageOf(items, total, query);
+    // Row values as the caller may see them (docs/formulas.md, "Access"), as the stream carries them.
+    const mask = await this.computedAccess.historyMask(ctx);
+    return pageOf(
+      items.map((event) => mask.event(event)),
+      total,
+      query,
+    );
   }
 
   users(ctx: DocumentContext): Promise<OnlineUserDto[]> {
@@ -119,7 +127,7 @@ export class RealtimeService {
         problems.map((problem) => ({ field: `target.${problem.key}`, reason: problem.reason })),
       );
     }
-    return this.locks.acquire(docRefOf(ctx), ctx.principal.userId, {
+    return this.locks.acquire(ctx, {
       target: normalizeTarget(body.target),
       ttlSeconds: body.ttlSeconds,
       exclusive: body.exclusive,

@@ -4,12 +4,16 @@ import { TransactionHost } from '../../../database/transaction-host.js';
 import type { DomainEvent } from '../../events/domain-event.js';
 import { isDomainEventType } from '../../events/event-catalogue.js';
 import { OnDomainEvent } from '../../events/on-domain-event.decorator.js';
+import { ComputedAccessService } from '../../documents/services/computed/computed-access.service.js';
 import { WebhookDeliveryJob } from '../jobs/webhook-delivery.job.js';
 import { type NewDelivery, WebhookDeliveryRepository } from '../repositories/webhook-delivery.repository.js';
 import { WebhookRepository, type WebhookRow } from '../repositories/webhook.repository.js';
 import { type EventPlace, WebhookAccessService } from '../services/webhook-access.service.js';
 import { scopesRead } from '../services/webhook-event-scopes.js';
 import { type FilterableDelivery, filtersMatch } from '../services/webhook-filter.js';
+
+/** The delivery body of spec 6.1, as the filters read it. */
+type Envelope = FilterableDelivery & { payload: Record<string, unknown> };
 
 /**
  * Turns every committed catalogue event into one queued delivery per matching webhook of its organization.
@@ -28,6 +32,7 @@ export class WebhookEnqueueListener {
     private readonly deliveries: WebhookDeliveryRepository,
     private readonly job: WebhookDeliveryJob,
     private readonly access: WebhookAccessService,
+    private readonly computedAccess: ComputedAccessService,
   ) {}
 
   @OnDomainEvent('*')
@@ -52,7 +57,7 @@ export class WebhookEnqueueListener {
     const queued: NewDelivery[] = [];
     for (const webhook of subscribed) {
       const deliveryId = randomUUID();
-      const envelope: FilterableDelivery = {
+      const recorded: Envelope = {
         event: event.event,
         timestamp: event.timestamp,
         webhookId: webhook.id,
@@ -66,9 +71,14 @@ export class WebhookEnqueueListener {
       };
       if (
         !scopesRead(webhook.credentialScopes, { eventType: event.event, ...place }) ||
-        !filtersMatch(webhook.filters, envelope) ||
         !(await this.creatorMayRead(webhook, place))
       ) {
+        continue;
+      }
+      // The body carries what the creator may see, and the filters look at nothing else (a condition on a hidden
+      // value would otherwise tell it by whether the event arrives).
+      const envelope = await this.asSeenByCreator(webhook, place, recorded);
+      if (!filtersMatch(webhook.filters, envelope)) {
         continue;
       }
       queued.push({
@@ -90,6 +100,27 @@ export class WebhookEnqueueListener {
     if ((await this.deliveries.enqueue(queued)) > 0) {
       this.tx.afterCommit(() => this.job.kick());
     }
+  }
+
+  /**
+   * Row values of lookups over documents the creator cannot read left out (docs/formulas.md, "Access"); asked once
+   * per creator and document in a dispatch transaction, only for events that carry row values.
+   */
+  private async asSeenByCreator(
+    webhook: WebhookRow,
+    place: EventPlace,
+    envelope: Envelope,
+  ): Promise<Envelope> {
+    const { docType, docId } = place;
+    if (docType === null || docId === null || !Array.isArray(envelope.payload.values)) {
+      return envelope;
+    }
+    const document = { organizationId: place.organizationId, workspaceId: place.workspaceId, docType, docId };
+    const key = `mask:${JSON.stringify([webhook.createdBy, place.organizationId, place.workspaceId, docType, docId])}`;
+    const mask = await this.tx.memo(this, key, () =>
+      this.computedAccess.eventMask(document, webhook.createdBy),
+    );
+    return mask.event(envelope);
   }
 
   /**

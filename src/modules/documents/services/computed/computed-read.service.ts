@@ -12,6 +12,7 @@ import type { DocumentMetadata, DocumentRecord, RowRecord } from '../../domain/d
 import { ComputedValuesRepository } from '../../repositories/computed-values.repository.js';
 import { DocumentRepository } from '../../repositories/document.repository.js';
 import type { DraftOverlayRow } from '../../repositories/row-query.repository.js';
+import type { LinkedSource } from './computed-access.service.js';
 
 /**
  * Computed values that are never stored (docs/formulas.md): property formulas (aggregates of the rows in SQL) and
@@ -47,16 +48,18 @@ export class ComputedReadService {
   /**
    * A draft (`?requestId=`) read: the computed values of the rows the request creates or changes, laid into the
    * overlay so the draft filters, sorts and shows them like merged rows. Lookups follow the draft's relation values.
+   * Returns the documents they read from, which may be ones no merged lookup has read yet (ComputedAccessService
+   * hides what a reader may not see of them).
    */
   async draftOverlay(
     document: DocumentRecord,
     fields: readonly FieldDefinition[],
     overlay: DraftOverlayRow[],
-  ): Promise<void> {
+  ): Promise<LinkedSource[]> {
     const plan = computedPlan(fields);
     const live = overlay.filter((item) => item.kind !== 'delete');
     if (plan.materialised.length === 0 || live.length === 0) {
-      return;
+      return [];
     }
     const base = new Map(
       (
@@ -84,7 +87,7 @@ export class ComputedReadService {
         updatedBy: item.by,
       };
     });
-    const links = await this.draftLinks(document, plan, rows);
+    const { links, sources } = await this.draftLinks(document, plan, rows);
     const now = new Date();
     rows.forEach((row, index) => {
       const item = live[index];
@@ -105,14 +108,15 @@ export class ComputedReadService {
         }
       }
     });
+    return sources;
   }
 
-  /** Links of draft rows, read from their relation values (the draft's edges do not exist yet). */
+  /** Links of draft rows, read from their relation values (the draft's edges do not exist yet), and their documents. */
   private async draftLinks(
     document: DocumentRecord,
     plan: ComputedPlan,
     rows: readonly RowRecord[],
-  ): Promise<Map<string, Map<string, StoredRowValues[]>>> {
+  ): Promise<{ links: Map<string, Map<string, StoredRowValues[]>>; sources: LinkedSource[] }> {
     const documents = new Map<string, DocumentRecord | null>();
     const resolve = async (docType: string, docId: string): Promise<DocumentRecord | null> => {
       const key = `${docType}/${docId}`;
@@ -151,6 +155,12 @@ export class ComputedReadService {
       }
       refsOf.set(row.id, refs);
     }
+    const sources = new Map<string, LinkedSource>();
+    for (const refs of refsOf.values()) {
+      for (const ref of refs) {
+        sources.set(`${ref.fieldId}|${ref.documentUuid}`, { relationFieldId: ref.fieldId, targetDocumentUuid: ref.documentUuid });
+      }
+    }
     const found = new Map<string, StoredRowValues>();
     for (const [documentUuid, rowIds] of wanted) {
       for (const target of await this.values.rowsByIds(documentUuid, [...rowIds])) {
@@ -168,6 +178,6 @@ export class ComputedReadService {
       }
       links.set(rowId, byField);
     }
-    return links;
+    return { links, sources: [...sources.values()] };
   }
 }

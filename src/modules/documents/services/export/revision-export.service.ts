@@ -9,6 +9,7 @@ import { renderValues, toOperationDto } from '../../mappers/document.mapper.js';
 import { type LaterOperation, RevisionExportRepository, type RowAsOf } from '../../repositories/revision-export.repository.js';
 import type { DocumentContext } from '../document-access.service.js';
 import { RevisionHistoryService } from '../revision-history.service.js';
+import { ComputedAccessService } from '../computed/computed-access.service.js';
 import { cellOf, CONTENT_TYPES, type ExportFormat, type ExportSink, sinkFor } from './export-writers.js';
 import { computedPlan, evaluatePropertyFormulas, planPropertyFormulas, recomputeFormulas } from '../../fields/computed-row.evaluator.js';
 
@@ -100,6 +101,17 @@ export function documentAsOf(current: DocumentAsOf, later: readonly LaterOperati
   return { metadata: { fields, properties }, properties: stripped, settings };
 }
 
+/**
+ * The metadata in the order of that time (`order`: the field and property ids as the metadata change in force then
+ * listed them); definitions the order does not name keep their place after those it does. Without `order`, as is.
+ */
+export function inOrderOf(asOf: DocumentAsOf, order: { fields: string[]; properties: string[] } | null): DocumentAsOf {
+  if (!order) {
+    return asOf;
+  }
+  return { ...asOf, metadata: { fields: reorder(asOf.metadata.fields, order.fields), properties: reorder(asOf.metadata.properties, order.properties) } };
+}
+
 /** A row column of that time as a stored value (times as ISO UTC, users as ids); null when history does not tell. */
 function systemColumnValue(row: RowAsOf, column: SystemColumn): StoredValue {
   switch (column) {
@@ -136,6 +148,7 @@ export class RevisionExportService {
     private readonly tx: TransactionHost,
     private readonly history: RevisionHistoryService,
     private readonly exports: RevisionExportRepository,
+    private readonly computedAccess: ComputedAccessService,
   ) {}
 
   async export(ctx: DocumentContext, revisionId: string, query: { format?: ExportFormat; what?: 'rows' | 'changes' }, res: Response): Promise<void> {
@@ -179,9 +192,11 @@ export class RevisionExportService {
         const sink = start();
         const columns = ['ordinal', 'type', 'kind', 'rowId', 'fieldId', 'oldValue', 'newValue', 'operator', 'timestamp', 'note'];
         await sink.begin({ ...head, kind: 'changes', operationCount: revision.operationCount }, columns, 'changes');
-        await this.exports.operations(revision.id, BATCH, (ops) =>
+        // Row values as the reader may see them (docs/formulas.md, "Access"), as GET /revisions/{revId}/operations.
+        const mask = await this.computedAccess.historyMask(ctx);
+        await this.exports.operations(revision.id, BATCH, (recorded) =>
           sink.records(
-            ops.map((op) => ({
+            recorded.map((item) => mask.operation(item)).map((op) => ({
               json: { ordinal: op.ordinal, ...toOperationDto(op, ctx.document.metadata) },
               cells: [op.ordinal, op.type, op.target.kind, op.target.rowId ?? null, op.target.fieldId ?? null, cellOf(op.oldValue), cellOf(op.newValue), op.operator, new Date(op.timestamp).toISOString(), op.note],
             })),
@@ -190,11 +205,17 @@ export class RevisionExportService {
         await sink.end();
         return;
       }
-      const asOf = documentAsOf(
-        { metadata: ctx.document.metadata, properties: await this.exports.currentProperties(ctx.document.uuid), settings: ctx.document.settings },
-        await this.exports.laterOperations(ctx.document.uuid, revision.version),
+      const later = await this.exports.laterOperations(ctx.document.uuid, revision.version);
+      const asOf = inOrderOf(
+        documentAsOf({ metadata: ctx.document.metadata, properties: await this.exports.currentProperties(ctx.document.uuid), settings: ctx.document.settings }, later),
+        // Fields changed later: the operations do not record where a field created or deleted stood, nor a move
+        // made with other changes; the metadata change in force at the revision lists the order.
+        later.some((op) => op.type.startsWith('field-')) ? await this.exports.metadataOrderAsOf(ctx.document.uuid, revision.version) : null,
       );
-      const fields = asOf.metadata.fields;
+      // Without the fields whose values the reader may not see (lookups over documents they cannot read, and what
+      // reads those; docs/formulas.md, "Access"), as a read of the rows leaves them out.
+      const mask = await this.computedAccess.maskFor(ctx.document, ctx.principal.userId, { history: true, fields: asOf.metadata.fields });
+      const fields = mask.fields(asOf.metadata.fields);
       const known = new Set(fields.map((field) => field.id));
       // Row columns shown as fields (created_time …): they live beside the values, not in them.
       const systemFields = fields.flatMap((field) => {
