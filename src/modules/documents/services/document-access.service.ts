@@ -207,10 +207,7 @@ export class DocumentAccessService {
   async mayView(document: DocumentRecord, userId: string): Promise<boolean> {
     let rights: DocumentRights;
     try {
-      rights =
-        document.workspaceId === null
-          ? rightsOfOrganizationLevel(await this.workspaces.resolveOrganizationLevel(userId, document.organizationId))
-          : rightsOfWorkspace(await this.workspaces.resolve(userId, document.workspaceId));
+      rights = await this.rightsWhereItLives(document, userId);
     } catch (error) {
       // Not a member (NOT_FOUND, FORBIDDEN): no view. Anything else is a failure, not an answer.
       if (error instanceof AppException && (error.code === ErrorCode.NOT_FOUND || error.code === ErrorCode.FORBIDDEN)) {
@@ -229,10 +226,7 @@ export class DocumentAccessService {
   async assertMayRead(document: DocumentRecord, userId: string): Promise<void> {
     let rights: DocumentRights;
     try {
-      rights =
-        document.workspaceId === null
-          ? rightsOfOrganizationLevel(await this.workspaces.resolveOrganizationLevel(userId, document.organizationId))
-          : rightsOfWorkspace(await this.workspaces.resolve(userId, document.workspaceId));
+      rights = await this.rightsWhereItLives(document, userId);
     } catch (error) {
       if (error instanceof AppException && error.code === ErrorCode.NOT_FOUND) {
         throw docNotFound();
@@ -241,6 +235,13 @@ export class DocumentAccessService {
     }
     this.check(rights, 'read', false);
     await this.settingsPolicy.assertUserMay(document, rights, userId, 'view');
+  }
+
+  /** A user's rights where the document lives: its workspace, or its organization for organization-level ones. */
+  private async rightsWhereItLives(document: DocumentRecord, userId: string): Promise<DocumentRights> {
+    return document.workspaceId === null
+      ? rightsOfOrganizationLevel(await this.workspaces.resolveOrganizationLevel(userId, document.organizationId))
+      : rightsOfWorkspace(await this.workspaces.resolve(userId, document.workspaceId));
   }
 
   /**
