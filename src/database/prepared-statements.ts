@@ -43,6 +43,10 @@ export class PreparingClient extends pg.Client {
    */
   constructor(config?: string | pg.ClientConfig, flush: (uncork: () => void) => void = process.nextTick) {
     super(config);
+    // A connection the server ends while the pool has lent the client out (a dropped database, an administrator's
+    // pg_terminate_backend) emits 'error' with no pool listener attached: unhandled, that would crash the process.
+    // Its query, if any, is rejected anyway, and the pool discards a client that is no longer queryable on release.
+    this.on('error', () => undefined);
     const connection = (this as unknown as { connection: WireConnection }).connection;
     const send = connection._send.bind(connection);
     let corked = false;
