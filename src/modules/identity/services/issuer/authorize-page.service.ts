@@ -16,23 +16,18 @@ import { UsersService } from '../users.service.js';
 import { AuthorizationCodeService } from './authorization-code.service.js';
 import { consentPage, errorPage, signInPage, twoFactorPage } from './authorize-page.renderer.js';
 import { OAuthClientService } from './oauth-client.service.js';
-import type { OAuthErrorCode } from './oauth.exception.js';
+import {
+  type AuthorizationRequest,
+  clientRedirect,
+  errorRedirect,
+  htmlPage,
+  type PageResult,
+  parseAuthorizationRequest,
+  type Query,
+  single,
+} from './authorize-request.js';
 
-export type PageResult =
-  { kind: 'html'; status: number; html: string } | { kind: 'redirect'; location: string };
-
-/** A validated authorization request, carried between the pages inside a signed interaction token. */
-interface AuthorizationRequest {
-  clientId: string;
-  redirectUri: string;
-  responseType: 'code' | 'token';
-  scopes: string[];
-  state?: string;
-  nonce?: string;
-  codeChallenge?: string;
-}
-
-type Query = Record<string, unknown>;
+export type { PageResult } from './authorize-request.js';
 
 type SignInPageInput = Omit<Parameters<typeof signInPage>[0], 'providers'>;
 
@@ -74,14 +69,6 @@ function isProvider(value: unknown): value is OAuthProvider {
   return typeof value === 'string' && (OAUTH_PROVIDERS as readonly string[]).includes(value);
 }
 
-function single(query: Query, name: string): string | undefined | null {
-  const value = query[name];
-  if (value === undefined || value === '') {
-    return undefined;
-  }
-  return typeof value === 'string' ? value : null;
-}
-
 /**
  * GET /authorize validates the request (RFC 6749 4.1.1 / 4.2.1, PKCE S256) and shows the sign-in page;
  * POST /authorize runs the steps: password (or a third-party provider, whose callback resumes the page),
@@ -106,16 +93,17 @@ export class AuthorizePageService {
   ) {}
 
   async start(query: Query): Promise<PageResult> {
-    const parsed = await this.parse(query);
-    if ('kind' in parsed) {
-      return parsed;
+    const clientId = single(query, 'client_id');
+    const client = clientId ? await this.clients.findByClientId(clientId) : null;
+    if (!client) {
+      return htmlPage(400, errorPage('Unknown application', 'client_id is missing or not registered.'));
     }
-    const requestToken = await this.tokens.signInteraction(
-      'authorize',
-      { ...parsed.request },
-      REQUEST_TTL_SECONDS,
-    );
-    return this.showSignIn(200, { requestToken, clientName: parsed.client.name });
+    const request = parseAuthorizationRequest(query, client);
+    if ('kind' in request) {
+      return request;
+    }
+    const requestToken = await this.tokens.signInteraction('authorize', { ...request }, REQUEST_TTL_SECONDS);
+    return this.showSignIn(200, { requestToken, clientName: client.name });
   }
 
   async submit(form: Query, meta: ClientMeta): Promise<PageResult> {
@@ -137,7 +125,7 @@ export class AuthorizePageService {
     if (step === 'third_party') {
       return this.thirdPartyStart(form, requestToken, client);
     }
-    return this.html(400, errorPage('Invalid request', 'Unknown sign-in step.'));
+    return htmlPage(400, errorPage('Invalid request', 'Unknown sign-in step.'));
   }
 
   /**
@@ -156,7 +144,7 @@ export class AuthorizePageService {
         ? await this.thirdParty.consumeAuthorizePageState(providerName, stateValue)
         : null;
     if (!isProvider(providerName) || !loginState) {
-      return this.html(
+      return htmlPage(
         400,
         errorPage(
           'Sign-in expired',
@@ -202,7 +190,7 @@ export class AuthorizePageService {
   > {
     const data = requestToken ? await this.tokens.verifyInteraction('authorize', requestToken) : null;
     if (!requestToken || !data) {
-      return this.html(
+      return htmlPage(
         400,
         errorPage(
           'Sign-in expired',
@@ -213,7 +201,7 @@ export class AuthorizePageService {
     const request = data as unknown as AuthorizationRequest;
     const client = await this.clients.findByClientId(request.clientId);
     if (!client || !client.redirectUris.includes(request.redirectUri)) {
-      return this.html(
+      return htmlPage(
         400,
         errorPage('Application not available', 'The application that sent you here is no longer registered.'),
       );
@@ -255,85 +243,6 @@ export class AuthorizePageService {
       throw error;
     }
     return again(failure.status, failure.message);
-  }
-
-  private async parse(
-    query: Query,
-  ): Promise<{ request: AuthorizationRequest; client: OAuthClientEntity } | PageResult> {
-    const clientId = single(query, 'client_id');
-    const redirectUri = single(query, 'redirect_uri');
-    const client = clientId ? await this.clients.findByClientId(clientId) : null;
-    if (!client) {
-      return this.html(400, errorPage('Unknown application', 'client_id is missing or not registered.'));
-    }
-    if (!redirectUri || !client.redirectUris.includes(redirectUri)) {
-      return this.html(
-        400,
-        errorPage('Invalid redirect', 'redirect_uri is missing or not registered for this application.'),
-      );
-    }
-    const responseType = single(query, 'response_type');
-    const state = single(query, 'state');
-    const asFragment = responseType === 'token';
-    const fail = (error: OAuthErrorCode, description: string): PageResult =>
-      this.errorRedirect(
-        redirectUri,
-        asFragment,
-        error,
-        description,
-        typeof state === 'string' ? state : undefined,
-      );
-    for (const name of [
-      'response_type',
-      'scope',
-      'state',
-      'nonce',
-      'code_challenge',
-      'code_challenge_method',
-      'prompt',
-    ]) {
-      if (single(query, name) === null) {
-        return fail('invalid_request', `${name} must be given once`);
-      }
-    }
-    if (responseType !== 'code' && responseType !== 'token') {
-      return fail('unsupported_response_type', 'response_type must be code or token');
-    }
-    if (!client.grantTypes.includes('authorization_code')) {
-      return fail('unauthorized_client', 'this client may not use the authorization endpoint');
-    }
-    const requested = single(query, 'scope');
-    const scopes = requested ? [...new Set(requested.split(' ').filter(Boolean))] : [...client.allowedScopes];
-    const refused = scopes.filter((scope) => !client.allowedScopes.includes(scope));
-    if (refused.length > 0) {
-      return fail('invalid_scope', `scope not available to this client: ${refused.join(' ')}`);
-    }
-    const challenge = single(query, 'code_challenge') ?? undefined;
-    const method = single(query, 'code_challenge_method') ?? undefined;
-    if ((challenge !== undefined || method !== undefined) && method !== 'S256') {
-      return fail('invalid_request', 'PKCE needs code_challenge_method=S256 (plain is not supported)');
-    }
-    if (challenge !== undefined && !/^[A-Za-z0-9_-]{43}$/.test(challenge)) {
-      return fail('invalid_request', 'code_challenge must be a base64url SHA-256 value');
-    }
-    if (method !== undefined && challenge === undefined) {
-      return fail('invalid_request', 'code_challenge is missing');
-    }
-    if ((single(query, 'prompt') ?? '').split(' ').includes('none')) {
-      return fail('login_required', 'the issuer keeps no browser session; the user must sign in');
-    }
-    const nonce = single(query, 'nonce') ?? undefined;
-    const request: AuthorizationRequest = { clientId: client.clientId, redirectUri, responseType, scopes };
-    if (typeof state === 'string') {
-      request.state = state;
-    }
-    if (nonce) {
-      request.nonce = nonce;
-    }
-    if (challenge) {
-      request.codeChallenge = challenge;
-    }
-    return { request, client };
   }
 
   private async login(
@@ -383,7 +292,7 @@ export class AuthorizePageService {
     const method = await this.twoFactor.methodOf(user.id);
     if (method) {
       const challenge = await this.challenges.open(user, method, authMethod);
-      return this.html(
+      return htmlPage(
         200,
         twoFactorPage({
           requestToken,
@@ -411,7 +320,7 @@ export class AuthorizePageService {
       return this.consentFor(user.id, user.email, requestToken, request, client);
     } catch (error) {
       if (error instanceof AppException && error.code === ErrorCode.INVALID_CREDENTIALS) {
-        return this.html(
+        return htmlPage(
           401,
           twoFactorPage({
             requestToken,
@@ -442,7 +351,7 @@ export class AuthorizePageService {
       { userId, authTime: Date.now(), request: hashToken(requestToken) },
       CONSENT_TTL_SECONDS,
     );
-    return this.html(
+    return htmlPage(
       200,
       consentPage({
         requestToken,
@@ -476,7 +385,7 @@ export class AuthorizePageService {
     }
     const asFragment = request.responseType === 'token';
     if (single(form, 'decision') !== 'approve') {
-      return this.errorRedirect(
+      return errorRedirect(
         request.redirectUri,
         asFragment,
         'access_denied',
@@ -522,33 +431,7 @@ export class AuthorizePageService {
     if (request.state !== undefined) {
       params.set('state', request.state);
     }
-    return { kind: 'redirect', location: this.withParams(request.redirectUri, params, asFragment) };
-  }
-
-  private errorRedirect(
-    redirectUri: string,
-    asFragment: boolean,
-    error: OAuthErrorCode,
-    description: string,
-    state?: string,
-  ): PageResult {
-    const params = new URLSearchParams({ error, error_description: description });
-    if (state !== undefined) {
-      params.set('state', state);
-    }
-    return { kind: 'redirect', location: this.withParams(redirectUri, params, asFragment) };
-  }
-
-  private withParams(redirectUri: string, params: URLSearchParams, asFragment: boolean): string {
-    const url = new URL(redirectUri);
-    if (asFragment) {
-      url.hash = params.toString();
-    } else {
-      for (const [name, value] of params) {
-        url.searchParams.set(name, value);
-      }
-    }
-    return url.toString();
+    return clientRedirect(request.redirectUri, params, asFragment);
   }
 
   /** The sign-in page, with a button for each enabled third-party provider. */
@@ -557,10 +440,6 @@ export class AuthorizePageService {
       provider,
       displayName,
     }));
-    return this.html(status, signInPage({ ...input, providers }));
-  }
-
-  private html(status: number, html: string): PageResult {
-    return { kind: 'html', status, html };
+    return htmlPage(status, signInPage({ ...input, providers }));
   }
 }
