@@ -256,5 +256,28 @@ describe('documents: queries over computed fields (volatile formulas, lookups)',
         [],
       );
     });
+
+    // Text operators read each element's text, never the list's JSON text.
+    it('matches contains / startsWith / endsWith when one element does', async () => {
+      expect(await matching(dst, { field: 'names', operator: 'contains', value: 'EA' })).toEqual([
+        'd1',
+        'd3',
+      ]);
+      expect(await matching(dst, { field: 'names', operator: 'startsWith', value: 'p' })).toEqual([
+        'd1',
+        'd3',
+      ]);
+      expect(await matching(dst, { field: 'names', operator: 'endsWith', value: 'le' })).toEqual(['d1']);
+      expect(await matching(dst, { field: 'lk', operator: 'startsWith', value: '4' })).toEqual([
+        'd1',
+        'd3',
+        'd4',
+      ]);
+      // The list ["apple","pear"] as JSON text would match all of these.
+      expect(await matching(dst, { field: 'names', operator: 'contains', value: '", "' })).toEqual([]);
+      expect(await matching(dst, { field: 'names', operator: 'contains', value: 'le", "pe' })).toEqual([]);
+      expect(await matching(dst, { field: 'names', operator: 'startsWith', value: '[' })).toEqual([]);
+      expect(await matching(dst, { field: 'names', operator: 'endsWith', value: 'r"]' })).toEqual([]);
+    });
   });
 });

@@ -239,6 +239,9 @@ class ConditionCompiler {
     const valuePath = `${this.cond.path}.value`;
     const matches = (value: string): string =>
       `(${json} = ${value} OR (jsonb_typeof(${json}) = 'array' AND ${json} @> jsonb_build_array(${value})))`;
+    // Each element of a list, or the value itself; a range's bounds hold for one and the same element.
+    const anyElement = (test: (element: string) => string): string =>
+      `EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${json}) = 'array' THEN ${json} ELSE jsonb_build_array(${json}) END) AS e(v) WHERE ${test('e.v')})`;
     switch (op) {
       case 'eq':
       case 'ne': {
@@ -269,9 +272,6 @@ class ConditionCompiler {
             ? this.bounds().filter((bound) => bound !== undefined && bound !== null)
             : [this.cond.value];
         const kinds = new Set(samples.map((sample) => typeof sample));
-        // Each element of a list, or the value itself; a range's bounds hold for one and the same element.
-        const anyElement = (test: (element: string) => string): string =>
-          `EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${json}) = 'array' THEN ${json} ELSE jsonb_build_array(${json}) END) AS e(v) WHERE ${test('e.v')})`;
         if (kinds.size === 1 && kinds.has('number')) {
           return anyElement((element) =>
             this.scalar(
@@ -295,7 +295,15 @@ class ConditionCompiler {
       case 'contains':
       case 'startsWith':
       case 'endsWith':
-        return this.scalar(op, `(${json} #>> '{}')`, 'text');
+        // Text of one scalar element at a time: a list's JSON text would let `contains ","` or a pattern spanning
+        // two elements match.
+        return anyElement((element) =>
+          this.scalar(
+            op,
+            `(CASE WHEN jsonb_typeof(${element}) IN ('string', 'number', 'boolean') THEN ${element} #>> '{}' END)`,
+            'text',
+          ),
+        );
       case 'is_empty':
       case 'is_not_empty':
         return fail(
