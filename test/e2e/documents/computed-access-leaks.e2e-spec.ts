@@ -528,6 +528,76 @@ describe('documents: values computed from documents the reader may not read', ()
     expect(JSON.stringify(await recorded())).not.toContain(String(SECRET_SALARY));
   });
 
+  it('leaves out property formulas aggregating a hidden rollup, and those reading them, in GET /properties, write answers and the export', async () => {
+    const budgeted = await createDocument(t.http, owner, {
+      docType: 'leak-props',
+      fields: [
+        { id: 'emp', name: 'Emp', type: 'relation' },
+        {
+          id: 'tot',
+          name: 'Tot',
+          type: 'rollup',
+          rollup: { relationFieldId: 'emp', targetFieldId: 'salary', agg: 'sum' },
+        },
+      ],
+      properties: [
+        { id: 'budget', name: 'Budget', type: 'number' },
+        { id: 'spent', name: 'Spent', type: 'formula', formula: 'SUM({tot})' },
+        { id: 'left', name: 'Left', type: 'formula', formula: '{budget} - {spent}' },
+        { id: 'rows', name: 'Rows', type: 'formula', formula: 'COUNT(*)' },
+        { id: 'half', name: 'Half', type: 'formula', formula: '{budget} / 2' },
+      ],
+    });
+    await createRow(t.http, owner, budgeted, { id: 'b1', values: { emp: [ref(secret, 'e1')] } });
+    const written = await request(t.http)
+      .patch(`${budgeted.path}/properties`)
+      .query(ws())
+      .set(bearer(editor))
+      .send({ properties: { budget: 1000000 } })
+      .expect(200);
+    const ids = (body: { properties: { fieldId: string }[] }): string[] =>
+      body.properties.map((entry) => entry.fieldId).sort();
+    // The editor's own write answer: budget and what reads only visible values, not the sum of hidden salaries.
+    expect(ids(written.body.payload)).toEqual(['budget', 'half', 'rows']);
+    expect(JSON.stringify(written.body)).not.toContain(String(SECRET_SALARY));
+    expect(JSON.stringify(written.body)).not.toContain(String(1000000 - SECRET_SALARY));
+    for (const reader of [editor, viewer]) {
+      const read = await request(t.http)
+        .get(`${budgeted.path}/properties`)
+        .query(ws())
+        .set(bearer(reader))
+        .expect(200);
+      expect(ids(read.body.payload)).toEqual(['budget', 'half', 'rows']);
+    }
+    const ownerRead = await request(t.http)
+      .get(`${budgeted.path}/properties`)
+      .query(ws())
+      .set(bearer(owner))
+      .expect(200);
+    expect(ownerRead.body.payload.properties).toEqual(
+      expect.arrayContaining([
+        { fieldId: 'spent', value: { number: SECRET_SALARY } },
+        { fieldId: 'left', value: { number: 1000000 - SECRET_SALARY } },
+        { fieldId: 'rows', value: { number: 1 } },
+      ]),
+    );
+    const revisionId: string = written.body.payload.request.revisionId;
+    const exported = async (user: TestUser): Promise<{ properties: { fieldId: string }[] }> =>
+      JSON.parse(
+        (
+          await request(t.http)
+            .get(`${budgeted.path}/revisions/${revisionId}/export`)
+            .query(ws())
+            .set(bearer(user))
+            .expect(200)
+        ).text,
+      );
+    const viewerExport = await exported(viewer);
+    expect(ids(viewerExport)).toEqual(['budget', 'half', 'rows']);
+    expect(JSON.stringify(viewerExport)).not.toContain(String(SECRET_SALARY));
+    expect(ids(await exported(owner))).toEqual(['budget', 'half', 'left', 'rows', 'spent']);
+  });
+
   it('keeps lookups and rollups over a deleted document visible, as linking to nothing, and still hides recorded values', async () => {
     const c = await createDocument(t.http, owner, {
       docType: 'leak-c',

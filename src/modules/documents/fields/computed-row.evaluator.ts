@@ -1,4 +1,4 @@
-import { evaluateFormula, formulaRowAggregates, parseFormula, type FormulaNode, type RowAggregate } from '../../../common/formula/index.js';
+import { evaluateFormula, formulaFieldRefs, formulaRowAggregates, parseFormula, type FormulaNode, type RowAggregate } from '../../../common/formula/index.js';
 import { computedInputs, formulaTypeOfField, volatileFormulaIds } from './computed-definitions.js';
 import type { FieldDefinition, RollupAggregation, RowSystemValues, StoredRowValues, StoredValue } from './field.types.js';
 import type { RowRecord } from '../domain/document.records.js';
@@ -264,17 +264,41 @@ export function planPropertyFormulas(metadata: { fields: readonly FieldDefinitio
 }
 
 /**
+ * The property formulas whose values a reader may not see: those aggregating a row field hidden from them (a lookup
+ * or rollup over a document they cannot read: ValueMask) and those reading such a property. `SUM({total})` would
+ * otherwise tell the sum of values the rows do not show.
+ */
+export function hiddenPropertyFormulas(planned: PropertyFormulaPlan, hidesRowField: (fieldId: string) => boolean): Set<string> {
+  const hidden = new Set<string>();
+  // planned.formulas is in dependency order: a formula comes after the properties it reads.
+  for (const field of planned.formulas) {
+    const node = planned.plan.formulas.get(field.id) as FormulaNode;
+    const aggregatesHidden = formulaRowAggregates(node, planned.isRowField).some((aggregate) => aggregate.fieldId !== '*' && hidesRowField(aggregate.fieldId));
+    if (aggregatesHidden || formulaFieldRefs(node).some((id) => hidden.has(id))) {
+      hidden.add(field.id);
+    }
+  }
+  return hidden;
+}
+
+/**
  * The property values with every property formula worked out from the other properties and the row aggregates
- * (`aggregates`, keyed `FN:fieldId`); a formula with no value leaves its property out.
+ * (`aggregates`, keyed `FN:fieldId`); a formula with no value, or one in `hidden` (hiddenPropertyFormulas), leaves
+ * its property out.
  */
 export function evaluatePropertyFormulas(
   planned: PropertyFormulaPlan,
   values: StoredRowValues,
   aggregates: ReadonlyMap<string, StoredValue>,
   now: Date,
+  hidden: ReadonlySet<string> = new Set(),
 ): StoredRowValues {
   const result: StoredRowValues = { ...values };
   for (const field of planned.formulas) {
+    if (hidden.has(field.id)) {
+      delete result[field.id];
+      continue;
+    }
     const value = evaluateFormula(planned.plan.formulas.get(field.id) as FormulaNode, (id) => formulaInput(planned.plan.byId.get(id), result), {
       now,
       isRowField: planned.isRowField,

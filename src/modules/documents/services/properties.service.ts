@@ -12,6 +12,7 @@ import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RevisionRepository } from '../repositories/revision.repository.js';
 import { buildPropertiesDelete, buildPropertiesWrite, type PropertiesWriteMode } from './change-builders.js';
 import { ChangeEngineService, type WriteOutcome } from './change-engine.service.js';
+import { ComputedAccessService } from './computed/computed-access.service.js';
 import { ComputedReadService } from './computed/computed-read.service.js';
 import type { DocumentContext } from './document-access.service.js';
 import { DraftReadService } from './draft-read.service.js';
@@ -27,6 +28,7 @@ export class PropertiesService {
     private readonly documents: DocumentRepository,
     private readonly revisions: RevisionRepository,
     private readonly computed: ComputedReadService,
+    private readonly computedAccess: ComputedAccessService,
   ) {}
 
   async get(ctx: DocumentContext, requestId?: string): Promise<DocumentPropertiesDto> {
@@ -36,7 +38,8 @@ export class PropertiesService {
     const effect = draft.folded?.properties;
     const values = effect ? applyPropertiesEffect(current, effect) : current;
     const version = (record?.version ?? 0) + (effect ? 1 : 0);
-    const computed = await this.computed.propertyValues(ctx.document, draft.metadata, values);
+    const mask = await this.computedAccess.maskFor(ctx.document, ctx.principal.userId, { fields: draft.metadata.fields });
+    const computed = await this.computed.propertyValues(ctx.document, draft.metadata, values, mask);
     return toPropertiesDto(ctx.document, record, computed, version, draft.metadata.properties);
   }
 

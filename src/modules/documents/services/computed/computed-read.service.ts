@@ -3,6 +3,7 @@ import {
   computedPlan,
   computeRow,
   evaluatePropertyFormulas,
+  hiddenPropertyFormulas,
   planPropertyFormulas,
   type ComputedPlan,
 } from '../../fields/computed-row.evaluator.js';
@@ -13,6 +14,7 @@ import { ComputedValuesRepository } from '../../repositories/computed-values.rep
 import { DocumentRepository } from '../../repositories/document.repository.js';
 import type { DraftOverlayRow } from '../../repositories/row-query.repository.js';
 import type { LinkedSource } from './computed-access.service.js';
+import type { ValueMask } from './value-mask.js';
 
 /**
  * Computed values that are never stored (docs/formulas.md): property formulas (aggregates of the rows in SQL) and
@@ -27,12 +29,14 @@ export class ComputedReadService {
 
   /**
    * Read-time values of property formulas (docs/formulas.md): aggregates of data rows (SUM({amount}), COUNT(*)) in
-   * SQL, other properties (formulas among them, in dependency order) from `values`.
+   * SQL, other properties (formulas among them, in dependency order) from `values`. Formulas aggregating a row
+   * field `mask` hides from the reader are left out, and so is what reads them (hiddenPropertyFormulas).
    */
   async propertyValues(
     document: DocumentRecord,
     metadata: DocumentMetadata,
     values: StoredRowValues,
+    mask: ValueMask,
   ): Promise<StoredRowValues> {
     const planned = planPropertyFormulas(metadata);
     if (!planned) {
@@ -40,9 +44,12 @@ export class ComputedReadService {
     }
     const aggregates = new Map<string, StoredValue>();
     for (const aggregate of planned.aggregates) {
-      aggregates.set(`${aggregate.fn}:${aggregate.fieldId}`, await this.values.aggregate(document.uuid, aggregate.fn, aggregate.fieldId));
+      if (aggregate.fieldId === '*' || !mask.hides(aggregate.fieldId)) {
+        aggregates.set(`${aggregate.fn}:${aggregate.fieldId}`, await this.values.aggregate(document.uuid, aggregate.fn, aggregate.fieldId));
+      }
     }
-    return evaluatePropertyFormulas(planned, values, aggregates, new Date());
+    const hidden = hiddenPropertyFormulas(planned, (fieldId) => mask.hides(fieldId));
+    return evaluatePropertyFormulas(planned, values, aggregates, new Date(), hidden);
   }
 
   /**

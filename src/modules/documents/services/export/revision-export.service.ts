@@ -11,7 +11,7 @@ import type { DocumentContext } from '../document-access.service.js';
 import { RevisionHistoryService } from '../revision-history.service.js';
 import { ComputedAccessService } from '../computed/computed-access.service.js';
 import { cellOf, CONTENT_TYPES, type ExportFormat, type ExportSink, sinkFor } from './export-writers.js';
-import { computedPlan, evaluatePropertyFormulas, planPropertyFormulas, recomputeFormulas } from '../../fields/computed-row.evaluator.js';
+import { computedPlan, evaluatePropertyFormulas, hiddenPropertyFormulas, planPropertyFormulas, recomputeFormulas } from '../../fields/computed-row.evaluator.js';
 
 /** Rows fetched from the cursor per batch. */
 const BATCH = 2000;
@@ -228,7 +228,13 @@ export class RevisionExportService {
       // Property formulas are never stored: worked out as GET /properties does, over the rows of that time.
       const propertyFormulas = planPropertyFormulas(asOf.metadata);
       const properties = propertyFormulas
-        ? evaluatePropertyFormulas(propertyFormulas, asOf.properties, await this.exports.aggregatesAsOf(ctx.document.uuid, revision.version, propertyFormulas.aggregates), now)
+        ? evaluatePropertyFormulas(
+            propertyFormulas,
+            asOf.properties,
+            await this.exports.aggregatesAsOf(ctx.document.uuid, revision.version, propertyFormulas.aggregates.filter((aggregate) => !mask.hides(aggregate.fieldId))),
+            now,
+            hiddenPropertyFormulas(propertyFormulas, (fieldId) => mask.hides(fieldId)),
+          )
         : asOf.properties;
       const sink = start();
       await sink.begin(
