@@ -36,6 +36,11 @@ interface OperationDto {
 }
 
 const SECRET_SALARY = 123456;
+
+/** A rollup field summing `targetFieldId` over the rows its relation field links. */
+function sumOf(id: string, relationFieldId: string, targetFieldId: string): Record<string, unknown> {
+  return { id, name: id, type: 'rollup', rollup: { relationFieldId, targetFieldId, agg: 'sum' } };
+}
 /** Fields of a row that read the restricted document: a lookup, a rollup and a formula over the rollup. */
 const DERIVED = ['sal', 'tot', 'dbl'];
 
@@ -122,12 +127,7 @@ describe('documents: values computed from documents the reader may not read', ()
           type: 'lookup',
           lookup: { relationFieldId: 'emp', targetFieldId: 'salary' },
         },
-        {
-          id: 'tot',
-          name: 'Tot',
-          type: 'rollup',
-          rollup: { relationFieldId: 'emp', targetFieldId: 'salary', agg: 'sum' },
-        },
+        sumOf('tot', 'emp', 'salary'),
         { id: 'dbl', name: 'Dbl', type: 'formula', formula: '{tot} * 2' },
       ],
     });
@@ -531,15 +531,7 @@ describe('documents: values computed from documents the reader may not read', ()
   it('leaves out property formulas aggregating a hidden rollup, and those reading them, in GET /properties, write answers and the export', async () => {
     const budgeted = await createDocument(t.http, owner, {
       docType: 'leak-props',
-      fields: [
-        { id: 'emp', name: 'Emp', type: 'relation' },
-        {
-          id: 'tot',
-          name: 'Tot',
-          type: 'rollup',
-          rollup: { relationFieldId: 'emp', targetFieldId: 'salary', agg: 'sum' },
-        },
-      ],
+      fields: [{ id: 'emp', name: 'Emp', type: 'relation' }, sumOf('tot', 'emp', 'salary')],
       properties: [
         { id: 'budget', name: 'Budget', type: 'number' },
         { id: 'spent', name: 'Spent', type: 'formula', formula: 'SUM({tot})' },
@@ -607,12 +599,7 @@ describe('documents: values computed from documents the reader may not read', ()
       docType: 'leak-b',
       fields: [
         { id: 'toC', name: 'toC', type: 'relation' },
-        {
-          id: 'cv',
-          name: 'cv',
-          type: 'rollup',
-          rollup: { relationFieldId: 'toC', targetFieldId: 'v', agg: 'sum' },
-        },
+        sumOf('cv', 'toC', 'v'),
         { id: 'bf', name: 'bf', type: 'formula', formula: '{cv} + 1' },
       ],
     });
