@@ -333,6 +333,32 @@ describe('realtime write access: socket writes as the HTTP routes allow them, lo
       },
     );
 
+    it('GET locks drops it without waiting for a write in its way, and announces the release', async () => {
+      const doc = await newDoc();
+      const holder = await newMember('editor');
+      const kept = await newMember('editor');
+      const { socket: watcher } = await socketOf(owner, doc);
+      const stale = await lockHttp(holder, doc, { type: 'row', rowId: 'r-1' }).expect(201);
+      const standing = await lockHttp(kept, doc, { type: 'row', rowId: 'r-2' }).expect(201);
+      await setRole(holder, 'viewer');
+      expect(await lockIds(doc)).toEqual([standing.body.payload.lockId]);
+      await waitFor(
+        () =>
+          watcher
+            .pushed('lock_changed')
+            .some(
+              (push) =>
+                push.action === 'released' &&
+                (push.lock as { lockId: string }).lockId === stale.body.payload.lockId,
+            ),
+        8000,
+        'release announced',
+      );
+      // Gone for good: restoring the role does not bring it back.
+      await setRole(holder, 'editor');
+      expect(await lockIds(doc)).toEqual([standing.body.payload.lockId]);
+    });
+
     it('another user may take a lock over it', async () => {
       const doc = await newDoc();
       const holder = await newMember('editor');

@@ -121,8 +121,31 @@ export class RealtimeLockService {
     });
   }
 
-  async list(doc: DocRef): Promise<LockView[]> {
-    return (await this.locks.live(doc.organizationId, doc.uuid)).map(lockView);
+  /**
+   * The locks that stand: a lock whose holder may no longer write the document is deleted (and its release
+   * announced) here as a write in its way would delete it, so the list never shows a lock that would not block.
+   * One rights lookup per holder, not per lock.
+   */
+  async list(document: DocumentRecord): Promise<LockView[]> {
+    const live = await this.locks.live(document.organizationId, document.uuid);
+    if (live.length === 0) {
+      return [];
+    }
+    return this.tx.run(async () => {
+      const mayWrite = new Map<string, boolean>();
+      const standing: LockRecord[] = [];
+      for (const lock of live) {
+        if (!mayWrite.has(lock.userId)) {
+          mayWrite.set(lock.userId, await this.auth.mayWrite(document, lock.userId));
+        }
+        if (mayWrite.get(lock.userId)) {
+          standing.push(lock);
+        } else {
+          await this.drop(document, lock);
+        }
+      }
+      return standing.map(lockView);
+    });
   }
 
   /** A session ended: its locks go with it. */
@@ -170,14 +193,19 @@ export class RealtimeLockService {
       if (await this.auth.mayWrite(document, lock.userId)) {
         return true;
       }
-      await this.locks.delete(document, lock.id);
-      await this.bus.publish({
-        t: 'lock',
-        doc: document.uuid,
-        action: 'released',
-        lock: { ...lockView(lock) },
-      });
+      await this.drop(document, lock);
       return false;
+    });
+  }
+
+  /** Deletes a lock whose holder lost write access, with the caller's transaction, and announces its release. */
+  private async drop(document: DocumentRecord, lock: LockRecord): Promise<void> {
+    await this.locks.delete(document, lock.id);
+    await this.bus.publish({
+      t: 'lock',
+      doc: document.uuid,
+      action: 'released',
+      lock: { ...lockView(lock) },
     });
   }
 }

@@ -293,8 +293,10 @@ export class RealtimeSessionService {
       }
       case 'users':
         return { items: await this.presence.users(doc) };
-      case 'locks':
-        return { items: await this.locks.list(doc) };
+      case 'locks': {
+        const ctx = await this.auth.reopen(identity, 'read');
+        return { items: await this.locks.list(ctx.document) };
+      }
       default:
         return assertNever(message);
     }

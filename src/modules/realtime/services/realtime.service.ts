@@ -143,7 +143,7 @@ export class RealtimeService {
   }
 
   listLocks(ctx: DocumentContext): Promise<LockDto[]> {
-    return this.locks.list(docRefOf(ctx));
+    return this.locks.list(ctx.document);
   }
 
   async createSnapshot(ctx: DocumentContext, name: string): Promise<SnapshotDto> {
