@@ -89,16 +89,23 @@ export class SupplyChainModule implements OnModuleInit {
     private readonly catalogs: CatalogRepository,
     private readonly connections: ConnectionRepository,
     private readonly bindings: BindingRepository,
+    private readonly access: SupplyChainAccessService,
   ) {}
 
   /**
    * A catalog or order book deleted through `/doc` leaves the supply-chain routes with it, a catalog's connections
    * are disabled as `POST …/disable` would, and an order book's live bindings end (same transaction;
-   * docs/supply-chain.md, "Connection states", "Bindings").
+   * docs/supply-chain.md, "Connection states", "Bindings"). Deleting a catalog needs organization owner/admin, as
+   * disabling a connection does: a member's deletion is refused here, which rolls it back ("Catalogs and order books
+   * are documents").
    */
   onModuleInit(): void {
     this.deletions.register(async (document, deletedBy) => {
       const catalogs = await this.catalogs.retireByDocument(document.uuid);
+      // A member may not do through /doc what the connection routes refuse it (the refusal rolls the deletion back).
+      for (const catalog of catalogs) {
+        await this.access.requireCatalogDeletion(deletedBy, catalog.organizationId);
+      }
       await this.connections.disableForCatalogs(catalogs, deletedBy);
       // An order book's bindings end with it (`rejected`, the ending state of spec 3), as a catalog's connections do.
       await this.bindings.endForOrderBookDocument(document.uuid, deletedBy, 'the order book was deleted');

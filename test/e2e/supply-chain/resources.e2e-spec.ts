@@ -164,7 +164,7 @@ describe('supply chain: resources', () => {
       .get(sc(S, `/catalogs/${catalogId}/fields`))
       .set(bearer(sGuest))
       .expect(200);
-    expect(fields.body.payload.map((f: { name: string }) => f.name)).toEqual([
+    expect(fields.body.payload.items.map((f: { name: string }) => f.name)).toEqual([
       'SKU',
       'Unit Price',
       'Colour',
@@ -735,7 +735,7 @@ describe('supply chain: resources', () => {
       .set(bearer(bGuest))
       .expect(200);
     expect(
-      fields.body.payload.map((f: { id: string; sourceFieldId: string | null }) => [f.id, f.sourceFieldId]),
+      fields.body.payload.items.map((f: { id: string; sourceFieldId: string | null }) => [f.id, f.sourceFieldId]),
     ).toEqual([
       ['sku', 'sku'],
       ['unit_price', 'unit_price'],

@@ -112,7 +112,7 @@ export interface Answer {
 export async function answerOf(
   t: TestApp,
   user: TestUser,
-  method: 'get' | 'post' | 'patch' | 'delete',
+  method: 'get' | 'post' | 'patch' | 'put' | 'delete',
   path: string,
   body?: unknown,
 ): Promise<Answer> {
@@ -242,7 +242,13 @@ export async function orderBookFields(
   org: string,
   orderBookId: string,
 ): Promise<Field[]> {
-  return call(t, user, 'get', `/organizations/${org}/orderbooks/${orderBookId}/fields`);
+  const page = await call<{ items: Field[] }>(
+    t,
+    user,
+    'get',
+    `/organizations/${org}/orderbooks/${orderBookId}/fields?pageSize=100`,
+  );
+  return page.items;
 }
 
 /** Rows written to a catalog in one batch (one merged request, one revision). */

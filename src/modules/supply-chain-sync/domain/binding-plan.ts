@@ -31,6 +31,13 @@ export function planBinding(input: PlanInput): Plan {
       change.kind === 'updated' && input.eventTypes.length > 0 && !input.eventTypes.includes('row_updated')
         ? 'field_value_changed'
         : EVENT_OF[change.kind];
+    const link = input.links.get(change.rowId);
+    const source = input.sourceRows.get(change.rowId);
+    // A row outside the share scope (as it is now, or was before its delete) is the supplier's alone: its entries are
+    // marked `unshared` so the buyer's logs never show it (docs/supply-chain.md, "Isolation"), unless the change
+    // withdraws a row the buyer holds (then `withdrawing` is set before logging).
+    const outOfScope = !inShareScope(input, source ?? change.oldValues);
+    let withdrawing = false;
     const log = (
       outcome: RowOutcome,
       reason: string | null,
@@ -44,6 +51,7 @@ export function planBinding(input: PlanInput): Plan {
         outcome,
         reason,
         ...(details ? { details } : {}),
+        ...(outOfScope && !withdrawing ? { unshared: true } : {}),
       });
     };
     const scope = eventScope(change.kind, input.eventTypes);
@@ -51,14 +59,13 @@ export function planBinding(input: PlanInput): Plan {
       log('filtered', `event type ${eventType} is not propagated by this connection`);
       continue;
     }
-    const link = input.links.get(change.rowId);
-    const source = input.sourceRows.get(change.rowId);
     if (change.kind === 'deleted' || !source) {
       if (!link) {
         log('skipped', 'the row was never propagated to this order book');
         continue;
       }
       // Accept rules see the row as it was before the delete.
+      withdrawing = true;
       planWithdrawal(input, plan, log, change.rowId, link, input.reader(change.oldValues ?? {}));
       continue;
     }
@@ -70,6 +77,7 @@ export function planBinding(input: PlanInput): Plan {
     ) {
       // A propagated row the supplier no longer shares is withdrawn like a deleted one (when deletions propagate).
       if (link && eventScope('deleted', input.eventTypes) !== 'skip') {
+        withdrawing = true;
         planWithdrawal(input, plan, log, change.rowId, link, read, 'left the connection share scope');
       } else {
         log('filtered', 'outside the connection share scope');
@@ -252,6 +260,18 @@ export function planBinding(input: PlanInput): Plan {
     }
   }
   return plan;
+}
+
+/**
+ * Whether a catalog row (stored values; undefined when unknown, e.g. a delete without its old values) is inside the
+ * share scope. Unknown values under a filter scope count as outside: nothing is told about a row that may not be
+ * shared.
+ */
+function inShareScope(input: PlanInput, values: Record<string, unknown> | undefined): boolean {
+  if (!input.shareScope || input.shareScope.type !== 'filter') {
+    return true;
+  }
+  return values !== undefined && evaluateFilterGroup(input.shareScope.filterGroup, input.reader(values));
 }
 
 /**

@@ -42,6 +42,11 @@ export interface PlannedLog {
   outcome: RowOutcome;
   reason: string | null;
   details?: Record<string, unknown>;
+  /**
+   * The row is outside the connection's share scope and the change leaves the buyer's order book alone: the entry is
+   * for the planner's own counts (connector runs), never recorded in the buyer's sync logs or propagation ledger.
+   */
+  unshared?: true;
 }
 
 export interface PlanInput {

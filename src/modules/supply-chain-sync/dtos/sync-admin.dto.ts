@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   IsArray,
+  IsISO8601,
   IsNumber,
   IsPositive,
   IsString,
@@ -33,6 +34,8 @@ export class CurrencyRateDto {
   })
   @IsString()
   @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'effectiveDate must be a date YYYY-MM-DD' })
+  // A day that does not exist (2026-02-30) is refused here, naming the field, not by the database.
+  @IsISO8601({ strict: true }, { message: 'effectiveDate must be a real calendar day' })
   effectiveDate: string;
 }
 

@@ -299,7 +299,9 @@ export class PropagationBatch {
     }
 
     const plan = planBinding(input);
-    for (const log of plan.logs) {
+    // Rows the supplier does not share leave no trace in the buyer's organization (logs, ledger counts).
+    const shownLogs = plan.logs.filter((log) => !log.unshared);
+    for (const log of shownLogs) {
       if (outsideFilter.has(log.sourceRowId)) {
         log.reason = `${log.reason ?? log.outcome}: outside this binding's receiver filter`;
       }
@@ -410,7 +412,7 @@ export class PropagationBatch {
     }
 
     const bySource = new Map(writable.map((change) => [change.sourceRowId, change]));
-    const logs: SyncLogEntry[] = plan.logs.map((log) => {
+    const logs: SyncLogEntry[] = shownLogs.map((log) => {
       const change = bySource.get(log.sourceRowId);
       return {
         ...logBase(context, last),
@@ -426,9 +428,9 @@ export class PropagationBatch {
     });
     await this.port.recordLogs(logs);
     await this.links.apply(binding.organizationId, binding.id, plan.links);
-    for (const log of plan.logs) {
+    for (const log of shownLogs) {
       run.counts[log.outcome] = (run.counts[log.outcome] ?? 0) + 1;
     }
-    run.rows += changes.length;
+    run.rows += changes.length - (plan.logs.length - shownLogs.length);
   }
 }

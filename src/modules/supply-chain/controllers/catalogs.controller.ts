@@ -106,14 +106,15 @@ export class CatalogsController {
 
   @Get(':catalogId/fields')
   @RequireScopes('doc:read')
-  @ApiOperation({ summary: 'The catalog fields' })
-  @ApiEnvelope(ScFieldDto, { shape: 'array' })
+  @ApiOperation({ summary: 'The catalog fields, paged in field order' })
+  @ApiEnvelope(ScFieldDto, { shape: 'page' })
   fields(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
     @Param('catalogId') catalogId: string,
-  ): Promise<ScFieldDto[]> {
-    return this.catalogs.fields(principal, organizationId, catalogId);
+    @Query() query: PageQueryDto,
+  ): Promise<Page<ScFieldDto>> {
+    return this.catalogs.fields(principal, organizationId, catalogId, query);
   }
 
   @Patch(':catalogId/rows/:rowId')

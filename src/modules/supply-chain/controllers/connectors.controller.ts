@@ -8,6 +8,7 @@ import { RequireOrgRole } from '../../tenancy/guards/tenancy-roles.decorators.js
 import { ConnectorResponseDto, CreateConnectorDto } from '../dtos/connector.dto.js';
 import { ConnectorsService } from '../services/connectors.service.js';
 import { OrganizationIdParam } from './organization-id.decorator.js';
+import { ApiScConflict } from './openapi-errors.js';
 
 /** Connectors inside one organization (spec 2.14, 4.8): orderbook_to_catalog and catalog_clone. */
 @ApiTags('supply chain: connectors')
@@ -57,6 +58,7 @@ export class ConnectorsController {
   @RequireScopes('doc:write')
   @ApiOperation({ summary: 'Pause a connector (owners, admins)' })
   @ApiEnvelope(ConnectorResponseDto)
+  @ApiScConflict('INVALID_STATE: the connector is not active (payload connectorId, status)')
   pause(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
@@ -70,6 +72,7 @@ export class ConnectorsController {
   @RequireScopes('doc:write')
   @ApiOperation({ summary: 'Resume a connector (owners, admins)' })
   @ApiEnvelope(ConnectorResponseDto)
+  @ApiScConflict('INVALID_STATE: the connector is not paused (payload connectorId, status)')
   resume(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,

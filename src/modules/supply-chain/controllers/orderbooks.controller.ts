@@ -89,13 +89,14 @@ export class OrderBooksController {
   @Get(':orderBookId/fields')
   @RequireScopes('doc:read')
   @ApiOperation({ summary: 'Fields; generated ones carry sourceCatalogId and sourceFieldId' })
-  @ApiEnvelope(OrderBookFieldDto, { shape: 'array' })
+  @ApiEnvelope(OrderBookFieldDto, { shape: 'page' })
   fields(
     @CurrentPrincipal() principal: Principal,
     @OrganizationIdParam() organizationId: string,
     @Param('orderBookId') orderBookId: string,
-  ): Promise<OrderBookFieldDto[]> {
-    return this.orderBooks.fields(principal, organizationId, orderBookId);
+    @Query() query: PageQueryDto,
+  ): Promise<Page<OrderBookFieldDto>> {
+    return this.orderBooks.fields(principal, organizationId, orderBookId, query);
   }
 
   @Post(':orderBookId/rows/batch-update')

@@ -96,14 +96,15 @@ export class CreateCatalogDto {
 }
 
 export class UpdateCatalogDto {
-  @ApiPropertyOptional() @IsOptional() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name?: string;
+  @ApiPropertyOptional() @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name?: string;
   @ApiPropertyOptional({ nullable: true, type: String })
   @IsOptional()
   @IsString()
   @MaxLength(10_000)
   description?: string | null;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MinLength(1) @MaxLength(64) catalogType?: string;
-  @ApiPropertyOptional() @IsOptional() @IsBoolean() sharingEnabled?: boolean;
+  // Not nullable: null used to be ignored with a 200, so a client sending it believed it had changed something.
+  @ApiPropertyOptional() @PresentNotNull() @IsString() @MinLength(1) @MaxLength(64) catalogType?: string;
+  @ApiPropertyOptional() @PresentNotNull() @IsBoolean() sharingEnabled?: boolean;
 }
 
 export class CatalogResponseDto {

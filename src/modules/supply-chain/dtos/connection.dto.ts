@@ -11,9 +11,10 @@ import {
   MaxLength,
   Min,
   MinLength,
+  NotEquals,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
-import { Trimmed } from '../../../common/http/validation-decorators.js';
+import { PresentNotNull, Trimmed } from '../../../common/http/validation-decorators.js';
 import {
   ACCEPT_MODES,
   ACCESS_MODES,
@@ -95,21 +96,31 @@ export class CreateConnectionDto {
   @ApiPropertyOptional({ type: PropagationEventsDocDto }) @IsOptional() @Allow() propagationEvents?: unknown;
 }
 
+/** PATCH refuses null for what cannot be null (only description and defaultReceiverConfig clear with null). */
+const NOT_NULL = { message: '$property must not be null' };
+
 export class UpdateConnectionDto {
-  @ApiPropertyOptional() @IsOptional() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name?: string;
+  @ApiPropertyOptional() @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name?: string;
   @ApiPropertyOptional({ nullable: true, type: String })
   @IsOptional()
   @IsString()
   @MaxLength(10_000)
   description?: string | null;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) shareMode?: string;
-  @ApiPropertyOptional(accessControlDoc) @IsOptional() @Allow() accessControl?: unknown;
-  @ApiPropertyOptional({ type: ShareScopeDocDto }) @IsOptional() @Allow() shareScope?: unknown;
+  @ApiPropertyOptional() @PresentNotNull() @IsString() @MaxLength(64) shareMode?: string;
+  // null would reset to the widest defaults (approval open to ask, every row shared): refused, as the schema says.
+  @ApiPropertyOptional(accessControlDoc) @PresentNotNull() @NotEquals(null, NOT_NULL) accessControl?: unknown;
+  @ApiPropertyOptional({ type: ShareScopeDocDto })
+  @PresentNotNull()
+  @NotEquals(null, NOT_NULL)
+  shareScope?: unknown;
   @ApiPropertyOptional({ type: DefaultReceiverConfigDocDto, nullable: true })
   @IsOptional()
   @Allow()
   defaultReceiverConfig?: unknown;
-  @ApiPropertyOptional({ type: PropagationEventsDocDto }) @IsOptional() @Allow() propagationEvents?: unknown;
+  @ApiPropertyOptional({ type: PropagationEventsDocDto })
+  @PresentNotNull()
+  @NotEquals(null, NOT_NULL)
+  propagationEvents?: unknown;
 }
 
 /** `GET /catalogs/{catalogId}/connections`: the catalog is the path's, so no `catalogId` query parameter. */
@@ -175,7 +186,11 @@ export class ConnectionResponseDto {
 export class CreateShareLinkDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'Must be in the future; default: never expires' })
   @IsOptional()
-  @IsDateString()
+  // strict: an impossible calendar day (2030-02-30) is refused instead of rolling over to another expiry.
+  @IsDateString(
+    { strict: true },
+    { message: 'expiresAt must be an ISO 8601 date or date-time of a real calendar day' },
+  )
   expiresAt?: string;
   @ApiPropertyOptional({
     type: 'integer',

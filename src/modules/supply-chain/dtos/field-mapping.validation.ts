@@ -22,6 +22,23 @@ import type { ConfigChecker } from './sync-config.validation.js';
  */
 
 const MAX_RULES = 500;
+/** Every key a rule may carry (those of other transform types are accepted and left unused, as before). */
+const RULE_KEYS = [
+  'sourceFieldId',
+  'sourceFieldIds',
+  'targetFieldId',
+  'targetFieldIds',
+  'separator',
+  'enabled',
+  'description',
+  'transformType',
+  'propagationMode',
+  'unitConversion',
+  'formatConfig',
+  'optionMapping',
+  'formula',
+  'targetType',
+] as const;
 
 export function parseFieldMapping(
   checker: ConfigChecker,
@@ -35,6 +52,7 @@ export function parseFieldMapping(
     checker.fail(path, `${path} must be an object {rules[], unmappedFields}`);
     return undefined;
   }
+  checker.knownKeys(raw, ['rules', 'unmappedFields'], path);
   const unmappedFields =
     checker.enumValue(raw.unmappedFields, UNMAPPED_FIELDS, `${path}.unmappedFields`, 'ignore') ?? 'ignore';
   if (raw.rules !== undefined && (!Array.isArray(raw.rules) || raw.rules.length > MAX_RULES)) {
@@ -57,6 +75,7 @@ function parseRule(checker: ConfigChecker, raw: unknown, path: string): FieldMap
     return undefined;
   }
   const before = checker.errors.length;
+  checker.knownKeys(raw, RULE_KEYS, path);
   const transformType =
     checker.enumValue(raw.transformType, TRANSFORM_TYPES, `${path}.transformType`, 'direct') ?? 'direct';
   const propagationMode =
@@ -100,6 +119,9 @@ function parseRule(checker: ConfigChecker, raw: unknown, path: string): FieldMap
       break;
     case 'format': {
       const config = raw.formatConfig;
+      if (isPlainObject(config)) {
+        checker.knownKeys(config, ['template'], `${path}.formatConfig`);
+      }
       const template = isPlainObject(config) ? config.template : undefined;
       if (typeof template !== 'string' || !template.includes('${value}') || template.length > 1000) {
         checker.fail(
@@ -149,6 +171,21 @@ function parseUnitConversion(checker: ConfigChecker, raw: unknown, path: string)
     );
     return undefined;
   }
+  checker.knownKeys(
+    raw,
+    [
+      'sourceUnit',
+      'targetUnit',
+      'fromUnit',
+      'toUnit',
+      'conversionType',
+      'exchangeRateSource',
+      'fixedRate',
+      'customRate',
+      'rate',
+    ],
+    path,
+  );
   const sourceUnit = raw.sourceUnit ?? raw.fromUnit;
   const targetUnit = raw.targetUnit ?? raw.toUnit;
   const unitKey = raw.sourceUnit !== undefined ? 'sourceUnit' : 'fromUnit';
@@ -195,6 +232,7 @@ function parseOptionMapping(
     );
     return undefined;
   }
+  checker.knownKeys(raw, ['mappings', 'unmappedStrategy'], path);
   const mappings: Record<string, string> = {};
   for (const [key, value] of Object.entries(raw.mappings)) {
     if (typeof value !== 'string') {

@@ -78,6 +78,7 @@ export function parseFilterGroup(
     checker.fail(path, `filter groups nest at most ${MAX_FILTER_DEPTH} deep`);
     return undefined;
   }
+  checker.knownKeys(raw, ['operator', 'logic', 'conditions', 'groups'], path);
   const logicRaw = raw.operator ?? raw.logic ?? 'AND';
   let operator: FilterLogic = 'AND';
   if (typeof logicRaw !== 'string' || !['AND', 'OR'].includes(logicRaw.toUpperCase())) {
@@ -118,6 +119,7 @@ function parseCondition(checker: ConfigChecker, raw: unknown, path: string): Fil
     checker.fail(path, `${path} must be a condition {fieldId, operator, value}`);
     return undefined;
   }
+  checker.knownKeys(raw, ['fieldId', 'field', 'operator', 'value', 'values', 'rangeStart', 'rangeEnd'], path);
   const fieldId = checker.id(raw.fieldId ?? raw.field, `${path}.fieldId`);
   const operator = checker.enumValue(raw.operator, FILTER_OPERATORS, `${path}.operator`);
   const given = raw.values !== undefined ? raw.values : raw.value;

@@ -49,6 +49,14 @@ const DATE_FIELD_TYPES: ReadonlySet<string> = new Set(['date', 'datetime', 'crea
 const TEXT_OPERATORS: ReadonlySet<string> = new Set(['contains', 'startsWith', 'endsWith']);
 const DATE_OPERAND = /^\d{4}-\d{2}-\d{2}/;
 
+/** Whether the operand's leading YYYY-MM-DD names a day that exists (Date.parse rolls 2030-02-30 over to March). */
+function isCalendarDay(operand: string): boolean {
+  const [year, month, day] = operand.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
+}
+
 function shown(operand: unknown): string {
   return JSON.stringify(operand) ?? String(operand);
 }
@@ -102,7 +110,10 @@ function operandProblem(condition: FilterCondition, field: FieldDefinition): str
   if (DATE_FIELD_TYPES.has(field.type) && !TEXT_OPERATORS.has(operator)) {
     const misfit = operands.find(
       (operand) =>
-        typeof operand !== 'string' || !DATE_OPERAND.test(operand) || Number.isNaN(Date.parse(operand)),
+        typeof operand !== 'string' ||
+        !DATE_OPERAND.test(operand) ||
+        Number.isNaN(Date.parse(operand)) ||
+        !isCalendarDay(operand),
     );
     return misfit === undefined ? null : `${shown(misfit)} is not a date (YYYY-MM-DD or ISO 8601); ${what}`;
   }

@@ -59,6 +59,19 @@ export class ConfigChecker {
     }
   }
 
+  /**
+   * Refuses the keys of `raw` that are not in `allowed`, each named by its path. A configuration key the parser does
+   * not know would otherwise be dropped and its default — often the widest (all rows shared, any organization
+   * admitted, auto-accept) — stored in its place, as the whitelist + forbid pipe refuses unknown top-level keys.
+   */
+  knownKeys(raw: Record<string, unknown>, allowed: readonly string[], path: string): void {
+    for (const key of Object.keys(raw)) {
+      if (!allowed.includes(key)) {
+        this.fail(`${path}.${key}`, `${path}.${key} is not a known key; allowed: ${allowed.join(', ')}`);
+      }
+    }
+  }
+
   enumValue<T extends string>(
     raw: unknown,
     allowed: readonly T[],
@@ -137,6 +150,11 @@ export class ConfigChecker {
       this.fail(path, `${path} must be an object`);
       return undefined;
     }
+    this.knownKeys(
+      raw,
+      ['acceptMode', 'filterGroup', 'manualAcceptRules', 'deduplicationStrategy', 'deduplicationFieldIds'],
+      path,
+    );
     const acceptMode = this.enumValue(raw.acceptMode, ACCEPT_MODES, `${path}.acceptMode`, 'auto') ?? 'auto';
     const result: ReceiverFilter = { acceptMode };
     if (raw.filterGroup !== undefined && raw.filterGroup !== null) {
@@ -147,6 +165,11 @@ export class ConfigChecker {
       if (!isPlainObject(rules)) {
         this.fail(`${path}.manualAcceptRules`, 'manualAcceptRules must be an object');
       } else {
+        this.knownKeys(
+          rules,
+          ['defaultAction', 'autoAcceptIf', 'requireApprovalIf', 'autoRejectIf'],
+          `${path}.manualAcceptRules`,
+        );
         const parsed: ManualAcceptRules = {
           defaultAction:
             this.enumValue(
@@ -208,6 +231,7 @@ export class ConfigChecker {
       this.fail(path, `${path} must be an object {defaultStrategy, fieldStrategies}`);
       return undefined;
     }
+    this.knownKeys(raw, ['defaultStrategy', 'fieldStrategies'], path);
     const defaultStrategy =
       this.enumValue(raw.defaultStrategy, CONFLICT_STRATEGIES, `${path}.defaultStrategy`, 'keep_upstream') ??
       'keep_upstream';
@@ -219,6 +243,9 @@ export class ConfigChecker {
         for (const [fieldId, entry] of Object.entries(raw.fieldStrategies)) {
           const at = `${path}.fieldStrategies.${fieldId}`;
           this.id(fieldId, at);
+          if (isPlainObject(entry)) {
+            this.knownKeys(entry, ['strategy'], at);
+          }
           const strategy = this.enumValue(
             isPlainObject(entry) ? entry.strategy : entry,
             CONFLICT_STRATEGIES,
@@ -241,6 +268,7 @@ export class ConfigChecker {
       this.fail(path, `${path} must be {type: all} or {mode: filter, filterGroup}`);
       return undefined;
     }
+    this.knownKeys(raw, ['type', 'mode', 'filterGroup'], path);
     const kind = raw.type ?? raw.mode;
     if (kind === 'all') {
       return { type: 'all' };
@@ -269,6 +297,7 @@ export class ConfigChecker {
       this.fail(path, `${path} must be public, approval, or {mode, allowedOrganizations}`);
       return undefined;
     }
+    this.knownKeys(raw, ['mode', 'allowedOrganizations'], path);
     const mode = this.enumValue(raw.mode, ACCESS_MODES, `${path}.mode`);
     const list = raw.allowedOrganizations ?? [];
     if (
@@ -302,6 +331,7 @@ export class ConfigChecker {
       this.fail(path, `${path} must be an object {eventTypes, batchMerge, batchWindowSeconds}`);
       return undefined;
     }
+    this.knownKeys(raw, ['eventTypes', 'batchMerge', 'batchWindowSeconds'], path);
     let eventTypes = [...PROPAGATION_EVENT_TYPES];
     if (raw.eventTypes !== undefined) {
       if (!Array.isArray(raw.eventTypes) || raw.eventTypes.length === 0) {
@@ -351,6 +381,7 @@ export class ConfigChecker {
       this.fail(path, `${path} must be an object {suggestedFieldMapping, suggestedAcceptMode}`);
       return null;
     }
+    this.knownKeys(raw, ['suggestedFieldMapping', 'suggestedAcceptMode'], path);
     const result: DefaultReceiverConfig = {};
     if (raw.suggestedFieldMapping !== undefined && raw.suggestedFieldMapping !== null) {
       result.suggestedFieldMapping = this.fieldMapping(
@@ -375,6 +406,14 @@ export class ConfigChecker {
         `${path} is required: an object {fieldMapping, sourceFilter, syncMode, scheduleConfig, conflictResolution, bidirectional}`,
       );
       return undefined;
+    }
+    this.knownKeys(
+      raw,
+      ['fieldMapping', 'sourceFilter', 'syncMode', 'scheduleConfig', 'conflictResolution', 'bidirectional'],
+      path,
+    );
+    if (isPlainObject(raw.conflictResolution)) {
+      this.knownKeys(raw.conflictResolution, ['defaultStrategy'], `${path}.conflictResolution`);
     }
     const fieldMapping = this.fieldMapping(raw.fieldMapping, `${path}.fieldMapping`);
     const syncMode = this.enumValue(raw.syncMode, SYNC_MODES, `${path}.syncMode`, 'realtime') ?? 'realtime';
@@ -407,6 +446,7 @@ export class ConfigChecker {
       this.fail(path, 'scheduled needs scheduleConfig {cron, timezone}');
       return undefined;
     }
+    this.knownKeys(raw, ['cron', 'timezone'], path);
     const timezone = raw.timezone === undefined || raw.timezone === null ? 'UTC' : raw.timezone;
     if (typeof timezone !== 'string' || !isTimeZone(timezone)) {
       this.fail(`${path}.timezone`, 'timezone must be an IANA time zone such as Europe/Paris');

@@ -102,11 +102,14 @@ export class ConnectorRepository {
     organizationId: string,
     id: string,
     status: 'active' | 'paused',
+    from: 'active' | 'paused',
   ): Promise<ConnectorRecord | null> {
+    // Null when the connector is not (any longer) in state `from`.
     return queryFirst<ConnectorRecord>(
       this.tx,
-      `UPDATE connectors n SET status = $3, updated_at = now() WHERE n.organization_id = $1 AND n.id = $2 AND n.deleted_at IS NULL RETURNING ${COLUMNS}`,
-      [organizationId, id, status],
+      `UPDATE connectors n SET status = $3, updated_at = now()
+        WHERE n.organization_id = $1 AND n.id = $2 AND n.deleted_at IS NULL AND n.status = $4 RETURNING ${COLUMNS}`,
+      [organizationId, id, status, from],
     );
   }
 }

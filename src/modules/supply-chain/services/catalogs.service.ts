@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
-import { type Page, pageOf } from '../../../common/http/pagination.js';
+import { type Page, pageOf, pageOfList } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { FieldDefinition, FieldType, SelectOption } from '../../documents/fields/field.types.js';
 import type { DocumentRecord } from '../../documents/domain/document.records.js';
@@ -222,9 +222,18 @@ export class CatalogsService {
     return catalogDto(updated ?? catalog, ctx.document);
   }
 
-  async fields(principal: Principal, organizationId: string, catalogId: string): Promise<ScField[]> {
+  /** The fields in document order, paged like every list of the module (docs/supply-chain.md, "Routes"). */
+  async fields(
+    principal: Principal,
+    organizationId: string,
+    catalogId: string,
+    query: { page: number; pageSize: number },
+  ): Promise<Page<ScField>> {
     const { catalog, ctx } = await this.access.catalog(principal, organizationId, catalogId, 'read');
-    return ctx.document.metadata.fields.map((field) => toScField(field, catalog.fieldDescriptions));
+    return pageOfList(
+      ctx.document.metadata.fields.map((field) => toScField(field, catalog.fieldDescriptions)),
+      query,
+    );
   }
 
   async updateRow(

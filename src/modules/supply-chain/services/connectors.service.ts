@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
 import type { ConnectorConfig, ConnectorRecord, ConnectorType } from '../domain/supply-chain.types.js';
 import type { ConnectorResponseDto, CreateConnectorDto } from '../dtos/connector.dto.js';
@@ -144,10 +145,24 @@ export class ConnectorsService {
     status: 'active' | 'paused',
   ): Promise<ConnectorResponseDto> {
     await this.access.member(principal, organizationId, 'admin');
-    await this.find(organizationId, connectorId);
-    return connectorDto(
-      (await this.connectors.setStatus(organizationId, connectorId, status)) as ConnectorRecord,
-    );
+    const current = await this.find(organizationId, connectorId);
+    const from = status === 'paused' ? 'active' : 'paused';
+    // Only from the other state (as a connection's pause/resume): a no-op move is 409, not a 200 that looks like one.
+    // The update is conditional, so of two concurrent pauses exactly one succeeds.
+    const updated = await this.connectors.setStatus(organizationId, connectorId, status, from);
+    if (!updated) {
+      const now = (await this.connectors.find(organizationId, connectorId)) ?? current;
+      throw new AppException(ErrorCode.INVALID_STATE, {
+        details: [
+          {
+            field: 'status',
+            reason: `${status === 'paused' ? 'pause' : 'resume'} needs a connector in state ${from}; it is ${now.status}`,
+          },
+        ],
+        payload: { connectorId: now.id, status: now.status },
+      });
+    }
+    return connectorDto(updated);
   }
 
   async remove(principal: Principal, organizationId: string, connectorId: string): Promise<null> {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { Principal } from '../../../common/auth/principal.js';
-import { type Page, pageOf } from '../../../common/http/pagination.js';
+import { type Page, pageOf, pageOfList } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { DocumentRecord } from '../../documents/domain/document.records.js';
 import type { FieldDefinition, FieldType } from '../../documents/fields/field.types.js';
@@ -171,15 +171,19 @@ export class OrderBooksService {
     return orderBookDto(orderBook, ctx.document);
   }
 
-  /** Every field; generated ones carry `sourceCatalogId` and `sourceFieldId` (null for custom fields). */
+  /**
+   * The fields in document order, paged like every list; generated ones carry `sourceCatalogId` and `sourceFieldId`
+   * (null for custom fields).
+   */
   async fields(
     principal: Principal,
     organizationId: string,
     orderBookId: string,
-  ): Promise<OrderBookFieldDto[]> {
+    query: { page: number; pageSize: number },
+  ): Promise<Page<OrderBookFieldDto>> {
     const { orderBook, ctx } = await this.access.orderBook(principal, organizationId, orderBookId, 'read');
     const generated = new Map(orderBook.generatedFields.map((field) => [field.id, field]));
-    return ctx.document.metadata.fields.map((field) => {
+    const fields = ctx.document.metadata.fields.map((field) => {
       const source = generated.get(field.id);
       return {
         ...toScField(field, orderBook.fieldDescriptions),
@@ -187,6 +191,7 @@ export class OrderBooksService {
         sourceFieldId: source?.sourceFieldId ?? null,
       };
     });
+    return pageOfList(fields, query);
   }
 
   async batchUpdate(

@@ -46,6 +46,15 @@ export class SupplyChainAccessService {
     return this.organizations.require(principal.userId, organizationId, minimum);
   }
 
+  /**
+   * Deleting a catalog (`DELETE /doc/catalog/{id}`) disables all its connections for good, so it needs what disabling
+   * one does: organization owner or admin (else FORBIDDEN, as `POST …/connections/{id}/disable`). Called from the
+   * deletion's transaction (SupplyChainModule's DocumentDeletionListeners hook), which the refusal rolls back.
+   */
+  async requireCatalogDeletion(userId: string, organizationId: string): Promise<void> {
+    await this.organizations.require(userId, organizationId, 'admin');
+  }
+
   /** The organizations the caller is an active member of (who holds a share code it may use again). */
   activeOrganizationIds(principal: Principal): Promise<string[]> {
     return this.organizations.activeOrganizationIds(principal.userId);
