@@ -35,6 +35,16 @@ describe('OpenAPI declarations of document data routes', () => {
     expect(response?.description).toContain(code);
   });
 
+  it.each([
+    ['put', '/doc/{docType}/{docId}/settings', '409', 'INVALID_STATE'],
+    ['post', '/doc/{docType}/{docId}/requests', '409', 'ALREADY_EXISTS'],
+    ['get', '/doc/{docType}/setting', '404', 'DOC_NOT_FOUND'],
+    ['put', '/doc/{docType}/setting', '404', 'DOC_NOT_FOUND'],
+  ] as const)('%s %s declares %s (%s)', (method, path, status, code) => {
+    const response = doc.paths[`/api/v1${path}`]?.[method]?.responses[status] as OpenAPIV3.ResponseObject | undefined;
+    expect(response?.description).toContain(code);
+  });
+
   it('declares the three bulk body forms: the array, {updates} and the order-book {rows}', () => {
     for (const path of ['/data/bulk', '/rows/batch-update']) {
       const body = operation('post', path).requestBody as OpenAPIV3.RequestBodyObject;

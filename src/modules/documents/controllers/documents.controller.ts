@@ -1,8 +1,8 @@
 import { Body, Controller, Delete, Get, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
 import { BundleQueryDto, DocumentListQueryDto, DocumentScopeQueryDto, WriteQueryDto } from '../dtos/document-query.dto.js';
 import {
@@ -96,6 +96,11 @@ export class DocumentsController {
   @DocumentAccess('manage')
   @ApiOperation({ summary: 'Replace document settings (permissions, notifications, workflow)' })
   @ApiEnvelope(SettingsWriteResponseDto)
+  @ApiConflictResponse({
+    description:
+      'INVALID_STATE: the request named by requestId is not open (merged or closed); CONFLICT: the merge met a concurrent change (payload requestId, conflicts)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   putSettings(@CurrentDocument() doc: DocumentContext, @Query() query: WriteQueryDto, @Body() body: SettingsDto): Promise<SettingsWriteResponseDto> {
     return this.metadata.putSettings(doc, body, query);
   }

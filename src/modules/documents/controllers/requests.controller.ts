@@ -31,6 +31,11 @@ export class RequestsController {
   @ApiOperation({ summary: 'Open a request, optionally with changes (validated now, applied on merge)' })
   @ApiEnvelope(RequestResponseDto, { status: 201 })
   @ApiBody({ type: CreateRequestDto, required: false, description: 'Optional: without a body the request is opened empty, titled "Untitled request"' })
+  @ApiConflictResponse({
+    description:
+      'ALREADY_EXISTS: a row-create names a row id that exists (details field changes[i].target.rowId); VERSION_CONFLICT: a row-update carries a version that is not the current one (payload currentVersion, yourVersion)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   create(@CurrentDocument() doc: DocumentContext, @Query() _query: DocumentScopeQueryDto, @Body() dto: CreateRequestDto): Promise<RequestResponseDto> {
     return this.requests.create(doc, dto, { enforceScopes: true });
   }

@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Param, Put, Query } from '@nestjs/common';
-import { ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { DocumentScopeQueryDto } from '../dtos/document-query.dto.js';
 import { TypeSettingsDto, TypeSettingsResponseDto } from '../dtos/type-settings.dto.js';
 import type { DocumentScope } from '../services/document-access.service.js';
@@ -23,6 +23,7 @@ export class TypeSettingsController {
   @ApiParam({ name: 'docType', type: String })
   @ApiOperation({ summary: 'Type-level settings in a workspace context (or organizationId for organization-level documents)' })
   @ApiEnvelope(TypeSettingsResponseDto)
+  @ApiNotFoundResponse({ description: 'DOC_NOT_FOUND: a workspace or organization the caller cannot see (docs/settings.md)', schema: ERROR_ENVELOPE_SCHEMA })
   get(
     @CurrentPrincipal() principal: Principal,
     @Param('docType') docType: string,
@@ -37,6 +38,7 @@ export class TypeSettingsController {
   @ApiParam({ name: 'docType', type: String })
   @ApiOperation({ summary: 'Replace the type-level settings (defaultViewId, sharing, permissions, retention); needs manage rights' })
   @ApiEnvelope(TypeSettingsResponseDto)
+  @ApiNotFoundResponse({ description: 'DOC_NOT_FOUND: a workspace or organization the caller cannot see (docs/settings.md)', schema: ERROR_ENVELOPE_SCHEMA })
   put(
     @CurrentPrincipal() principal: Principal,
     @Param('docType') docType: string,

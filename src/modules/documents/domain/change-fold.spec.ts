@@ -90,4 +90,23 @@ describe('foldChanges', () => {
     ]);
     expect(folded.rows.get('b')?.kind).toBe('create');
   });
+
+  it("keeps a revert's property expectations until a later change of the property decides it", () => {
+    const props = (values: Record<string, string | null>, expected?: Record<string, string | null>): ChangeDraft => ({
+      type: 'property-update',
+      operation: 'update',
+      targetId: 'properties',
+      data: { values, replace: false, baseVersion: 3, ...(expected ? { expected } : {}) },
+    });
+    expect(foldChanges([props({ a: '1', b: '1' }, { a: '2', b: '2' })]).properties?.expected).toEqual({ a: '2', b: '2' });
+    expect(foldChanges([props({ a: '1', b: '1' }, { a: '2', b: '2' }), props({ a: 'x' })]).properties?.expected).toEqual({ b: '2' });
+    expect(foldChanges([props({ a: '1' }, { a: '2' }), props({ a: 'x' })]).properties?.expected).toBeUndefined();
+  });
+
+  it("keeps a revert's settings entries until a later settings change replaces them", () => {
+    const revert = [{ path: ['notifications', 'onMerge'], expected: true }];
+    const settings = (data: ChangeDraft['data']): ChangeDraft => ({ type: 'settings-update', operation: 'update', targetId: 'settings', data }) as ChangeDraft;
+    expect(foldChanges([settings({ settings: {}, revert })]).settingsRevert).toEqual(revert);
+    expect(foldChanges([settings({ settings: {}, revert }), settings({ settings: { notifications: {} } })]).settingsRevert).toBeUndefined();
+  });
 });

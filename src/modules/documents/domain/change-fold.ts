@@ -1,5 +1,5 @@
 import type { FieldDefinition, StoredRowValues } from '../fields/field.types.js';
-import type { ChangeDraft, DocumentSettings, RelationCreateData } from './document.records.js';
+import type { ChangeDraft, DocumentSettings, RelationCreateData, SettingsRevertEntry } from './document.records.js';
 
 /**
  * What a request does to one row once all its changes are folded together (pure logic, unit-tested):
@@ -27,6 +27,8 @@ export interface PropertiesEffect {
   baseVersion: number;
   /** Bulk write the last property change came from, if any. */
   bulkId?: string;
+  /** A revert's expectations per property still standing (PropertyUpdateData.expected). */
+  expected?: StoredRowValues;
 }
 
 export interface MetadataEffect {
@@ -41,6 +43,8 @@ export interface FoldedChanges {
   properties: PropertiesEffect | null;
   metadata: MetadataEffect | null;
   settings: DocumentSettings | null;
+  /** When the last settings change is a revert's: the entries it undoes (SettingsUpdateData.revert). */
+  settingsRevert?: SettingsRevertEntry[];
   /** Free-standing relation edges to create (`relation-create`), in order; the change id is the edge id. */
   relations: { id: string; data: RelationCreateData }[];
 }
@@ -121,6 +125,21 @@ function foldRow(previous: RowEffect | undefined, change: RowChange, origin: str
   }
 }
 
+/**
+ * A revert's property expectations after one more property change: its own (a revert's), or the earlier ones less
+ * the properties this change sets (all of them when it replaces the set).
+ */
+function expectationsAfter(previous: StoredRowValues | undefined, values: StoredRowValues, replace: boolean, own: StoredRowValues | undefined): { expected?: StoredRowValues } {
+  if (own) {
+    return { expected: { ...(previous ?? {}), ...own } };
+  }
+  if (!previous || replace) {
+    return {};
+  }
+  const kept = Object.fromEntries(Object.entries(previous).filter(([fieldId]) => !(fieldId in values)));
+  return Object.keys(kept).length > 0 ? { expected: kept } : {};
+}
+
 /** Folds a request's changes, in recording order, into one effect per target. */
 export function foldChanges(changes: readonly ChangeDraft[]): FoldedChanges {
   const folded: FoldedChanges = { rows: new Map(), properties: null, metadata: null, settings: null, relations: [] };
@@ -141,9 +160,10 @@ export function foldChanges(changes: readonly ChangeDraft[]): FoldedChanges {
         const previous = folded.properties;
         const baseVersion = previous?.baseVersion ?? change.data.baseVersion;
         const bulkId = change.data.origin?.bulkId;
+        const expected = expectationsAfter(previous?.expected, change.data.values, change.data.replace, change.data.expected);
         folded.properties = change.data.replace
-          ? { set: { ...change.data.values }, replace: true, baseVersion, bulkId }
-          : { set: { ...(previous?.set ?? {}), ...change.data.values }, replace: previous?.replace ?? false, cleared: previous?.cleared, baseVersion, bulkId };
+          ? { set: { ...change.data.values }, replace: true, baseVersion, bulkId, ...expected }
+          : { set: { ...(previous?.set ?? {}), ...change.data.values }, replace: previous?.replace ?? false, cleared: previous?.cleared, baseVersion, bulkId, ...expected };
         break;
       }
       case 'property-delete':
@@ -158,6 +178,11 @@ export function foldChanges(changes: readonly ChangeDraft[]): FoldedChanges {
         break;
       case 'settings-update':
         folded.settings = change.data.settings;
+        if (change.data.revert) {
+          folded.settingsRevert = change.data.revert;
+        } else {
+          delete folded.settingsRevert;
+        }
         break;
       case 'relation-create':
         folded.relations.push({ id: change.targetId, data: change.data });

@@ -137,6 +137,12 @@ export interface PropertyUpdateData {
   replace: boolean;
   baseVersion: number;
   origin?: ChangeOrigin;
+  /**
+   * A revert's: the values the reverted revision left (`null`: none). The merge refuses a property whose value is
+   * another one now (`properties-changed`), as a row changed since is `row-changed`. A later change of the property
+   * in the request drops its expectation (the author decided what it becomes).
+   */
+  expected?: StoredRowValues;
 }
 
 export interface PropertyDeleteData {
@@ -152,6 +158,20 @@ export interface MetadataUpdateData {
 
 export interface SettingsUpdateData {
   settings: DocumentSettings;
+  /**
+   * A revert's: only these entries change, on the settings the merge finds (`settings` is the result on the settings
+   * the revert found, for reading the request), and only while each still holds what the reverted revision left
+   * (`settings-changed` otherwise). A later settings change in the request replaces the whole as usual.
+   */
+  revert?: SettingsRevertEntry[];
+}
+
+/** One settings entry a revert undoes: `path` (`['permissions', 'view']`) gets `restore` back; absent values are left out. */
+export interface SettingsRevertEntry {
+  path: string[];
+  restore?: unknown;
+  /** What the reverted revision left there. */
+  expected?: unknown;
 }
 
 /** One end of a relation edge: a row of a document (ids as resolved when the change was recorded). */

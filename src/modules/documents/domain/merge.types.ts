@@ -10,6 +10,7 @@ export const CONFLICT_TYPES = [
   'invalid-value',
   'properties-changed',
   'metadata-changed',
+  'settings-changed',
   'existing-duplicates',
   'field-read-elsewhere',
 ] as const;

@@ -12,6 +12,7 @@ const ctx = {
   metadata: { fields: [{ id: 'name', name: 'Name', type: 'text' }], properties: [] },
   metadataVersion: 4,
   propertiesVersion: 2,
+  settings: { workflow: { requiresApproval: true }, notifications: { onMerge: true } },
   existingRowIds: new Set(['a']),
 };
 
@@ -102,7 +103,12 @@ describe('inverseOf', () => {
       ctx as never,
     );
     expect(drafts.map((draft) => draft.type)).toEqual(['settings-update', 'property-update', 'relation-create']);
-    expect(drafts[1]?.data).toEqual({ values: { p: 1 }, replace: false, baseVersion: 2 });
+    // Only the settings entry the revision changed, on today's settings; the property expected as the revision left it.
+    expect(drafts[0]?.data).toEqual({
+      settings: { workflow: { requiresApproval: false }, notifications: { onMerge: true } },
+      revert: [{ path: ['workflow', 'requiresApproval'], restore: false, expected: undefined }],
+    });
+    expect(drafts[1]?.data).toEqual({ values: { p: 1 }, replace: false, baseVersion: 2, expected: { p: 2 } });
     expect(drafts[2]).toMatchObject({ targetId: 'e1', data: { type: 'link', sourceRowId: 'a', target: { documentUuid: 'other', rowId: 'x' } } });
     expect(skipped).toEqual([expect.objectContaining({ type: 'relation-create' })]);
   });

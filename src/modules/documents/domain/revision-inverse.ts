@@ -1,7 +1,8 @@
 import type { FieldDefinition, StoredRowValues, StoredValue } from '../fields/field.types.js';
 import { isComputedFieldType } from '../fields/field-type.registry.js';
-import type { ChangeDraft, DocumentMetadata, DocumentSettings, OperationRecord, RelationDirection, RelationEnd } from './document.records.js';
+import type { ChangeDraft, DocumentMetadata, DocumentSettings, OperationRecord, RelationDirection, RelationEnd, SettingsRevertEntry } from './document.records.js';
 import { METADATA_TARGET, PROPERTIES_TARGET, SETTINGS_TARGET } from './document.records.js';
+import { applySettingsRevert, combineSettingsChanges, settingsChanges } from './settings-revert.js';
 
 /** What the inverse needs to know about the document now. */
 export interface InverseContext {
@@ -9,6 +10,7 @@ export interface InverseContext {
   metadata: DocumentMetadata;
   metadataVersion: number;
   propertiesVersion: number;
+  settings: DocumentSettings;
   /** Rows that exist now, among those whose field values a revert restores. */
   existingRowIds: ReadonlySet<string>;
 }
@@ -85,7 +87,9 @@ function fieldValuesRestored(ops: readonly OperationRecord[]): (rowId: string, f
  * a created row is deleted (base version: the version the revision left, so a row changed since is a `row-changed`
  * conflict), an updated row gets its old cells back (same base), a deleted row is created again with its id and
  * values (`row-exists` if the id was taken since), created fields go, deleted and changed fields come back with
- * their definition and their values (for rows that still exist), properties and settings get their old values,
+ * their definition and their values (for rows that still exist), properties and settings get their old values
+ * (only the properties and settings entries the revision changed, expected as it left them: changed since is a
+ * `properties-changed` / `settings-changed` conflict),
  * free-standing edges removed from this document's rows are created again. Edges of relation fields follow the
  * restored values in the merge (a removed edge whose field value the revision did not record is `skipped`). Values of computed fields (formulas, lookups, rollups, auto numbers) are not
  * restored, as no write may set them: the merge computes them again for the restored rows and fields (an auto
@@ -100,7 +104,14 @@ export function inverseOf(ops: readonly OperationRecord[], ctx: InverseContext):
   let properties = [...ctx.metadata.properties];
   let metadataChanged = false;
   const propertySet: StoredRowValues = {};
-  let settings: DocumentSettings | null = null;
+  // What the revision left in the properties it changed: the merge refuses those changed since (first seen = last left).
+  const propertyExpected: StoredRowValues = {};
+  const expectProperty = (fieldId: string, value: StoredValue | undefined): void => {
+    if (!(fieldId in propertyExpected)) {
+      propertyExpected[fieldId] = value ?? null;
+    }
+  };
+  let settingsEntries: SettingsRevertEntry[] = [];
 
   const restoresField = fieldValuesRestored(ops);
 
@@ -172,14 +183,19 @@ export function inverseOf(ops: readonly OperationRecord[], ctx: InverseContext):
         break;
       }
       case 'settings-update':
-        settings = obj(op.oldValue) as DocumentSettings;
+        // Only the entries this operation changed, not the whole settings as they were (later changes stay).
+        settingsEntries = combineSettingsChanges(settingsEntries, settingsChanges(op.oldValue, op.newValue));
         break;
       case 'property-update':
         if (fieldId) {
+          expectProperty(fieldId, obj(op.newValue).value);
           propertySet[fieldId] = obj(op.oldValue).value ?? null;
         }
         break;
       case 'property-delete':
+        for (const id of Object.keys(valuesOf(op.oldValue))) {
+          expectProperty(id, null);
+        }
         Object.assign(propertySet, valuesOf(op.oldValue));
         break;
       case 'relation-delete': {
@@ -253,11 +269,17 @@ export function inverseOf(ops: readonly OperationRecord[], ctx: InverseContext):
   if (metadataChanged) {
     drafts.push({ type: 'metadata-update', operation: 'update', targetId: METADATA_TARGET, data: { fields, properties, baseMetadataVersion: ctx.metadataVersion } });
   }
-  if (settings) {
-    drafts.push({ type: 'settings-update', operation: 'update', targetId: SETTINGS_TARGET, data: { settings } });
+  if (settingsEntries.length > 0) {
+    drafts.push({
+      type: 'settings-update',
+      operation: 'update',
+      targetId: SETTINGS_TARGET,
+      data: { settings: applySettingsRevert(ctx.settings, settingsEntries), revert: settingsEntries },
+    });
   }
   if (Object.keys(propertySet).length > 0) {
-    drafts.push({ type: 'property-update', operation: 'update', targetId: PROPERTIES_TARGET, data: { values: propertySet, replace: false, baseVersion: ctx.propertiesVersion } });
+    const expected = Object.keys(propertyExpected).length > 0 ? { expected: propertyExpected } : {};
+    drafts.push({ type: 'property-update', operation: 'update', targetId: PROPERTIES_TARGET, data: { values: propertySet, replace: false, baseVersion: ctx.propertiesVersion, ...expected } });
   }
   drafts.push(...restoredRows);
   for (const [rowId, values] of cellRestores) {

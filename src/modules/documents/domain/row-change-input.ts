@@ -71,7 +71,8 @@ function pathMapper(
       if (field === 'values' || field.startsWith('values[') || field.startsWith('values.')) {
         return { ...detail, field: `${valuesPath}${field.slice('values'.length)}` };
       }
-      return field === 'id' ? { ...detail, field: rowIdPath } : detail;
+      // The row's id as the builders name it (`id` of a create, `rowId` of an unknown row).
+      return field === 'id' || field === 'rowId' ? { ...detail, field: rowIdPath } : detail;
     }
     if (typeof detail.fieldId === 'string') {
       return { ...detail, field: single ? valuesPath : entryPath(values, valuesPath, detail.fieldId) };

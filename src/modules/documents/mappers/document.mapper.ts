@@ -131,7 +131,8 @@ function renderChangeData(change: ChangeRecord, metadata: DocumentMetadata): Rec
   const data = change.data as unknown as Record<string, unknown>;
   const fields = change.type.startsWith('property-') ? metadata.properties : metadata.fields;
   if (isPlainObject(data.values) && (change.type.startsWith('row-') || change.type.startsWith('property-'))) {
-    return { ...data, values: renderValues(data.values as StoredRowValues, fields) };
+    const expected = isPlainObject(data.expected) ? { expected: renderValues(data.expected as StoredRowValues, fields) } : {};
+    return { ...data, values: renderValues(data.values as StoredRowValues, fields), ...expected };
   }
   return data;
 }

@@ -68,6 +68,9 @@ export function assertMayChangeStructure(ctx: DocumentContext, changeTypes: Iter
   }
 }
 
+/** Changes that delete document content: `permissions.delete` applies to whoever records them (docs/settings.md). */
+const DELETIONS: ReadonlySet<string> = new Set(['row-delete', 'property-delete']);
+
 export function docNotFound(): AppException {
   return new AppException(ErrorCode.DOC_NOT_FOUND, { details: [{ reason: 'document not found' }] });
 }
@@ -180,6 +183,21 @@ export class DocumentAccessService {
   async narrowBySettings(ctx: DocumentContext, need: DocumentNeed | 'delete'): Promise<void> {
     if (need !== 'manage') {
       await this.settingsPolicy.assertMay(ctx, need === 'read' ? 'view' : need === 'write' ? 'edit' : 'delete');
+    }
+  }
+
+  /**
+   * FORBIDDEN when `changeTypes` delete rows or properties and the settings' `permissions.delete` does not admit the
+   * caller. The DELETE routes are asked by the access guard; a deletion recorded another way (`POST /requests`
+   * changes, a batch route, a revert undoing row creations) is asked here, or the setting could be bypassed. Who
+   * merges such a request later is not asked again: the deletion was allowed when it was recorded.
+   */
+  async assertMayRecordDeletions(ctx: DocumentContext, changeTypes: Iterable<string>): Promise<void> {
+    for (const type of changeTypes) {
+      if (DELETIONS.has(type)) {
+        await this.narrowBySettings(ctx, 'delete');
+        return;
+      }
     }
   }
 

@@ -10,6 +10,7 @@ import {
   type RequestRecord,
   SETTINGS_TARGET,
 } from '../domain/document.records.js';
+import { applySettingsRevert } from '../domain/settings-revert.js';
 import type { DraftOverlayRow } from '../repositories/row-query.repository.js';
 import { RequestRepository } from '../repositories/request.repository.js';
 import { ChangeEngineService } from './change-engine.service.js';
@@ -91,6 +92,8 @@ export class DraftReadService {
     if (request.status !== 'open') {
       return document.settings;
     }
-    return foldChanges(await this.requests.changes(request.id, { targetIds: [SETTINGS_TARGET] })).settings ?? document.settings;
+    const folded = foldChanges(await this.requests.changes(request.id, { targetIds: [SETTINGS_TARGET] }));
+    // A revert's entries on the settings as they are now, as its merge applies them.
+    return folded.settingsRevert ? applySettingsRevert(document.settings, folded.settingsRevert) : (folded.settings ?? document.settings);
   }
 }

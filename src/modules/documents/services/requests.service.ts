@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
-import { AppException } from '../../../common/errors/app.exception.js';
+import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { RowValuesInput } from '../fields/field-type.registry.js';
 import type { FieldDefinition } from '../fields/field.types.js';
-import { validationDetailsOf } from '../fields/field-value.utils.js';
 import { applyPropertiesEffect, applySet, foldChanges } from '../domain/change-fold.js';
 import { type AnyChangeType, assertScopesForChanges, targetKindOf } from '../domain/change-kinds.js';
 import type { ChangeDraft, RequestStatus } from '../domain/document.records.js';
@@ -89,6 +88,25 @@ function fieldListAfter(
   return fields.map((field) => (field.id === fieldId ? { ...field, ...given, id: fieldId } : field));
 }
 
+/**
+ * Failures of one change of a `POST /requests` body whose details name what was wrong (a value, an unknown row, a
+ * row id taken): their details name it by its path in the body (docs/documents.md, "Requests with changes").
+ * Other failures (FORBIDDEN, VERSION_CONFLICT with its payload, …) pass unchanged.
+ */
+const DETAILED_FAILURES: ReadonlySet<string> = new Set([ErrorCode.VALIDATION_ERROR, ErrorCode.NOT_FOUND, ErrorCode.ALREADY_EXISTS]);
+
+function withDetailPaths(error: unknown, map: (detail: ErrorDetail) => ErrorDetail): unknown {
+  if (!(error instanceof AppException) || !DETAILED_FAILURES.has(error.code) || !error.options.details) {
+    return error;
+  }
+  return new AppException(error.code, { ...error.options, details: error.options.details.map(map) });
+}
+
+/** `error` of `changes[index]`, its details' fields prefixed with `changes[index]`. */
+function atChange(error: unknown, index: number): unknown {
+  return withDetailPaths(error, (detail) => ({ ...detail, field: `changes[${index}]${detail.field ? `.${detail.field}` : ''}` }));
+}
+
 @Injectable()
 export class RequestsService {
   constructor(
@@ -142,6 +160,7 @@ export class RequestsService {
       assertScopesForChanges(ctx.principal, changes.map((change) => change.type as AnyChangeType));
     }
     assertMayChangeStructure(ctx, changes.map((change) => change.type));
+    await this.access.assertMayRecordDeletions(ctx, changes.map((change) => change.type));
     const reviewers = await this.checkReviewers(ctx, dto.reviewers ?? []);
     const outcome = await this.engine.write(
       ctx,
@@ -158,11 +177,7 @@ export class RequestsService {
               drafts.push(built);
             }
           } catch (error) {
-            const details = validationDetailsOf(error);
-            if (!details) {
-              throw error;
-            }
-            throw AppException.validation(details.map((detail) => ({ ...detail, field: `changes[${index}]${detail.field ? `.${detail.field}` : ''}` })));
+            throw atChange(error, index);
           }
         }
         return drafts;
@@ -205,7 +220,9 @@ export class RequestsService {
       case 'row-update':
         return this.buildRowChange(scope, change.type, change);
       case 'row-delete':
-        return buildRowDelete(scope, needRow());
+        return buildRowDelete(scope, needRow()).catch((error: unknown) => {
+          throw withDetailPaths(error, (detail) => (detail.field === 'rowId' ? { ...detail, field: 'target.rowId' } : detail));
+        });
       case 'property-update':
         if (fieldId && change.newValue === undefined) {
           // Left out, it would clear the property: a clear is an explicit null.
@@ -252,11 +269,7 @@ export class RequestsService {
       }
       return await buildRowUpdate(scope, input.rowId, { values: input.values, version: input.version });
     } catch (error) {
-      const details = validationDetailsOf(error);
-      if (!details) {
-        throw error;
-      }
-      throw AppException.validation(details.map(input.pathOf));
+      throw withDetailPaths(error, input.pathOf);
     }
   }
 

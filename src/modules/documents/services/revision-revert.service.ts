@@ -10,7 +10,7 @@ import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RevisionHistoryRepository } from '../repositories/revision-history.repository.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ChangeEngineService } from './change-engine.service.js';
-import { assertMayChangeStructure, type DocumentContext } from './document-access.service.js';
+import { assertMayChangeStructure, DocumentAccessService, type DocumentContext } from './document-access.service.js';
 import { RequestHooks, type RequestMerged } from './request-hooks.js';
 import { RequestsService } from './requests.service.js';
 import { RevisionHistoryService } from './revision-history.service.js';
@@ -37,6 +37,7 @@ export class RevisionRevertService implements OnModuleInit {
     private readonly properties: PropertiesRepository,
     private readonly hooks: RequestHooks,
     private readonly outbox: OutboxService,
+    private readonly access: DocumentAccessService,
   ) {}
 
   onModuleInit(): void {
@@ -62,12 +63,16 @@ export class RevisionRevertService implements OnModuleInit {
             metadata: document.metadata,
             metadataVersion: document.metadataVersion,
             propertiesVersion: (await this.properties.find(document.uuid))?.version ?? 0,
+            settings: document.settings,
             existingRowIds: await this.history.existingRowIds(document.uuid, snapshotRowIds(ops)),
           });
           // Undoing a change is one of its kind: it needs the scope of the direct route for it (a token with
-          // requests:manage alone reverts nothing) and, for metadata or settings, manage rights. Nothing is written otherwise.
-          assertScopesForChanges(ctx.principal, inverse.drafts.map((draft) => draft.type));
-          assertMayChangeStructure(ctx, inverse.drafts.map((draft) => draft.type));
+          // requests:manage alone reverts nothing), for metadata or settings manage rights, and for deleting rows
+          // (undoing their creation) what `permissions.delete` asks of a deletion. Nothing is written otherwise.
+          const types = inverse.drafts.map((draft) => draft.type);
+          assertScopesForChanges(ctx.principal, types);
+          assertMayChangeStructure(ctx, types);
+          await this.access.assertMayRecordDeletions(ctx, types);
           return inverse.drafts;
         },
       );

@@ -12,7 +12,7 @@ import type { BulkResultDto, RowDeleteResponseDto, RowWriteResponseDto, WriteRes
 import { toRowDto, toWriteResult } from '../mappers/document.mapper.js';
 import { buildPropertiesWrite, buildRowCreate, buildRowDelete, buildRowUpdate } from './change-builders.js';
 import { ChangeEngineService, type WriteOutcome } from './change-engine.service.js';
-import type { DocumentContext } from './document-access.service.js';
+import { DocumentAccessService, type DocumentContext } from './document-access.service.js';
 import type { UniqueCheckRow } from './draft-scope.js';
 import { RowQueryService } from './row-query.service.js';
 import { ComputedAccessService } from './computed/computed-access.service.js';
@@ -29,6 +29,7 @@ export class RowsService {
     private readonly engine: ChangeEngineService,
     private readonly rowQueries: RowQueryService,
     private readonly computedAccess: ComputedAccessService,
+    private readonly access: DocumentAccessService,
   ) {}
 
   async create(ctx: DocumentContext, body: { id?: string; values?: unknown }, params: WriteParams): Promise<RowWriteResponseDto> {
@@ -149,6 +150,8 @@ export class RowsService {
     ops: ReadonlyArray<{ operation: 'create' | 'update' | 'delete'; rowId: string; values: unknown; path: string }>,
     params: WriteParams,
   ): Promise<WriteResultDto> {
+    // A POST route: the access guard asks `permissions.delete` of DELETE routes only.
+    await this.access.assertMayRecordDeletions(ctx, ops.map((op) => `row-${op.operation}`));
     const origin = { bulkId: randomUUID() };
     const outcome = await this.engine.write(ctx, { ...params, title: `Batch of ${ops.length} rows`, rowsOnly: true, valuesValidated: true }, async (scope) => {
       const changes: ChangeDraft[] = [];

@@ -9,6 +9,7 @@ import { validationDetailsOf } from '../../fields/field-value.utils.js';
 import { applyPropertiesEffect, type FoldedChanges, foldChanges, type PropertiesEffect } from '../../domain/change-fold.js';
 import type { ChangeDraft, ChangeRecord, DocumentMetadata, DocumentRecord, RequestRecord, RevisionRecord, RevisionStats, RowRecord } from '../../domain/document.records.js';
 import type { ConversionReport, MergeConflict } from '../../domain/merge.types.js';
+import { applySettingsRevert, propertyRevertConflicts, settingsRevertConflicts } from '../../domain/settings-revert.js';
 import { DocumentRepository } from '../../repositories/document.repository.js';
 import { PropertiesRepository } from '../../repositories/properties.repository.js';
 import { type MergedAtOnceInsert, RequestRepository } from '../../repositories/request.repository.js';
@@ -292,8 +293,13 @@ export class MergeService {
     lock: boolean,
     written: MergeWritten = {},
   ): Promise<MergePlan> {
-    const folded = foldChanges(changes);
+    let folded = foldChanges(changes);
     const conflicts: MergeConflict[] = [];
+    if (folded.settingsRevert) {
+      // A revert's settings: its entries undone on the settings as they are now, unless changed since.
+      conflicts.push(...settingsRevertConflicts(document.settings, folded.settingsRevert));
+      folded = { ...folded, settings: applySettingsRevert(document.settings, folded.settingsRevert) };
+    }
     const metadata = folded.metadata ? await this.metadataMerge.plan(document, folded.metadata, conflicts) : null;
     const effective: DocumentMetadata = metadata?.metadata ?? document.metadata;
     const rows = await this.rowMerge.plan(document, [...folded.rows.values()], effective.fields, lock, conflicts, {
@@ -312,6 +318,9 @@ export class MergeService {
           currentVersion: record?.version ?? 0,
           reason: 'the properties were changed since the change was recorded',
         });
+      }
+      if (folded.properties.expected) {
+        conflicts.push(...propertyRevertConflicts(current, folded.properties.expected));
       }
       try {
         const partial = !folded.properties.replace || folded.properties.cleared === true;
