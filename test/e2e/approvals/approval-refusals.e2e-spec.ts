@@ -72,14 +72,15 @@ describe('approvals: refused decisions, the decider of an auto-merge, settings a
     const ws = await workspace();
     await addToWorkspace(t.dataSource, owner, viewer, 'viewer', ws);
     const doc = await createDocument(t.http, owner, { fields: FIELDS, workspaceId: ws, settings: { workflow: { requiresApproval: true, autoMerge: true } } });
-    const { requestId, instanceId } = await submitted(doc, [owner]);
+    // The approver is not the request's author: the author may not approve a request of a gated document.
+    const { requestId, instanceId } = await submitted(doc, [viewer]);
     await request(t.http).post(`${API}/organizations/${owner.defaultOrganizationId}/workspaces/${ws}/archive`).set(bearer(owner)).expect(200);
 
     const merge = await request(t.http).post(`${doc.path}/requests/${requestId}/merge`).set(bearer(owner)).expect(403);
-    const decision = await request(t.http).post(`${doc.path}/approval/${instanceId}/decision?result=approved`).set(bearer(owner)).send({}).expect(403);
+    const decision = await request(t.http).post(`${doc.path}/approval/${instanceId}/decision?result=approved`).set(bearer(viewer)).send({}).expect(403);
     expect(decision.body.code).toBe('FORBIDDEN');
     expect(problemsOf(decision.body)[0]?.reason).toBe(problemsOf(merge.body)[0]?.reason);
-    await request(t.http).post(`${doc.path}/approvals/${instanceId}/approve`).set(bearer(owner)).send({ decision: 'rejected' }).expect(403);
+    await request(t.http).post(`${doc.path}/approvals/${instanceId}/approve`).set(bearer(viewer)).send({ decision: 'rejected' }).expect(403);
     expect(await status(doc, requestId, instanceId)).toEqual(['open', 'pending']);
   });
 

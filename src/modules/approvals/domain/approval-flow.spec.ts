@@ -1,4 +1,4 @@
-import { decide, nodesAllowedToDecide } from './approval-flow.js';
+import { decide, gateRefusal, nodesAllowedToDecide } from './approval-flow.js';
 import type { ApprovalInstanceRecord, ApprovalStrategy } from './approval.records.js';
 
 function instance(strategy: ApprovalStrategy, approvers: string[], decided: Record<string, 'approved'> = {}): ApprovalInstanceRecord {
@@ -43,5 +43,19 @@ describe('approval flow', () => {
     expect(decide(instance('sequential', ['a', 'b']), 'a', 'request_changes')).toMatchObject({ instanceStatus: 'changes_requested', nodeStatus: 'changes_requested' });
     expect(decide({ ...instance('sequential', ['a']), status: 'canceled' }, 'a', 'approved')).toEqual({ ok: false, reason: 'not-pending' });
     expect(decide(instance('sequential', ['a', 'b'], { a: 'approved' }), 'a', 'approved')).toEqual({ ok: false, reason: 'not-an-approver' });
+  });
+
+  it('the gate: while approval is required, no writer of the request approves it, and configured approvers bound who does', () => {
+    const request = { author: 'author', contributors: ['author', 'helper'] };
+    const required = (approvers?: string[]) => ({ workflow: { requiresApproval: true, ...(approvers ? { approvers } : {}) }, request });
+    expect(gateRefusal(required(), 'author')).toBe('own-request');
+    expect(gateRefusal(required(), 'HELPER')).toBe('own-request');
+    expect(gateRefusal(required(['author', 'a']), 'author')).toBe('own-request');
+    expect(gateRefusal(required(), 'a')).toBeNull();
+    expect(gateRefusal(required(['a', 'b']), 'c')).toBe('not-listed');
+    expect(gateRefusal(required(['a', 'B']), 'b')).toBeNull();
+    expect(gateRefusal(required([]), 'c')).toBeNull();
+    expect(gateRefusal({ workflow: { requiresApproval: false, approvers: ['a'] }, request }, 'author')).toBeNull();
+    expect(gateRefusal({ workflow: undefined, request }, 'author')).toBeNull();
   });
 });

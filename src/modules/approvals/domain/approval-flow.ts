@@ -71,3 +71,30 @@ export function decide(instance: ApprovalInstanceRecord, userId: string, decisio
   const next = instanceStatus === 'pending' ? currentNode({ status: 'pending', nodes: after }) : null;
   return { ok: true, node: own, nodeStatus, instanceStatus, completed: instanceStatus !== 'pending', next };
 }
+
+/** What the gate asks of an approver: the parts of the document's `workflow` settings and of the request it reads. */
+export interface GateSubject {
+  workflow: { requiresApproval?: boolean; approvers?: unknown } | undefined;
+  request: { author: string; contributors: readonly string[] };
+}
+
+/**
+ * Why `userId` may not approve the request while the document requires approval (docs/decisions/approvals-gate.md),
+ * or null: someone who wrote changes of the request (its author, a contributor) would satisfy the gate alone, and
+ * `workflow.approvers`, when the owner configured any, bounds who approves. Without `requiresApproval` approvals are
+ * advisory and anyone who can read the document may approve.
+ */
+export function gateRefusal(subject: GateSubject, userId: string): 'own-request' | 'not-listed' | null {
+  if (subject.workflow?.requiresApproval !== true) {
+    return null;
+  }
+  const id = userId.toLowerCase();
+  if ([subject.request.author, ...subject.request.contributors].some((writer) => writer.toLowerCase() === id)) {
+    return 'own-request';
+  }
+  const listed = Array.isArray(subject.workflow.approvers) ? subject.workflow.approvers : [];
+  if (listed.length > 0 && !listed.some((approver) => typeof approver === 'string' && approver.toLowerCase() === id)) {
+    return 'not-listed';
+  }
+  return null;
+}

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { DocumentRecord } from '../../documents/domain/document.records.js';
+import { DocumentAccessService } from '../../documents/services/document-access.service.js';
 import { OutboxService } from '../../events/outbox.service.js';
 import { documentEvent, type NewDomainEvent } from '../../events/domain-event.js';
 import { UsersService } from '../../identity/services/users.service.js';
@@ -30,6 +31,7 @@ export class ApprovalEventsService {
     private readonly outbox: OutboxService,
     private readonly notifier: NotifierService,
     private readonly users: UsersService,
+    private readonly access: DocumentAccessService,
   ) {}
 
   /** Started (or restarted by new changes: `reset: true`): every approver allowed to decide is asked. */
@@ -98,7 +100,15 @@ export class ApprovalEventsService {
     }
   }
 
+  /**
+   * The rule of every document notification (docs/settings.md, "Participants"): nothing to a user who may no longer
+   * read the document when it is sent — an approver removed from the workspace or shut out by `permissions.view`
+   * after the submission is not told about it. The instance keeps waiting for them (docs/approvals.md).
+   */
   private async tell(document: DocumentRecord, userId: string, instance: ApprovalInstanceRecord, subject: string): Promise<void> {
+    if (!(await this.access.mayView(document, userId))) {
+      return;
+    }
     const user = (await this.users.summaries([userId])).get(userId);
     if (!user?.email) {
       return;

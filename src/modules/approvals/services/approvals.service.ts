@@ -8,7 +8,7 @@ import { assertOpen, ChangeEngineService } from '../../documents/services/change
 import { DocumentAccessService, type DocumentContext, READ_ONLY_REASON } from '../../documents/services/document-access.service.js';
 import { RequestHooks, type RequestMerged, type RequestTouched } from '../../documents/services/request-hooks.js';
 import { RequestsService } from '../../documents/services/requests.service.js';
-import { decide } from '../domain/approval-flow.js';
+import { decide, gateRefusal } from '../domain/approval-flow.js';
 import type { ApprovalDecision, ApprovalInstanceRecord, ApprovalStrategy } from '../domain/approval.records.js';
 import type { ApprovalConfigDto, ApprovalFlowDto, ApprovalInstanceDto, DecisionResponseDto } from '../dtos/approval.dto.js';
 import { ApprovalRepository } from '../repositories/approval.repository.js';
@@ -133,6 +133,16 @@ export class ApprovalsService implements OnModuleInit {
       }
       // A merged or closed request cancels its pending instance; one left pending by an earlier version is refused too.
       assertOpen(request);
+      // Checked again at decision time: a contributor who joined after the submission, or settings changed since,
+      // must not let the gate be satisfied by the request's own writers or by someone the owner no longer lists.
+      const refusal = gateRefusal({ workflow: ctx.document.settings.workflow, request }, userId);
+      if (refusal) {
+        throw AppException.forbidden(
+          refusal === 'own-request'
+            ? 'you wrote changes of this request (author or contributor): its approval must come from someone else'
+            : "you are not one of the document's workflow.approvers",
+        );
+      }
       await this.approvals.decideNode(outcome.node.id, outcome.nodeStatus, comment, signature);
       if (outcome.completed) {
         await this.approvals.setStatus(current.id, outcome.instanceStatus);
@@ -207,6 +217,20 @@ export class ApprovalsService implements OnModuleInit {
     return this.tx.run(async () => {
       const request = await this.engine.findRequest(document, requestId, true);
       assertOpen(request);
+      // While the document requires approval, the request's own writers cannot be its approvers and the owner's
+      // workflow.approvers bound who may be (docs/decisions/approvals-gate.md); the request is locked, so its
+      // contributors cannot change before the instance exists.
+      const refused = approvers
+        .map((id, index) => ({ index, refusal: gateRefusal({ workflow: document.settings.workflow, request }, id) }))
+        .filter((item) => item.refusal !== null);
+      if (refused.length > 0) {
+        throw AppException.validation(
+          refused.map((item) => ({
+            field: approverField(item.index),
+            reason: item.refusal === 'own-request' ? 'wrote changes of the request (author or contributor): may not approve it' : "not one of the document's workflow.approvers",
+          })),
+        );
+      }
       const live = await this.approvals.live(document.uuid, request.id, true);
       if (live) {
         throw new AppException(ErrorCode.INVALID_STATE, {
