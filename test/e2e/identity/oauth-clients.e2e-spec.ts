@@ -86,6 +86,19 @@ describe('OAuth clients and the client-credentials grant', () => {
       .send({ name: 'x', allowedScopes: ['doc:read'], grantTypes: ['password'] })
       .expect(400);
     expect(badGrant.body.code).toBe('VALIDATION_ERROR');
+    // Refresh tokens come only from the code flow: refresh_token without authorization_code could never be used.
+    for (const body of [
+      { scopes: ['doc:read'], grantTypes: ['refresh_token'] },
+      { scopes: ['doc:read'], grantTypes: ['client_credentials', 'refresh_token'] },
+      { scopes: ['doc:read'], grantTypes: ['refresh_token'], redirectUris: ['https://app.example/cb'] },
+    ]) {
+      const lonely = await request(t.http)
+        .post('/api/v1/oauth/clients')
+        .set(bearer(owner))
+        .send({ name: 'x', ...body })
+        .expect(400);
+      expect(lonely.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'grantTypes' } });
+    }
     expect((await request(t.http).get('/api/v1/oauth/clients').set(bearer(owner))).body.payload.total).toBe(
       0,
     );

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { problemsOf } from '../../utils/error-details.js';
 import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
@@ -148,6 +149,56 @@ describe('third-party login through a real OpenID provider', () => {
         .expect(404);
     });
 
+    it('refuses a plain-http issuer or endpoint outside loopback hosts; loopback http and https are accepted', async () => {
+      const create = (body: Record<string, unknown>): request.Test =>
+        request(t.http)
+          .post('/api/v1/admin/oidc/providers')
+          .set(bearer(admin))
+          .send({ provider: 'github', clientId: 'x', clientSecret: 'y', ...body });
+      for (const [field, value] of [
+        ['issuer', 'http://evil.example.com'],
+        ['issuer', 'http://192.0.2.2:4101'],
+        ['issuer', 'ftp://example.com'],
+        ['tokenEndpoint', 'http://evil.example.com/token'],
+      ] as const) {
+        const body =
+          field === 'issuer'
+            ? { issuer: value }
+            : {
+                issuer: 'https://github.com',
+                authorizationEndpoint: 'https://github.com/login/oauth/authorize',
+                [field]: value,
+              };
+        const res = await create(body).expect(400);
+        expect({
+          value,
+          code: res.body.code,
+          fields: problemsOf(res.body).map((p: { field: string }) => p.field),
+        }).toEqual({
+          value,
+          code: 'VALIDATION_ERROR',
+          fields: [field],
+        });
+      }
+      expect(
+        (await request(t.http).get('/api/v1/oidc/providers')).body.payload.items.map(
+          (p: { provider: string }) => p.provider,
+        ),
+      ).not.toContain('github');
+
+      const loopback = await create({ issuer: 'http://localhost:4101', enabled: false }).expect(201);
+      const id = loopback.body.payload.id;
+      const patch = (body: Record<string, unknown>): request.Test =>
+        request(t.http).patch(`/api/v1/admin/oidc/providers/${id}`).set(bearer(admin)).send(body);
+      const changed = await patch({ issuer: 'http://evil.example.com' }).expect(400);
+      expect(problemsOf(changed.body)).toEqual([expect.objectContaining({ field: 'issuer' })]);
+      await patch({ userinfoEndpoint: 'http://evil.example.com/userinfo' }).expect(400);
+      await patch({ issuer: 'http://[::1]:4101' }).expect(200);
+      const https = await patch({ issuer: 'https://github.com' }).expect(200);
+      expect(https.body.payload.issuer).toBe('https://github.com');
+      await request(t.http).delete(`/api/v1/admin/oidc/providers/${id}`).set(bearer(admin)).expect(200);
+    });
+
     it('validates providers: enum values exactly, one configuration per provider', async () => {
       const facebook = await request(t.http)
         .post('/api/v1/admin/oidc/providers')
@@ -176,6 +227,97 @@ describe('third-party login through a real OpenID provider', () => {
         .query({ redirectUri: idp.redirectUri })
         .expect(404);
     });
+  });
+
+  /** The address an account made by `google` sign-in gets when the provider shares no e-mail. */
+  function placeholderOf(subject: string): string {
+    return `google-${createHash('sha256').update(subject).digest('hex').slice(0, 16)}@oauth.quire.invalid`;
+  }
+
+  it('refuses the placeholder domain at registration, so no one can take an identity’s address before its first sign-in', async () => {
+    idp.accounts.set('dora', { name: 'Dora Nomail' });
+    const placeholder = placeholderOf('dora');
+    for (const email of [
+      placeholder,
+      placeholder.toUpperCase(),
+      'someone@OAuth.Quire.Invalid',
+      'x@sub.oauth.quire.invalid',
+    ]) {
+      const res = await request(t.http)
+        .post('/api/v1/auth/register')
+        .send({ email, password: 'correct horse battery' })
+        .expect(400);
+      expect({
+        email,
+        code: res.body.code,
+        fields: problemsOf(res.body).map((p: { field: string }) => p.field),
+      }).toEqual({
+        email,
+        code: 'VALIDATION_ERROR',
+        fields: ['email'],
+      });
+    }
+    const first = await loginAs('dora');
+    expect(first.status).toBe(200);
+    expect(first.body.payload).toMatchObject({ isNewUser: true, user: { email: placeholder } });
+
+    // A provider that hands out an address in that domain does not take another identity's placeholder either:
+    // the address is ignored and the account gets its own.
+    idp.accounts.set('erin', { email: placeholderOf('finn'), email_verified: true, name: 'Erin' });
+    idp.accounts.set('finn', { name: 'Finn' });
+    const erin = await loginAs('erin');
+    expect(erin.status).toBe(200);
+    expect(erin.body.payload).toMatchObject({ isNewUser: true, user: { email: placeholderOf('erin') } });
+    const finn = await loginAs('finn');
+    expect(finn.status).toBe(200);
+    expect(finn.body.payload).toMatchObject({ isNewUser: true, user: { email: placeholderOf('finn') } });
+  });
+
+  it('a bind refused for a state that is not the caller’s leaves the state to its owner', async () => {
+    idp.accounts.set('mia', { email: 'mia@idp.test', email_verified: true, name: 'Mia' });
+    idp.accounts.set('gus', { email: 'gus@idp.test', email_verified: true, name: 'Gus' });
+    const mia = await registerUser(t.http);
+    const stranger = await registerUser(t.http);
+    const { authorizationUrl, state } = await startLogin(mia);
+    const back = await idp.signIn(authorizationUrl, 'mia');
+    const refused = await request(t.http)
+      .post('/api/v1/users/me/oauth/google')
+      .set(bearer(stranger))
+      .send({ authorizationCode: 'garbage', state })
+      .expect(401);
+    expect(refused.body).toMatchObject({
+      code: 'INVALID_TOKEN',
+      details: expect.objectContaining({ field: 'state' }),
+    });
+    const [row] = await t.dataSource.query<Array<{ used_at: Date | null }>>(
+      'SELECT used_at FROM oauth_login_states WHERE state = $1',
+      [state],
+    );
+    expect(row.used_at).toBeNull();
+    const bound = await request(t.http)
+      .post('/api/v1/users/me/oauth/google')
+      .set(bearer(mia))
+      .send({ authorizationCode: back.searchParams.get('code'), state })
+      .expect(201);
+    expect(bound.body.payload).toMatchObject({ provider: 'google', subject: 'mia' });
+
+    // The state of someone's sign-in is not a bind state either, and stays theirs.
+    const signIn = await startLogin();
+    const signInBack = await idp.signIn(signIn.authorizationUrl, 'gus');
+    await request(t.http)
+      .post('/api/v1/users/me/oauth/google')
+      .set(bearer(stranger))
+      .send({ authorizationCode: 'garbage', state: signIn.state })
+      .expect(401);
+    const gus = await request(t.http)
+      .post('/api/v1/auth/oauth/google/callback')
+      .send({
+        code: signInBack.searchParams.get('code'),
+        state: signIn.state,
+        iss: signInBack.searchParams.get('iss') ?? undefined,
+      })
+      .expect(200);
+    expect(gus.body.payload).toMatchObject({ isNewUser: true, user: { email: 'gus@idp.test' } });
   });
 
   it('creates an account on the first sign-in and finds it through the binding later', async () => {

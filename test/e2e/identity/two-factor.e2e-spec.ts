@@ -3,6 +3,7 @@ import request from 'supertest';
 import { lastMessageTo } from '../../factories/notifications.js';
 import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { createClient, formFields, pkcePair } from './identity-helpers.js';
 
 describe('two-step verification', () => {
   let t: TestApp;
@@ -165,6 +166,197 @@ describe('two-step verification', () => {
       401,
     );
     expect(closed.body.code).toBe('INVALID_TOKEN');
+  });
+
+  /** A user with TOTP two-step verification on; answers the TOTP secret. */
+  async function withTotp(user: TestUser): Promise<string> {
+    const start = await request(t.http)
+      .post('/api/v1/auth/2fa/enable')
+      .set(bearer(user))
+      .send({ method: 'totp' })
+      .expect(200);
+    const secret: string = start.body.payload.secret;
+    await request(t.http)
+      .post('/api/v1/auth/2fa/enable')
+      .set(bearer(user))
+      .send({ method: 'totp', code: await totp(secret) })
+      .expect(200);
+    return secret;
+  }
+
+  /** A six-digit code that is not the current TOTP code (nor the neighbouring steps). */
+  async function wrongCode(secret: string, i: number): Promise<string> {
+    const valid = new Set([await totp(secret, -1), await totp(secret), await totp(secret, 1)]);
+    let code = String(100000 + i * 7919);
+    while (valid.has(code)) {
+      code = String(Number(code) + 1);
+    }
+    return code;
+  }
+
+  it('wrong second-step codes count against the account: from the 5th, sign-in answers 429 even with fresh challenges and addresses', async () => {
+    const user = await registerUser(t.http);
+    const other = await registerUser(t.http);
+    const secret = await withTotp(user);
+    await withTotp(other);
+    // Fewer than five wrong codes per challenge, each challenge from a new password sign-in and every request
+    // from a new address: only the per-account count can stop this.
+    for (let i = 0; i < 5; i += 1) {
+      const { challengeToken } = await challenge(user);
+      const wrong = await verify({ challengeToken, code: await wrongCode(secret, i) }).expect(401);
+      expect(wrong.body.code).toBe('INVALID_CREDENTIALS');
+    }
+    const blocked = await login(user).expect(429);
+    expect(blocked.body.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    const rows = await t.dataSource.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM login_failures WHERE throttle_key = $1`,
+      [`user:${user.id}`],
+    );
+    expect(rows[0].n).toBe(5);
+    // A challenge opened before the limit was reached does not get around it, not even with the right code.
+    await t.dataSource.query(`DELETE FROM login_failures WHERE throttle_key = $1`, [`user:${user.id}`]);
+    const open = await challenge(user);
+    for (let i = 0; i < 4; i += 1) {
+      await verify({ challengeToken: open.challengeToken, code: await wrongCode(secret, i) }).expect(401);
+    }
+    const last = await challenge(user);
+    await verify({ challengeToken: last.challengeToken, code: await wrongCode(secret, 9) }).expect(401);
+    const late = await verify({ challengeToken: open.challengeToken, code: await totp(secret, 1) }).expect(
+      429,
+    );
+    expect(late.body.code).toBe('RATE_LIMIT_EXCEEDED');
+    // Other accounts are not affected.
+    await challenge(other);
+  });
+
+  it('a right second step clears the account count, and the /authorize page counts wrong codes the same way', async () => {
+    const user = await registerUser(t.http);
+    const secret = await withTotp(user);
+    for (let i = 0; i < 4; i += 1) {
+      const { challengeToken } = await challenge(user);
+      await verify({ challengeToken, code: await wrongCode(secret, i) }).expect(401);
+    }
+    const { challengeToken } = await challenge(user);
+    await verify({ challengeToken, code: await totp(secret, 1) }).expect(200);
+
+    // Now through the issuer's page: four wrong codes at its second step, then one at the API, and the page's
+    // password step answers 429.
+    const owner = await registerUser(t.http);
+    const client = await createClient(t.http, owner);
+    const query = {
+      response_type: 'code',
+      client_id: client.clientId,
+      redirect_uri: 'http://127.0.0.1/callback',
+      scope: 'openid',
+      state: 's',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    };
+    const signInPage = await request(t.http).get('/authorize').query(query).expect(200);
+    const requestToken = formFields(signInPage.text).request;
+    const second = await request(t.http)
+      .post('/authorize')
+      .type('form')
+      .send({ step: 'login', request: requestToken, email: user.email, password: user.password })
+      .expect(200);
+    const pageChallenge = formFields(second.text).challenge;
+    expect(pageChallenge).toEqual(expect.any(String));
+    for (let i = 0; i < 4; i += 1) {
+      await request(t.http)
+        .post('/authorize')
+        .type('form')
+        .send({
+          step: 'two_factor',
+          request: requestToken,
+          challenge: pageChallenge,
+          code: await wrongCode(secret, i),
+        })
+        .expect(401);
+    }
+    const api = await challenge(user);
+    await verify({ challengeToken: api.challengeToken, code: await wrongCode(secret, 5) }).expect(401);
+    const throttled = await request(t.http)
+      .post('/authorize')
+      .type('form')
+      .send({ step: 'login', request: requestToken, email: user.email, password: user.password })
+      .expect(429);
+    expect(throttled.text).toContain('Too many failed attempts');
+    const pageSecond = await request(t.http)
+      .post('/authorize')
+      .type('form')
+      .send({
+        step: 'two_factor',
+        request: requestToken,
+        challenge: pageChallenge,
+        code: await totp(secret, 1),
+      })
+      .expect(429);
+    expect(pageSecond.text).toContain('Too many failed attempts');
+    await login(user).expect(429);
+  });
+
+  it('disabling counts wrong passwords and codes like failed sign-ins and answers 429 over the limit', async () => {
+    const user = await registerUser(t.http);
+    const secret = await withTotp(user);
+    const disable = (body: Record<string, string>, ip: string): request.Test =>
+      request(t.http)
+        .post('/api/v1/auth/2fa/disable')
+        .set(bearer(user))
+        .set('X-Forwarded-For', ip)
+        .send(body);
+
+    // Wrong passwords: the code stays VALIDATION_ERROR; the fifth for the account closes the door, the right
+    // password included, and sign-in with the password too (same account count).
+    for (let i = 0; i < 5; i += 1) {
+      const wrong = await disable({ password: `guess-${i}` }, `203.0.113.${i + 1}`).expect(400);
+      expect(wrong.body).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: expect.objectContaining({ field: 'password' }),
+      });
+    }
+    const blocked = await disable({ password: user.password }, '203.0.113.50').expect(429);
+    expect(blocked.body.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0);
+    await login(user).expect(429);
+    expect(
+      (await request(t.http).get('/api/v1/users/me').set(bearer(user))).body.payload.twoFactorEnabled,
+    ).toBe(true);
+
+    // Wrong codes: counted under the account's second-factor key, which stops the second sign-in step too.
+    await t.dataSource.query(`DELETE FROM login_failures WHERE throttle_key = 'email:' || $1`, [
+      user.email.toLowerCase(),
+    ]);
+    for (let i = 0; i < 4; i += 1) {
+      await disable({ code: await wrongCode(secret, i) }, `203.0.113.${i + 10}`).expect(400);
+    }
+    const { challengeToken } = await challenge(user);
+    await disable({ code: await wrongCode(secret, 4) }, '203.0.113.20').expect(400);
+    expect((await disable({ code: await totp(secret, 1) }, '203.0.113.21').expect(429)).body.code).toBe(
+      'RATE_LIMIT_EXCEEDED',
+    );
+    await verify({ challengeToken, code: await totp(secret, 1) }).expect(429);
+
+    // Per address: 20 wrong values from one address stop that address, whatever the account.
+    await t.dataSource.query(`DELETE FROM login_failures WHERE throttle_key = $1`, [`user:${user.id}`]);
+    const ip = '203.0.113.99';
+    const others = await Promise.all([1, 2, 3, 4, 5].map(() => registerUser(t.http)));
+    for (const other of others) {
+      await withTotp(other);
+      for (let i = 0; i < 4; i += 1) {
+        await request(t.http)
+          .post('/api/v1/auth/2fa/disable')
+          .set(bearer(other))
+          .set('X-Forwarded-For', ip)
+          .send({ password: `guess-${i}` })
+          .expect(400);
+      }
+    }
+    expect((await disable({ password: user.password }, ip).expect(429)).body.code).toBe(
+      'RATE_LIMIT_EXCEEDED',
+    );
+    const off = await disable({ password: user.password }, '203.0.113.100').expect(200);
+    expect(off.body.payload).toEqual({ enabled: false, method: null });
   });
 
   it('SMS: enrolls a phone with a texted code and sends sign-in codes to it', async () => {

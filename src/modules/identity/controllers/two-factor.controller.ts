@@ -53,6 +53,11 @@ export class TwoFactorController {
     description: 'INVALID_CREDENTIALS (wrong code) or INVALID_TOKEN (challenge expired/used)',
     schema: ERROR_ENVELOPE_SCHEMA,
   })
+  @ApiResponse({
+    status: 429,
+    description: 'RATE_LIMIT_EXCEEDED: too many failures for the account or address',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   verify(@Body() dto: VerifyTwoFactorDto, @Req() request: Request): Promise<TokenPairDto> {
     return this.signIn.completeTwoFactor(dto, metaOf(request));
   }
@@ -63,10 +68,17 @@ export class TwoFactorController {
   @UseGuards(FirstPartySessionGuard)
   @ApiOperation({ summary: 'Turn off two-step verification (password, TOTP code or backup code required)' })
   @ApiEnvelope(TwoFactorStatusDto)
+  @ApiResponse({
+    status: 429,
+    description:
+      'RATE_LIMIT_EXCEEDED: too many wrong passwords or codes for the account or address (counted with sign-in failures)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   disable(
     @CurrentPrincipal() principal: Principal,
     @Body() dto: DisableTwoFactorDto,
+    @Req() request: Request,
   ): Promise<TwoFactorStatusDto> {
-    return this.twoFactor.disable(principal, dto);
+    return this.twoFactor.disable(principal, dto, metaOf(request));
   }
 }

@@ -1,15 +1,41 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsEmail, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
 import { UserResponseDto } from './user.dto.js';
 import { Trimmed } from '../../../common/http/validation-decorators.js';
 
 /** E.164: `+` and 7 to 15 digits. */
 export const PHONE_PATTERN = /^\+[1-9]\d{6,14}$/;
 
+/**
+ * The domain of the addresses given to third-party accounts whose provider shares no e-mail
+ * (`<provider>-<hash of the subject>@oauth.quire.invalid`). They are predictable, so no one may choose one:
+ * registering it first would make that identity's first sign-in fail with ALREADY_EXISTS.
+ */
+export const PLACEHOLDER_EMAIL_DOMAIN = 'oauth.quire.invalid';
+
+/** Whether an address is in the placeholder domain (or under it), whatever its letter case. */
+export function isPlaceholderEmail(email: string): boolean {
+  const domain = email.trim().toLowerCase().split('@').pop() ?? '';
+  return domain === PLACEHOLDER_EMAIL_DOMAIN || domain.endsWith(`.${PLACEHOLDER_EMAIL_DOMAIN}`);
+}
+
+const NotPlaceholderEmail = (): PropertyDecorator =>
+  ValidateBy({
+    name: 'notPlaceholderEmail',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || !isPlaceholderEmail(value),
+      defaultMessage: () => `email must not be in the reserved domain ${PLACEHOLDER_EMAIL_DOMAIN}`,
+    },
+  });
+
 export class RegisterDto {
-  @ApiProperty({ example: 'ada@example.com' })
+  @ApiProperty({
+    example: 'ada@example.com',
+    description: `Not in the reserved domain ${PLACEHOLDER_EMAIL_DOMAIN}`,
+  })
   @IsEmail()
   @MaxLength(254)
+  @NotPlaceholderEmail()
   email: string;
 
   @ApiProperty({ minLength: 8, maxLength: 256 })

@@ -41,7 +41,7 @@ export class CreateOidcProviderDto {
   displayName?: string;
 
   @ApiProperty({
-    description: 'OpenID issuer URL (discovery is read from it)',
+    description: 'OpenID issuer URL (discovery is read from it): https, or http only on a loopback host',
     example: 'https://accounts.google.com',
   })
   @IsUrl(URL_OPTIONS)

@@ -4,7 +4,7 @@ import { ErrorCode } from '../../../common/errors/error-code.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { LoginCodeSentDto, LoginDto, RegisterDto, TokenPairDto } from '../dtos/auth.dto.js';
 import { UserEntity } from '../entities/user.entity.js';
-import { LoginThrottleService } from './login-throttle.service.js';
+import { LoginThrottleService, userThrottleKey } from './login-throttle.service.js';
 import { hashPassword, verifyPassword } from './password-hashing.js';
 import type { ClientMeta } from './session.service.js';
 import { SignInService } from './sign-in.service.js';
@@ -76,6 +76,11 @@ export class AccountService {
     const account = `email:${email.trim().toLowerCase()}`;
     await this.throttle.assertAllowed({ account, ip: meta.ip });
     const user = await this.users.findByEmail(email.trim());
+    if (user) {
+      // Wrong second factors count against the account too, so guessing them cannot go on through fresh
+      // password sign-ins; checked before the password, so a 429 never tells that it was right.
+      await this.throttle.assertAllowed({ account: userThrottleKey(user.id) });
+    }
     const ok = await verifyPassword(user?.passwordHash ?? (await DUMMY_HASH), password);
     if (!user || !user.passwordHash || !ok) {
       await this.throttle.recordFailure({ account, ip: meta.ip });
@@ -100,6 +105,11 @@ export class AccountService {
   private async phoneLogin(phone: string, code: string, meta: ClientMeta): Promise<TokenPairDto> {
     const account = `phone:${phone}`;
     await this.throttle.assertAllowed({ account, ip: meta.ip });
+    const owner = await this.tx.manager.findOne(UserEntity, { where: { phone } });
+    if (owner) {
+      // As for passwords: the account's wrong second factors stop this first step too, before the code is used.
+      await this.throttle.assertAllowed({ account: userThrottleKey(owner.id) });
+    }
     const userId = await this.codes.consume('phone_login', phone, code);
     const user = userId ? await this.users.findById(userId) : null;
     if (!user || user.phone !== phone) {

@@ -11,9 +11,28 @@ export const ACCOUNT_FAILURE_LIMIT = 5;
 export const ADDRESS_FAILURE_LIMIT = 20;
 
 export interface ThrottleKeys {
-  /** `email:<lower-case address>`, `phone:<E.164>` or `user:<id>`. */
-  account?: string;
+  /**
+   * `email:<lower-case address>`, `phone:<E.164>` or `user:<id>`; several when one account is known under more
+   * than one (checking all of them, so failures of one kind also stop the others).
+   */
+  account?: string | readonly string[];
   ip?: string;
+}
+
+/**
+ * The key that counts an account's wrong second factors (2FA codes at sign-in or when disabling). It is not
+ * the first step's key on purpose: a right password clears `email:`, and must not reset the count of
+ * second-factor guesses too, or each fresh password sign-in would buy five more.
+ */
+export function userThrottleKey(userId: string): string {
+  return `user:${userId}`;
+}
+
+function accountKeys(keys: ThrottleKeys): readonly string[] {
+  if (keys.account === undefined) {
+    return [];
+  }
+  return typeof keys.account === 'string' ? [keys.account] : keys.account;
 }
 
 /**
@@ -28,10 +47,7 @@ export class LoginThrottleService {
   constructor(private readonly tx: TransactionHost) {}
 
   async assertAllowed(keys: ThrottleKeys): Promise<void> {
-    const checks: Array<[string, number]> = [];
-    if (keys.account) {
-      checks.push([keys.account, ACCOUNT_FAILURE_LIMIT]);
-    }
+    const checks: Array<[string, number]> = accountKeys(keys).map((key) => [key, ACCOUNT_FAILURE_LIMIT]);
     if (keys.ip) {
       checks.push([`ip:${keys.ip}`, ADDRESS_FAILURE_LIMIT]);
     }
@@ -58,9 +74,7 @@ export class LoginThrottleService {
   }
 
   async recordFailure(keys: ThrottleKeys): Promise<void> {
-    const rows = [keys.account, keys.ip ? `ip:${keys.ip}` : undefined].filter(
-      (key): key is string => key !== undefined,
-    );
+    const rows = [...accountKeys(keys), ...(keys.ip ? [`ip:${keys.ip}`] : [])];
     for (const key of rows) {
       await this.tx.manager.query(`INSERT INTO login_failures (throttle_key) VALUES ($1)`, [key]);
     }

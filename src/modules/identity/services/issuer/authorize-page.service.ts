@@ -291,7 +291,20 @@ export class AuthorizePageService {
   ): Promise<PageResult> {
     const method = await this.twoFactor.methodOf(user.id);
     if (method) {
-      const challenge = await this.challenges.open(user, method, authMethod);
+      let challenge;
+      try {
+        challenge = await this.challenges.open(user, method, authMethod);
+      } catch (error) {
+        if (error instanceof AppException && error.code === ErrorCode.RATE_LIMIT_EXCEEDED) {
+          return this.showSignIn(429, {
+            requestToken,
+            clientName: client.name,
+            action,
+            error: 'Too many failed attempts. Try again later.',
+          });
+        }
+        throw error;
+      }
       return htmlPage(
         200,
         twoFactorPage({
@@ -319,6 +332,13 @@ export class AuthorizePageService {
       const { user } = await this.challenges.verify({ challengeToken, code }, meta);
       return this.consentFor(user.id, user.email, requestToken, request, client);
     } catch (error) {
+      if (error instanceof AppException && error.code === ErrorCode.RATE_LIMIT_EXCEEDED) {
+        return this.showSignIn(429, {
+          requestToken,
+          clientName: client.name,
+          error: 'Too many failed attempts. Try again later.',
+        });
+      }
       if (error instanceof AppException && error.code === ErrorCode.INVALID_CREDENTIALS) {
         return htmlPage(
           401,

@@ -51,6 +51,16 @@ export class OAuthClientService {
     const grantTypes: ClientGrantType[] = [
       ...new Set(dto.grantTypes ?? (redirectUris.length > 0 ? (['authorization_code', 'refresh_token', 'client_credentials'] as const) : (['client_credentials'] as const))),
     ];
+    // Refresh tokens are only issued by the code flow: without it the grant could never be used, and a client
+    // limited to it could obtain no token at all.
+    if (grantTypes.includes('refresh_token') && !grantTypes.includes('authorization_code')) {
+      throw AppException.validation([
+        {
+          field: 'grantTypes',
+          reason: 'refresh_token needs authorization_code (only the code flow issues refresh tokens)',
+        },
+      ]);
+    }
     redirectUris.forEach((uri, index) => this.assertRedirectUri(uri, index));
     if (grantTypes.includes('authorization_code') && redirectUris.length === 0) {
       throw AppException.validation([

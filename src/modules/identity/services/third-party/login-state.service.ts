@@ -101,6 +101,24 @@ export class LoginStateService {
       : null;
   }
 
+  /**
+   * Uses up a bind state `userId` started for `provider`; null when unknown, expired, used, a sign-in or page
+   * state, or another user's. Only the owner's request uses it up: one refused for someone else leaves it to
+   * its owner (docs/auth.md: a refused state is not used up).
+   */
+  async consumeForUser(provider: OAuthProvider, state: string, userId: string): Promise<LoginState | null> {
+    const [row] = returnedRows<StateRow>(
+      await this.tx.manager.query(
+        `UPDATE oauth_login_states SET used_at = now()
+          WHERE state = $1 AND provider = $2 AND user_id = $3 AND used_at IS NULL AND expires_at > now()
+            AND authorize_request_token IS NULL
+          RETURNING ${RETURNED}`,
+        [state, provider, userId],
+      ),
+    );
+    return row ? toState(row) : null;
+  }
+
   /** The newest unused bind state the user started for `provider`, used up. */
   async consumeLatestForUser(provider: OAuthProvider, userId: string): Promise<LoginState | null> {
     const [row] = returnedRows<StateRow>(

@@ -54,10 +54,14 @@ export class OAuthBindingService {
    */
   async bind(principal: Principal, provider: OAuthProvider, dto: BindOAuthDto): Promise<OAuthBindingDto> {
     const config = await this.providers.enabled(provider);
+    if (dto.redirectUri !== undefined) {
+      // Refused before the state is looked at, so a bad request does not use it up.
+      assertPlainRedirectUri(dto.redirectUri, 'redirectUri');
+    }
     const state = dto.state
-      ? await this.states.consume(provider, dto.state)
+      ? await this.states.consumeForUser(provider, dto.state, principal.userId)
       : await this.states.consumeLatestForUser(provider, principal.userId);
-    if (dto.state && (!state || state.userId !== principal.userId)) {
+    if (dto.state && !state) {
       throw new AppException(ErrorCode.INVALID_TOKEN, {
         details: [{ field: 'state', reason: 'unknown, expired or used state, or not yours' }],
       });

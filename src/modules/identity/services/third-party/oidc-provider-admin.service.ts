@@ -19,6 +19,28 @@ const DISPLAY_NAMES: Record<OAuthProvider, string> = {
   feishu: 'Feishu',
 };
 
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/**
+ * Provider URLs must be https, or plain http on a loopback host (development, tests): the relying party
+ * refuses anything else at sign-in, where it would only show as "not reachable" (503) and the provider would
+ * already be listed publicly. Refused here instead, where the administrator sees why.
+ */
+function assertProviderUrl(value: string | null | undefined, field: string): void {
+  if (value === undefined || value === null) {
+    return;
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw AppException.validation([{ field, reason: 'must be an absolute URL' }]);
+  }
+  if (!(url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)))) {
+    throw AppException.validation([{ field, reason: 'must be https (plain http only on a loopback host)' }]);
+  }
+}
+
 /** Third-party login providers: managed by platform administrators, listed publicly when enabled. */
 @Injectable()
 export class OidcProviderAdminService {
@@ -59,6 +81,7 @@ export class OidcProviderAdminService {
   }
 
   async create(dto: CreateOidcProviderDto): Promise<OidcProviderAdminDto> {
+    this.assertUrls(dto);
     this.assertEndpoints(dto.authorizationEndpoint, dto.tokenEndpoint);
     const entity = this.tx.manager.create(OidcProviderEntity, {
       provider: dto.provider,
@@ -77,6 +100,7 @@ export class OidcProviderAdminService {
   }
 
   async update(providerId: string, dto: UpdateOidcProviderDto): Promise<OidcProviderAdminDto> {
+    this.assertUrls(dto);
     return this.tx.run(async () => {
       const entity = await this.get(providerId);
       const sealed = dto.clientSecret !== undefined ? await this.box.seal(dto.clientSecret) : undefined;
@@ -133,6 +157,12 @@ export class OidcProviderAdminService {
       throw AppException.notFound('login provider');
     }
     return entity;
+  }
+
+  private assertUrls(dto: UpdateOidcProviderDto): void {
+    for (const field of ['issuer', 'authorizationEndpoint', 'tokenEndpoint', 'userinfoEndpoint'] as const) {
+      assertProviderUrl(dto[field], field);
+    }
   }
 
   private assertEndpoints(authorizationEndpoint?: string, tokenEndpoint?: string): void {

@@ -6,7 +6,11 @@ import { CredentialVerifier } from '../../../../common/auth/credential-verifier.
 import { AppException } from '../../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../../common/errors/error-code.js';
 import { TransactionHost } from '../../../../database/transaction-host.js';
-import type { ThirdPartyLoginResultDto } from '../../dtos/auth.dto.js';
+import {
+  isPlaceholderEmail,
+  PLACEHOLDER_EMAIL_DOMAIN,
+  type ThirdPartyLoginResultDto,
+} from '../../dtos/auth.dto.js';
 import type { ThirdPartyAuthorizeDto, ThirdPartyCallbackDto } from '../../dtos/oidc-provider.dto.js';
 import { OAuthConnectionEntity } from '../../entities/oauth-connection.entity.js';
 import type { OAuthProvider } from '../../entities/oidc-provider.entity.js';
@@ -159,7 +163,10 @@ export class ThirdPartyLoginService {
         );
         return { user: await this.users.getById(binding.userId), isNewUser: false };
       }
-      if (identity.email && (await this.users.findByEmail(identity.email))) {
+      // A provider's address in the placeholder domain is no address: taking it would occupy another
+      // identity's placeholder, as registering it would (which is refused).
+      const providerEmail = identity.email && !isPlaceholderEmail(identity.email) ? identity.email : null;
+      if (providerEmail && (await this.users.findByEmail(providerEmail))) {
         throw new AppException(ErrorCode.ALREADY_EXISTS, {
           details: [
             {
@@ -169,8 +176,8 @@ export class ThirdPartyLoginService {
           ],
         });
       }
-      const placeholder = `${provider}-${createHash('sha256').update(identity.subject).digest('hex').slice(0, 16)}@oauth.quire.invalid`;
-      const email = identity.email ?? placeholder;
+      const placeholder = `${provider}-${createHash('sha256').update(identity.subject).digest('hex').slice(0, 16)}@${PLACEHOLDER_EMAIL_DOMAIN}`;
+      const email = providerEmail ?? placeholder;
       const created = this.tx.manager.create(UserEntity, {
         email,
         passwordHash: null,

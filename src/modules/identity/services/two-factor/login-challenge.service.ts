@@ -5,7 +5,7 @@ import { TransactionHost } from '../../../../database/transaction-host.js';
 import type { TwoFactorChallengeDto } from '../../dtos/auth.dto.js';
 import type { TwoFactorMethod, VerifyTwoFactorDto } from '../../dtos/two-factor.dto.js';
 import type { UserEntity } from '../../entities/user.entity.js';
-import { LoginThrottleService } from '../login-throttle.service.js';
+import { LoginThrottleService, userThrottleKey } from '../login-throttle.service.js';
 import { hashToken, newOpaqueToken } from '../secret-tokens.js';
 import type { ClientMeta } from '../session.service.js';
 import { returnedRows } from '../../../../database/sql-result.js';
@@ -37,6 +37,9 @@ export class LoginChallengeService {
   ) {}
 
   async open(user: UserEntity, method: TwoFactorMethod, authMethod: string): Promise<TwoFactorChallengeDto> {
+    // An account over its limit of wrong second factors gets no new challenge, whatever proved the first
+    // step (third-party sign-ins are not throttled themselves).
+    await this.throttle.assertAllowed({ account: userThrottleKey(user.id) });
     const challengeToken = newOpaqueToken('qch_');
     const destination = await this.tx.run(async () => {
       await this.tx.manager.query(
@@ -73,12 +76,16 @@ export class LoginChallengeService {
       });
     }
     const user = await this.users.getById(challenge.user_id);
+    // Wrong codes count per account as well as per address (docs/auth.md, Throttling): the challenge's own
+    // five attempts alone would let every new password sign-in buy five more guesses.
+    const account = userThrottleKey(user.id);
+    await this.throttle.assertAllowed({ account });
     const ok = await this.twoFactor.checkSecondFactor(user, dto.method, dto.code);
     if (!ok) {
       await this.tx.manager.query(`UPDATE login_challenges SET attempts = attempts + 1 WHERE id = $1`, [
         challenge.id,
       ]);
-      await this.throttle.recordFailure({ ip: meta.ip });
+      await this.throttle.recordFailure({ account, ip: meta.ip });
       throw new AppException(ErrorCode.INVALID_CREDENTIALS, {
         details: [{ field: 'code', reason: 'the code is wrong or expired' }],
       });
@@ -94,6 +101,7 @@ export class LoginChallengeService {
         details: [{ field: 'challengeToken', reason: 'the challenge was already used' }],
       });
     }
+    await this.throttle.clearAccount(account);
     return { user, authMethod: challenge.auth_method };
   }
 }

@@ -12,9 +12,11 @@ import {
   type TwoFactorStatusDto,
 } from '../../dtos/two-factor.dto.js';
 import { UserEntity } from '../../entities/user.entity.js';
+import { LoginThrottleService, userThrottleKey } from '../login-throttle.service.js';
 import { verifyPassword } from '../password-hashing.js';
 import { maskDestination } from '../secret-tokens.js';
 import { SecretBoxService } from '../secret-box.service.js';
+import type { ClientMeta } from '../session.service.js';
 import { returnedRows } from '../../../../database/sql-result.js';
 import { UsersService } from '../users.service.js';
 import { BackupCodeService } from './backup-code.service.js';
@@ -47,6 +49,7 @@ export class TwoFactorService {
     private readonly backupCodes: BackupCodeService,
     private readonly codes: OneTimeCodeService,
     private readonly box: SecretBoxService,
+    private readonly throttle: LoginThrottleService,
   ) {}
 
   /** The enabled method, or null when two-step verification is off. */
@@ -65,7 +68,17 @@ export class TwoFactorService {
     return dto.code ? this.confirm(user, dto.method, dto.code) : this.start(user, dto);
   }
 
-  async disable(principal: Principal, dto: DisableTwoFactorDto): Promise<TwoFactorStatusDto> {
+  /**
+   * Needs the password or a second factor. Both are guessable, so wrong values count like failed sign-ins
+   * (a password under the account's `email:` key, a code under its `user:` key, both per address too), and
+   * over either limit the answer is 429 before the value is checked: a stolen session token must not buy
+   * unlimited password or TOTP guesses.
+   */
+  async disable(
+    principal: Principal,
+    dto: DisableTwoFactorDto,
+    meta: ClientMeta,
+  ): Promise<TwoFactorStatusDto> {
     const user = await this.users.getById(principal.userId);
     const method = await this.methodOf(user.id);
     if (!method) {
@@ -73,6 +86,9 @@ export class TwoFactorService {
         details: [{ reason: 'two-step verification is not on' }],
       });
     }
+    const passwordKey = `email:${user.email.toLowerCase()}`;
+    const codeKey = userThrottleKey(user.id);
+    await this.throttle.assertAllowed({ account: [passwordKey, codeKey], ip: meta.ip });
     const passwordOk =
       dto.password !== undefined &&
       user.passwordHash !== null &&
@@ -82,6 +98,13 @@ export class TwoFactorService {
       dto.code !== undefined &&
       (await this.checkSecondFactor(user, method === 'totp' ? undefined : 'backup_code', dto.code));
     if (!passwordOk && !codeOk) {
+      const tried = [
+        ...(dto.password !== undefined ? [passwordKey] : []),
+        ...(dto.code !== undefined ? [codeKey] : []),
+      ];
+      if (tried.length > 0) {
+        await this.throttle.recordFailure({ account: tried, ip: meta.ip });
+      }
       throw AppException.validation([
         {
           field: dto.code !== undefined ? 'code' : 'password',
@@ -89,6 +112,7 @@ export class TwoFactorService {
         },
       ]);
     }
+    await this.throttle.clearAccount(passwordOk ? passwordKey : codeKey);
     await this.tx.run(async () => {
       await this.tx.manager.query(`DELETE FROM user_two_factor WHERE user_id = $1`, [user.id]);
       await this.backupCodes.removeAll(user.id);
