@@ -234,6 +234,26 @@ describe('approvals: who may approve a gated request, and who is asked', () => {
     expect(res.body.payload.status).toBe('approved');
   });
 
+  it('does not bind a manager of the document, who could switch the gate off: the owner approves their own request', async () => {
+    const doc = await createDocument(t.http, owner, {
+      fields: FIELDS,
+      settings: { workflow: { requiresApproval: true, autoMerge: true, approvers: [viewer.id] } },
+    });
+    const { requestId, rowId } = await pendingWrite(doc, owner);
+    // The owner wrote the request and is not listed, yet may approve it; an editor in the same place may not.
+    const instance = (await submit(doc, requestId, owner, [owner]).expect(201)).body.payload;
+    const res = await request(t.http)
+      .post(`${doc.path}/approval/${instance.id}/decision?result=approved`)
+      .set(bearer(owner))
+      .send({})
+      .expect(200);
+    expect(res.body.payload).toMatchObject({ status: 'approved', merge: { merged: true } });
+    await request(t.http).get(`${doc.path}/data/${rowId}`).set(bearer(viewer)).expect(200);
+    const byEditor = await pendingWrite(doc, editor);
+    await submit(doc, byEditor.requestId, editor, [editor]).expect(400);
+    await submit(doc, byEditor.requestId, editor, [owner]).expect(201);
+  });
+
   it('does not ask the next sequential approver once they may no longer read the document; the instance waits', async () => {
     const doc = await createDocument(t.http, owner, { fields: FIELDS });
     const opened = await request(t.http)

@@ -135,7 +135,7 @@ export class ApprovalsService implements OnModuleInit {
       assertOpen(request);
       // Checked again at decision time: a contributor who joined after the submission, or settings changed since,
       // must not let the gate be satisfied by the request's own writers or by someone the owner no longer lists.
-      const refusal = gateRefusal({ workflow: ctx.document.settings.workflow, request }, userId);
+      const refusal = ctx.access.canManage ? null : gateRefusal({ workflow: ctx.document.settings.workflow, request }, userId);
       if (refusal) {
         throw AppException.forbidden(
           refusal === 'own-request'
@@ -219,10 +219,15 @@ export class ApprovalsService implements OnModuleInit {
       assertOpen(request);
       // While the document requires approval, the request's own writers cannot be its approvers and the owner's
       // workflow.approvers bound who may be (docs/decisions/approvals-gate.md); the request is locked, so its
-      // contributors cannot change before the instance exists.
-      const refused = approvers
-        .map((id, index) => ({ index, refusal: gateRefusal({ workflow: document.settings.workflow, request }, id) }))
-        .filter((item) => item.refusal !== null);
+      // contributors cannot change before the instance exists. A manager of the document is not bound: they could
+      // switch the gate off or list themselves.
+      const refused: { index: number; refusal: 'own-request' | 'not-listed' }[] = [];
+      for (const [index, id] of approvers.entries()) {
+        const refusal = gateRefusal({ workflow: document.settings.workflow, request }, id);
+        if (refusal && !(await this.access.mayManage(document, id))) {
+          refused.push({ index, refusal });
+        }
+      }
       if (refused.length > 0) {
         throw AppException.validation(
           refused.map((item) => ({

@@ -236,6 +236,18 @@ export class DocumentAccessService {
     return rights.canRead && (await this.settingsPolicy.admitsUser(document, rights, userId, 'view'));
   }
 
+  /** Whether `userId` may manage `document` where it lives (change its settings); false for a non-member. */
+  async mayManage(document: DocumentRecord, userId: string): Promise<boolean> {
+    try {
+      return (await this.rightsWhereItLives(document, userId)).canManage;
+    } catch (error) {
+      if (error instanceof AppException && (error.code === ErrorCode.NOT_FOUND || error.code === ErrorCode.FORBIDDEN)) {
+        return false;
+      }
+      throw error;
+    }
+  }
+
   /**
    * Refuses `userId` a document they reach without opening it — the rows a relation field value names — with the
    * answer a read through open() (POST /relations' target) gives: DOC_NOT_FOUND when its workspace is not theirs,
