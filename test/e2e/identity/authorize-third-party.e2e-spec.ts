@@ -42,6 +42,8 @@ describe('third-party sign-in on the /authorize page', () => {
     ]) {
       idp.accounts.set(account, { email: `${account}@idp.test`, email_verified: true, name: `${name} Idp` });
     }
+    // A provider account that shares no e-mail: its Quire account gets a placeholder address.
+    idp.accounts.set('hank', { name: 'Hank Idp' });
     await request(t.http)
       .post('/api/v1/admin/oidc/providers')
       .set(bearer(admin))
@@ -299,6 +301,14 @@ describe('third-party sign-in on the /authorize page', () => {
     expect(reused.headers.location).toBeUndefined();
     expect(reused.text).toContain('expired or was already used');
     expect(reused.text).not.toContain('id="approve"');
+  });
+
+  it('names an account without an e-mail by its display name on the consent page, not by its placeholder address', async () => {
+    const { challenge } = pkcePair();
+    const back = await returnFromProvider('hank', 'client-state-hank', challenge);
+    const consent = await request(t.http).get(pathOf(back)).expect(200);
+    expect(consent.text).toContain('Signed in as Hank Idp');
+    expect(consent.text).not.toContain('oauth.quire.invalid');
   });
 
   it('shows the sign-in page again when the provider answers with an error, and spends the state', async () => {

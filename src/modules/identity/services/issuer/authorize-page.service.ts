@@ -4,6 +4,7 @@ import { ErrorCode } from '../../../../common/errors/error-code.js';
 import type { OAuthClientEntity } from '../../entities/oauth-client.entity.js';
 import { OAUTH_PROVIDERS, type OAuthProvider } from '../../entities/oidc-provider.entity.js';
 import type { UserEntity } from '../../entities/user.entity.js';
+import { isPlaceholderEmail } from '../../dtos/auth.dto.js';
 import { AccountService } from '../account.service.js';
 import { hashToken } from '../secret-tokens.js';
 import { type ClientMeta, SessionService } from '../session.service.js';
@@ -67,6 +68,14 @@ export function authorizePageCallbackUrl(issuer: string, provider: OAuthProvider
 
 function isProvider(value: unknown): value is OAuthProvider {
   return typeof value === 'string' && (OAUTH_PROVIDERS as readonly string[]).includes(value);
+}
+
+/**
+ * How the consent page names the signed-in account: its e-mail, or its display name when the account has only the
+ * placeholder address of a provider that shared no e-mail (an address the user never saw).
+ */
+function signedInAs(user: UserEntity): string {
+  return isPlaceholderEmail(user.email) ? user.displayName : user.email;
 }
 
 /**
@@ -316,7 +325,7 @@ export class AuthorizePageService {
         }),
       );
     }
-    return this.consentFor(user.id, user.email, requestToken, request, client, action);
+    return this.consentFor(user.id, signedInAs(user), requestToken, request, client, action);
   }
 
   private async secondStep(
@@ -330,7 +339,7 @@ export class AuthorizePageService {
     const code = single(form, 'code') ?? '';
     try {
       const { user } = await this.challenges.verify({ challengeToken, code }, meta);
-      return this.consentFor(user.id, user.email, requestToken, request, client);
+      return this.consentFor(user.id, signedInAs(user), requestToken, request, client);
     } catch (error) {
       if (error instanceof AppException && error.code === ErrorCode.RATE_LIMIT_EXCEEDED) {
         return this.showSignIn(429, {
@@ -360,7 +369,7 @@ export class AuthorizePageService {
 
   private async consentFor(
     userId: string,
-    email: string,
+    who: string,
     requestToken: string,
     request: AuthorizationRequest,
     client: OAuthClientEntity,
@@ -377,7 +386,7 @@ export class AuthorizePageService {
         requestToken,
         consentToken,
         clientName: client.name,
-        userEmail: email,
+        userEmail: who,
         scopes: request.scopes,
         action,
       }),
