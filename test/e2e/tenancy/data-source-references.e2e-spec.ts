@@ -342,4 +342,14 @@ describe('tenancy: data-source references', () => {
       expect(inSet.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'dataSourceReferences[0].docType' } });
     }
   });
+
+  it('declares the 409 ALREADY_EXISTS answers of create and enable in the OpenAPI document', async () => {
+    const doc = (await request(t.http).get('/api/docs-json').expect(200)).body as {
+      paths: Record<string, Record<string, { responses: Record<string, { description?: string }> }>>;
+    };
+    const base = '/api/v1/organizations/{organizationId}/workspaces/{workspaceId}/data-source-references';
+    for (const operation of [doc.paths[base].post, doc.paths[`${base}/{refId}`].patch]) {
+      expect(operation.responses['409']?.description).toContain('ALREADY_EXISTS');
+    }
+  });
 });

@@ -24,6 +24,24 @@ describe('tenancy: invitations', () => {
     return { id: res.body.payload.id, token: String(message?.data.token) };
   }
 
+  it('names the organization in the invitation e-mail: its displayName, or its name when that is blank', async () => {
+    const { org, owner } = await organizationWithRoles(t.http);
+    await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ displayName: 'Acme Inc.' }).expect(200);
+    const first = `named-${Date.now()}@example.test`;
+    await invite(owner, org.id, first);
+    expect(await lastMessageTo(t.dataSource, first, 'invitation')).toMatchObject({
+      subject: expect.stringContaining(' to Acme Inc. on Quire'),
+      data: { organizationName: 'Acme Inc.' },
+    });
+    // A blank display name stored before the API refused it (the API no longer accepts one).
+    await t.dataSource.query(`UPDATE organizations SET display_name = '  ' WHERE id = $1`, [org.id]);
+    const second = `blank-${Date.now()}@example.test`;
+    await invite(owner, org.id, second);
+    const mail = await lastMessageTo(t.dataSource, second, 'invitation');
+    expect(mail).toMatchObject({ subject: expect.stringContaining(' to Acme on Quire'), data: { organizationName: 'Acme' } });
+    expect(mail?.body).toContain('to join Acme as member');
+  });
+
   it('creates an invitation (defaults member, 7 days), e-mails the token and shows it to the invitee', async () => {
     const { org, admin } = await organizationWithRoles(t.http);
     const invitee = await registerUser(t.http);

@@ -85,6 +85,17 @@ describe('tenancy: join requests', () => {
     expect(again.body).toMatchObject({ code: 'INVALID_STATE', payload: { status: 'approved' } });
   });
 
+  it('names the organization in decision e-mails even when its stored displayName is blank', async () => {
+    const { org, admin, outsider } = await openOrganization();
+    // A blank display name stored before the API refused it.
+    await t.dataSource.query(`UPDATE organizations SET display_name = '' WHERE id = $1`, [org.id]);
+    const id = await ask(outsider, org.id);
+    await request(t.http).post(`${API}/organizations/${org.id}/join-requests/${id}/reject`).set(bearer(admin)).send({ reviewNote: 'Not now' }).expect(200);
+    const mail = await lastMessageTo(t.dataSource, outsider.email, 'join_request_rejected');
+    expect(mail?.subject).toBe('Your request to join Acme was declined');
+    expect(mail?.body).toContain('Your request to join Acme was rejected.');
+  });
+
   it('settles a pending request as approved when the applicant is added directly or accepts an invitation', async () => {
     const { org, owner, admin } = await openOrganization();
     const [direct, invited] = await Promise.all([registerUser(t.http), registerUser(t.http)]);

@@ -273,6 +273,40 @@ describe('tenancy: organizations', () => {
     expect(detail.body.payload.name).toBe('Acme');
   });
 
+  it('refuses an empty or blank displayName on create and PATCH; null still clears it', async () => {
+    const owner = await registerUser(t.http);
+    for (const displayName of ['', '   ']) {
+      const res = await request(t.http)
+        .post(`${API}/organizations`)
+        .set(bearer(owner))
+        .send({ name: 'Beta Corp', slug: uniqueSlug(), type: 'team', displayName })
+        .expect(400);
+      expect(res.body.code).toBe('VALIDATION_ERROR');
+      expect(problemsOf(res.body).map((p: { field: string }) => p.field)).toEqual(['displayName']);
+    }
+    const org = await createOrganization(t.http, owner, { displayName: '  Beta  ' });
+    for (const displayName of ['', '\t ']) {
+      const res = await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ displayName }).expect(400);
+      expect(problemsOf(res.body)[0]).toMatchObject({ field: 'displayName' });
+    }
+    const detail = await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(owner)).expect(200);
+    expect(detail.body.payload.displayName).toBe('Beta');
+    const cleared = await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ displayName: null }).expect(200);
+    expect(cleared.body.payload.displayName).toBeNull();
+  });
+
+  it('keeps the personal organization name within the 100-character limit, so it can be sent back unchanged', async () => {
+    const user = await registerUser(t.http, { displayName: 'L'.repeat(100) });
+    const org = (await request(t.http).get(`${API}/organizations/${user.defaultOrganizationId}`).set(bearer(user)).expect(200)).body.payload;
+    expect(org.name).toBe(`${'L'.repeat(84)}…'s organization`);
+    expect(Array.from(org.name as string)).toHaveLength(100);
+    await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(user)).send({ name: org.name, description: 'd' }).expect(200);
+    // A name that fits is kept whole.
+    const short = await registerUser(t.http, { displayName: 'Ada' });
+    const own = await request(t.http).get(`${API}/organizations/${short.defaultOrganizationId}`).set(bearer(short)).expect(200);
+    expect(own.body.payload.name).toBe("Ada's organization");
+  });
+
   it('PATCH settings with a known key set to null removes it, so the default applies again', async () => {
     const { org, owner } = await organizationWithRoles(t.http);
     await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ settings: { defaultJoinRole: 'guest', allowJoinRequests: false } }).expect(200);

@@ -230,6 +230,41 @@ describe('tenancy: workspaces', () => {
     expect(n).toBe(1);
   });
 
+  it('clears default workspaces their users can no longer read (made private, suspended, demoted), keeping the others', async () => {
+    const { org, owner, admin, member, guest, memberIds } = await organizationWithRoles(t.http);
+    const ws = await createWorkspace(owner, org.id, { visibility: 'public' });
+    const base = `${API}/organizations/${org.id}/workspaces/${ws}`;
+    await request(t.http).post(`${base}/members`).set(bearer(owner)).send({ userId: guest.id, role: 'viewer' }).expect(201);
+    const defaultOf = async (user: TestUser): Promise<string | null> =>
+      (await request(t.http).get(`${API}/users/me`).set(bearer(user)).expect(200)).body.payload.defaultWorkspaceId;
+    for (const user of [admin, member, guest]) {
+      await request(t.http).patch(`${API}/users/me`).set(bearer(user)).send({ defaultOrganizationId: org.id, defaultWorkspaceId: ws }).expect(200);
+    }
+
+    await request(t.http).patch(base).set(bearer(owner)).send({ visibility: 'private' }).expect(200);
+    // The org member outside the workspace lost read access: no default, so no-context routes ask for a context
+    // (VALIDATION_ERROR) instead of answering FORBIDDEN for a workspace the user cannot see.
+    expect(await defaultOf(member)).toBeNull();
+    const noContext = await request(t.http).get(`${API}/doc/notes/setting`).set(bearer(member)).expect(400);
+    expect(noContext.body.code).toBe('VALIDATION_ERROR');
+    expect(problemsOf(noContext.body)[0]).toMatchObject({ field: 'workspaceId' });
+    // Readers still reading keep theirs: the workspace's viewer and the organization admin.
+    expect(await defaultOf(guest)).toBe(ws);
+    expect(await defaultOf(admin)).toBe(ws);
+
+    // An organization admin demoted to member (not in the private workspace) loses it too.
+    await request(t.http).patch(`${API}/organizations/${org.id}/members/${memberIds.admin}`).set(bearer(owner)).send({ role: 'member' }).expect(200);
+    expect(await defaultOf(admin)).toBeNull();
+    // So does a workspace member who is suspended there.
+    const viewer = (await request(t.http).get(`${base}/members`).set(bearer(owner)).expect(200)).body.payload.items.find(
+      (m: { userId: string }) => m.userId === guest.id,
+    );
+    await request(t.http).patch(`${base}/members/${viewer.id}`).set(bearer(owner)).send({ status: 'suspended' }).expect(200);
+    expect(await defaultOf(guest)).toBeNull();
+    const me = (await request(t.http).get(`${API}/users/me`).set(bearer(guest)).expect(200)).body.payload;
+    expect(me.defaultOrganizationId).toBe(org.id);
+  });
+
   describe('workspace members', () => {
     it('adds organization members only (default editor), lists with role filter, gets, updates and removes', async () => {
       const { org, owner, member, guest, outsider } = await organizationWithRoles(t.http);

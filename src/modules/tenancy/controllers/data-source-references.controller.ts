@@ -1,9 +1,9 @@
 import { FirstPartyOnly } from '../../../common/auth/first-party-session.guard.js';
 import { Body, Controller, Delete, Get, Param, Patch, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, CurrentPrincipal } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import { CreateDataSourceReferenceDto, DataSourceReferenceResponseDto, UpdateDataSourceReferenceDto } from '../dtos/data-source-reference.dto.js';
 import { RequireWorkspaceRole } from '../guards/tenancy-roles.decorators.js';
@@ -33,6 +33,12 @@ export class DataSourceReferencesController {
   @RequireWorkspaceRole('owner')
   @ApiOperation({ summary: 'Add a reference (workspace owner with read permission on the source; organization owner/admin may force)' })
   @ApiEnvelope(DataSourceReferenceResponseDto, { status: 201 })
+  @ApiConflictResponse({
+    description:
+      'ALREADY_EXISTS: the workspace already references that source for the type, or another active reference replaces the type ' +
+      '(without force); payload referenceId names the existing reference',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   create(
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,
@@ -60,6 +66,10 @@ export class DataSourceReferencesController {
   @RequireWorkspaceRole('owner')
   @ApiOperation({ summary: 'Pause (`inactive`) or enable (`active`) a reference' })
   @ApiEnvelope(DataSourceReferenceResponseDto)
+  @ApiConflictResponse({
+    description: 'ALREADY_EXISTS: enabling while another active reference replaces the type; payload referenceId names it',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   update(
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,

@@ -3,6 +3,7 @@ import { IsIn, IsOptional, IsString, IsUrl, IsUUID, Matches, MaxLength, MinLengt
 import { GRANTABLE_ROLES, type GrantableRole } from '../entities/organization-invitation.entity.js';
 import { ORGANIZATION_ROLES, type OrganizationRole } from '../entities/organization-member.entity.js';
 import { ORGANIZATION_TYPES, type OrganizationEntity, type OrganizationType } from '../entities/organization.entity.js';
+import { ORGANIZATION_NAME_MAX } from '../policies/organization-name.js';
 import { effectiveSettings, settingsProblem } from '../policies/organization-roles.js';
 import { PresentNotNull, Trimmed } from '../../../common/http/validation-decorators.js';
 import { isoRequired } from './tenancy-common.dto.js';
@@ -29,12 +30,12 @@ const settingsDoc = {
 } as const;
 
 export class CreateOrganizationDto {
-  @ApiProperty({ maxLength: 100, description: 'Trimmed; blank is refused' }) @Trimmed() @IsString() @MinLength(1) @MaxLength(100) name: string;
+  @ApiProperty({ maxLength: ORGANIZATION_NAME_MAX, description: 'Trimmed; blank is refused' }) @Trimmed() @IsString() @MinLength(1) @MaxLength(ORGANIZATION_NAME_MAX) name: string;
   @ApiProperty({ description: `Globally unique; ${SLUG_RULE}`, example: 'acme' })
   @IsString()
   @Matches(SLUG_PATTERN, { message: `slug must be ${SLUG_RULE}` })
   slug: string;
-  @ApiPropertyOptional({ maxLength: 200 }) @IsOptional() @IsString() @MaxLength(200) displayName?: string;
+  @ApiPropertyOptional({ maxLength: 200, description: 'Trimmed; blank is refused (leave it out for none)' }) @IsOptional() @Trimmed() @IsString() @MinLength(1) @MaxLength(200) displayName?: string;
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;
   @ApiProperty({ enum: ORGANIZATION_TYPES }) @IsIn(ORGANIZATION_TYPES) type: OrganizationType;
   @ApiPropertyOptional(settingsDoc) @IsOptional() @IsOrganizationSettings() settings?: Record<string, unknown>;
@@ -42,8 +43,8 @@ export class CreateOrganizationDto {
 
 /** PATCH: every field optional; `displayName`, `description` and `logoUrl` may be null to clear them. */
 export class UpdateOrganizationDto {
-  @ApiPropertyOptional({ maxLength: 100, description: 'Trimmed; blank is refused' }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(100) name?: string;
-  @ApiPropertyOptional({ maxLength: 200, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(200) displayName?: string | null;
+  @ApiPropertyOptional({ maxLength: ORGANIZATION_NAME_MAX, description: 'Trimmed; blank is refused' }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(ORGANIZATION_NAME_MAX) name?: string;
+  @ApiPropertyOptional({ maxLength: 200, nullable: true, type: String, description: 'Trimmed; blank is refused (null clears it)' }) @IsOptional() @Trimmed() @IsString() @MinLength(1) @MaxLength(200) displayName?: string | null;
   @ApiPropertyOptional({ maxLength: 2000, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(2000) description?: string | null;
   @ApiPropertyOptional({ nullable: true, type: String }) @IsOptional() @IsUrl({ require_tld: false }) @MaxLength(2048) logoUrl?: string | null;
   @ApiPropertyOptional({ ...settingsDoc, description: `${settingsDoc.description} Merged key by key into the stored settings; a key set to null is removed.` })

@@ -13,6 +13,7 @@ import { type CreatedInvitationDto, type CreateInvitationDto, DEFAULT_INVITATION
 import { iso, isoRequired } from '../dtos/tenancy-common.dto.js';
 import { OrganizationInvitationEntity } from '../entities/organization-invitation.entity.js';
 import { OrganizationEntity } from '../entities/organization.entity.js';
+import { organizationLabel } from '../policies/organization-name.js';
 import { isOrgAdmin, isUuid } from '../policies/organization-roles.js';
 import { OrganizationAccessService } from './organization-access.service.js';
 
@@ -201,7 +202,7 @@ export class InvitationsService {
   private async sendInvitation(invitation: OrganizationInvitationEntity, token: string, inviterId: string): Promise<void> {
     const org = await this.tx.manager.findOneOrFail(OrganizationEntity, { where: { id: invitation.organizationId } });
     const inviter = await this.users.getById(inviterId);
-    const orgName = org.displayName ?? org.name;
+    const orgName = organizationLabel(org);
     const url = this.invitationUrl(token);
     await this.notifier.send({
       channel: 'email',

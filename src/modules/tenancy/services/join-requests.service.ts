@@ -18,6 +18,7 @@ import { JoinRequestEntity } from '../entities/join-request.entity.js';
 import type { GrantableRole } from '../entities/organization-invitation.entity.js';
 import { OrganizationMemberEntity } from '../entities/organization-member.entity.js';
 import { OrganizationEntity } from '../entities/organization.entity.js';
+import { organizationLabel } from '../policies/organization-name.js';
 import { effectiveSettings, isOrgAdmin, isUuid } from '../policies/organization-roles.js';
 import { OrganizationAccessService } from './organization-access.service.js';
 import { OrganizationMembersService } from './organization-members.service.js';
@@ -204,7 +205,7 @@ export class JoinRequestsService {
 
   private async notifyApplicant(request: JoinRequestEntity, org: OrganizationEntity): Promise<void> {
     const applicant = await this.users.getById(request.userId);
-    const orgName = org.displayName ?? org.name;
+    const orgName = organizationLabel(org);
     const approved = request.status === 'approved';
     await this.notifier.send({
       channel: 'email',

@@ -105,6 +105,8 @@ export class OrganizationMembersService {
       }
       if (Object.keys(changes).length > 0) {
         await this.tx.manager.update(OrganizationMemberEntity, { id: target.id }, changes);
+        // A suspension, or an admin demoted, may end read access to the member's default workspace.
+        await this.defaults.clearUnreadable({ organizationId, userId: target.user_id });
         await this.outbox.record({
           event: 'member_updated',
           organizationId,

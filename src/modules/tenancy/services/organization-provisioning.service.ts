@@ -7,6 +7,7 @@ import { OrganizationEntity, type OrganizationType } from '../entities/organizat
 import { OrganizationMemberEntity } from '../entities/organization-member.entity.js';
 import { WorkspaceEntity } from '../entities/workspace.entity.js';
 import { WorkspaceMemberEntity } from '../entities/workspace-member.entity.js';
+import { personalOrganizationName } from '../policies/organization-name.js';
 
 export interface NewOrganization {
   name: string;
@@ -67,7 +68,7 @@ export class OrganizationProvisioningService {
   async createPersonal(user: UserEntity): Promise<void> {
     const base = user.email.split('@')[0].toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 40) || 'user';
     const { organization, workspace } = await this.create(user.id, {
-      name: `${user.displayName}'s organization`,
+      name: personalOrganizationName(user.displayName),
       slug: `${base}-${randomBytes(4).toString('hex')}`,
       type: 'personal',
     });

@@ -90,6 +90,20 @@ export class UserDefaultsService {
     await this.users.clearDefaultWorkspace(workspaceId, userId);
   }
 
+  /**
+   * Clears default workspaces their users may no longer read, after a change that keeps the workspace but ends
+   * someone's read access: a workspace made private, a workspace or organization membership suspended, an
+   * organization admin demoted. Like leaving or deletion, this leaves the user with no default workspace (the
+   * no-context routes then ask for one) instead of a default every such route refuses with FORBIDDEN.
+   */
+  async clearUnreadable(scope: { workspaceId: string; userId?: string } | { organizationId: string; userId: string }): Promise<void> {
+    for (const holder of await this.workspaces.defaultWorkspaceHolders(scope)) {
+      if (!holder.access.canRead) {
+        await this.users.clearDefaultWorkspace(holder.access.workspaceId, holder.userId);
+      }
+    }
+  }
+
   private async isActiveMember(userId: string, organizationId: string): Promise<boolean> {
     if (!isUuid(organizationId)) {
       return false;

@@ -109,6 +109,31 @@ export class WorkspaceAccessService {
   }
 
   /**
+   * The access of every user whose default workspace is `workspaceId` (or any workspace of `organizationId`),
+   * optionally one user only: what UserDefaultsService needs to drop defaults their users can no longer read.
+   * Uncached, so it sees the change the calling transaction just made.
+   */
+  async defaultWorkspaceHolders(
+    scope: { workspaceId: string; userId?: string } | { organizationId: string; userId: string },
+  ): Promise<Array<{ userId: string; access: WorkspaceAccess }>> {
+    const workspaceId = 'workspaceId' in scope ? scope.workspaceId : null;
+    const organizationId = 'organizationId' in scope ? scope.organizationId : null;
+    const rows = await this.tx.manager.query<Array<AccessRow & { user_id: string }>>(
+      `SELECT u.id AS user_id, w.organization_id, w.id AS workspace_id, w.visibility, (w.archived_at IS NOT NULL) AS archived,
+              om.role AS org_role, om.status AS org_status, wm.role AS ws_role, wm.status AS ws_status
+         FROM users u
+         JOIN workspaces w ON w.id = u.default_workspace_id
+         LEFT JOIN organization_members om ON om.organization_id = w.organization_id AND om.user_id = u.id
+         LEFT JOIN workspace_members wm ON wm.workspace_id = w.id AND wm.user_id = u.id
+        WHERE ($1::uuid IS NULL OR u.default_workspace_id = $1)
+          AND ($2::uuid IS NULL OR w.organization_id = $2)
+          AND ($3::uuid IS NULL OR u.id = $3)`,
+      [workspaceId, organizationId, scope.userId ?? null],
+    );
+    return rows.map((row) => ({ userId: row.user_id, access: accessOf(row) }));
+  }
+
+  /**
    * Access to the organization-level documents of an organization. Unknown or archived organizations and
    * organizations the user is no member of are NOT_FOUND, like unknown workspaces.
    */

@@ -111,6 +111,8 @@ export class WorkspaceMembersService {
       }
       if (Object.keys(changes).length > 0) {
         await this.tx.manager.update(WorkspaceMemberEntity, { id: member.id }, changes);
+        // A suspension ends read access to a private workspace: drop it as the member's default.
+        await this.defaults.clearUnreadable({ workspaceId, userId: member.user_id });
       }
       return workspaceMemberOf(await this.find(workspaceId, memberId));
     });

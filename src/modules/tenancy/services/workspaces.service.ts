@@ -137,6 +137,10 @@ export class WorkspacesService {
       if (Object.keys(changes).length > 0) {
         await this.tx.manager.update(WorkspaceEntity, { id: workspaceId }, changes);
       }
+      if (changes.visibility === 'private') {
+        // Organization members outside the workspace lose read access: their default may not keep pointing here.
+        await this.defaults.clearUnreadable({ workspaceId });
+      }
       if (dto.dataSourceReferences !== undefined) {
         await this.references.replaceAll(principal, access, dto.dataSourceReferences);
       }
