@@ -56,22 +56,29 @@ export class YjsStateRepository {
     return rows[0] ? new Uint8Array(rows[0].update) : null;
   }
 
-  /** The compacted state and the updates after it, in order. */
+  /**
+   * The compacted state and the updates after it, in order. One statement, so one snapshot: read as two, a
+   * compaction committing in between would leave the old state and only the updates after the new one, losing the
+   * updates it folded in (from a sync answer, and for good from a snapshot taken of it).
+   */
   async load(
     doc: DocRef,
   ): Promise<{ state: Uint8Array | null; updates: Array<{ id: string; update: Uint8Array }> }> {
-    // Sequential: inside a transaction both would share one connection.
-    const states = await this.tx.manager.query<Array<{ state: Buffer }>>(
-      `SELECT state FROM realtime_yjs_states WHERE organization_id = $1 AND document_uuid = $2`,
+    const rows = await this.tx.manager.query<Array<{ id: string | null; data: Buffer }>>(
+      `SELECT NULL::text AS id, state AS data, 0 AS part, 0::bigint AS seq
+         FROM realtime_yjs_states WHERE organization_id = $1 AND document_uuid = $2
+       UNION ALL
+       SELECT id::text, "update", 1, id
+         FROM realtime_yjs_updates WHERE organization_id = $1 AND document_uuid = $2
+       ORDER BY part, seq`,
       [doc.organizationId, doc.uuid],
     );
-    const updates = await this.tx.manager.query<Array<{ id: string; update: Buffer }>>(
-      `SELECT id::text AS id, "update" FROM realtime_yjs_updates WHERE organization_id = $1 AND document_uuid = $2 ORDER BY id`,
-      [doc.organizationId, doc.uuid],
-    );
+    const state = rows.find((row) => row.id === null);
     return {
-      state: states[0] ? new Uint8Array(states[0].state) : null,
-      updates: updates.map((row) => ({ id: row.id, update: new Uint8Array(row.update) })),
+      state: state ? new Uint8Array(state.data) : null,
+      updates: rows
+        .filter((row): row is { id: string; data: Buffer } => row.id !== null)
+        .map((row) => ({ id: row.id, update: new Uint8Array(row.data) })),
     };
   }
 

@@ -36,6 +36,8 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly perUser = new Map<string, number>();
   private readonly pumps = new Map<string, { again: boolean }>();
   private total = 0;
+  /** Sockets open but not yet through their `auth` message (they count against REALTIME_MAX_CONNECTIONS too). */
+  private unauthenticated = 0;
   private heartbeatTimer?: NodeJS.Timeout;
   private recheckTimer?: NodeJS.Timeout;
   private rechecking = false;
@@ -90,6 +92,27 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
 
   get connectionCount(): number {
     return this.total;
+  }
+
+  /**
+   * A socket that has not authenticated yet takes a place under REALTIME_MAX_CONNECTIONS until its `auth` message
+   * is answered or it closes (release, once): otherwise anyone, without a credential, could hold any number of
+   * sockets open for REALTIME_AUTH_TIMEOUT_MS each, and open them again. False when the instance has no room.
+   */
+  admitUnauthenticated(): { release(): void } | null {
+    if (this.total + this.unauthenticated >= this.config.realtime.maxConnections) {
+      return null;
+    }
+    this.unauthenticated += 1;
+    let released = false;
+    return {
+      release: () => {
+        if (!released) {
+          released = true;
+          this.unauthenticated -= 1;
+        }
+      },
+    };
   }
 
   /** Refuses with RATE_LIMIT_EXCEEDED when the user or the instance is at its connection limit. */

@@ -33,6 +33,25 @@ function rawToBuffer(data: RawData): Buffer {
 }
 
 /**
+ * A VALIDATION_ERROR of a JSON message names the field as the message carries it (`payload.ttlSeconds`,
+ * `payload.update`), as the parser does: the services it reaches name their own inputs (`ttlSeconds`, `update`)
+ * as the HTTP routes' bodies have them.
+ */
+function inPayload(error: unknown): unknown {
+  if (!(error instanceof AppException) || error.code !== ErrorCode.VALIDATION_ERROR || !error.options.details) {
+    return error;
+  }
+  return new AppException(ErrorCode.VALIDATION_ERROR, {
+    ...error.options,
+    details: error.options.details.map((detail) =>
+      detail.field === undefined || detail.field.startsWith('payload.')
+        ? detail
+        : { ...detail, field: `payload.${detail.field}` },
+    ),
+  });
+}
+
+/**
  * The socket protocol (docs/realtime.md, "WebSocket sessions"): `auth` first within REALTIME_AUTH_TIMEOUT_MS,
  * then `{kind, seq, payload}` messages answered by `ack`/`error` with the same seq, processed one at a time per
  * socket; binary frames are y-protocols sync/awareness. Nothing a client sends can throw out of here: every
@@ -57,14 +76,6 @@ export class RealtimeSessionService {
       recheck: (identity) => this.auth.stillAllowed(identity),
       closed: (closed) => void this.cleanUp(closed),
     });
-    const timer = setTimeout(() => session.close('AUTH_TIMEOUT'), this.config.realtime.authTimeoutMs);
-    timer.unref();
-    let queue = Promise.resolve();
-    socket.on('pong', () => session.pong());
-    socket.on('close', () => {
-      clearTimeout(timer);
-      session.markClosed();
-    });
     // The ws adapter logs every socket error at error level with its stack. They are the client's doing (a frame
     // over the cap, bad framing, a reset connection) and any client could flood the log with them: debug only.
     socket.removeAllListeners('error');
@@ -72,11 +83,75 @@ export class RealtimeSessionService {
       this.logger.debug({ code: error.code, reason: error.message }, 'realtime socket error');
       session.markClosed();
     });
-    socket.on('message', (data: RawData, isBinary: boolean) => {
-      queue = queue
-        .then(() => this.onMessage(session, request, rawToBuffer(data), isBinary, timer))
-        .catch((error: unknown) => this.logger.error({ err: error }, 'realtime message handling failed'));
+    const place = this.hub.admitUnauthenticated();
+    if (!place) {
+      session.replyError(
+        null,
+        new AppException(ErrorCode.RATE_LIMIT_EXCEEDED, {
+          details: [{ reason: 'this instance has no room for another realtime connection' }],
+        }),
+      );
+      session.close('TOO_MANY');
+      return;
+    }
+    const timer = setTimeout(() => session.close('AUTH_TIMEOUT'), this.config.realtime.authTimeoutMs);
+    timer.unref();
+    let queue = Promise.resolve();
+    socket.on('pong', () => session.pong());
+    socket.on('close', () => {
+      clearTimeout(timer);
+      place.release();
+      session.markClosed();
     });
+    // Frames are handled one at a time; the limits apply as they arrive, so a client sending faster than its
+    // messages are handled (a slow handshake, a busy database) never makes the server hold its frames without end.
+    let waiting = 0;
+    socket.on('message', (data: RawData, isBinary: boolean) => {
+      const frame = rawToBuffer(data);
+      if (!this.admit(session, frame, waiting)) {
+        return;
+      }
+      waiting += 1;
+      queue = queue
+        .then(() => this.onMessage(session, request, frame, isBinary, timer, place))
+        .catch((error: unknown) => this.logger.error({ err: error }, 'realtime message handling failed'))
+        .finally(() => {
+          waiting -= 1;
+        });
+    });
+  }
+
+  /**
+   * The rate (a token bucket), the number of frames waiting their turn (at most one burst) and the size; a frame
+   * over any of them is answered at once with `seq: null` and dropped. Far over the rate, the socket closes (4429).
+   */
+  private admit(session: RealtimeSession, frame: Buffer, waiting: number): boolean {
+    if (session.isClosed) {
+      return false;
+    }
+    const { maxMessagesPerSecond, maxMessageBytes } = this.config.realtime;
+    if (!session.takeToken() || waiting >= maxMessagesPerSecond * 2) {
+      session.replyError(
+        null,
+        new AppException(ErrorCode.RATE_LIMIT_EXCEEDED, {
+          details: [{ reason: `at most ${maxMessagesPerSecond} messages per second` }],
+        }),
+      );
+      if (session.abusive) {
+        session.close('TOO_MANY');
+      }
+      return false;
+    }
+    if (frame.length > maxMessageBytes) {
+      session.replyError(
+        null,
+        new AppException(ErrorCode.PAYLOAD_TOO_LARGE, {
+          details: [{ reason: `messages are limited to ${maxMessageBytes} bytes` }],
+        }),
+      );
+      return false;
+    }
+    return true;
   }
 
   private async onMessage(
@@ -85,33 +160,18 @@ export class RealtimeSessionService {
     data: Buffer,
     isBinary: boolean,
     timer: NodeJS.Timeout,
+    place: { release(): void },
   ): Promise<void> {
     if (session.isClosed) {
       return;
     }
-    if (!session.takeToken()) {
-      session.replyError(
-        null,
-        new AppException(ErrorCode.RATE_LIMIT_EXCEEDED, {
-          details: [{ reason: `at most ${this.config.realtime.maxMessagesPerSecond} messages per second` }],
-        }),
-      );
-      if (session.abusive) {
-        session.close('TOO_MANY');
-      }
-      return;
-    }
-    if (data.length > this.config.realtime.maxMessageBytes) {
-      session.replyError(
-        null,
-        new AppException(ErrorCode.PAYLOAD_TOO_LARGE, {
-          details: [{ reason: `messages are limited to ${this.config.realtime.maxMessageBytes} bytes` }],
-        }),
-      );
-      return;
-    }
     if (!session.identity) {
-      await this.handshake(session, request, data, isBinary);
+      try {
+        await this.handshake(session, request, data, isBinary);
+      } finally {
+        // Authenticated (now counted by the hub as attached) or refused and closing: no longer pending.
+        place.release();
+      }
       clearTimeout(timer);
       return;
     }
@@ -130,7 +190,7 @@ export class RealtimeSessionService {
       if (!(error instanceof AppException)) {
         this.logger.error({ err: error }, 'realtime message failed');
       }
-      session.replyError(parsed.message.seq, error);
+      session.replyError(parsed.message.seq, inPayload(error));
     }
   }
 
@@ -187,6 +247,12 @@ export class RealtimeSessionService {
         return;
       }
       await this.presence.join(identity.doc, session.sessionId, identity.principal.userId, 'ws');
+      if (session.isClosed) {
+        // Closed while joining: its clean-up may have run before the row existed, and this instance refreshes
+        // its sessions' rows every heartbeat, so the row would stay online for the instance's life.
+        await this.presence.leave(identity.doc, session.sessionId, identity.principal.userId);
+        return;
+      }
       session.reply(seq, 'ack', {
         sessionId: session.sessionId,
         userId: identity.principal.userId,
@@ -271,14 +337,17 @@ export class RealtimeSessionService {
         if (problem) {
           throw AppException.validation([{ field: `payload.target.${problem.key}`, reason: problem.reason }]);
         }
-        return {
-          ...(await this.locks.acquire(ctx, {
-            target: normalizeTarget(message.payload.target),
-            ttlSeconds: message.payload.ttlSeconds,
-            exclusive: message.payload.exclusive,
-            sessionId: session.sessionId,
-          })),
-        };
+        const lock = await this.locks.acquire(ctx, {
+          target: normalizeTarget(message.payload.target),
+          ttlSeconds: message.payload.ttlSeconds,
+          exclusive: message.payload.exclusive,
+          sessionId: session.sessionId,
+        });
+        if (session.isClosed) {
+          // Closed while the lock was taken: its clean-up may have released the session's locks before this one.
+          await this.locks.releaseSession(doc, session.sessionId);
+        }
+        return { ...lock };
       }
       case 'unlock': {
         // As DELETE /unlock: manage rights as they are now decide whether another user's lock may be released.
