@@ -160,6 +160,12 @@ describe('webhooks: management, validation, tenancy and URL safety', () => {
     ['a zero retry interval', { retryInterval: 0 }, 'retryInterval'],
     ['a non-http scheme', { url: 'ftp://example.com/hook' }, 'url'],
     ['credentials in the URL', { url: 'http://user:pw@127.0.0.1:9/hook' }, 'url'],
+    ['port 0', { url: 'http://127.0.0.1:0/hook' }, 'url'],
+    ['a raw line feed inside the URL', { url: 'http://127.0.0.1:9/a\nb' }, 'url'],
+    ['a raw carriage return inside the URL', { url: 'http://127.0.0.1:9/a\rb' }, 'url'],
+    ['a raw tab inside the URL', { url: 'http://127.0.0.1:9/a\tb' }, 'url'],
+    ['a raw NUL inside the URL', { url: 'http://127.0.0.1:9/a\u0000b' }, 'url'],
+    ['a raw DEL inside the URL', { url: 'http://127.0.0.1:9/a\u007fb' }, 'url'],
   ])('refuses %s with VALIDATION_ERROR and creates nothing', async (_what, override, field) => {
     const before = await countWebhooks(owner);
     const res = await request(t.http)
@@ -227,6 +233,18 @@ describe('webhooks: management, validation, tenancy and URL safety', () => {
       .send({ description: null, filters: null })
       .expect(200);
     expect(res.body.payload).toMatchObject({ description: null, filters: {} });
+  });
+
+  it('takes percent-encoded line breaks in a URL but refuses raw control characters and port 0 on update', async () => {
+    const encoded = `${receiver.url}?note=a%0D%0Ab`;
+    const hook = await createWebhook(t, owner, { url: encoded });
+    expect(hook.url).toBe(encoded);
+    for (const url of [`${receiver.url}\r\nX-Injected: 1`, receiver.url.replace(/:\d+\//, ':0/')]) {
+      const res = await request(t.http).put(`${API}/webhooks/${hook.id}`).set(bearer(owner)).send({ url }).expect(400);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'url' } });
+    }
+    const got = await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200);
+    expect(got.body.payload.url).toBe(encoded);
   });
 
   it('stores the URL without surrounding whitespace, on create and on update', async () => {
@@ -368,7 +386,8 @@ describe('webhooks: management, validation, tenancy and URL safety', () => {
       organizationId: owner.defaultOrganizationId,
       url: receiver.url,
     });
-    const ownersHook = await createWebhook(t, owner, { url: receiver.url });
+    // A webhook of the organization (an all-organizations one is its creator's alone: webhook-all-organizations spec).
+    const ownersHook = await createWebhook(t, owner, { url: receiver.url, organizationId: owner.defaultOrganizationId });
     // The organization owner manages a member's webhook and lists every webhook.
     await request(t.http).post(`${API}/webhooks/${mine.id}/pause`).set(bearer(owner)).expect(200);
     // A member manages their own, sees only their own, and gets FORBIDDEN on others of the organization.

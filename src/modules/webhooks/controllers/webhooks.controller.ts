@@ -25,7 +25,8 @@ const ORGANIZATION_HEADER_DOC = {
   description: 'Organization context when the body or query names none (a UUID)',
 };
 const ORGANIZATION_NOT_FOUND = 'unknown organization, or one the caller is not an active member of';
-const WEBHOOK_NOT_FOUND = 'unknown webhook, or one of another organization';
+const WEBHOOK_NOT_FOUND =
+  "unknown webhook, one of another organization, or another user's all-organizations webhook";
 
 @ApiTags('webhooks')
 @Controller('webhooks')
@@ -51,7 +52,12 @@ export class WebhooksController {
 
   @Get()
   @ApiHeader(ORGANIZATION_HEADER_DOC)
-  @ApiOperation({ summary: 'Webhooks of the organization (owners and admins: all; members: their own)' })
+  @ApiOperation({
+    summary:
+      "Webhooks of the organization (owners and admins: all; members: their own) and the caller's own all-organizations webhooks",
+    description:
+      "With no organization named and no default organization: only the caller's all-organizations webhooks.",
+  })
   @ApiEnvelope(WebhookResponseDto, { shape: 'page' })
   @ApiWebhookNotFound(ORGANIZATION_NOT_FOUND)
   list(

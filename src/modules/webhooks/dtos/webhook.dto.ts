@@ -243,10 +243,15 @@ export class TestWebhookDto {
 
 export class WebhookResponseDto {
   @ApiProperty({ format: 'uuid' }) id: string;
-  @ApiProperty({ format: 'uuid', description: 'The organization it is listed and managed under' }) organizationId: string;
+  @ApiProperty({
+    format: 'uuid',
+    description:
+      'The organization it belongs to; for an all-organizations webhook, the one it was created in (it belongs to its creator)',
+  })
+  organizationId: string;
   @ApiProperty({
     description:
-      'true when created without organizationId / X-Organization-Id: it also receives the events of every other organization its creator is an active member of (always only what the creator may read)',
+      'true when created without organizationId / X-Organization-Id: it receives the events of every organization its creator is an active member of (always only what the creator may read), and only its creator sees and manages it',
   })
   allOrganizations: boolean;
   @ApiProperty() name: string;

@@ -120,34 +120,54 @@ export class WebhookRepository {
     return rows[0];
   }
 
-  /** The webhook if it belongs to one of `organizationIds`; `lock` serializes concurrent changes to it. */
-  async findIn(id: string, organizationIds: string[], lock = false): Promise<WebhookRow | null> {
+  /**
+   * The webhook if `userId` may reach it: a webhook of one of `organizationIds` (the caller's active organizations),
+   * or an all-organizations webhook `userId` created — those belong to their creator, not to the organization they
+   * were created in, so no one else finds them and their creator finds them wherever they are a member.
+   * `lock` serializes concurrent changes to it.
+   */
+  async findReachable(
+    id: string,
+    userId: string,
+    organizationIds: string[],
+    lock = false,
+  ): Promise<WebhookRow | null> {
     const rows = await this.tx.manager.query<WebhookRow[]>(
-      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w WHERE w.id = $1 AND w.organization_id = ANY($2::uuid[])${lock ? ' FOR UPDATE' : ''}`,
-      [id, organizationIds],
+      `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w
+        WHERE w.id = $1
+          AND CASE WHEN w.all_organizations THEN w.created_by = $2 ELSE w.organization_id = ANY($3::uuid[]) END
+        ${lock ? 'FOR UPDATE' : ''}`,
+      [id, userId, organizationIds],
     );
     return rows[0] ?? null;
   }
 
-  /** Webhooks of an organization, newest first; `createdBy` limits the list to one creator's. */
+  /**
+   * A page of webhooks, newest first: those of `scope.organizationId` (all-organizations ones excluded: they are
+   * their creators'), limited to `scope.createdBy`'s when given, plus `ownerId`'s own all-organizations webhooks.
+   * A null organization lists only the latter.
+   */
   async list(
-    organizationId: string,
-    createdBy: string | null,
+    scope: { organizationId: string | null; createdBy: string | null },
+    ownerId: string,
     limit: number,
     offset: number,
   ): Promise<{ rows: WebhookRow[]; total: number }> {
+    const where = `(NOT w.all_organizations AND w.organization_id = $1 AND ($2::uuid IS NULL OR w.created_by = $2))
+                   OR (w.all_organizations AND w.created_by = $3)`;
+    const params = [scope.organizationId, scope.createdBy, ownerId];
     const rows = await this.tx.manager.query<Array<WebhookRow & { total: string }>>(
       `SELECT ${WEBHOOK_COLUMNS}, count(*) OVER () AS total FROM webhooks w
-        WHERE w.organization_id = $1 AND ($2::uuid IS NULL OR w.created_by = $2)
+        WHERE ${where}
         ORDER BY w.created_at DESC, w.id
-        LIMIT $3 OFFSET $4`,
-      [organizationId, createdBy, limit, offset],
+        LIMIT $4 OFFSET $5`,
+      [...params, limit, offset],
     );
     const total = rows.length > 0 ? Number(rows[0].total) : 0;
     if (rows.length === 0 && offset > 0) {
       const counted = await this.tx.manager.query<Array<{ total: string }>>(
-        `SELECT count(*) AS total FROM webhooks WHERE organization_id = $1 AND ($2::uuid IS NULL OR created_by = $2)`,
-        [organizationId, createdBy],
+        `SELECT count(*) AS total FROM webhooks w WHERE ${where}`,
+        params,
       );
       return { rows: [], total: Number(counted[0].total) };
     }
@@ -212,13 +232,13 @@ export class WebhookRepository {
   }
 
   /**
-   * Whether any webhook may want the organization's events: its own, or an all-organizations webhook of one of its
-   * active members (deleted ones are gone; paused ones still queue).
+   * Whether any webhook may want the organization's events: one of its own, or an all-organizations webhook of one of
+   * its active members (deleted ones are gone; paused ones are ruled out later, per event).
    */
   async anyInOrganization(organizationId: string): Promise<boolean> {
     const rows = await this.tx.manager.query<unknown[]>(
       prepared(
-        `SELECT 1 WHERE EXISTS (SELECT 1 FROM webhooks WHERE organization_id = $1)
+        `SELECT 1 WHERE EXISTS (SELECT 1 FROM webhooks WHERE organization_id = $1 AND NOT all_organizations)
             OR EXISTS (SELECT 1 FROM organization_members m JOIN webhooks w ON w.created_by = m.user_id AND w.all_organizations
                         WHERE m.organization_id = $1 AND m.status = 'active')`,
       ),
@@ -228,16 +248,17 @@ export class WebhookRepository {
   }
 
   /**
-   * The webhooks an event is queued for (spec 6.1): the organization's own and the all-organizations webhooks of its
-   * active members (the listener checks each creator may read the event), active ones — not paused or disabled —
-   * subscribed to its type and created no later than it occurred. Their status is read when the event is dispatched, normally within
-   * milliseconds of its commit.
+   * The webhooks an event is queued for (spec 6.1): the organization's own, and the all-organizations webhooks of
+   * its active members (whichever organization they were created in; one whose creator has left or been removed
+   * gets nothing more of it); active ones — not paused or disabled — subscribed to its type and created no later
+   * than it occurred. The listener then checks each creator may read the event. Their status is read when the event
+   * is dispatched, normally within milliseconds of its commit.
    */
   async subscribedTo(organizationId: string, eventType: string, eventId: string): Promise<WebhookRow[]> {
     // The outbox row's own occurred_at: the envelope's ISO timestamp has lost the microseconds.
     return this.tx.manager.query<WebhookRow[]>(
       `SELECT ${WEBHOOK_COLUMNS} FROM webhooks w
-        WHERE (w.organization_id = $1
+        WHERE ((NOT w.all_organizations AND w.organization_id = $1)
                OR (w.all_organizations AND EXISTS (SELECT 1 FROM organization_members m
                                                     WHERE m.organization_id = $1 AND m.user_id = w.created_by AND m.status = 'active')))
           AND w.status = 'active'

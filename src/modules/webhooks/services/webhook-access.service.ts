@@ -21,8 +21,12 @@ export interface EventPlace {
 
 /**
  * Who may manage which webhook, and whether a webhook's creator may still read an event's document.
- * A webhook is managed by its creator (while an active member) and by the organization's active owners and
- * admins; members of the organization who are neither get FORBIDDEN; everyone else NOT_FOUND.
+ * A webhook of an organization is managed by its creator (while an active member) and by the organization's active
+ * owners and admins; members of the organization who are neither get FORBIDDEN; everyone else NOT_FOUND.
+ * An all-organizations webhook (created without an organization) carries the events of every organization its
+ * creator is in, so it belongs to its creator alone: no one else finds it (an admin of the organization it was
+ * created in would otherwise read — or redirect — the events of the creator's other organizations), and the creator
+ * manages it whatever their memberships, also after leaving that organization or its archiving.
  */
 @Injectable()
 export class WebhookAccessService {
@@ -36,38 +40,48 @@ export class WebhookAccessService {
   ) {}
 
   /**
-   * The organization a create or list call acts in: `organizationId` of the body or query, else the
-   * X-Organization-Id header, else the caller's default organization. The caller must be an active member
-   * (unknown or foreign organizations are NOT_FOUND); `minimumRole` member refuses guests.
+   * The organization a create call acts in: `organizationId` of the body, else the X-Organization-Id header, else
+   * the caller's default organization (`implicit`: the webhook then follows its creator into every organization).
+   * The caller must be an active member (unknown or foreign organizations are NOT_FOUND).
    */
   async organizationFor(
     principal: Principal,
     explicit: string | undefined,
     header: string | undefined,
   ): Promise<{ organizationId: string; isManager: boolean; implicit: boolean }> {
-    let organizationId = explicit ?? header;
-    const implicit = !organizationId;
-    if (explicit && header && explicit.toLowerCase() !== header.toLowerCase()) {
+    const named = await this.namedOrDefaultOrganization(principal, explicit, header);
+    if (!named.organizationId) {
       throw AppException.validation([
         {
-          field: 'X-Organization-Id',
-          reason: 'X-Organization-Id and organizationId name different organizations',
+          field: 'organizationId',
+          reason: 'no organization given and the caller has no default organization',
         },
       ]);
     }
-    if (!organizationId) {
-      organizationId = (await this.users.findById(principal.userId))?.defaultOrganizationId ?? undefined;
-      if (!organizationId) {
-        throw AppException.validation([
-          {
-            field: 'organizationId',
-            reason: 'no organization given and the caller has no default organization',
-          },
-        ]);
-      }
+    const access = await this.organizations.require(principal.userId, named.organizationId.toLowerCase());
+    return {
+      organizationId: access.organizationId,
+      isManager: MANAGER_ROLES.has(access.role),
+      implicit: named.implicit,
+    };
+  }
+
+  /**
+   * The organization a list call shows, as for create; null when none is named and the caller has no default
+   * organization (left or archived: only their own all-organizations webhooks are listed then, so they can still
+   * find them).
+   */
+  async listedOrganization(
+    principal: Principal,
+    explicit: string | undefined,
+    header: string | undefined,
+  ): Promise<{ organizationId: string; isManager: boolean } | null> {
+    const named = await this.namedOrDefaultOrganization(principal, explicit, header);
+    if (!named.organizationId) {
+      return null;
     }
-    const access = await this.organizations.require(principal.userId, organizationId.toLowerCase());
-    return { organizationId: access.organizationId, isManager: MANAGER_ROLES.has(access.role), implicit };
+    const access = await this.organizations.require(principal.userId, named.organizationId.toLowerCase());
+    return { organizationId: access.organizationId, isManager: MANAGER_ROLES.has(access.role) };
   }
 
   /** Creating needs an active membership above guest. */
@@ -78,7 +92,10 @@ export class WebhookAccessService {
   /** The webhook if the caller may manage it (see the class comment); `lock` for changes. */
   async manageable(principal: Principal, webhookId: string, lock = false): Promise<WebhookRow> {
     const organizationIds = await this.organizations.activeOrganizationIds(principal.userId);
-    const webhook = isUuid(webhookId) ? await this.webhooks.findIn(webhookId, organizationIds, lock) : null;
+    // An all-organizations webhook is found by its creator only (the repository's rule).
+    const webhook = isUuid(webhookId)
+      ? await this.webhooks.findReachable(webhookId, principal.userId, organizationIds, lock)
+      : null;
     if (!webhook) {
       throw AppException.notFound('webhook');
     }
@@ -119,6 +136,31 @@ export class WebhookAccessService {
       }
       throw error;
     }
+  }
+
+  /**
+   * `organizationId` of the body or query, else the X-Organization-Id header (both given and different:
+   * VALIDATION_ERROR), else the caller's default organization; undefined when there is none.
+   */
+  private async namedOrDefaultOrganization(
+    principal: Principal,
+    explicit: string | undefined,
+    header: string | undefined,
+  ): Promise<{ organizationId: string | undefined; implicit: boolean }> {
+    if (explicit && header && explicit.toLowerCase() !== header.toLowerCase()) {
+      throw AppException.validation([
+        {
+          field: 'X-Organization-Id',
+          reason: 'X-Organization-Id and organizationId name different organizations',
+        },
+      ]);
+    }
+    const named = explicit ?? header;
+    if (named) {
+      return { organizationId: named, implicit: false };
+    }
+    const user = await this.users.findById(principal.userId);
+    return { organizationId: user?.defaultOrganizationId ?? undefined, implicit: true };
   }
 
   /**

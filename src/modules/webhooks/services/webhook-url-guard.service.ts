@@ -25,8 +25,17 @@ export function isPublicAddress(address: string): boolean {
   return ipaddr.process(address).range() === 'unicast';
 }
 
+/** C0 controls (tab, line feed, carriage return, NUL...), DEL and the C1 controls. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
 /** Why a webhook URL is not acceptable as written (before DNS), or null. */
 export function urlSyntaxProblem(raw: string): string | null {
+  // Checked on the raw text: the URL parser silently drops tabs and line breaks, so what is stored and shown would
+  // differ from where deliveries go. Percent-encoded ones (%0D%0A) are ordinary URL text.
+  if (CONTROL_CHARACTER.test(raw)) {
+    return 'url must not contain control characters such as tabs or line breaks (percent-encode them)';
+  }
   let url: URL;
   try {
     url = new URL(raw);
@@ -38,6 +47,9 @@ export function urlSyntaxProblem(raw: string): string | null {
   }
   if (url.username || url.password) {
     return 'url must not carry credentials';
+  }
+  if (url.port === '0') {
+    return 'url must not use port 0';
   }
   if (raw.length > 2000) {
     return 'url is too long (at most 2000 characters)';

@@ -39,4 +39,21 @@ describe('webhook URL guard', () => {
     expect(urlSyntaxProblem('https://user:pw@example.com/')).toMatch(/credentials/);
     expect(urlSyntaxProblem('example.com/hook')).toMatch(/absolute/);
   });
+
+  it('refuses port 0 and raw control characters, takes percent-encoded ones', () => {
+    expect(urlSyntaxProblem('https://example.com:0/hook')).toMatch(/port 0/);
+    expect(urlSyntaxProblem('https://example.com:00/hook')).toMatch(/port 0/);
+    for (const raw of [
+      'https://example.com/a\nb',
+      'https://example.com/a\rb',
+      'https://example.com/a\tb',
+      'https://exa\u0000mple.com/',
+      'https://example.com/\u007f',
+      'https://example.com/\u0085',
+    ]) {
+      expect(urlSyntaxProblem(raw)).toMatch(/control characters/);
+    }
+    expect(urlSyntaxProblem('https://example.com/a%0D%0Ab?x=%09')).toBeNull();
+    expect(urlSyntaxProblem('https://example.com:8443/hook')).toBeNull();
+  });
 });

@@ -84,20 +84,23 @@ export class WebhooksService {
     });
   }
 
-  /** Owners and admins see every webhook of the organization; other members their own. */
+  /**
+   * The organization's webhooks — owners and admins see all of them, other members their own — and the caller's own
+   * all-organizations webhooks, wherever they were created (no one else sees those). With no organization named and
+   * no default organization, only the latter.
+   */
   async list(
     principal: Principal,
     query: WebhookListQueryDto,
     organizationHeader: string | undefined,
   ): Promise<Page<WebhookResponseDto>> {
-    const { organizationId, isManager } = await this.access.organizationFor(
-      principal,
-      query.organizationId,
-      organizationHeader,
-    );
+    const listed = await this.access.listedOrganization(principal, query.organizationId, organizationHeader);
     const { rows, total } = await this.webhooks.list(
-      organizationId,
-      isManager ? null : principal.userId,
+      {
+        organizationId: listed?.organizationId ?? null,
+        createdBy: listed?.isManager ? null : principal.userId,
+      },
+      principal.userId,
       query.pageSize,
       offsetOf(query),
     );
