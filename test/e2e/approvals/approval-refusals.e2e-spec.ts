@@ -127,7 +127,15 @@ describe('approvals: refused decisions, the decider of an auto-merge, settings a
     const started = await request(t.http).post(`${doc.path}/approval/start`).set(bearer(owner)).send({ requestId: opened.body.payload.id, flowId: 'settings-sequential' }).expect(201);
     expect(started.body.payload.nodes.map((node: { approver: string }) => node.approver)).toEqual([viewer.id, editor.id]);
 
-    const withStranger = await createDocument(t.http, owner, { fields: FIELDS, settings: { workflow: { requiresApproval: true, approvers: [viewer.id, stranger.id] } } });
+    // A stranger cannot be written into the settings at all (docs/settings.md); an approver who loses access after
+    // the settings were written is caught when a flow starts.
+    await expect(createDocument(t.http, owner, { fields: FIELDS, settings: { workflow: { requiresApproval: true, approvers: [viewer.id, stranger.id] } } })).rejects.toThrow(
+      /workflow\.approvers\[1\]/,
+    );
+    const leaver = await newUser(t.http);
+    await addToWorkspace(t.dataSource, owner, leaver, 'viewer');
+    const withStranger = await createDocument(t.http, owner, { fields: FIELDS, settings: { workflow: { requiresApproval: true, approvers: [viewer.id, leaver.id] } } });
+    await t.dataSource.query(`DELETE FROM workspace_members WHERE workspace_id = $1 AND user_id = $2`, [owner.defaultWorkspaceId, leaver.id]);
     const other = await request(t.http).post(`${withStranger.path}/requests`).set(bearer(owner)).send({ title: 'stranger' }).expect(201);
     const refused = await request(t.http)
       .post(`${withStranger.path}/approval/start`)

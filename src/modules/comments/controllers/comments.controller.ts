@@ -79,7 +79,7 @@ export class CommentsController {
   @Delete(':commentId')
   @RequireScopes('comments:write')
   @DocumentAccess('write')
-  @ApiOperation({ summary: 'Delete (author, workspace owner, organization owner/admin); replies go with it' })
+  @ApiOperation({ summary: 'Delete (author, workspace owner, organization owner/admin); a top-level comment takes its thread with it, a reply only itself (its answers move to its parent)' })
   @ApiEnvelope(CommentDeleteResponseDto)
   remove(@CurrentDocument() doc: DocumentContext, @Param('commentId') commentId: string, @Query() _query: UnversionedWriteQueryDto): Promise<CommentDeleteResponseDto> {
     return this.comments.remove(doc, commentId);

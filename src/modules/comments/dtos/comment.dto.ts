@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, MaxLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { UnversionedWriteQueryDto } from '../../documents/dtos/document-query.dto.js';
 import { QueryBoolean } from '../../../common/http/validation-decorators.js';
@@ -8,6 +8,8 @@ import { COMMENT_SCOPES, type CommentScope } from '../domain/comment.records.js'
 
 export const MAX_COMMENT_LENGTH = 10_000;
 export const MAX_MENTIONS = 50;
+/** Some character that is not whitespace: a comment of only spaces or line breaks says nothing. */
+const NOT_BLANK = /\S/;
 
 /** Spec 2.8 CommentTarget. */
 export class CommentTargetDto {
@@ -35,9 +37,10 @@ export class CreateCommentDto {
   @Type(() => CommentTargetDto)
   target?: CommentTargetDto;
 
-  @ApiProperty({ maxLength: MAX_COMMENT_LENGTH })
+  @ApiProperty({ maxLength: MAX_COMMENT_LENGTH, description: 'Kept as written; whitespace only is refused' })
   @IsString()
   @IsNotEmpty()
+  @Matches(NOT_BLANK, { message: '$property must not be blank' })
   @MaxLength(MAX_COMMENT_LENGTH)
   content: string;
 
@@ -55,9 +58,10 @@ export class CreateCommentDto {
 }
 
 export class UpdateCommentDto {
-  @ApiProperty({ maxLength: MAX_COMMENT_LENGTH })
+  @ApiProperty({ maxLength: MAX_COMMENT_LENGTH, description: 'Kept as written; whitespace only is refused' })
   @IsString()
   @IsNotEmpty()
+  @Matches(NOT_BLANK, { message: '$property must not be blank' })
   @MaxLength(MAX_COMMENT_LENGTH)
   content: string;
 
@@ -139,5 +143,5 @@ export class CommentResponseDto {
 export class CommentDeleteResponseDto {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty() deleted: boolean;
-  @ApiProperty({ description: 'Replies deleted with it' }) repliesDeleted: number;
+  @ApiProperty({ description: 'Replies deleted with it (a top-level comment\'s thread; 0 for a reply, whose answers are kept)' }) repliesDeleted: number;
 }

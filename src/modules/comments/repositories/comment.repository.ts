@@ -158,8 +158,25 @@ export class CommentRepository {
     return rows[0] ?? { resolvedAt: null, resolvedBy: null };
   }
 
-  async delete(id: string): Promise<void> {
-    await this.tx.manager.query(`DELETE FROM comments WHERE id = $1`, [id]);
+  /**
+   * Deletes a comment and, named explicitly, the replies of its thread that the caller counted and recorded events
+   * for (`replyIds`; empty for a reply). The schema's cascades are never what removes a comment.
+   */
+  async delete(documentUuid: string, id: string, replyIds: readonly string[] = []): Promise<void> {
+    await this.tx.manager.query(`DELETE FROM comments WHERE document_id = $1 AND id = ANY($2::uuid[])`, [documentUuid, [id, ...replyIds]]);
+  }
+
+  /**
+   * The direct answers to comment `fromId` now answer `toId` (a reply being deleted hands its answers to its own
+   * parent); the answers as they are after the change, oldest first.
+   */
+  async reparentChildren(documentUuid: string, fromId: string, toId: string): Promise<CommentRecord[]> {
+    const rows = await this.tx.manager.query<CommentRow[]>(
+      `WITH c AS (UPDATE comments SET parent_id = $3 WHERE document_id = $1 AND parent_id = $2 RETURNING *)
+       SELECT ${COLUMNS} FROM c ORDER BY c.created_at, c.id`,
+      [documentUuid, fromId, toId],
+    );
+    return rows.map(toRecord);
   }
 
   /** True when the reaction was new. */

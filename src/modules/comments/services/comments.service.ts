@@ -70,8 +70,9 @@ export class CommentsService {
       let target: CommentTarget;
       // `parentId: null` is a top-level comment, as leaving it out is.
       if (dto.parentId !== undefined && dto.parentId !== null) {
-        // Locked so a concurrent delete of the thread cannot leave the reply without its parent.
-        const parent = await this.comments.find(ctx.document.uuid, dto.parentId, true);
+        // Locked (thread first) so a concurrent delete of the thread or of the parent cannot leave the reply
+        // without its parent, nor miss it when counting what it deletes.
+        const parent = await this.lockedInThread(ctx.document.uuid, dto.parentId);
         if (!parent) {
           throw AppException.validation([{ field: 'parentId', reason: 'the parent comment is not a comment of this document' }]);
         }
@@ -129,19 +130,45 @@ export class CommentsService {
     return this.get(ctx, commentId);
   }
 
-  /** The author, the workspace's managers (its owners) and organization owners/admins delete; replies go with it. */
+  /**
+   * The author, the workspace's managers (its owners) and organization owners/admins delete. A top-level comment
+   * goes with its whole thread (every reply counted in `repliesDeleted`, each with its own `comment_deleted`); a
+   * reply goes alone: the answers to it, whoever wrote them, stay in the thread and now answer the deleted reply's
+   * parent (`comment_updated` with `change: "reparented"` each). Nothing is removed that is not counted and recorded.
+   */
   async remove(ctx: DocumentContext, commentId: string): Promise<CommentDeleteResponseDto> {
     const userId = ctx.principal.userId;
     return this.tx.run(async () => {
-      const record = await this.find(ctx, commentId, true);
+      const record = UUID.test(commentId) ? await this.lockedInThread(ctx.document.uuid, commentId) : null;
+      if (!record) {
+        throw commentNotFound();
+      }
       if (record.createdBy !== userId && !ctx.access.canManage && !ctx.access.isOrganizationAdmin) {
         throw AppException.forbidden('only the author, a workspace owner or an organization owner/admin deletes a comment');
       }
-      const replies = record.rootId === null ? await this.comments.replies(ctx.document.uuid, [record.id]) : [];
-      await this.comments.delete(record.id);
-      // Each reply that went with its thread is a deleted comment too: a receiver following comments sees every one.
-      const mentioned = new Map((await this.users([record, ...replies].flatMap((comment) => comment.mentions))).map((user) => [user.id, user]));
+      let replies: CommentRecord[] = [];
+      let reparented: CommentRecord[] = [];
+      if (record.rootId === null) {
+        // The thread is locked, and every reply is created under that lock: this is the whole thread.
+        replies = await this.comments.replies(ctx.document.uuid, [record.id]);
+      } else {
+        reparented = await this.comments.reparentChildren(ctx.document.uuid, record.id, record.parentId ?? record.rootId);
+      }
+      await this.comments.delete(
+        ctx.document.uuid,
+        record.id,
+        replies.map((reply) => reply.id),
+      );
+      const mentioned = new Map((await this.users([record, ...replies, ...reparented].flatMap((comment) => comment.mentions))).map((user) => [user.id, user]));
       const mentionsOf = (comment: CommentRecord) => comment.mentions.flatMap((id) => mentioned.get(id) ?? []);
+      // Answers first: after each event a receiver's copy of the thread is whole.
+      await this.events.recordMany(
+        ctx.document,
+        'comment_updated',
+        reparented.map((answer) => ({ comment: answer, mentions: mentionsOf(answer), extra: { change: 'reparented', previousParentId: record.id } })),
+        userId,
+      );
+      // Each reply that went with its thread is a deleted comment too: a receiver following comments sees every one.
       await this.events.recordMany(
         ctx.document,
         'comment_deleted',
@@ -227,6 +254,22 @@ export class CommentsService {
       throw commentNotFound();
     }
     return record;
+  }
+
+  /**
+   * A comment locked for a change of its thread, the thread's top-level comment locked first: creating a reply and
+   * deleting a comment take the locks in this order, so they serialize per thread without deadlocks. Null when the
+   * comment is not (or no longer) one of this document.
+   */
+  private async lockedInThread(documentUuid: string, commentId: string): Promise<CommentRecord | null> {
+    const seen = await this.comments.find(documentUuid, commentId);
+    if (!seen) {
+      return null;
+    }
+    if (seen.rootId !== null && !(await this.comments.find(documentUuid, seen.rootId, true))) {
+      return null;
+    }
+    return this.comments.find(documentUuid, commentId, true);
   }
 
   private async render(ctx: DocumentContext, record: CommentRecord): Promise<CommentResponseDto> {

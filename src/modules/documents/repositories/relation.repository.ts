@@ -124,14 +124,39 @@ export class RelationRepository {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
-  /** The free-standing edge with these ends and type, if there is one. */
-  async findFree(sourceDocumentUuid: string, sourceRowId: string, type: string, targetDocumentUuid: string, targetRowId: string): Promise<RelationRecord | null> {
+  /**
+   * The free-standing edge of this type that already links these rows as a new edge would, if there is one: the
+   * same edge, or the edge in the other direction when either of the two is `bidirectional` (a two-way edge links
+   * its pair once, docs/decisions/relations-model.md).
+   */
+  async findFree(
+    sourceDocumentUuid: string,
+    sourceRowId: string,
+    type: string,
+    targetDocumentUuid: string,
+    targetRowId: string,
+    direction: RelationDirection,
+  ): Promise<RelationRecord | null> {
     const rows = await this.tx.manager.query<RelationRow[]>(
       `${SELECT} FROM document_relations e ${JOIN}
-        WHERE e.source_document_id = $1 AND e.source_row_id = $2 AND e.field_id IS NULL AND e.type = $3 AND e.target_document_id = $4 AND e.target_row_id = $5`,
-      [sourceDocumentUuid, sourceRowId, type, targetDocumentUuid, targetRowId],
+        WHERE e.field_id IS NULL AND e.type = $3
+          AND ((e.source_document_id = $1 AND e.source_row_id = $2 AND e.target_document_id = $4 AND e.target_row_id = $5)
+            OR (e.source_document_id = $4 AND e.source_row_id = $5 AND e.target_document_id = $1 AND e.target_row_id = $2
+                AND ($6 = 'bidirectional' OR e.direction = 'bidirectional')))
+        ORDER BY e.created_at, e.id LIMIT 1`,
+      [sourceDocumentUuid, sourceRowId, type, targetDocumentUuid, targetRowId, direction],
     );
     return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /**
+   * Serializes, until the transaction ends, the writers of free-standing edges of `type` between two rows, in
+   * either direction (merges of the two documents lock different document rows, and the unique index sees only one
+   * direction). Callers lock several pairs in sorted order.
+   */
+  async lockPair(organizationId: string, type: string, ends: readonly [string, string]): Promise<void> {
+    const [first, second] = [...ends].sort();
+    await this.tx.manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`relation-pair:${organizationId}:${type}:${first}:${second}`]);
   }
 
   async deleteByIds(ids: readonly string[]): Promise<RelationRecord[]> {
@@ -182,8 +207,10 @@ export class RelationRepository {
     if (rowIds.length === 0) {
       return new Set();
     }
+    // Rows of a deleted document are not there for an edge (its rows are kept, the document is soft-deleted).
     const rows = await this.tx.manager.query<{ id: string }[]>(
-      `SELECT id FROM document_rows WHERE document_id = $1 AND id = ANY($2::text[]) ORDER BY id FOR KEY SHARE`,
+      `SELECT r.id FROM document_rows r JOIN documents d ON d.id = r.document_id AND d.deleted_at IS NULL
+        WHERE r.document_id = $1 AND r.id = ANY($2::text[]) ORDER BY r.id FOR KEY SHARE OF r`,
       [documentUuid, [...rowIds]],
     );
     return new Set(rows.map((row) => row.id));
@@ -221,7 +248,8 @@ export class RelationRepository {
   /**
    * Edges of a document, newest first. `outgoing`: from its rows (and bidirectional edges to them); `incoming`: to
    * its rows (and bidirectional edges from them). `rowId` names this document's end; `hiddenWorkspaces` are
-   * workspaces of the other end the caller cannot read (those edges are left out).
+   * workspaces of the other end the caller cannot read (those edges are left out), as are edges whose other
+   * document was deleted.
    */
   async list(
     documentUuid: string,
@@ -234,6 +262,7 @@ export class RelationRepository {
     const where = `((e.${near}_document_id = $1 AND ($2::text IS NULL OR e.${near}_row_id = $2))
         OR (e.direction = 'bidirectional' AND e.${far}_document_id = $1 AND ($2::text IS NULL OR e.${far}_row_id = $2)))
       AND ($3::text IS NULL OR e.type = $3)
+      AND sd.deleted_at IS NULL AND td.deleted_at IS NULL
       AND NOT (coalesce((CASE WHEN e.${near}_document_id = $1 THEN ${far === 'target' ? 'td' : 'sd'}.workspace_id ELSE ${far === 'target' ? 'sd' : 'td'}.workspace_id END)::text, '') = ANY($4::text[]))`;
     const [count] = await this.tx.manager.query<{ total: string }[]>(`SELECT count(*) AS total FROM document_relations e ${JOIN} WHERE ${where}`, params);
     const rows = await this.tx.manager.query<RelationRow[]>(`${SELECT} FROM document_relations e ${JOIN} WHERE ${where} ORDER BY e.created_at DESC, e.id DESC LIMIT $5 OFFSET $6`, [

@@ -7,7 +7,7 @@ import { DocumentSourceService } from '../../tenancy/services/document-source.se
 import { OrganizationAccessService } from '../../tenancy/services/organization-access.service.js';
 import { type OrganizationLevelAccess, type WorkspaceAccess, WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
 import type { EventDocument } from '../../events/domain-event.js';
-import type { DocumentRecord, RowRecord } from '../domain/document.records.js';
+import type { DocumentRecord, DocumentSettings, RowRecord } from '../domain/document.records.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { DocumentSettingsPolicy } from './document-settings.policy.js';
 import { CLIENT_ID_PATTERN, DOC_TYPE_PATTERN } from '../../../common/http/client-ids.js';
@@ -234,6 +234,29 @@ export class DocumentAccessService {
       throw error;
     }
     return rights.canRead && (await this.settingsPolicy.admitsUser(document, rights, userId, 'view'));
+  }
+
+  /**
+   * `workflow.approvers` of settings about to be written (docs/settings.md): each must be a user who may view the
+   * document under those settings (mayView; managers always may). Anyone else — an unknown id, a non-member, someone
+   * `permissions.view` shuts out — could never decide, and under `requiresApproval` requests would wait for them:
+   * VALIDATION_ERROR naming each `workflow.approvers[i]`.
+   */
+  async assertApproversMayView(document: DocumentRecord, settings: DocumentSettings): Promise<void> {
+    const approvers: unknown = settings.workflow?.approvers;
+    if (!Array.isArray(approvers) || approvers.length === 0) {
+      return;
+    }
+    const governed: DocumentRecord = { ...document, settings };
+    const problems: { field: string; reason: string }[] = [];
+    for (const [index, id] of approvers.entries()) {
+      if (typeof id !== 'string' || !(await this.mayView(governed, id.toLowerCase()))) {
+        problems.push({ field: `workflow.approvers[${index}]`, reason: 'not a user who can read the document' });
+      }
+    }
+    if (problems.length > 0) {
+      throw AppException.validation(problems);
+    }
   }
 
   /** Whether `userId` may manage `document` where it lives (change its settings); false for a non-member. */

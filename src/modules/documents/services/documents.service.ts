@@ -113,6 +113,9 @@ export class DocumentsService {
         settings,
         createdBy: principal.userId,
       });
+      // The approvers are checked against the document as it will be (its workspace, its settings); refused, the
+      // transaction rolls the new document back.
+      await this.access.assertApproversMayView(document, settings);
       await this.properties.create({ documentUuid: document.uuid, organizationId: document.organizationId, workspaceId: document.workspaceId, userId: principal.userId });
       const metadata = dto.metadata;
       if (metadata && ((Array.isArray(metadata.fields) && metadata.fields.length > 0) || (Array.isArray(metadata.properties) && metadata.properties.length > 0))) {

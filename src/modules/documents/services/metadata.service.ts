@@ -7,7 +7,7 @@ import type { FieldDefinition } from '../fields/field.types.js';
 import { buildMetadataUpdate, buildSettingsUpdate, parseSettings, versionConflict } from './change-builders.js';
 import { ChangeEngineService } from './change-engine.service.js';
 import { ComputedMetadataService } from './computed/computed-metadata.service.js';
-import type { DocumentContext } from './document-access.service.js';
+import { type DocumentContext, DocumentAccessService } from './document-access.service.js';
 import { DraftReadService } from './draft-read.service.js';
 import type { WriteParams } from './rows.service.js';
 
@@ -20,6 +20,7 @@ export class MetadataService {
     private readonly documents: DocumentRepository,
     private readonly rows: RowRepository,
     private readonly computed: ComputedMetadataService,
+    private readonly access: DocumentAccessService,
   ) {}
 
   async get(ctx: DocumentContext, requestId?: string): Promise<MetadataResponseDto> {
@@ -59,6 +60,7 @@ export class MetadataService {
 
   async putSettings(ctx: DocumentContext, body: unknown, params: WriteParams): Promise<SettingsWriteResponseDto> {
     const settings = parseSettings(body);
+    await this.access.assertApproversMayView(ctx.document, settings);
     const outcome = await this.engine.write(ctx, { ...params, title: 'Update settings' }, async (scope) => {
       const change = buildSettingsUpdate(scope, settings);
       return change ? [change] : [];

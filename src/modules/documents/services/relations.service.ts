@@ -73,7 +73,9 @@ export class RelationsService {
       if (details.length > 0) {
         throw AppException.validation(details);
       }
-      const existing = await this.relations.findFree(source.document.uuid, dto.source.rowId, dto.type, target.document.uuid, dto.target.rowId);
+      // The same edge, or a two-way edge of this type between the same rows from the other end (either of the
+      // two being bidirectional): the rows are linked already.
+      const existing = await this.relations.findFree(source.document.uuid, dto.source.rowId, dto.type, target.document.uuid, dto.target.rowId, dto.direction ?? 'outgoing');
       if (existing) {
         throw new AppException(ErrorCode.ALREADY_EXISTS, { details: [{ reason: `the edge exists already (${existing.id})` }], payload: { relationId: existing.id } });
       }

@@ -240,8 +240,11 @@ export class RequestsService {
         const fields = fieldListAfter(current.fields, change.type, change.target.fieldId, change.newValue);
         return this.buildMetadataChange(scope, { fields, properties: current.properties });
       }
-      case 'settings-update':
-        return buildSettingsUpdate(scope, parseSettings(change.newValue));
+      case 'settings-update': {
+        const settings = parseSettings(change.newValue);
+        await this.access.assertApproversMayView(scope.document, settings);
+        return buildSettingsUpdate(scope, settings);
+      }
       default:
         throw AppException.validation([{ field: 'type', reason: `unknown change type ${change.type}` }]);
     }

@@ -28,8 +28,10 @@ function isShortFilter(raw: unknown): boolean {
  * The query a view's config describes, in the language of `POST /data/query`: `filters` in either shape (a
  * structured FilterGroup, or the short form), `sorts` as `[{field, direction}]` or `[{field, order}]`; `filter` and
  * `sort` (the short form's own keys) are read too. VALIDATION_ERROR paths are prefixed with `config.`.
+ * `strict` (a view being written): a key outside the query language's is refused, as in `POST /data/query`;
+ * stored views are read leniently.
  */
-export function viewQueryAst(config: ViewQuerySource): QueryAst {
+export function viewQueryAst(config: ViewQuerySource, options: { strict?: boolean } = {}): QueryAst {
   const input: Record<string, unknown> = {};
   const shortFilters = isShortFilter(config.filters);
   if (config.filters !== undefined && config.filters !== null) {
@@ -45,7 +47,7 @@ export function viewQueryAst(config: ViewQuerySource): QueryAst {
     input.sort = config.sort;
   }
   try {
-    return normalizeQuery(input);
+    return normalizeQuery(input, options);
   } catch (error) {
     throw prefixDetails(error, shortFilters);
   }

@@ -16,6 +16,10 @@ const SELECT_TYPES: readonly FieldType[] = ['single_select', 'multi_select'];
 const DATE_TYPES: readonly FieldType[] = ['date', 'datetime'];
 const NUMERIC_TYPES: readonly FieldType[] = ['number', 'currency', 'percent', 'rating', 'duration', 'auto_number'];
 const MAX_GROUP_FIELDS = 5;
+/** The keys of each type section (spec 2.7; `aggregation` is Quire's addition). */
+const KANBAN_KEYS = ['groupByField', 'cardFields'] as const;
+const CALENDAR_KEYS = ['dateField', 'titleField'] as const;
+const CHART_KEYS = ['chartType', 'xField', 'yField', 'aggregation'] as const;
 
 /** The aggregation of a chart: `chartConfig.aggregation`, else sum of yField, else count. */
 export function chartAggregation(chart: Record<string, unknown>): AggregationKind {
@@ -61,7 +65,8 @@ class ConfigChecker {
     });
   }
 
-  section(config: ViewConfig, key: string): Record<string, unknown> | null {
+  /** A type section (`kanbanConfig`, …): an object of its known keys only — a misspelt key would silently do nothing. */
+  section(config: ViewConfig, key: string, known: readonly string[]): Record<string, unknown> | null {
     const value = config[key];
     if (value === undefined || value === null) {
       return null;
@@ -70,6 +75,11 @@ class ConfigChecker {
       this.details.push({ field: `config.${key}`, reason: 'must be an object' });
       return null;
     }
+    for (const name of Object.keys(value)) {
+      if (!known.includes(name)) {
+        this.details.push({ field: `config.${key}.${name}`, reason: `unknown key (allowed: ${known.join(', ')})` });
+      }
+    }
     return value;
   }
 }
@@ -77,8 +87,9 @@ class ConfigChecker {
 /**
  * Validates a view config against the document's fields (spec 2.7, docs/views.md). Known keys are checked — every
  * field reference must exist (and have the right type where the key needs one), `filters`/`sorts` compile like a
- * `POST /data/query` — and unknown keys are kept as they are (clients keep UI state there). VALIDATION_ERROR lists
- * every problem with its path under `config.`.
+ * `POST /data/query` (strictly: no unknown keys inside them), the type sections hold only their own keys — and
+ * unknown top-level keys are kept as they are (clients keep UI state there). VALIDATION_ERROR lists every problem
+ * with its path under `config.`.
  */
 export function validateViewConfig(input: unknown, fields: readonly FieldDefinition[]): ViewConfig {
   if (input === undefined || input === null) {
@@ -104,7 +115,7 @@ export function validateViewConfig(input: unknown, fields: readonly FieldDefinit
   if (config.groupByField !== undefined && config.groupByField !== null) {
     check.field(config.groupByField, 'config.groupByField');
   }
-  const kanban = check.section(config, 'kanbanConfig');
+  const kanban = check.section(config, 'kanbanConfig', KANBAN_KEYS);
   if (kanban) {
     if (kanban.groupByField !== undefined) {
       check.field(kanban.groupByField, 'config.kanbanConfig.groupByField', SELECT_TYPES, 'a select field');
@@ -113,7 +124,7 @@ export function validateViewConfig(input: unknown, fields: readonly FieldDefinit
       check.fieldList(kanban.cardFields, 'config.kanbanConfig.cardFields');
     }
   }
-  const calendar = check.section(config, 'calendarConfig');
+  const calendar = check.section(config, 'calendarConfig', CALENDAR_KEYS);
   if (calendar) {
     if (calendar.dateField !== undefined) {
       check.field(calendar.dateField, 'config.calendarConfig.dateField', DATE_TYPES, 'a date field');
@@ -122,7 +133,7 @@ export function validateViewConfig(input: unknown, fields: readonly FieldDefinit
       check.field(calendar.titleField, 'config.calendarConfig.titleField');
     }
   }
-  const chart = check.section(config, 'chartConfig');
+  const chart = check.section(config, 'chartConfig', CHART_KEYS);
   if (chart) {
     if (!(CHART_TYPES as readonly unknown[]).includes(chart.chartType)) {
       check.details.push({ field: 'config.chartConfig.chartType', reason: `must be one of ${CHART_TYPES.join(', ')}` });
@@ -139,7 +150,8 @@ export function validateViewConfig(input: unknown, fields: readonly FieldDefinit
     }
   }
   try {
-    compileAst(viewQueryAst(config), fields);
+    // Strict: a misspelt key in a condition, group or sort is refused as POST /data/query refuses it.
+    compileAst(viewQueryAst(config, { strict: true }), fields);
   } catch (error) {
     const relabelled = prefixDetails(error);
     if (relabelled instanceof AppException && relabelled.options.details) {

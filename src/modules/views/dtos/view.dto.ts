@@ -1,13 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsNotEmpty, IsObject, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
+import { ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import { CHART_TYPES, VIEW_TYPES, type ViewType } from '../domain/view-config.js';
 import { CLIENT_ID_PATTERN, CLIENT_ID_RULE } from '../../../common/http/client-ids.js';
 
 const CONFIG_DESCRIPTION =
   'Spec 2.7 keys, validated against the metadata: columns, displayFields (field ids), filters and sorts (the query language of ' +
   'POST /data/query, both shapes), groupBy, groupByField, kanbanConfig {groupByField (select field), cardFields}, calendarConfig ' +
-  '{dateField (date field), titleField}, chartConfig {xField, yField, chartType bar|line|pie, aggregation}. Unknown keys are kept.';
+  '{dateField (date field), titleField}, chartConfig {xField, yField, chartType bar|line|pie, aggregation}. Unknown top-level keys are kept; ' +
+  'unknown keys inside filters, sorts and the type sections are VALIDATION_ERROR.';
 
 export class CreateViewDto {
   @ApiPropertyOptional({ description: 'Id, unique in the document (generated when absent)', example: 'by-status' })
@@ -16,7 +17,7 @@ export class CreateViewDto {
   @Matches(CLIENT_ID_PATTERN, { message: `$property ${CLIENT_ID_RULE}` })
   id?: string;
 
-  @ApiProperty({ example: 'Open items by status' }) @IsString() @IsNotEmpty() @MaxLength(200) name: string;
+  @ApiProperty({ example: 'Open items by status', description: 'Trimmed; blank is refused' }) @Trimmed() @IsString() @IsNotEmpty() @MaxLength(200) name: string;
 
   @ApiProperty({ enum: VIEW_TYPES }) @IsIn(VIEW_TYPES) type: ViewType;
 
@@ -36,7 +37,7 @@ export class UpdateViewDto {
   @IsString()
   id?: string;
 
-  @ApiPropertyOptional() @IsOptional() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
+  @ApiPropertyOptional({ description: 'Trimmed; blank is refused' }) @IsOptional() @Trimmed() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
   @ApiPropertyOptional({ enum: VIEW_TYPES }) @IsOptional() @IsIn(VIEW_TYPES) type?: ViewType;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: CONFIG_DESCRIPTION })
   @IsOptional()

@@ -206,7 +206,7 @@ export class RelationMergeService {
       throw AppException.validation(details);
     }
     const created = await this.relations.insertMany(
-      relations.map((item) => ({
+      (await this.unlinked(document, relations)).map((item) => ({
         id: item.id,
         organizationId: document.organizationId,
         sourceDocumentUuid: document.uuid,
@@ -221,6 +221,40 @@ export class RelationMergeService {
       })),
     );
     return created.map(createOp);
+  }
+
+  /**
+   * The free-standing edges whose rows are not linked yet. An edge that exists already — the same one, or (either
+   * being bidirectional) the one from the other end, merged since the request was drafted — is skipped, as the
+   * unique index skips an exact duplicate: the link the request asks for is there. The pairs are locked first (in
+   * sorted order), so merges of the two documents cannot both create the link.
+   */
+  private async unlinked(document: DocumentRecord, relations: FoldedChanges['relations']): Promise<FoldedChanges['relations']> {
+    const links = relations.map((item) => ({
+      item,
+      type: item.data.type,
+      direction: item.data.direction,
+      ends: [`${document.uuid}/${item.data.sourceRowId}`, `${item.data.target.documentUuid}/${item.data.target.rowId}`] as const,
+    }));
+    const lockKeys = [...new Set(links.map((link) => JSON.stringify([link.type, ...[...link.ends].sort()])))].sort();
+    for (const key of lockKeys) {
+      const [type, first, second] = JSON.parse(key) as [string, string, string];
+      await this.relations.lockPair(document.organizationId, type, [first, second]);
+    }
+    type Link = (typeof links)[number];
+    const sameLink = (a: Link, b: Link): boolean =>
+      a.type === b.type &&
+      ((a.ends[0] === b.ends[0] && a.ends[1] === b.ends[1]) ||
+        (a.ends[0] === b.ends[1] && a.ends[1] === b.ends[0] && (a.direction === 'bidirectional' || b.direction === 'bidirectional')));
+    const kept: Link[] = [];
+    for (const link of links) {
+      const { sourceRowId, target } = link.item.data;
+      if (kept.some((other) => sameLink(other, link)) || (await this.relations.findFree(document.uuid, sourceRowId, link.type, target.documentUuid, target.rowId, link.direction))) {
+        continue;
+      }
+      kept.push(link);
+    }
+    return kept.map((link) => link.item);
   }
 
   /**
