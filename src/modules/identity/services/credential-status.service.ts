@@ -40,4 +40,20 @@ export class CredentialStatusService {
     }
     return true;
   }
+
+  /**
+   * When the credential ends by itself, in epoch seconds: an API key's `expires_at` (fixed at creation). Undefined
+   * for a key without one and for other credentials (an access token's expiry is in the token itself).
+   */
+  async expiresAt(reference: CredentialReference): Promise<number | undefined> {
+    if (!reference.apiKeyId) {
+      return undefined;
+    }
+    const rows = await this.tx.manager.query<Array<{ expires_at: Date | null }>>(
+      'SELECT expires_at FROM api_keys WHERE id = $1',
+      [reference.apiKeyId],
+    );
+    const expiresAt = rows[0]?.expires_at;
+    return expiresAt ? Math.floor(new Date(expiresAt).getTime() / 1000) : undefined;
+  }
 }

@@ -5,7 +5,7 @@
 
 /** WebSocket close codes (4000–4999 is the range RFC 6455 leaves to applications). */
 export const CLOSE_CODES = {
-  /** The first message was not a well-formed `auth` message. */
+  /** The first message was not a well-formed `auth` message (or was over REALTIME_MAX_MESSAGE_BYTES). */
   BAD_HANDSHAKE: 4400,
   /** The token in `auth` was missing, invalid, expired, or for another document. */
   UNAUTHENTICATED: 4401,
@@ -21,6 +21,8 @@ export const CLOSE_CODES = {
   SLOW_CONSUMER: 4503,
   /** The instance is shutting down; reconnect (another instance will take the socket). */
   GOING_AWAY: 1001,
+  /** The server failed (a database error while admitting the socket): RFC 6455's internal error, not the client's doing. */
+  INTERNAL_ERROR: 1011,
 } as const;
 
 export type CloseReason = keyof typeof CLOSE_CODES;

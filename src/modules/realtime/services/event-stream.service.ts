@@ -66,6 +66,14 @@ export function lastEventIdOf(request: Request): bigint | null {
   return BigInt(query as string);
 }
 
+/** Status and headers of a stream (also the whole answer to HEAD). */
+function streamHeaders(response: Response): void {
+  response.status(200);
+  response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+  response.setHeader('Cache-Control', 'no-cache, no-transform');
+  response.setHeader('X-Accel-Buffering', 'no');
+}
+
 class SseClient implements HubClient {
   readonly sessionId = randomUUID();
   lastSeq = 0n;
@@ -172,6 +180,13 @@ export class EventStreamService {
     // The input first, like the query (checked by the route's DTO before this runs).
     const lastEventId = lastEventIdOf(request);
     const identity = await this.auth.authenticateRequest(request, docType, docId, scope);
+    if (request.method === 'HEAD') {
+      // Express routes HEAD to this GET handler. HEAD has no body, so a stream would only hold a connection (and
+      // a place under the limits) open for nothing: the same status and headers, checked the same way, then end.
+      streamHeaders(response);
+      response.end();
+      return;
+    }
     const { realtime } = this.config;
     const client = new SseClient(
       identity,
@@ -188,11 +203,8 @@ export class EventStreamService {
     }
     request.socket.setNoDelay(true);
     request.socket.setTimeout(0);
-    response.status(200);
-    response.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    response.setHeader('Cache-Control', 'no-cache, no-transform');
+    streamHeaders(response);
     response.setHeader('Connection', 'keep-alive');
-    response.setHeader('X-Accel-Buffering', 'no');
     response.flushHeaders();
     response.on('close', () => {
       client.markClosed();

@@ -77,6 +77,11 @@ export class PresenceService implements OnApplicationBootstrap, OnApplicationShu
     await this.bus.publish({ t: 'presence', doc: doc.uuid, action: 'left', sessionId, userId });
   }
 
+  /** Removes the session's row, if any, without a notice: for a session that was never announced as joined. */
+  async forget(doc: DocRef, sessionId: string): Promise<void> {
+    await this.presence.leave(doc, sessionId);
+  }
+
   /** Keeps the session's own awareness entry for GET .../users. */
   async awareness(doc: DocRef, sessionId: string, own: AwarenessEntry): Promise<void> {
     await this.presence.setAwareness(doc, sessionId, own.clientId, own.clock, own.state);

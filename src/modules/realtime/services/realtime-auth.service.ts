@@ -98,8 +98,11 @@ export class RealtimeAuthService {
     private readonly settingsPolicy: DocumentSettingsPolicy,
   ) {}
 
-  /** The binding of a credential the guard already verified (its secret is not kept). */
-  bindingOf(principal: Principal, credential: string | undefined): CredentialBinding {
+  /**
+   * The binding of a credential the guard already verified (its secret is not kept), with the credential's own
+   * expiry: an access token's `exp`, an API key's `expires_at`. Connect tokens are capped by it.
+   */
+  async bindingOf(principal: Principal, credential: string | undefined): Promise<CredentialBinding> {
     let expiresAt: number | undefined;
     if (credential && principal.tokenId) {
       try {
@@ -107,6 +110,8 @@ export class RealtimeAuthService {
       } catch {
         expiresAt = undefined;
       }
+    } else if (principal.apiKeyId) {
+      expiresAt = await this.credentials.expiresAt({ apiKeyId: principal.apiKeyId });
     }
     return {
       userId: principal.userId,
@@ -160,7 +165,7 @@ export class RealtimeAuthService {
     const credential = credentialOf(request);
     if (credential) {
       const principal = await this.verifier.verify(credential, request);
-      return this.identify(principal, this.bindingOf(principal, credential), docType, docId, scope);
+      return this.identify(principal, await this.bindingOf(principal, credential), docType, docId, scope);
     }
     const token = request.query.token;
     if (typeof token === 'string' && token !== '') {
@@ -201,7 +206,7 @@ export class RealtimeAuthService {
     }
     return this.identify(
       principal,
-      this.bindingOf(principal, token),
+      await this.bindingOf(principal, token),
       named.docType,
       named.docId,
       named.scope,

@@ -51,6 +51,36 @@ function inPayload(error: unknown): unknown {
   });
 }
 
+const SERVER_FAILURES = new Set<ErrorCode>([ErrorCode.INTERNAL_ERROR, ErrorCode.SERVICE_UNAVAILABLE]);
+const ACCESS_REFUSALS = new Set<ErrorCode>([
+  ErrorCode.DOC_NOT_FOUND,
+  ErrorCode.FORBIDDEN,
+  ErrorCode.AMBIGUOUS_DOCUMENT,
+]);
+
+/**
+ * How a refused `auth` closes (docs/realtime.md, "Close codes"). A failure of the server (an error that is not an
+ * AppException, or INTERNAL_ERROR / SERVICE_UNAVAILABLE) is 1011 at any stage: neither a bad credential nor rate
+ * limiting, which would send clients to fetch a token again or back off for the wrong reason.
+ */
+function handshakeCloseReason(error: unknown, authenticated: boolean): CloseReason {
+  if (!(error instanceof AppException) || SERVER_FAILURES.has(error.code)) {
+    return 'INTERNAL_ERROR';
+  }
+  if (ACCESS_REFUSALS.has(error.code)) {
+    return 'ACCESS_LOST';
+  }
+  if (error.code === ErrorCode.VALIDATION_ERROR) {
+    return 'BAD_HANDSHAKE';
+  }
+  if (error.code === ErrorCode.RATE_LIMIT_EXCEEDED) {
+    return 'TOO_MANY';
+  }
+  // Before the credential was accepted, anything else refuses the credential (UNAUTHORIZED, INVALID_TOKEN …);
+  // after it, only the connection limit refuses on purpose: the rest is the server's failure.
+  return authenticated ? 'INTERNAL_ERROR' : 'UNAUTHENTICATED';
+}
+
 /**
  * The socket protocol (docs/realtime.md, "WebSocket sessions"): `auth` first within REALTIME_AUTH_TIMEOUT_MS,
  * then `{kind, seq, payload}` messages answered by `ack`/`error` with the same seq, processed one at a time per
@@ -106,9 +136,12 @@ export class RealtimeSessionService {
     // Frames are handled one at a time; the limits apply as they arrive, so a client sending faster than its
     // messages are handled (a slow handshake, a busy database) never makes the server hold its frames without end.
     let waiting = 0;
+    let first = true;
     socket.on('message', (data: RawData, isBinary: boolean) => {
       const frame = rawToBuffer(data);
-      if (!this.admit(session, frame, waiting)) {
+      const opening = first;
+      first = false;
+      if (!this.admit(session, frame, waiting, opening)) {
         return;
       }
       waiting += 1;
@@ -124,8 +157,10 @@ export class RealtimeSessionService {
   /**
    * The rate (a token bucket), the number of frames waiting their turn (at most one burst) and the size; a frame
    * over any of them is answered at once with `seq: null` and dropped. Far over the rate, the socket closes (4429).
+   * An oversized `opening` frame (the socket's first: its `auth` message) also closes it as a bad handshake
+   * (4400): that frame was the first message and was not a readable `auth`, as for any other malformed one.
    */
-  private admit(session: RealtimeSession, frame: Buffer, waiting: number): boolean {
+  private admit(session: RealtimeSession, frame: Buffer, waiting: number, opening: boolean): boolean {
     if (session.isClosed) {
       return false;
     }
@@ -149,6 +184,9 @@ export class RealtimeSessionService {
           details: [{ reason: `messages are limited to ${maxMessageBytes} bytes` }],
         }),
       );
+      if (opening) {
+        session.close('BAD_HANDSHAKE');
+      }
       return false;
     }
     return true;
@@ -218,7 +256,7 @@ export class RealtimeSessionService {
       });
       return;
     }
-    let reason: CloseReason = 'UNAUTHENTICATED';
+    let authenticated = false;
     try {
       const scope: DocumentScope = {
         ...(target.workspaceId ? { workspaceId: target.workspaceId } : {}),
@@ -238,7 +276,7 @@ export class RealtimeSessionService {
         docId: target.docId,
         scope,
       });
-      reason = 'TOO_MANY';
+      authenticated = true;
       session.identity = identity;
       await this.hub.attach(session, null);
       if (session.isClosed) {
@@ -247,9 +285,10 @@ export class RealtimeSessionService {
         return;
       }
       await this.presence.join(identity.doc, session.sessionId, identity.principal.userId, 'ws');
+      session.joined = true;
       if (session.isClosed) {
-        // Closed while joining: its clean-up may have run before the row existed, and this instance refreshes
-        // its sessions' rows every heartbeat, so the row would stay online for the instance's life.
+        // Closed while joining: its clean-up ran before it had joined (no `left` then), and this instance
+        // refreshes its sessions' rows every heartbeat, so the row would stay online for the instance's life.
         await this.presence.leave(identity.doc, session.sessionId, identity.principal.userId);
         return;
       }
@@ -268,18 +307,11 @@ export class RealtimeSessionService {
       await this.hub.catchUp(session, false);
       await this.sendCurrentAwareness(session);
     } catch (error) {
-      if (
-        error instanceof AppException &&
-        [ErrorCode.DOC_NOT_FOUND, ErrorCode.FORBIDDEN, ErrorCode.AMBIGUOUS_DOCUMENT].includes(error.code)
-      ) {
-        reason = 'ACCESS_LOST';
-      } else if (error instanceof AppException && error.code === ErrorCode.VALIDATION_ERROR) {
-        reason = 'BAD_HANDSHAKE';
-      } else if (!(error instanceof AppException)) {
+      if (!(error instanceof AppException)) {
         this.logger.error({ err: error }, 'realtime handshake failed');
       }
       session.replyError(seq, error);
-      session.close(reason);
+      session.close(handshakeCloseReason(error, authenticated));
     }
   }
 
@@ -440,6 +472,13 @@ export class RealtimeSessionService {
     this.hub.detach(session);
     const doc = session.identity.doc;
     try {
+      if (!session.joined) {
+        // Refused or failed before it joined (its handshake handled no other message, so it holds no lock or
+        // awareness): the others never heard of it and are told nothing. A join that failed after writing its
+        // row (the notice not sent) would leave that row refreshed for the instance's life.
+        await this.presence.forget(doc, session.sessionId);
+        return;
+      }
       await this.awareness.leave(session);
       await this.locks.releaseSession(doc, session.sessionId);
       await this.presence.leave(doc, session.sessionId, session.userId);

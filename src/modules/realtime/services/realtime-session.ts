@@ -34,6 +34,11 @@ export class RealtimeSession implements HubClient {
   binary = false;
   identity?: RealtimeIdentity;
   /**
+   * Announced to the document as `joined` (its presence row written). Only such a session is announced as `left`
+   * when it closes: one refused after its credential was read (connection limit, a failure) never joined.
+   */
+  joined = false;
+  /**
    * The awareness client this socket speaks for: the first it announced (RealtimeSessionService.ownAwareness);
    * null until then. Updates for any other client are refused (JSON) or dropped (binary).
    */

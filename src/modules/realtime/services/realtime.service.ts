@@ -77,7 +77,7 @@ export class RealtimeService {
     }
     const wsPath = `${origin.prefix}${WS_PATH}`;
     const streamPath = `${origin.prefix}/realtime/doc/${encodeURIComponent(doc.docType)}/${encodeURIComponent(doc.docId)}/events/stream`;
-    const binding = this.auth.bindingOf(ctx.principal, credentialOf(request));
+    const binding = await this.auth.bindingOf(ctx.principal, credentialOf(request));
     const { token, expiresIn } = await this.auth.issueConnectToken(ctx, binding);
     return {
       wsUrl: `${origin.secure ? 'wss' : 'ws'}://${origin.authority}${wsPath}?${context.toString()}`,
