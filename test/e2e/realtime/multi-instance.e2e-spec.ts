@@ -171,6 +171,38 @@ describe('realtime across two instances', () => {
       'session lock released',
     );
   });
+
+  it('relays a large update by reference, and the whole state when that update was compacted away first', async () => {
+    const onA = await socketOn(a, baseA, owner);
+    const onB = await socketOn(b, baseB, editor);
+    const docA = new Y.Doc();
+    docA.getText('big').insert(0, 'x'.repeat(6000));
+    const large = Y.encodeStateAsUpdate(docA);
+    expect(large.length).toBeGreaterThan(4096);
+    await onA.send('yjs_update', { update: b64(large) });
+    await waitFor(() => onB.pushed('yjs_update').length === 1, 8000, 'large update read back on B');
+    const received = new Y.Doc();
+    Y.applyUpdate(received, new Uint8Array(Buffer.from(String(onB.pushed('yjs_update')[0].update), 'base64')));
+    expect(received.getText('big').length).toBe(6000);
+
+    // The notice an instance sends for a large update names its id; the instance that stored it may compact it
+    // away before another reads it back. Such a notice (an id no longer stored) must still bring B's clients up
+    // to date: they receive the document's whole state.
+    const [{ id: uuid }] = await a.dataSource.query<Array<{ id: string }>>(
+      `SELECT id FROM documents WHERE doc_type = $1 AND doc_id = $2`,
+      [doc.docType, doc.docId],
+    );
+    await a.dataSource.query('SELECT pg_notify($1, $2)', [
+      'quire_realtime',
+      JSON.stringify({ t: 'yjs', doc: uuid, from: '', id: '0', i: 'another-instance' }),
+    ]);
+    await waitFor(() => onB.pushed('yjs_update').length === 2, 8000, 'whole state on B');
+    const whole = new Y.Doc();
+    Y.applyUpdate(whole, new Uint8Array(Buffer.from(String(onB.pushed('yjs_update')[1].update), 'base64')));
+    expect(whole.getText('big').length).toBe(6000);
+    onA.close();
+    onB.close();
+  });
 });
 
 /** The same fan-out through Redis pub/sub (REDIS_URL), with a real redis-server on loopback. */

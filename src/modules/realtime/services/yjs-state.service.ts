@@ -182,15 +182,15 @@ export class YjsStateService {
       return;
     }
     const update = inline ?? (await this.loadUpdate(clients[0].doc, id));
-    if (update) {
-      this.fanOut(documentUuid, null, 'yjs_update', update);
-    }
+    this.fanOut(documentUuid, null, 'yjs_update', update);
   }
 
-  private async loadUpdate(doc: DocRef, id: string): Promise<string | null> {
+  private async loadUpdate(doc: DocRef, id: string): Promise<string> {
     const update = await this.repo.updateById(doc, id);
-    // Already compacted away: a client that misses it catches up with its next yjs_sync.
-    return update ? toBase64(update) : null;
+    // Already compacted away (the instance that stored it may compact right after publishing): send the whole
+    // state instead. Applying an update is idempotent in Yjs, and clients of stock providers sync only when they
+    // connect, so leaving the update out would keep them behind until they reconnect.
+    return toBase64(update ?? (await this.state(doc)));
   }
 
   private fanOut(
