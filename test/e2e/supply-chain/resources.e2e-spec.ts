@@ -1875,6 +1875,32 @@ describe('supply chain: resources', () => {
       [catalogId, requestId],
     );
     expect(events.map((event: { eventType: string }) => event.eventType)).toEqual(['data_bulk_operation']);
+
+    // An empty requestId is refused on every catalog row write (the catalog routes take a UUID), nothing merged at once.
+    const [{ version }] = await t.dataSource.query(
+      `SELECT version::text AS version FROM documents WHERE doc_type = 'catalog' AND doc_id = $1`,
+      [catalogId],
+    );
+    const empty = [
+      http()
+        .post(sc(S, `/catalogs/${catalogId}/rows/batch-update?requestId=`))
+        .send({ rows: [{ id: 'b3', operation: 'create', values: { sku: text('B-3') } }] }),
+      http().patch(sc(S, `/catalogs/${catalogId}/rows/b1?requestId=`)).send({ values: { sku: text('B-1b') } }),
+      http().delete(sc(S, `/catalogs/${catalogId}/rows/b1?requestId=`)),
+    ];
+    for (const write of empty) {
+      const res = await write.set(bearer(sOwner));
+      expect({ status: res.status, code: res.body.code, field: res.body.details?.field }).toEqual({
+        status: 400,
+        code: 'VALIDATION_ERROR',
+        field: 'requestId',
+      });
+    }
+    const [after] = await t.dataSource.query(
+      `SELECT version::text AS version FROM documents WHERE doc_type = 'catalog' AND doc_id = $1`,
+      [catalogId],
+    );
+    expect(after.version).toBe(version);
   });
 
   it('a catalog whose document is deleted through the document API leaves the catalog routes with it', async () => {

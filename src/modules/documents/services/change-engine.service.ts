@@ -170,8 +170,13 @@ export class ChangeEngineService {
   }
 
   async write(ctx: DocumentContext, opts: WriteOptions, build: (scope: DraftScope) => Promise<ChangeDraft[]>): Promise<WriteOutcome> {
-    if (opts.apply && opts.requestId) {
+    if (opts.apply && opts.requestId !== undefined) {
       throw AppException.validation([{ field: 'apply', reason: 'apply cannot be combined with requestId' }]);
+    }
+    if (opts.requestId === '') {
+      // `?requestId=` asks for the write to wait in a request: an empty id is a malformed one (NOT_FOUND, as any id
+      // that is not a UUID), never a write merged at once as if no request had been named.
+      throw requestNotFound();
     }
     if (!this.tx.inTransaction && groupable(ctx.document, opts) && this.readDocuments.get(ctx.document.uuid) === undefined) {
       return this.batcher.submit(ctx.document.uuid, (member) => this.writeOnce(ctx, opts, build, member));

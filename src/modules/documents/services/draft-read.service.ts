@@ -47,7 +47,8 @@ export class DraftReadService {
    * needs, at a cost that does not grow with the request's other changes.
    */
   async load(document: DocumentRecord, requestId: string | undefined, rowIds?: readonly string[]): Promise<DraftView> {
-    if (!requestId) {
+    // An empty `?requestId=` is a malformed id (NOT_FOUND), as it is for writes: never the committed document.
+    if (requestId === undefined) {
       return { request: null, metadata: document.metadata, overlay: null, folded: null, changes: [] };
     }
     const request = await this.engine.findRequest(document, requestId);
