@@ -95,6 +95,24 @@ describe('documents: request lifecycle and its events', () => {
     }
   });
 
+  it('refuses a request title made only of whitespace (and trims the others) and a row-update without newValue', async () => {
+    const before = await footprint();
+    const blank = await request(t.http).post(`${doc.path}/requests`).set(bearer(owner)).send({ title: '   ' }).expect(400);
+    expect(blank.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'title' } });
+    expect(await footprint()).toEqual(before);
+    // A row-update without newValue would record a change that changes nothing.
+    for (const change of [
+      { type: 'row-update', target: { kind: 'row', rowId: 'base' } },
+      { type: 'row-update', target: { kind: 'row', rowId: 'base' }, newValue: null },
+    ]) {
+      const res = await request(t.http).post(`${doc.path}/requests`).set(bearer(owner)).send({ title: 'No values', changes: [change] }).expect(400);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'changes[0].newValue' } });
+    }
+    expect(await footprint()).toEqual(before);
+    const padded = await request(t.http).post(`${doc.path}/requests`).set(bearer(owner)).send({ title: '  Spring prices ' }).expect(201);
+    expect(padded.body.payload.title).toBe('Spring prices');
+  });
+
   it('refuses every transition out of merged and closed with INVALID_STATE, writing nothing', async () => {
     const merged = await openRequest(2);
     await request(t.http).post(`${doc.path}/requests/${merged}/merge`).set(bearer(owner)).expect(200);

@@ -80,6 +80,12 @@ describe('row change input', () => {
     expect(refusal(() => parseRowChangeInput('row-update', { rowId: 'a' }, { id: 'a' }, FIELDS))).toEqual([
       { field: 'newValue.values', reason: 'values is required' },
     ]);
+    for (const missing of [undefined, null]) {
+      expect(refusal(() => parseRowChangeInput('row-update', { rowId: 'a' }, missing, FIELDS))).toEqual([
+        { field: 'newValue', reason: 'newValue is required: the values to change' },
+      ]);
+    }
+    expect(parseRowChangeInput('row-create', { rowId: 'a' }, undefined, FIELDS).values).toEqual([]);
   });
 
   it('maps the value parser’s details to paths inside newValue', () => {

@@ -108,6 +108,10 @@ export function parseRowChangeInput(
     };
   }
   if (!isRowShape(newValue, fieldIds)) {
+    if (type === 'row-update' && (newValue === undefined || newValue === null)) {
+      // An update without values would be recorded as a change that changes nothing (a create may be empty).
+      throw AppException.validation([{ field: 'newValue', reason: 'newValue is required: the values to change' }]);
+    }
     const values = (newValue ?? []) as RowValuesInput;
     return {
       rowId: targetRowId,

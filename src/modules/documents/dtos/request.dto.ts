@@ -3,6 +3,7 @@ import { Type } from 'class-transformer';
 import { Allow, ArrayMaxSize, IsArray, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
 import { ANSWERED_TARGET_KINDS, CHANGE_OPERATIONS, CHANGE_TYPES, REQUEST_STATUSES, REVISION_OPERATION_TYPES, type RequestStatus } from '../domain/document.records.js';
 import { CONFLICT_TYPES } from '../domain/merge.types.js';
+import { Trimmed } from '../../../common/http/validation-decorators.js';
 import { ConversionReportDto } from './document.dto.js';
 import { RevisionResponseDto } from './revision.dto.js';
 import { RowResponseDto } from './row.dto.js';
@@ -86,8 +87,9 @@ export const DEFAULT_REQUEST_TITLE = 'Untitled request';
 
 export class CreateRequestDto {
   /** Spec 2.9 lists title, description and changes without marking any required; a request needs a name to show. */
-  @ApiPropertyOptional({ description: `Default "${DEFAULT_REQUEST_TITLE}"`, maxLength: 500 })
+  @ApiPropertyOptional({ description: `Default "${DEFAULT_REQUEST_TITLE}"; trimmed, and one made only of whitespace is refused`, maxLength: 500 })
   @IsOptional()
+  @Trimmed()
   @IsString()
   @MinLength(1)
   @MaxLength(500)
