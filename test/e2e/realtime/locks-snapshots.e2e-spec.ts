@@ -123,6 +123,43 @@ describe('realtime locks and snapshots', () => {
     expect((await http(owner, 'delete', `unlock/${otherRow.body.payload.lockId}`)).status).toBe(200);
   });
 
+  it('a merge is a write: a change staged before another user locked its row is refused when merged', async () => {
+    const row = await createRow(t.http, owner, doc, { values: { name: 'Staged', price: 1 } });
+    const staged = await request(t.http)
+      .post(`${doc.path}/requests`)
+      .query({ workspaceId: owner.defaultWorkspaceId })
+      .set(bearer(editor))
+      .send({ title: 'Reprice', changes: [{ type: 'row-update', target: { kind: 'row', rowId: row.id }, newValue: { price: 2 } }] })
+      .expect(201);
+    const requestId = staged.body.payload.id as string;
+    const lock = await http(owner, 'post', 'lock').send({ target: { type: 'cell', rowId: row.id, fieldId: 'price' } }).expect(201);
+    const merge = (user: TestUser): request.Test =>
+      request(t.http)
+        .post(`${doc.path}/requests/${requestId}/merge`)
+        .query({ workspaceId: owner.defaultWorkspaceId })
+        .set(bearer(user));
+
+    const refused = await merge(editor).expect(409);
+    expect(refused.body).toMatchObject({ code: 'RESOURCE_LOCKED', payload: { lock: { lockId: lock.body.payload.lockId, userId: owner.id } } });
+    const still = await request(t.http)
+      .get(`${doc.path}/requests/${requestId}`)
+      .query({ workspaceId: owner.defaultWorkspaceId })
+      .set(bearer(owner))
+      .expect(200);
+    expect(still.body.payload.status).toBe('open');
+    const unchanged = await request(t.http)
+      .get(`${doc.path}/data/${row.id}`)
+      .query({ workspaceId: owner.defaultWorkspaceId })
+      .set(bearer(owner))
+      .expect(200);
+    expect(unchanged.body.payload.version).toBe(1);
+
+    // Once the lock is released the same merge goes through.
+    await http(owner, 'delete', `unlock/${lock.body.payload.lockId}`).expect(200);
+    const merged = await merge(editor).expect(200);
+    expect(merged.body.payload.status).toBe('merged');
+  });
+
   it('field and document locks cover writes and metadata; locks expire', async () => {
     const row = await createRow(t.http, owner, doc, { values: { name: 'Nut', qty: 1 } });
     const field = await http(owner, 'post', 'lock').send({

@@ -75,7 +75,7 @@ export class RequestsController {
   @ApiEnvelope(MergeResponseDto)
   @ApiConflictResponse({
     description:
-      'CONFLICT: changes conflict with the document (payload requestId, conflicts); APPROVAL_REQUIRED: the workflow requires an approved approval (payload requestId, instanceId, status); INVALID_STATE: the request is not open',
+      'CONFLICT: changes conflict with the document (payload requestId, conflicts); APPROVAL_REQUIRED: the workflow requires an approved approval (payload requestId, instanceId, status); INVALID_STATE: the request is not open; RESOURCE_LOCKED: a change targets what another user holds an exclusive realtime lock on (payload lock)',
     schema: ERROR_ENVELOPE_SCHEMA,
   })
   merge(@CurrentDocument() doc: DocumentContext, @Param('reqId') reqId: string, @Query() _query: DocumentScopeQueryDto): Promise<MergeResponseDto> {

@@ -134,6 +134,14 @@ export class ChangeEngineService {
     this.writeGuard = guard;
   }
 
+  /**
+   * The write guard for changes recorded earlier and applied now by `userId` (a merge): a change staged before
+   * someone locked its target must not overwrite it when merged, as a direct write would be refused.
+   */
+  async guardMerge(document: DocumentRecord, changes: ChangeDraft[], userId: string): Promise<void> {
+    await this.writeGuard?.(document, changes, userId);
+  }
+
   /** A scope to validate against without writing (read-only preview of a draft). */
   scope(document: DocumentRecord, request: RequestRecord | null, lockRows = false): DraftScope {
     return new DraftScope(document, request, { rows: this.rows, requests: this.requests, properties: this.properties }, lockRows);

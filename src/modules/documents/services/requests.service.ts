@@ -401,6 +401,8 @@ export class RequestsService {
         assertScopesForChanges(ctx.principal, changes.map((change) => change.type));
         assertMayChangeStructure(ctx, changes.map((change) => change.type));
       }
+      // A merge writes what it applies: another user's exclusive lock on a target refuses it (RESOURCE_LOCKED).
+      await this.engine.guardMerge(document, changes, userId);
       const result = await this.merger.merge(document, request, changes, userId);
       const merged = (await this.documents.lock(document.uuid)) ?? document;
       // The revision's row values as the merger may see them (docs/formulas.md, "Access").
