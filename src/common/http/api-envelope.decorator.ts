@@ -20,11 +20,12 @@ function envelopeSchema(payload: Record<string, unknown>): Record<string, unknow
 function payloadSchema(
   model: Type<unknown> | null,
   shape: 'one' | 'page' | 'array' | 'cursor',
+  alternatives: Type<unknown>[] = [],
 ): Record<string, unknown> {
   const item = model ? { $ref: getSchemaPath(model) } : { type: 'object', nullable: true };
   switch (shape) {
     case 'one':
-      return item;
+      return alternatives.length > 0 ? { oneOf: [item, ...alternatives.map((other) => ({ $ref: getSchemaPath(other) }))] } : item;
     case 'array':
       return { type: 'array', items: item };
     case 'page':
@@ -51,6 +52,15 @@ function payloadSchema(
       };
   }
 }
+
+/**
+ * Any JSON value (string, number, boolean, object or array), for properties answered as given (a field's
+ * defaultValue in its lenient form, an aggregate). `{type: object}`, what @nestjs/swagger makes of `unknown`,
+ * makes a generated client refuse a number or a string. Add `nullable: true` where null is answered too.
+ */
+export const ANY_JSON_SCHEMA = {
+  oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'object' }, { type: 'array', items: {} }],
+};
 
 /** The schema of a failure envelope, shared by every documented error response. */
 export const ERROR_ENVELOPE_SCHEMA = {
@@ -80,18 +90,21 @@ export const ERROR_ENVELOPE_SCHEMA = {
 /**
  * Documents an operation's success response as the envelope around `model`.
  * `shape`: one object, a page (`items, page, pageSize, total, totalPages`), a cursor page, or an array.
+ * `oneOf`: other models the payload may be instead of `model` (shape `one` only), as the query decides.
  */
 export function ApiEnvelope(
   model: Type<unknown> | null,
-  options: { shape?: 'one' | 'page' | 'array' | 'cursor'; status?: number; description?: string } = {},
+  options: { shape?: 'one' | 'page' | 'array' | 'cursor'; status?: number; description?: string; oneOf?: Type<unknown>[] } = {},
 ): MethodDecorator & ClassDecorator {
+  const alternatives = options.oneOf ?? [];
   const decorators = [
     ApiResponse({
       status: options.status ?? 200,
       description: options.description ?? 'Success',
-      schema: envelopeSchema(payloadSchema(model, options.shape ?? 'one')),
+      schema: envelopeSchema(payloadSchema(model, options.shape ?? 'one', alternatives)),
     }),
     ApiResponse({ status: 400, description: 'VALIDATION_ERROR', schema: ERROR_ENVELOPE_SCHEMA }),
   ];
-  return applyDecorators(...(model ? [ApiExtraModels(model)] : []), ...decorators);
+  const models = [...(model ? [model] : []), ...alternatives];
+  return applyDecorators(...(models.length > 0 ? [ApiExtraModels(...models)] : []), ...decorators);
 }

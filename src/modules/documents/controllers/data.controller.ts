@@ -14,7 +14,7 @@ import {
   RowWriteResponseDto,
   UpdateRowDto,
 } from '../dtos/row.dto.js';
-import { RowPageDto } from '../dtos/document.dto.js';
+import { RowCursorPageDto, RowPageDto } from '../dtos/document.dto.js';
 import type { DocumentContext } from '../services/document-access.service.js';
 import { RowQueryService, type RowPage } from '../services/row-query.service.js';
 import { RowsService } from '../services/rows.service.js';
@@ -128,7 +128,7 @@ export class DataController {
     description: COUNT_MODE_DESCRIPTION,
   })
   @ApiHeader({ name: 'Prefer', required: false, description: 'count=exact|estimated|none (RFC 7240), same as the count parameter' })
-  @ApiEnvelope(RowPageDto, { description: 'A page; with cursor/limit: {items, limit, nextCursor, readOnly}' })
+  @ApiEnvelope(RowPageDto, { oneOf: [RowCursorPageDto], description: 'A page; with cursor/limit a cursor page {items, limit, nextCursor, readOnly}' })
   list(
     @CurrentDocument() doc: DocumentContext,
     @Query() query: DataListQueryDto,
@@ -147,7 +147,7 @@ export class DataController {
   })
   @ApiHeader({ name: 'Prefer', required: false, description: 'count=exact|estimated|none (RFC 7240), same as the body key count' })
   @ApiBody({ schema: QUERY_BODY_SCHEMA })
-  @ApiEnvelope(RowPageDto, { description: 'A page of rows; with cursor/limit a cursor page; with groupBy: GroupedQueryResultDto' })
+  @ApiEnvelope(RowPageDto, { oneOf: [RowCursorPageDto, GroupedQueryResultDto], description: 'A page of rows; with cursor/limit a cursor page; with groupBy: GroupedQueryResultDto' })
   query(
     @CurrentDocument() doc: DocumentContext,
     @Query() query: QueryReadQueryDto,

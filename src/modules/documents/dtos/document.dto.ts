@@ -6,6 +6,7 @@ import { RevisionResponseDto } from './revision.dto.js';
 import { READ_ONLY_DESCRIPTION, RowResponseDto, WriteResultDto } from './row.dto.js';
 import { CLIENT_ID_PATTERN } from '../../../common/http/client-ids.js';
 import { PresentNotNull } from '../../../common/http/validation-decorators.js';
+import { ANY_JSON_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 
 export class SelectOptionDto {
   @ApiProperty() id: string;
@@ -37,7 +38,8 @@ export class FieldDto {
   @ApiProperty({ enum: FIELD_TYPES }) type: FieldType;
   @ApiPropertyOptional() required?: boolean;
   @ApiPropertyOptional() unique?: boolean;
-  @ApiPropertyOptional({ description: 'A Value (or lenient form) applied on create' }) defaultValue?: unknown;
+  @ApiPropertyOptional({ ...ANY_JSON_SCHEMA, nullable: true, description: 'A Value (or lenient form, as given) applied on create; null when none' })
+  defaultValue?: unknown;
   @ApiPropertyOptional({ type: [SelectOptionDto] }) selectOptions?: SelectOptionDto[];
   @ApiPropertyOptional({ type: [ValidationRuleDto] }) validations?: ValidationRuleDto[];
   @ApiPropertyOptional() formula?: string;
@@ -145,13 +147,22 @@ export class RowPageDto {
   @ApiProperty({ description: READ_ONLY_DESCRIPTION }) readOnly: boolean;
 }
 
+/** A keyset page of rows (`cursor`/`limit` given): no count, `nextCursor` null on the last page. */
+export class RowCursorPageDto {
+  @ApiProperty({ type: [RowResponseDto] }) items: RowResponseDto[];
+  @ApiProperty({ type: 'integer' }) limit: number;
+  @ApiProperty({ type: String, nullable: true, description: 'Pass as cursor for the next page; null on the last page' }) nextCursor: string | null;
+  @ApiProperty({ description: READ_ONLY_DESCRIPTION }) readOnly: boolean;
+}
+
 /** `GET /doc/{docType}/{docId}`: the sections named in `include`. */
 export class DocumentBundleDto {
   @ApiProperty({ type: DocumentResponseDto }) document: DocumentResponseDto;
   @ApiPropertyOptional({ type: MetadataResponseDto }) metadata?: MetadataResponseDto;
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object' }, description: "The document's views (ViewResponseDto of the views module), default first" }) views?: unknown[];
+  // By name: the views and comments modules build on this one, so their DTO classes cannot be imported here.
+  @ApiPropertyOptional({ type: 'array', items: { $ref: '#/components/schemas/ViewResponseDto' }, description: "The document's views, default first" }) views?: unknown[];
   @ApiPropertyOptional({ type: RowPageDto }) data?: RowPageDto;
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object' }, description: 'The newest commentsLimit comments (from the comments module; empty while none is registered)' }) comments?: unknown[];
+  @ApiPropertyOptional({ type: 'array', items: { $ref: '#/components/schemas/CommentResponseDto' }, description: 'The newest commentsLimit comments (empty while the comments module is not registered)' }) comments?: unknown[];
   @ApiPropertyOptional({ type: [RevisionResponseDto] }) revisions?: RevisionResponseDto[];
   @ApiPropertyOptional({ type: SettingsResponseDto }) settings?: SettingsResponseDto;
 }

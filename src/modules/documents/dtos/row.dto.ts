@@ -3,6 +3,7 @@ import { Allow, IsInt, IsOptional, IsString, Min } from 'class-validator';
 import type { Value } from '../fields/field.types.js';
 import { REQUEST_STATUSES, type RequestStatus } from '../domain/document.records.js';
 import { ReadOnlyEcho, PresentNotNull } from '../../../common/http/validation-decorators.js';
+import { ANY_JSON_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 
 const VALUE_SCHEMA = {
   description:
@@ -93,7 +94,7 @@ export class BulkResultDto extends WriteResultDto {
 export class GroupAggregateDto {
   @ApiProperty({ enum: ['count', 'sum', 'avg', 'min', 'max'] }) kind: string;
   @ApiPropertyOptional() field?: string;
-  @ApiProperty({ nullable: true, description: 'Number, or the value as stored for min/max of text and dates' }) value: unknown;
+  @ApiProperty({ ...ANY_JSON_SCHEMA, nullable: true, description: 'Number, or the value as stored for min/max of text and dates' }) value: unknown;
 }
 
 export class GroupResultDto {

@@ -4,7 +4,7 @@ import { AppException, type ErrorDetail } from '../../../common/errors/app.excep
  * How a paged row list reports its total (docs/performance.md, "Count modes"), after PostgREST:
  * - `exact`: `count(*)` of the filter (the document's kept row count when nothing filters);
  * - `estimated` (default): exact while that costs little — nothing filters, the document has at most
- *   QUERY_EXACT_COUNT_MAX_ROWS rows, or the page is the last one — otherwise the planner's estimate, marked
+ *   QUERY_EXACT_COUNT_MAX_ROWS rows, the page is the last one or an empty one past the end — otherwise the planner's estimate, marked
  *   `totalExact: false`;
  * - `none`: no total (`total` and `totalPages` null).
  */

@@ -49,7 +49,8 @@ const INLINE_LENGTH = 120;
 const DATE_PATTERN = `'^(\\d{4})-(\\d{2})-(\\d{2})(?:[T ](\\d{2}):(\\d{2})(?::(\\d{2}(?:\\.\\d+)?))?(Z|[+-]\\d{2}:?\\d{2})?)?$'`;
 const DATE_FROM_MATCH = `CASE WHEN m[1]::int > 0 AND m[2]::int BETWEEN 1 AND 12 AND m[3]::int BETWEEN 1 AND 31 AND COALESCE(m[4]::int, 0) < 24 AND COALESCE(m[5]::int, 0) < 60 AND COALESCE(m[6]::numeric, 0) < 60 THEN make_timestamptz(m[1]::int, m[2]::int, 1, COALESCE(m[4]::int, 0), COALESCE(m[5]::int, 0), COALESCE(m[6]::double precision, 0), 'UTC') + (m[3]::int - 1) * interval '1 day' - CASE WHEN m[7] IS NULL OR m[7] = 'Z' THEN interval '0' ELSE (substr(m[7], 1, 1) || '1')::int * (substr(m[7], 2, 2)::int * 60 + right(m[7], 2)::int) * interval '1 minute' END END`;
 
-const ISO_FORMAT = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
+/** to_char format of a timestamp as JavaScript's toISOString writes it (UTC, milliseconds). */
+export const ISO_FORMAT = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
 const UNIT_SECONDS: Record<string, number> = {
   milliseconds: 0.001,
   seconds: 1,

@@ -1,6 +1,6 @@
 import { AppException } from '../../../common/errors/app.exception.js';
 import { emptySql } from './filter-sql.js';
-import { valueJsonSql } from './formula-sql.js';
+import { ISO_FORMAT, valueJsonSql } from './formula-sql.js';
 import type { FieldResolver } from './field-resolver.js';
 import type { SqlParams } from './sql-params.js';
 import type {
@@ -57,8 +57,13 @@ function aggregateSql(spec: AggregationSpec, resolver: FieldResolver, params: Sq
           },
         ]);
       }
-      return family === 'number'
-        ? `to_jsonb(${spec.kind}((${typed.sql})::double precision))`
+      if (family === 'number') {
+        return `to_jsonb(${spec.kind}((${typed.sql})::double precision))`;
+      }
+      // A timestamp column (createdAt, updatedAt) as rows show it (`toISOString`): to_jsonb wrote microseconds and
+      // the session's offset ("…26.333065+00:00"), another text than the group key and the rows of the same value.
+      return typed.cast === 'timestamptz'
+        ? `to_jsonb(to_char(${spec.kind}(${typed.sql}) AT TIME ZONE 'UTC', ${ISO_FORMAT}))`
         : `to_jsonb(${spec.kind}(${typed.sql}))`;
   }
 }

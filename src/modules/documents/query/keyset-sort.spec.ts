@@ -1,6 +1,6 @@
 import { AppException } from '../../../common/errors/app.exception.js';
 import type { FieldDefinition } from '../fields/field.types.js';
-import { cursorPositionFromRow, keysetCondition, SEQ_SORT_KEY } from './keyset-sort.js';
+import { cursorPositionForSeal, cursorPositionFromRow, keysetCondition, resolveCursorKeyRefs, SEQ_SORT_KEY } from './keyset-sort.js';
 import { compileQuery } from './query.compiler.js';
 import { SqlParams } from './sql-params.js';
 import type { SortKey } from './query.types.js';
@@ -108,5 +108,20 @@ describe('cursor paging through compileQuery', () => {
     expect(next.afterWhere).toContain('< $4::double precision');
     expect(next.afterWhere).toContain('r.seq > $5::bigint');
     expect(cursorPositionFromRow({ __sk0: null, __sk_seq: 4 }, first.sortKeys)).toEqual([null, '4']);
+  });
+});
+
+describe('long sort values in cursors', () => {
+  it('carries a long value as its hash and reads it back from the row only while the row still has it', () => {
+    const text = 'x'.repeat(5000);
+    const sealed = cursorPositionForSeal(['10', text, '7']);
+    expect(sealed[0]).toBe('10');
+    expect(sealed[1]).toEqual({ h: expect.any(String) });
+    expect(sealed[2]).toBe('7');
+    expect(JSON.stringify(sealed).length).toBeLessThan(100);
+    const keys = [price, name, SEQ_SORT_KEY];
+    expect(resolveCursorKeyRefs(sealed, keys, { __sk0: '10', __sk1: text, __sk_seq: '7' })).toEqual(['10', text, '7']);
+    expect(cursorError(() => resolveCursorKeyRefs(sealed, keys, { __sk0: '10', __sk1: `${text}!`, __sk_seq: '7' }))).toBe('cursor');
+    expect(cursorError(() => resolveCursorKeyRefs(sealed, keys, null))).toBe('cursor');
   });
 });

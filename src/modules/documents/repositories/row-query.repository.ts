@@ -118,6 +118,27 @@ export class RowQueryRepository {
     return rows.map((row) => ({ ...toRowRecord(row), cursor: row }));
   }
 
+  /**
+   * The sort-key values (`compiled.cursorSelect`, by alias) of the row with this `seq`, or null when it is gone: a
+   * cursor whose sort value was too long to carry resumes from them. `where` is only mentioned (its parameters are
+   * bound): the row counts even if the filter changed since.
+   */
+  async sortKeysOf(
+    documentUuid: string,
+    compiled: CompiledQuery,
+    seq: string,
+    overlay: readonly DraftOverlayRow[] | null,
+  ): Promise<Record<string, unknown> | null> {
+    const src = this.source(documentUuid, overlay);
+    const params = [...src.params, ...compiled.params];
+    const rows = await this.tx.manager.query<Record<string, unknown>[]>(
+      `${src.with} SELECT ${compiled.cursorSelect} FROM ${src.from}
+        WHERE r.document_id = $1 AND r.seq = $${params.length + 1}::bigint AND ((${compiled.where}) OR TRUE)`,
+      [...params, seq],
+    );
+    return rows[0] ?? null;
+  }
+
   async count(documentUuid: string, compiled: CompiledQuery, overlay: readonly DraftOverlayRow[] | null): Promise<number> {
     const src = this.source(documentUuid, overlay);
     const rows = await this.tx.manager.query<{ total: string }[]>(

@@ -16,7 +16,7 @@ import { storedToValue } from '../fields/field-type.registry.js';
 import { isPlainObject } from '../fields/field-value.utils.js';
 import { SYSTEM_QUERY_FIELDS } from '../query/field-resolver.js';
 import { COUNT_MODES, type CountMode, DEFAULT_COUNT_MODE, resolveCountMode } from '../query/count-mode.js';
-import { cursorPositionFromRow } from '../query/keyset-sort.js';
+import { cursorPositionForSeal, cursorPositionFromRow, isCursorKeyRef, resolveCursorKeyRefs } from '../query/keyset-sort.js';
 import { compileAst } from '../query/query.compiler.js';
 import { normalizeQuery, parseSortParam } from '../query/query-normalizer.js';
 import type { CompiledQuery, QueryAst } from '../query/query.types.js';
@@ -82,16 +82,23 @@ export function rowPageOf<T>(items: T[], paging: { page: number; pageSize: numbe
   return { items, page: paging.page, pageSize: paging.pageSize, total, totalPages: Math.ceil(total / paging.pageSize), totalExact, countMode: mode, readOnly };
 }
 
+/**
+ * A paging key of a JSON body: a JSON integer, as every body number (docs/errors.md). Strings used to be read with
+ * `Number()`, so `"0x10"` paged by 16 and `"1e1"` by 10; a value of the wrong kind names the kind, not the bounds.
+ */
 function intIn(raw: unknown, field: string, min: number, max: number, errors: ErrorDetail[]): number | undefined {
   if (raw === undefined || raw === null) {
     return undefined;
   }
-  const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-    errors.push({ field, reason: `must be an integer from ${min} to ${max}` });
+  if (typeof raw !== 'number' || !Number.isInteger(raw)) {
+    errors.push({ field, reason: `${field} must be an integer number` });
     return undefined;
   }
-  return value;
+  if (raw < min || raw > max) {
+    errors.push({ field, reason: raw < min ? `${field} must not be less than ${min}` : `${field} must not be greater than ${max}` });
+    return undefined;
+  }
+  return raw;
 }
 
 /** Paging keys of a query body. */
@@ -136,8 +143,21 @@ export class RowQueryService {
    * written. Sealing also ties a cursor to the document's internal id, so a same-named document of another
    * workspace refuses it, and makes a cursor impossible to forge.
    */
-  private sealCursor(ctx: DocumentContext, compiled: CompiledQuery, position: unknown[]): Promise<string> {
-    return this.box.seal(encodeCursor(CURSOR_KIND, [`${ctx.document.uuid}:${compiled.sortSignature}`, ...position]));
+  private sealCursor(ctx: DocumentContext, compiled: CompiledQuery, position: (string | null)[]): Promise<string> {
+    return this.box.seal(encodeCursor(CURSOR_KIND, [`${ctx.document.uuid}:${compiled.sortSignature}`, ...cursorPositionForSeal(position)]));
+  }
+
+  /** The position of an opened cursor, its long sort values (`{h}` references) read again from the row it names by `seq`. */
+  private async cursorPosition(ctx: DocumentContext, draft: DraftView, compiled: CompiledQuery, position: unknown[]): Promise<unknown[]> {
+    if (!position.some(isCursorKeyRef)) {
+      return position;
+    }
+    const seq = position[position.length - 1];
+    if (typeof seq !== 'string' || !/^\d{1,19}$/.test(seq)) {
+      throw AppException.validation([{ field: 'cursor', reason: 'cursor does not match the sort' }]);
+    }
+    const row = await this.queries.sortKeysOf(ctx.document.uuid, compiled, seq, draft.overlay);
+    return resolveCursorKeyRefs(position, compiled.sortKeys, row);
   }
 
   private async openCursor(cursor: string): Promise<unknown[]> {
@@ -264,7 +284,7 @@ export class RowQueryService {
         if (signature !== `${ctx.document.uuid}:${probe.sortSignature}`) {
           throw AppException.validation([{ field: 'cursor', reason: 'cursor belongs to another document or sort' }]);
         }
-        after = position;
+        after = await this.cursorPosition(ctx, draft, probe, position);
       }
       const compiled = after === undefined ? probe : this.compile(ast, draft, after);
       const rows = await this.queries.cursorPage(uuid, compiled, limit + 1, draft.overlay);
@@ -290,9 +310,14 @@ export class RowQueryService {
     const page = (): Promise<RowRecord[]> => this.queries.page(uuid, compiled, { limit: paging.pageSize, offset }, draft.overlay);
     // Outside a transaction the page and its total run on two pooled connections at once; inside one (the bundle's
     // snapshot) they share its connection, which takes one statement at a time.
-    const [rows, counted] = this.queries.inTransaction ? [await page(), await total()] : await Promise.all([page(), total()]);
+    const [rows, estimated] = this.queries.inTransaction ? [await page(), await total()] : await Promise.all([page(), total()]);
+    // An empty page past the first tells nothing of the total, and an estimate kept "never below the page" answered
+    // the offset itself (page 50 of 100 matching rows: total 980, 49 pages): such a page counts exactly, as a
+    // grouped page past the last group does.
+    const pastEnd = mode !== 'none' && !exact && rows.length === 0 && offset > 0;
+    const counted = pastEnd ? await this.queries.count(uuid, compiled, draft.overlay) : estimated;
     const items = rows.map((row) => toRowDto(row, shown));
-    return rowPageOf(items, paging, mode, counted, exact, ctx.readOnly);
+    return rowPageOf(items, paging, mode, counted, exact || pastEnd, ctx.readOnly);
   }
 
   /** A page of groups (page/pageSize as for rows, in the order of the group keys) with the number of groups. */

@@ -182,7 +182,8 @@ export class RowsService {
       const fields = await this.computedAccess.visibleFields(ctx, outcome.document.metadata.fields);
       return { ...toRowDto(merged, fields), request: toWriteResult(outcome) };
     }
-    const row = await this.rowQueries.get(ctx, rowId, outcome.merge ? undefined : outcome.request?.id);
+    // The read's `readOnly` is not part of a write's answer (a write to a read-only document is refused before this).
+    const { readOnly: _readOnly, ...row } = await this.rowQueries.get(ctx, rowId, outcome.merge ? undefined : outcome.request?.id);
     return { ...row, request: toWriteResult(outcome) };
   }
 }

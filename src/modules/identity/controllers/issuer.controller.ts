@@ -93,7 +93,13 @@ export abstract class IssuerEndpoints {
         jwks_uri: str,
         scopes_supported: strings,
         response_types_supported: strings,
+        response_modes_supported: strings,
         grant_types_supported: strings,
+        token_endpoint_auth_methods_supported: strings,
+        code_challenge_methods_supported: strings,
+        subject_types_supported: strings,
+        id_token_signing_alg_values_supported: strings,
+        claims_supported: strings,
       },
       [
         'issuer',
@@ -103,7 +109,13 @@ export abstract class IssuerEndpoints {
         'jwks_uri',
         'scopes_supported',
         'response_types_supported',
+        'response_modes_supported',
         'grant_types_supported',
+        'token_endpoint_auth_methods_supported',
+        'code_challenge_methods_supported',
+        'subject_types_supported',
+        'id_token_signing_alg_values_supported',
+        'claims_supported',
       ],
     ),
   })
@@ -255,7 +267,19 @@ export abstract class IssuerEndpoints {
   @ApiResponse({
     status: 200,
     description: 'Claims, also in `payload`',
-    schema: hybridSchema({ sub: str, email: str, email_verified: { type: 'boolean' }, name: str }, ['sub']),
+    schema: hybridSchema(
+      {
+        sub: str,
+        email: str,
+        email_verified: { type: 'boolean' },
+        name: str,
+        picture: str,
+        locale: str,
+        zoneinfo: str,
+        updated_at: { type: 'integer', description: 'Seconds since the epoch (OIDC Core 5.1)' },
+      },
+      ['sub'],
+    ),
   })
   async userinfo(@CurrentPrincipal() principal: Principal): Promise<Hybrid<UserInfoClaims>> {
     return hybrid(await this.metadata.userinfo(principal));

@@ -25,6 +25,11 @@ import { eventIdProblem } from '../domain/event-id.js';
 /** GET /realtime/messages/schema: a JSON Schema (2020-12) document. */
 export class RealtimeMessageSchemaDto {
   @ApiProperty({ example: 'https://json-schema.org/draft/2020-12/schema' }) $schema: string;
+  @ApiProperty({ example: 'urn:quire:realtime:messages:v1' }) $id: string;
+  @ApiProperty() title: string;
+  @ApiProperty() description: string;
+  @ApiProperty({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'One `$ref` per message kind, into `$defs`' })
+  oneOf: Record<string, unknown>[];
   @ApiProperty({ type: 'object', additionalProperties: true, description: '`client` and `server`: one schema per message kind' })
   $defs: Record<string, unknown>;
 }

@@ -1,4 +1,5 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
+import { ValueEntryDto } from '../../documents/dtos/row.dto.js';
 import { Type } from 'class-transformer';
 import {
   Allow,
@@ -237,11 +238,16 @@ export class OrderBookBindingQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: BINDING_STATUSES }) @IsOptional() @IsIn(BINDING_STATUSES) status?: string;
 }
 
+@ApiExtraModels(ValueEntryDto)
 export class SyncChangeDocDto {
   @ApiProperty({ enum: SYNC_CHANGE_OPERATIONS }) operation: string;
   @ApiPropertyOptional({ description: 'Order-book row id (update_row, delete_row; optional for create_row)' })
   rowId?: string;
-  @ApiPropertyOptional({ description: 'ValueEntry array or object of field id to Value' }) values?: unknown;
+  @ApiPropertyOptional({
+    description: 'ValueEntry array or object of field id to Value (answered as the ValueEntry array)',
+    oneOf: [{ type: 'array', items: { $ref: getSchemaPath(ValueEntryDto) } }, { type: 'object', additionalProperties: true }],
+  })
+  values?: unknown;
   @ApiPropertyOptional({ description: 'Catalog row it came from' }) sourceRowId?: string;
 }
 
