@@ -400,7 +400,8 @@ describe('OpenAPI response schemas match what the API answers', () => {
     expect(problems).toEqual([]);
   });
 
+  // The rest (set-up heavy: a real OpenID provider, second factors, files, the event stream) is in openapi-responses-more.
   it('covers a representative set of operations', () => {
-    expect(checker.checked.size).toBeGreaterThanOrEqual(150);
+    expect(checker.checked.size).toBeGreaterThanOrEqual(201);
   });
 });

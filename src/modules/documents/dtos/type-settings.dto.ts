@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsObject, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
+import { ANY_JSON_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 
 /**
  * `PUT /doc/{docType}/setting` (spec 2.11): a full replace; omitted sections go back to their defaults. The body may
@@ -20,6 +21,7 @@ export class TypeSettingsDto {
   sharing?: Record<string, unknown>;
 
   @ApiPropertyOptional({
+    ...ANY_JSON_SCHEMA,
     description:
       'Any JSON (spec 2.11). When an object, its `view`, `edit`, `delete` and `share` lists of subjects narrow access to documents of the type; everything else is stored as given',
     example: { edit: ['role:editor'], delete: [] },
@@ -46,7 +48,7 @@ export class TypeSettingsResponseDto {
   @ApiProperty({ type: String, format: 'uuid', nullable: true }) workspaceId: string | null;
   @ApiProperty({ type: String, nullable: true }) defaultViewId: string | null;
   @ApiProperty({ type: 'object', additionalProperties: true }) sharing: Record<string, unknown>;
-  @ApiProperty({ description: 'As given (any JSON); {} when never set' }) permissions: unknown;
+  @ApiProperty({ ...ANY_JSON_SCHEMA, description: 'As given (any JSON); {} when never set' }) permissions: unknown;
   @ApiProperty({ type: 'object', additionalProperties: true }) retention: Record<string, unknown>;
   @ApiProperty({ type: String, format: 'date-time', nullable: true }) updatedAt: string | null;
   @ApiProperty({ type: String, nullable: true }) updatedBy: string | null;

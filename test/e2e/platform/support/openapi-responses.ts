@@ -78,7 +78,16 @@ export class ResponseChecker {
     if (!response) {
       return [`${label}: status not declared (declared: ${Object.keys(operation.responses).join(', ')})`];
     }
-    const schema = response.content?.['application/json']?.schema;
+    const answered = exchange.contentType?.split(';')[0]?.trim().toLowerCase();
+    const declared = Object.keys(response.content ?? {});
+    // A file or a page (a binary schema, or a media type other than JSON): the answer's media type is what a client
+    // dispatches on, so it must be one the document lists; the body itself is not JSON to check.
+    const jsonSchema = response.content?.['application/json']?.schema as OpenAPIV3.SchemaObject | undefined;
+    const isFile = declared.length > 0 && (!jsonSchema || jsonSchema.format === 'binary');
+    if (isFile) {
+      return answered && declared.includes(answered) ? [] : [`${label}: declared ${declared.join(' or ')}, answered ${answered ?? 'no content type'}`];
+    }
+    const schema = jsonSchema;
     if (!schema) {
       const empty = exchange.body === undefined || exchange.body === '' || (typeof exchange.body === 'object' && exchange.body !== null && Object.keys(exchange.body).length === 0);
       return empty ? [] : [`${label}: a JSON body is answered but none is declared`];
