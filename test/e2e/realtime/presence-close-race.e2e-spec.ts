@@ -61,7 +61,7 @@ describe('realtime presence and locks of a socket that closes mid-message', () =
     expect(await online()).toEqual([]);
     const rows = await t.dataSource.query<unknown[]>(`SELECT 1 FROM realtime_presence WHERE document_uuid = $1`, [uuid]);
     expect(rows).toEqual([]);
-  }, 20000);
+  });
 
   it('a lock whose socket closed while it was being taken does not outlive the socket', async () => {
     // Slow heartbeats here: the sweep (every heartbeat) would otherwise hide a leftover lock within a moment.
@@ -107,5 +107,5 @@ describe('realtime presence and locks of a socket that closes mid-message', () =
     } finally {
       await slow.close();
     }
-  }, 20000);
+  });
 });
