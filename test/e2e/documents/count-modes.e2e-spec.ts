@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
-import { bearer, createDocument, type DocHandle, newUser, seedRows } from './documents.fixtures.js';
+import { bearer, createDocument, type DocHandle, newUser, seedQtyRows, seedRows } from './documents.fixtures.js';
 
 /** Count modes of row lists (docs/performance.md): exact, estimated (default), none; query, body and Prefer header. */
 describe('documents: count modes of row lists', () => {
@@ -16,12 +16,7 @@ describe('documents: count modes of row lists', () => {
     t = await createTestApp({ QUERY_EXACT_COUNT_MAX_ROWS: '50' });
     owner = await newUser(t.http);
     large = await createDocument(t.http, owner);
-    await seedRows(
-      t.dataSource,
-      large,
-      Array.from({ length: 200 }, (_, i) => ({ id: `r${String(i).padStart(3, '0')}`, values: { name: `n${i}`, qty: i } })),
-    );
-    await t.dataSource.query('ANALYZE document_rows');
+    await seedQtyRows(t.dataSource, large, 200);
     small = await createDocument(t.http, owner);
     await seedRows(t.dataSource, small, Array.from({ length: 30 }, (_, i) => ({ id: `s${i}`, values: { name: `n${i}`, qty: i * 10 } })));
   });

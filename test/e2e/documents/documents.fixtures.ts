@@ -131,6 +131,19 @@ export async function seedRows(dataSource: DataSource, doc: DocHandle, rows: Rec
   ]);
 }
 
+/**
+ * Seeds `count` rows r000, r001, … named n{i} with qty i, then ANALYZE: a document past the exact-count threshold
+ * whose filtered totals are the planner's estimate (count modes, paging past the end).
+ */
+export async function seedQtyRows(dataSource: DataSource, doc: DocHandle, count: number): Promise<void> {
+  await seedRows(
+    dataSource,
+    doc,
+    Array.from({ length: count }, (_, i) => ({ id: `r${String(i).padStart(3, '0')}`, values: { name: `n${i}`, qty: i } })),
+  );
+  await dataSource.query('ANALYZE document_rows');
+}
+
 export function valueOf(row: { values: { fieldId: string; value: Record<string, unknown> }[] }, fieldId: string): Record<string, unknown> | undefined {
   return row.values.find((entry) => entry.fieldId === fieldId)?.value;
 }

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
-import { bearer, createDocument, createRow, type DocHandle, newUser, seedRows } from './documents.fixtures.js';
+import { bearer, createDocument, createRow, type DocHandle, newUser, seedQtyRows, seedRows } from './documents.fixtures.js';
 
 /**
  * Edges of the data query surface (docs/documents.md "Queries and indexes"): totals of pages past the end in the
@@ -18,12 +18,7 @@ describe('documents: query paging edges', () => {
     t = await createTestApp({ QUERY_EXACT_COUNT_MAX_ROWS: '50' });
     owner = await newUser(t.http);
     large = await createDocument(t.http, owner);
-    await seedRows(
-      t.dataSource,
-      large,
-      Array.from({ length: 200 }, (_, i) => ({ id: `r${String(i).padStart(3, '0')}`, values: { name: `n${i}`, qty: i } })),
-    );
-    await t.dataSource.query('ANALYZE document_rows');
+    await seedQtyRows(t.dataSource, large, 200);
   });
   afterAll(async () => {
     await t.close();

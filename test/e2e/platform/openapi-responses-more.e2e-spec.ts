@@ -8,7 +8,7 @@ import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { createClient, formFields, pkcePair } from '../identity/identity-helpers.js';
 import { startTestIdp, type TestIdp } from '../identity/test-idp.js';
 import { listen } from '../realtime/realtime.fixtures.js';
-import { ResponseChecker } from './support/openapi-responses.js';
+import { type Method, operationRequest, type Params, ResponseChecker } from './support/openapi-responses.js';
 
 const A = '/api/v1';
 const DOC = `${A}/doc/{docType}/{docId}`;
@@ -17,8 +17,6 @@ const ORG = `${A}/organizations/{organizationId}`;
 const ISSUER = 'http://issuer.quire.test';
 const CLIENT_REDIRECT = 'http://127.0.0.1/callback';
 
-type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
-type Params = Record<string, string>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- payloads are read loosely; the schema check is the assertion
 type Payload = any;
 interface Options {
@@ -64,20 +62,7 @@ describe('OpenAPI response schemas match what the API answers (set-up heavy oper
 
   /** One call, checked against the document (problems collected); the raw answer. */
   async function call(user: { token: string } | null, method: Method, template: string, params: Params, options: Options = {}): Promise<request.Response> {
-    const url = template.replace(/\{(\w+)\}/g, (_, name: string) => {
-      const value = params[name];
-      if (value === undefined) {
-        throw new Error(`no value for {${name}} of ${template}`);
-      }
-      return encodeURIComponent(value);
-    });
-    let req = request(t.http)[method](url);
-    if (user) {
-      req = req.set(bearer(user));
-    }
-    if (options.query) {
-      req = req.query(options.query as Record<string, string>);
-    }
+    let req = operationRequest(t.http, user, method, template, params, options.query);
     if (options.form) {
       req = req.type('form');
     }

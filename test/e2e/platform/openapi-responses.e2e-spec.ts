@@ -1,16 +1,14 @@
 import type { OpenAPIV3 } from 'openapi-types';
 import request from 'supertest';
-import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
+import { registerUser, type TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
-import { ResponseChecker } from './support/openapi-responses.js';
+import { type Method, operationRequest, type Params, ResponseChecker } from './support/openapi-responses.js';
 
 const A = '/api/v1';
 const DOC = `${A}/doc/{docType}/{docId}`;
 const RT = '/realtime/doc/{docType}/{docId}';
 const ORG = `${A}/organizations/{organizationId}`;
 
-type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
-type Params = Record<string, string>;
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- payloads are read loosely; the schema check is the assertion
 type Payload = any;
 
@@ -48,20 +46,7 @@ describe('OpenAPI response schemas match what the API answers', () => {
 
   /** One call: its answer is checked against the document (problems collected), its envelope's payload returned. */
   async function api(user: { token: string } | null, method: Method, template: string, params: Params, options: { query?: Record<string, unknown>; body?: unknown } = {}): Promise<Payload> {
-    const url = template.replace(/\{(\w+)\}/g, (_, name: string) => {
-      const value = params[name];
-      if (value === undefined) {
-        throw new Error(`no value for {${name}} of ${template}`);
-      }
-      return encodeURIComponent(value);
-    });
-    let req = request(t.http)[method](url);
-    if (user) {
-      req = req.set(bearer(user));
-    }
-    if (options.query) {
-      req = req.query(options.query as Record<string, string>);
-    }
+    const req = operationRequest(t.http, user, method, template, params, options.query);
     const res = options.body === undefined ? await req : await req.send(options.body as object);
     const operation = `${method.toUpperCase()} ${template}`;
     problems.push(...checker.check({ operation, status: res.status, body: res.body, contentType: res.headers['content-type'] }));

@@ -1,5 +1,8 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { OpenAPIV3 } from 'openapi-types';
+import request from 'supertest';
+import type { App } from 'supertest/types.js';
+import { bearer } from '../../../factories/users.factory.js';
 
 type Node = Record<string, unknown>;
 
@@ -131,4 +134,33 @@ function readable(errors: ErrorObject[]): string[] {
     }
   }
   return [...lines];
+}
+
+export type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+export type Params = Record<string, string>;
+
+/**
+ * A request to an operation's path `template` with its `{name}` parts filled from `params` (URL-encoded), sent as
+ * `user` when one is given, with `query` when given: both conformance files call the API this way.
+ */
+export function operationRequest(
+  http: App,
+  user: { token: string } | null,
+  method: Method,
+  template: string,
+  params: Params,
+  query?: Record<string, unknown>,
+): request.Test {
+  const url = template.replace(/\{(\w+)\}/g, (_, name: string) => {
+    const value = params[name];
+    if (value === undefined) {
+      throw new Error(`no value for {${name}} of ${template}`);
+    }
+    return encodeURIComponent(value);
+  });
+  let req = request(http)[method](url);
+  if (user) {
+    req = req.set(bearer(user));
+  }
+  return query ? req.query(query as Record<string, string>) : req;
 }
