@@ -65,7 +65,7 @@ function groupable(document: DocumentRecord, opts: WriteOptions): boolean {
   return (
     opts.singleRow === true &&
     opts.rowsOnly === true &&
-    !opts.requestId &&
+    opts.requestId === undefined &&
     !opts.newRequest &&
     document.settings.workflow?.requiresApproval !== true &&
     document.metadata.fields.every((field) => field.type !== 'relation' && field.unique !== true && !handlerFor(field.type).computed)
@@ -165,7 +165,7 @@ export class ChangeEngineService {
    * checks that the metadata it validated against is still current. Everything else locks the document first.
    */
   private async openForWrite(document: DocumentRecord, opts: WriteOptions): Promise<DocumentRecord | null> {
-    if (opts.requestId || opts.newRequest) {
+    if (opts.requestId !== undefined || opts.newRequest) {
       return this.documents.findByUuid(document.uuid);
     }
     if (opts.rowsOnly && !needsDocumentLock(document)) {
@@ -180,11 +180,6 @@ export class ChangeEngineService {
   async write(ctx: DocumentContext, opts: WriteOptions, build: (scope: DraftScope) => Promise<ChangeDraft[]>): Promise<WriteOutcome> {
     if (opts.apply && opts.requestId !== undefined) {
       throw AppException.validation([{ field: 'apply', reason: 'apply cannot be combined with requestId' }]);
-    }
-    if (opts.requestId === '') {
-      // `?requestId=` asks for the write to wait in a request: an empty id is a malformed one (NOT_FOUND, as any id
-      // that is not a UUID), never a write merged at once as if no request had been named.
-      throw requestNotFound();
     }
     if (!this.tx.inTransaction && groupable(ctx.document, opts) && this.readDocuments.get(ctx.document.uuid) === undefined) {
       return this.batcher.submit(ctx.document.uuid, (member) => this.writeOnce(ctx, opts, build, member));
@@ -212,12 +207,13 @@ export class ChangeEngineService {
         throw docNotFound();
       }
       let request: RequestRecord | null = null;
-      if (opts.requestId) {
+      // A named request, even an empty or malformed id (NOT_FOUND), never a write merged as if none was named.
+      if (opts.requestId !== undefined) {
         request = await this.findRequest(document, opts.requestId, true);
         assertOpen(request);
       }
       // Without requestId a rows-only write locks the rows it reads (the document itself is not locked yet).
-      const scope = this.scope(document, request, !opts.requestId && !opts.newRequest && opts.rowsOnly === true);
+      const scope = this.scope(document, request, opts.requestId === undefined && !opts.newRequest && opts.rowsOnly === true);
       const drafts = await build(scope);
       // Deleting a row named by relation fields of other documents changes their rows too (MergeService records it
       // there), rows another write of the group may change as well: such a write runs alone.
