@@ -2,6 +2,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import request from 'supertest';
 import { registerUser, type TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
+import { eventually } from '../supply-chain/sync.fixtures.js';
 import { type Method, operationRequest, type Params, ResponseChecker } from './support/openapi-responses.js';
 
 const A = '/api/v1';
@@ -332,6 +333,12 @@ describe('OpenAPI response schemas match what the API answers', () => {
     const binding = await api(colleague, 'post', `${ORG}/orderbooks/{orderBookId}/bindings`, buyerBook, { body: { connectionId: connection.id, targetOrderBookId: book.id } });
     await api(colleague, 'get', `${ORG}/orderbooks/{orderBookId}/bindings`, buyerBook);
     await api(colleague, 'get', `${ORG}/orderbooks/{orderBookId}/bindings/{bindingId}`, { ...buyerBook, bindingId: binding.id });
+    // The binding's first propagation proposes the catalog's rows as a sync request (after commit): wait for it, so
+    // the list is checked with a propagated change in it (an unset catalog field travels as a null that clears).
+    await eventually(async () => {
+      const res = await request(t.http).get(`${A}/organizations/${buyerBook.organizationId}/orderbooks/${book.id}/requests`).set('Authorization', `Bearer ${colleague.token}`);
+      return (res.body?.payload?.items?.length ?? 0) > 0;
+    }, 15_000, 'the propagated sync request');
     await api(colleague, 'get', `${ORG}/orderbooks/{orderBookId}/requests`, buyerBook);
     await api(colleague, 'get', `${ORG}/orderbooks/{orderBookId}/sync-logs`, buyerBook);
     await api(owner, 'get', `${ORG}/connections/{connectionId}/bindings`, { organizationId: org, connectionId: connection.id });

@@ -1,5 +1,4 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional, getSchemaPath } from '@nestjs/swagger';
-import { ValueEntryDto } from '../../documents/dtos/row.dto.js';
 import { Type } from 'class-transformer';
 import {
   Allow,
@@ -238,14 +237,30 @@ export class OrderBookBindingQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: BINDING_STATUSES }) @IsOptional() @IsIn(BINDING_STATUSES) status?: string;
 }
 
-@ApiExtraModels(ValueEntryDto)
+/**
+ * A ValueEntry of a sync change. Unlike a row's (which leaves empty fields out), a change names every field it
+ * carries: `null` clears the field on `update_row` and leaves it empty on `create_row` — the propagation sends an
+ * unset catalog field that way.
+ */
+export class SyncValueEntryDto {
+  @ApiProperty() fieldId: string;
+  @ApiProperty({
+    type: Object,
+    nullable: true,
+    description: 'A Value (see docs/values.md), or null: clears the field (update_row), leaves it empty (create_row)',
+    example: { text: 'hello' },
+  })
+  value: unknown;
+}
+
+@ApiExtraModels(SyncValueEntryDto)
 export class SyncChangeDocDto {
   @ApiProperty({ enum: SYNC_CHANGE_OPERATIONS }) operation: string;
   @ApiPropertyOptional({ description: 'Order-book row id (update_row, delete_row; optional for create_row)' })
   rowId?: string;
   @ApiPropertyOptional({
     description: 'ValueEntry array or object of field id to Value (answered as the ValueEntry array)',
-    oneOf: [{ type: 'array', items: { $ref: getSchemaPath(ValueEntryDto) } }, { type: 'object', additionalProperties: true }],
+    oneOf: [{ type: 'array', items: { $ref: getSchemaPath(SyncValueEntryDto) } }, { type: 'object', additionalProperties: true }],
   })
   values?: unknown;
   @ApiPropertyOptional({ description: 'Catalog row it came from' }) sourceRowId?: string;
