@@ -385,6 +385,14 @@ describe('OpenAPI response schemas match what the API answers', () => {
     await api(owner, 'post', `${connectorPath}/resume`, ctr);
     await api(owner, 'post', `${connectorPath}/run`, ctr);
     await api(owner, 'get', `${connectorPath}/runs`, ctr);
+    // Runs happen after commit: the finished runs are checked too, not only whichever state the first list caught.
+    await eventually(async () => {
+      const res = await request(t.http).get(`${A}/organizations/${org}/connectors/${connector.id}/runs`).set('Authorization', `Bearer ${owner.token}`);
+      const runs = (res.body?.payload?.items ?? []) as Array<{ status: string }>;
+      return runs.length > 0 && runs.every((run) => run.status !== 'pending');
+    }, 15_000, 'the connector runs to finish');
+    await api(owner, 'get', `${connectorPath}/runs`, ctr);
+    await api(owner, 'get', connectorPath, ctr);
     await api(owner, 'get', `${connectorPath}/schedule`, ctr);
     await api(owner, 'delete', connectorPath, ctr);
     await api(owner, 'put', `${ORG}/currency-rates`, { organizationId: org }, { body: { rates: [{ base: 'USD', quote: 'EUR', rate: 0.92, effectiveDate: '2026-01-01' }] } });
