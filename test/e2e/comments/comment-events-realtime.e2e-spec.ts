@@ -43,7 +43,7 @@ describe('comment events match the REST comment they describe', () => {
       (event) => event.type === type && (event.data.payload as { commentId: string }).commentId === commentId,
     );
   async function eventOf(type: string, commentId: string): Promise<Record<string, unknown>> {
-    await waitFor(() => received(type, commentId).length > 0, 8000, `${type} of ${commentId}`);
+    await waitFor(() => received(type, commentId).length > 0, 15_000, `${type} of ${commentId}`);
     return received(type, commentId)[0]?.data.payload as Record<string, unknown>;
   }
   const mentionIds = (payload: Record<string, unknown>): string[] =>
@@ -62,7 +62,7 @@ describe('comment events match the REST comment they describe', () => {
       `${base}${realtimePath(doc, 'events/stream')}?workspaceId=${owner.defaultWorkspaceId}`,
       viewer.token,
     );
-    await waitFor(() => stream.opened() === 1, 8000, 'stream open');
+    await waitFor(() => stream.opened() === 1, 15_000, 'stream open');
   });
   afterAll(async () => {
     stream.es.close();

@@ -438,7 +438,7 @@ describe('documents: values computed from documents the reader may not read', ()
         info.wsUrl.replace(/^ws:\/\/[^/]+/, base.replace('http', 'ws')),
         editor.token,
       );
-      await waitFor(() => editorStream.opened() === 1 && ownerStream.opened() === 1, 8000, 'streams open');
+      await waitFor(() => editorStream.opened() === 1 && ownerStream.opened() === 1, 15_000, 'streams open');
 
       await createRow(t.http, owner, pub, { id: 'x5', values: { who: 'five', emp: [ref(secret, 'e1')] } });
       const createdIn = (received: { type: string; data: Record<string, unknown> }[]) =>
@@ -448,7 +448,7 @@ describe('documents: values computed from documents the reader may not read', ()
         )?.data;
       await waitFor(
         () => createdIn(editorStream.events) !== undefined && createdIn(ownerStream.events) !== undefined,
-        8000,
+        15_000,
         'stream events',
       );
       const socketEvent = (): Record<string, unknown> | undefined =>
@@ -458,7 +458,7 @@ describe('documents: values computed from documents the reader may not read', ()
             (event) =>
               event.event === 'data_row_created' && (event.payload as { rowId: string }).rowId === 'x5',
           );
-      await waitFor(() => socketEvent() !== undefined, 8000, 'socket event');
+      await waitFor(() => socketEvent() !== undefined, 15_000, 'socket event');
       const valuesOf = (event: Record<string, unknown> | undefined): string[] =>
         fieldIds(event?.payload as RowDto);
       expect(valuesOf(createdIn(ownerStream.events))).toEqual(['who', 'emp', 'sal', 'tot', 'dbl']);
@@ -522,7 +522,7 @@ describe('documents: values computed from documents the reader may not read', ()
         `SELECT data FROM notifications WHERE user_id = $1 AND kind = 'document_data_changed' AND data->>'docId' = $2`,
         [editor.id, notes.docId],
       );
-    await waitFor(async () => (await recorded()).length > 0, 10_000, 'notification recorded');
+    await waitFor(async () => (await recorded()).length > 0, 15_000, 'notification recorded');
     const [first] = await recorded();
     expect(fieldIds(first!.data.payload)).toEqual(['who', 'emp']);
     expect(JSON.stringify(await recorded())).not.toContain(String(SECRET_SALARY));

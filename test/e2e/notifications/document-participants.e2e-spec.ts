@@ -37,7 +37,7 @@ describe('document notifications: only participants who may read the document', 
 
   /** Waits until every event of the document was dispatched (its notifications are recorded in that transaction). */
   async function settled(doc: DocHandle): Promise<void> {
-    const until = Date.now() + 10_000;
+    const until = Date.now() + 15_000;
     for (;;) {
       const [pending] = await t.dataSource.query<{ n: string }[]>(
         `SELECT count(*) AS n FROM outbox WHERE doc_type = $1 AND doc_id = $2 AND dispatched_at IS NULL`,

@@ -10,7 +10,7 @@ import { SmtpSink } from '../../utils/smtp-sink.js';
 import { createTestDatabase } from '../../utils/test-database.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > until) {
@@ -260,7 +260,17 @@ describe('e-mail delivery across restarts and instances', () => {
         });
       }
     });
-    await waitFor(() => sink.matching(batch).length >= N, 20_000);
+    await waitFor(() => sink.matching(batch).length >= N, 30_000);
+    // Each message is marked sent only after the sink answered: wait until every one is, once (attempts never
+    // go down, so a message sent twice or failed once keeps this from ever holding).
+    const unsentCount = async (): Promise<number> =>
+      (
+        await a.dataSource.query<Array<{ n: number }>>(
+          `SELECT count(*)::int AS n FROM notifications WHERE subject LIKE $1 AND (sent_at IS NULL OR attempts <> 1)`,
+          [`${batch}%`],
+        )
+      )[0].n;
+    await waitFor(async () => (await unsentCount()) === 0);
     await sleep(400);
     const subjects = sink.matching(batch).map((mail) => /#(\d+)#/.exec(mail.data)?.[1]);
     expect(subjects).toHaveLength(N);
@@ -268,10 +278,6 @@ describe('e-mail delivery across restarts and instances', () => {
     // Both instances took part, so the claim really was contended.
     expect(sink.matching(batch).filter((mail) => mail.from === 'a@quire.test').length).toBeGreaterThan(0);
     expect(sink.matching(batch).filter((mail) => mail.from === 'b@quire.test').length).toBeGreaterThan(0);
-    const unsent = await a.dataSource.query<Array<{ n: number }>>(
-      `SELECT count(*)::int AS n FROM notifications WHERE subject LIKE $1 AND (sent_at IS NULL OR attempts <> 1)`,
-      [`${batch}%`],
-    );
-    expect(unsent[0].n).toBe(0);
+    expect(await unsentCount()).toBe(0);
   });
 });

@@ -95,7 +95,7 @@ describe('realtime awareness ownership', () => {
     const viewerSocket = await open(viewer);
     await waitFor(
       () => received(viewerSocket).some((entry) => entry.clientId === 1001),
-      8000,
+      15_000,
       'current awareness',
     );
     const before = received(ownerSocket).length;
@@ -163,7 +163,7 @@ describe('realtime awareness ownership', () => {
     });
     await waitFor(
       () => received(ownerSocket).some((entry) => entry.clientId === 6006),
-      8000,
+      15_000,
       'editor awareness',
     );
     const seen = received(ownerSocket).length;
@@ -177,7 +177,7 @@ describe('realtime awareness ownership', () => {
         ]),
       ),
     );
-    await waitFor(() => received(ownerSocket).length > seen, 8000, 'own entry relayed');
+    await waitFor(() => received(ownerSocket).length > seen, 15_000, 'own entry relayed');
     await sleep(200);
     expect(received(ownerSocket).slice(seen)).toEqual([{ clientId: 6006, clock: 2, state: { n: 3 } }]);
     expect(await sessionsOf(owner)).toEqual(

@@ -64,7 +64,7 @@ describe('realtime connection limit and sockets that have not authenticated', ()
         joined = candidate;
         return true;
       },
-      8000,
+      15_000,
       'room for a socket',
     );
     const ack = await (joined as TestSocket).send('auth', { token });

@@ -48,7 +48,7 @@ describe('realtime event stream (spec 6.3)', () => {
     const info = await connectInfo(t.http, owner, doc, owner.defaultWorkspaceId);
     expect(info.sseUrl).toContain(`${realtimePath(doc, 'events/stream')}?token=`);
     const stream = openStream(info.sseUrl.replace(/^http:\/\/[^/]+/, base));
-    await waitFor(() => stream.opened() === 1, 8000, 'open');
+    await waitFor(() => stream.opened() === 1, 15_000, 'open');
 
     await recordEvents(t, coordinates(stranger, strangersDoc), ['request_created']);
     await recordEvents(t, coordinates(owner, doc), DOMAIN_EVENT_TYPES);
@@ -59,7 +59,7 @@ describe('realtime event stream (spec 6.3)', () => {
       stream.events.find((event) => event.type === type && !('marker' in (event.data.payload as object)));
     await waitFor(
       () => real('request_merged') !== undefined && real('data_row_created') !== undefined,
-      8000,
+      15_000,
       'merge events',
     );
     stream.es.close();
@@ -137,7 +137,7 @@ describe('realtime event stream (spec 6.3)', () => {
     const stream = openStream(url, owner.token);
     await waitFor(() => stream.opened() === 1);
     await recordEvents(t, coords, ['comment_created', 'comment_updated', 'comment_deleted']);
-    await waitFor(() => stream.events.length === 3, 8000, 'three events');
+    await waitFor(() => stream.events.length === 3, 15_000, 'three events');
     const thirdId = stream.events[2].id;
 
     // The server drops every stream of the document; the client reconnects on its own with Last-Event-ID.
@@ -146,12 +146,12 @@ describe('realtime event stream (spec 6.3)', () => {
       .query({ workspaceId: owner.defaultWorkspaceId })
       .set(bearer(owner));
     expect(dropped.status).toBe(200);
-    await waitFor(() => stream.events.some((event) => event.type === 'stream_end'), 8000, 'stream_end');
+    await waitFor(() => stream.events.some((event) => event.type === 'stream_end'), 15_000, 'stream_end');
     await recordEvents(t, coords, ['view_created', 'view_updated', 'view_deleted']);
-    await waitFor(() => stream.opened() === 2, 8000, 'reconnect');
+    await waitFor(() => stream.opened() === 2, 15_000, 'reconnect');
     await waitFor(
       () => stream.events.filter((event) => event.type !== 'stream_end').length >= 6,
-      8000,
+      15_000,
       'six events',
     );
     await sleep(300);
@@ -172,7 +172,7 @@ describe('realtime event stream (spec 6.3)', () => {
 
     // The query form, for clients that choose where to start.
     const resumed = openStream(`${url}&lastEventId=${thirdId}`, owner.token);
-    await waitFor(() => resumed.events.length >= 3, 8000, 'catch-up');
+    await waitFor(() => resumed.events.length >= 3, 15_000, 'catch-up');
     await sleep(200);
     resumed.es.close();
     expect(resumed.events.map((event) => event.type)).toEqual([
@@ -196,7 +196,7 @@ describe('realtime event stream (spec 6.3)', () => {
       `${base}${realtimePath(other, 'events/stream')}?workspaceId=${owner.defaultWorkspaceId}&lastEventId=${Number(rows[0].seq) - 1}`,
       owner.token,
     );
-    await waitFor(() => stream.events.length >= 2, 8000, 'resync + event');
+    await waitFor(() => stream.events.length >= 2, 15_000, 'resync + event');
     stream.es.close();
     expect(stream.events[0]).toMatchObject({
       type: 'resync_required',
@@ -219,7 +219,7 @@ describe('realtime event stream (spec 6.3)', () => {
     socket.write(
       `GET ${realtimePath(slow, 'events/stream')}?workspaceId=${owner.defaultWorkspaceId} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${owner.token}\r\nAccept: text/event-stream\r\n\r\n`,
     );
-    await waitFor(() => hub.clientsOf(uuid).length === 1, 8000, 'stream registered');
+    await waitFor(() => hub.clientsOf(uuid).length === 1, 15_000, 'stream registered');
     socket.pause();
     const big = 'x'.repeat(256 * 1024);
     const tx = t.app.get(TransactionHost);
@@ -285,7 +285,7 @@ describe('realtime event stream (spec 6.3)', () => {
 
     // The unchanged EventSource client sees the refusal and stops.
     const stream = openStream(`${base}${path}?token=garbage`);
-    await waitFor(() => stream.errors.length > 0, 8000, 'error');
+    await waitFor(() => stream.errors.length > 0, 15_000, 'error');
     expect(stream.errors[0].code).toBe(401);
     await sleep(400);
     expect(stream.es.readyState).toBe(stream.es.CLOSED);
@@ -318,29 +318,29 @@ describe('realtime event stream (spec 6.3)', () => {
     const bySession = openStream(url, session.token);
     await waitFor(
       () => byToken.opened() === 1 && byKey.opened() === 1 && bySession.opened() === 1,
-      8000,
+      15_000,
       'three streams',
     );
 
     await t.dataSource.query(`DELETE FROM workspace_members WHERE user_id = $1`, [viewer.id]);
     await waitFor(
       () => byToken.events.some((event) => event.type === 'stream_end'),
-      8000,
+      15_000,
       'end after removal',
     );
     expect(byToken.events.find((event) => event.type === 'stream_end')?.data).toEqual({
       reason: 'ACCESS_LOST',
       code: 4403,
     });
-    await waitFor(() => byToken.es.readyState === byToken.es.CLOSED, 8000, 'client gives up');
+    await waitFor(() => byToken.es.readyState === byToken.es.CLOSED, 15_000, 'client gives up');
     expect(byKey.events).toEqual([]);
 
     const revoked = await request(t.http)
       .post(`/api/v1/api-keys/${keyRes.body.payload.id}/revoke`)
       .set(bearer(owner));
     expect(revoked.status).toBe(200);
-    await waitFor(() => byKey.events.some((event) => event.type === 'stream_end'), 8000, 'end after revoke');
-    await waitFor(() => byKey.es.readyState === byKey.es.CLOSED, 8000, 'key client gives up');
+    await waitFor(() => byKey.events.some((event) => event.type === 'stream_end'), 15_000, 'end after revoke');
+    await waitFor(() => byKey.es.readyState === byKey.es.CLOSED, 15_000, 'key client gives up');
 
     const logout = await request(t.http)
       .delete(`/api/v1/auth/sessions/${session.sessionId}`)
@@ -348,7 +348,7 @@ describe('realtime event stream (spec 6.3)', () => {
     expect([200, 204]).toContain(logout.status);
     await waitFor(
       () => bySession.events.some((event) => event.type === 'stream_end'),
-      8000,
+      15_000,
       'end after logout',
     );
     [byToken, byKey, bySession].forEach((stream) => stream.es.close());

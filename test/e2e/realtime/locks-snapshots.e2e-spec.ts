@@ -164,12 +164,13 @@ describe('realtime locks and snapshots', () => {
     const row = await createRow(t.http, owner, doc, { values: { name: 'Nut', qty: 1 } });
     const field = await http(owner, 'post', 'lock').send({
       target: { type: 'field', fieldId: 'qty' },
-      ttlSeconds: 1,
+      // Long enough that the two writes below run while it holds, even on a slow machine.
+      ttlSeconds: 3,
     });
     expect(field.status).toBe(201);
     expect((await putRow(editor, row.id, { qty: 2 })).body.code).toBe('RESOURCE_LOCKED');
     expect((await putRow(editor, row.id, { name: 'Nut 2' })).status).toBe(200);
-    await sleep(1200);
+    await sleep(3200);
     expect((await putRow(editor, row.id, { qty: 3 })).status).toBe(200);
     expect((await http(owner, 'get', 'locks')).body.payload.items).toEqual([]);
 
@@ -195,7 +196,7 @@ describe('realtime locks and snapshots', () => {
     socket.close();
     await waitFor(
       async () => (await http(owner, 'get', 'locks')).body.payload.items.length === 0,
-      8000,
+      15_000,
       'lock released',
     );
     expect((await putRow(editor, row.id, { name: 'x' })).status).toBe(200);

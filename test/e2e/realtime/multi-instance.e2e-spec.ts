@@ -67,7 +67,7 @@ describe('realtime across two instances', () => {
       owner.token,
     );
     const socketB = await socketOn(b, baseB, editor);
-    await waitFor(() => streamA.opened() === 1 && streamB.opened() === 1, 8000, 'streams open');
+    await waitFor(() => streamA.opened() === 1 && streamB.opened() === 1, 15_000, 'streams open');
 
     await createRow(a.http, owner, doc, { values: { name: 'From A' } });
     await createRow(b.http, editor, doc, { values: { name: 'From B' } });
@@ -75,15 +75,18 @@ describe('realtime across two instances', () => {
       () =>
         streamB.events.filter((event) => event.type === 'request_merged').length === 2 &&
         streamA.events.filter((event) => event.type === 'request_merged').length === 2,
-      8000,
+      15_000,
       'merges on both',
     );
     await waitFor(
       () => socketB.pushed('event').filter((event) => event.event === 'request_merged').length === 2,
-      8000,
+      15_000,
       'socket events',
     );
     await sleep(400);
+    // Both streams carry the same events: wait until the later of the two has caught up with the other.
+    const idsOf = (stream: typeof streamA): string => stream.events.map((event) => event.id).join(',');
+    await waitFor(() => idsOf(streamA) === idsOf(streamB), 15_000, 'the same events on both streams');
     for (const stream of [streamA, streamB]) {
       const ids = stream.events.map((event) => event.id);
       expect(new Set(ids).size).toBe(ids.length);
@@ -101,13 +104,13 @@ describe('realtime across two instances', () => {
     await waitFor(
       () =>
         onA.pushed('presence').some((message) => message.action === 'joined' && message.userId === editor.id),
-      8000,
+      15_000,
       'presence crosses',
     );
     const docA = new Y.Doc();
     docA.getText('t').insert(0, 'written on A');
     await onA.send('yjs_update', { update: b64(Y.encodeStateAsUpdate(docA)) });
-    await waitFor(() => onB.pushed('yjs_update').length > 0, 8000, 'update crosses');
+    await waitFor(() => onB.pushed('yjs_update').length > 0, 15_000, 'update crosses');
     const docB = new Y.Doc();
     onB
       .pushed('yjs_update')
@@ -119,7 +122,7 @@ describe('realtime across two instances', () => {
     await onB.send('awareness', {
       update: b64(encodeAwareness([{ clientId: 77, clock: 1, state: { user: { name: 'Editor on B' } } }])),
     });
-    await waitFor(() => onA.pushed('awareness').length > 0, 8000, 'awareness crosses');
+    await waitFor(() => onA.pushed('awareness').length > 0, 15_000, 'awareness crosses');
     const users = await request(a.http)
       .get(realtimePath(doc, 'users'))
       .query({ workspaceId: owner.defaultWorkspaceId })
@@ -138,7 +141,7 @@ describe('realtime across two instances', () => {
 
     const row = await createRow(a.http, owner, doc, { values: { name: 'Locked' } });
     const lock = await onA.send('lock', { target: { type: 'row', rowId: row.id } });
-    await waitFor(() => onB.pushed('lock_changed').length > 0, 8000, 'lock news crosses');
+    await waitFor(() => onB.pushed('lock_changed').length > 0, 15_000, 'lock news crosses');
     const write = await request(b.http)
       .put(`${doc.path}/data/${row.id}`)
       .query({ workspaceId: owner.defaultWorkspaceId })
@@ -167,7 +170,7 @@ describe('realtime across two instances', () => {
             .query({ workspaceId: owner.defaultWorkspaceId })
             .set(bearer(owner))
         ).body.payload.items.length === 0,
-      8000,
+      15_000,
       'session lock released',
     );
   });
@@ -180,7 +183,7 @@ describe('realtime across two instances', () => {
     const large = Y.encodeStateAsUpdate(docA);
     expect(large.length).toBeGreaterThan(4096);
     await onA.send('yjs_update', { update: b64(large) });
-    await waitFor(() => onB.pushed('yjs_update').length === 1, 8000, 'large update read back on B');
+    await waitFor(() => onB.pushed('yjs_update').length === 1, 15_000, 'large update read back on B');
     const received = new Y.Doc();
     Y.applyUpdate(received, new Uint8Array(Buffer.from(String(onB.pushed('yjs_update')[0].update), 'base64')));
     expect(received.getText('big').length).toBe(6000);
@@ -196,7 +199,7 @@ describe('realtime across two instances', () => {
       'quire_realtime',
       JSON.stringify({ t: 'yjs', doc: uuid, from: '', id: '0', i: 'another-instance' }),
     ]);
-    await waitFor(() => onB.pushed('yjs_update').length === 2, 8000, 'whole state on B');
+    await waitFor(() => onB.pushed('yjs_update').length === 2, 15_000, 'whole state on B');
     const whole = new Y.Doc();
     Y.applyUpdate(whole, new Uint8Array(Buffer.from(String(onB.pushed('yjs_update')[1].update), 'base64')));
     expect(whole.getText('big').length).toBe(6000);
@@ -228,7 +231,7 @@ describe('realtime across two instances through Redis', () => {
           });
           socket.on('error', () => resolve(false));
         }),
-      8000,
+      15_000,
       'redis',
     );
     database = await createTestDatabase();
@@ -255,17 +258,17 @@ describe('realtime across two instances through Redis', () => {
       `${baseA.replace('http', 'ws')}${info.wsPath}`,
       (await connectInfo(a.http, owner, doc, owner.defaultWorkspaceId)).token,
     );
-    await waitFor(() => stream.opened() === 1, 8000, 'stream open');
+    await waitFor(() => stream.opened() === 1, 15_000, 'stream open');
     await createRow(a.http, owner, doc, { values: { name: 'Through Redis' } });
     await waitFor(
       () => stream.events.some((event) => event.type === 'request_merged'),
-      8000,
+      15_000,
       'event crosses',
     );
     const update = new Y.Doc();
     update.getText('t').insert(0, 'via redis');
     await onA.send('yjs_update', { update: b64(Y.encodeStateAsUpdate(update)) });
-    await waitFor(() => onB.pushed('yjs_update').length > 0, 8000, 'update crosses');
+    await waitFor(() => onB.pushed('yjs_update').length > 0, 15_000, 'update crosses');
     stream.es.close();
     onA.close();
     onB.close();

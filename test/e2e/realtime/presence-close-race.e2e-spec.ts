@@ -3,7 +3,15 @@ import { registerUser, type TestUser } from '../../factories/users.factory.js';
 import { blockedSessions, holdLock } from '../../utils/row-locks.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { bearer, createDocument, type DocHandle } from '../documents/documents.fixtures.js';
-import { connectInfo, listen, REALTIME_TEST_ENV, realtimePath, sleep, TestSocket } from './realtime.fixtures.js';
+import {
+  connectInfo,
+  listen,
+  REALTIME_TEST_ENV,
+  realtimePath,
+  sleep,
+  TestSocket,
+  waitFor,
+} from './realtime.fixtures.js';
 
 /**
  * A socket that closes while its `auth` is being answered must not stay online: its instance refreshes the
@@ -86,9 +94,16 @@ describe('realtime presence and locks of a socket that closes mid-message', () =
       } finally {
         await lock.release();
       }
-      await sleep(400);
-      const rows = await slow.dataSource.query<unknown[]>(`SELECT 1 FROM realtime_locks WHERE document_uuid = $1`, [uuid]);
-      expect(rows).toEqual([]);
+      // Once the blocked insert goes on, the socket's clean-up removes the row. A leftover would stay until the sweep
+      // of a heartbeat (every 20 s here): one falling inside this wait could hide it (a false pass, never a false
+      // failure), which the short wait keeps unlikely.
+      await waitFor(
+        async () =>
+          (await slow.dataSource.query<unknown[]>(`SELECT 1 FROM realtime_locks WHERE document_uuid = $1`, [uuid]))
+            .length === 0,
+        10_000,
+        'no lock left behind',
+      );
       const other = await registerUser(slow.http);
       await slow.dataSource.query(
         `INSERT INTO organization_members (organization_id, user_id, role) VALUES ($1, $2, 'member')`,

@@ -90,7 +90,7 @@ describe('realtime write access: socket writes as the HTTP routes allow them, lo
       () =>
         socket.messages.filter((message) => message.kind === 'error' && message.seq === null).length >
         errorsBefore,
-      8000,
+      15_000,
       'error frame for a binary update',
     );
     return socket.messages
@@ -327,7 +327,7 @@ describe('realtime write access: socket writes as the HTTP routes allow them, lo
               .some(
                 (push) => push.action === 'released' && (push.lock as { lockId: string }).lockId === lockId,
               ),
-          8000,
+          15_000,
           'release announced',
         );
       },
@@ -351,7 +351,7 @@ describe('realtime write access: socket writes as the HTTP routes allow them, lo
                 push.action === 'released' &&
                 (push.lock as { lockId: string }).lockId === stale.body.payload.lockId,
             ),
-        8000,
+        15_000,
         'release announced',
       );
       // Gone for good: restoring the role does not bring it back.

@@ -29,7 +29,7 @@ export async function listen(t: TestApp): Promise<string> {
 
 export async function waitFor(
   check: () => boolean | Promise<boolean>,
-  timeoutMs = 8000,
+  timeoutMs = 15_000,
   what = 'condition',
 ): Promise<void> {
   const until = Date.now() + timeoutMs;
@@ -185,7 +185,7 @@ export class TestSocket {
     this.seq += 1;
     const seq = this.seq;
     this.ws.send(JSON.stringify({ kind, seq, payload }));
-    await waitFor(() => this.messages.some((message) => message.seq === seq), 8000, `reply to ${kind}`);
+    await waitFor(() => this.messages.some((message) => message.seq === seq), 15_000, `reply to ${kind}`);
     return this.messages.find((message) => message.seq === seq) as {
       kind: string;
       seq?: number | null;
@@ -200,7 +200,7 @@ export class TestSocket {
   }
 
   async closed(): Promise<number> {
-    await waitFor(() => this.closeCode !== undefined, 8000, 'socket close');
+    await waitFor(() => this.closeCode !== undefined, 15_000, 'socket close');
     return this.closeCode as number;
   }
 

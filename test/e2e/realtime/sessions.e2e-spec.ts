@@ -225,7 +225,7 @@ describe('realtime WebSocket sessions', () => {
 
     // Committed domain events arrive on the socket too.
     await recordEvents(t, coordinates(owner, doc), ['comment_created']);
-    await waitFor(() => socket.pushed('event').length === 1, 8000, 'event');
+    await waitFor(() => socket.pushed('event').length === 1, 15_000, 'event');
     expect(socket.pushed('event')[0]).toMatchObject({
       event: 'comment_created',
       docType: 'boards',
@@ -264,7 +264,7 @@ describe('realtime WebSocket sessions', () => {
           (message) =>
             message.kind === 'error' && (message.payload as { code?: string }).code === 'PAYLOAD_TOO_LARGE',
         ),
-      8000,
+      15_000,
       'size limit',
     );
     expect((await socket.send('ping')).kind).toBe('ack');
@@ -285,7 +285,7 @@ describe('realtime WebSocket sessions', () => {
         socket.messages.some(
           (message) => (message.payload as { code?: string }).code === 'RATE_LIMIT_EXCEEDED',
         ),
-      8000,
+      15_000,
       'rate limit',
     );
     await sleep(1200);
@@ -306,7 +306,7 @@ describe('realtime WebSocket sessions', () => {
         docA.getText('notes').toString() === docB.getText('notes').toString() &&
         docA.getArray('items').length === 2 &&
         docB.getArray('items').length === 2,
-      8000,
+      15_000,
       'convergence',
     );
     expect(docA.getText('notes').toString()).toContain('alpha');
@@ -325,7 +325,7 @@ describe('realtime WebSocket sessions', () => {
     expect(res.status).toBe(200);
     await waitFor(
       () => docA.getMap('meta').get('from') === 'http' && docB.getMap('meta').get('from') === 'http',
-      8000,
+      15_000,
       'http update relayed',
     );
     const late = new Y.Doc();
@@ -341,7 +341,7 @@ describe('realtime WebSocket sessions', () => {
       .set(bearer(viewer))
       .send({ update: b64(awareness) });
     expect(aw.status).toBe(200);
-    await waitFor(() => a.pushed('awareness').length > 0, 8000, 'awareness relayed');
+    await waitFor(() => a.pushed('awareness').length > 0, 15_000, 'awareness relayed');
     const users = await request(t.http)
       .get(realtimePath(doc, 'users'))
       .query({ workspaceId: owner.defaultWorkspaceId })
@@ -375,7 +375,7 @@ describe('realtime WebSocket sessions', () => {
     const binaryClient = track(await TestSocket.connect(wsUrl, await tokenFor(editor)));
     const local = new Y.Doc();
     binaryClient.ws.send(encodeSync(SYNC_STEP1, Y.encodeStateVector(local)));
-    await waitFor(() => binaryClient.binary.length >= 2, 8000, 'sync step 2 and step 1');
+    await waitFor(() => binaryClient.binary.length >= 2, 15_000, 'sync step 2 and step 1');
     const [step2, step1] = binaryClient.binary.map((frame) => decodeFrame(frame));
     expect(step2.type).toBe('update');
     expect(step1.type).toBe('sync-step1');
@@ -385,7 +385,7 @@ describe('realtime WebSocket sessions', () => {
     const before = Y.encodeStateVector(local);
     local.getMap('binary').set('hello', 'from a stock client');
     binaryClient.ws.send(encodeSync(SYNC_UPDATE, Y.encodeStateAsUpdate(local, before)));
-    await waitFor(() => jsonClient.pushed('yjs_update').length > 0, 8000, 'relayed as JSON');
+    await waitFor(() => jsonClient.pushed('yjs_update').length > 0, 15_000, 'relayed as JSON');
     const mirror = new Y.Doc();
     const sync = await jsonClient.send('yjs_sync', {});
     Y.applyUpdate(mirror, new Uint8Array(Buffer.from(String(sync.payload.update), 'base64')));
@@ -394,7 +394,7 @@ describe('realtime WebSocket sessions', () => {
     const other = new Y.Doc();
     other.getMap('binary').set('back', 'to binary');
     await jsonClient.send('yjs_update', { update: b64(Y.encodeStateAsUpdate(other)) });
-    await waitFor(() => binaryClient.binary.length >= 3, 8000, 'relayed as binary');
+    await waitFor(() => binaryClient.binary.length >= 3, 15_000, 'relayed as binary');
     expect(decodeFrame(binaryClient.binary[2]).type).toBe('update');
   });
 
@@ -441,7 +441,7 @@ describe('realtime WebSocket sessions', () => {
           })
             .then((res) => res.status === 200)
             .catch(() => false),
-        8000,
+        15_000,
         'room again',
       );
       second.close();
@@ -476,7 +476,7 @@ describe('realtime WebSocket sessions', () => {
           user.sessions.some((session) => session.transport === 'ws'),
         );
       },
-      8000,
+      15_000,
       'presence cleared',
     );
   });

@@ -46,7 +46,7 @@ describe('realtime socket: limits apply as frames arrive', () => {
         socket.ws.send(JSON.stringify({ kind: 'ping', seq: index + 2, payload: { filler } }));
       }
       const flooded = socket;
-      await waitFor(() => flooded.closeCode !== undefined, 5000, 'the flooding socket to be closed');
+      await waitFor(() => flooded.closeCode !== undefined, 15_000, 'the flooding socket to be closed');
       expect(flooded.closeCode).toBe(4429);
       const refusals = flooded.messages.filter(
         (message) => message.kind === 'error' && message.seq === null,
@@ -73,7 +73,7 @@ describe('realtime socket: limits apply as frames arrive', () => {
       await blockedSessions(t.dataSource, 1);
       socket.ws.send(JSON.stringify({ kind: 'ping', seq: 2, payload: { filler: 'y'.repeat(70_000) } }));
       const waiting = socket;
-      await waitFor(() => waiting.messages.length > 0, 5000, 'the refusal');
+      await waitFor(() => waiting.messages.length > 0, 15_000, 'the refusal');
       expect(waiting.messages[0]).toMatchObject({
         kind: 'error',
         seq: null,
@@ -83,7 +83,7 @@ describe('realtime socket: limits apply as frames arrive', () => {
       await lock.release();
     }
     const authed = socket as TestSocket;
-    await waitFor(() => authed.messages.some((message) => message.seq === 1), 5000, 'the auth ack');
+    await waitFor(() => authed.messages.some((message) => message.seq === 1), 15_000, 'the auth ack');
     expect(authed.messages.find((message) => message.seq === 1)?.kind).toBe('ack');
     authed.close();
   });

@@ -28,7 +28,7 @@ describe('realtime socket handshake', () => {
   const firstFrame = async (frame: string, url = docUrl): Promise<{ reply: Reply; code: number }> => {
     const socket = await open(url);
     socket.ws.send(frame);
-    await waitFor(() => socket.messages.some((message) => message.kind === 'error'), 8000, 'error reply');
+    await waitFor(() => socket.messages.some((message) => message.kind === 'error'), 15_000, 'error reply');
     return {
       reply: socket.messages.find((message) => message.kind === 'error') as Reply,
       code: await socket.closed(),
@@ -213,10 +213,10 @@ describe('realtime socket handshake', () => {
     const socket = await TestSocket.connect(docUrl, token);
     sockets.push(socket);
     socket.ws.send(JSON.stringify({ kind: 'ping', seq: 2 }));
-    await waitFor(() => socket.messages.some((message) => message.seq === 2), 8000, 'ping reply');
+    await waitFor(() => socket.messages.some((message) => message.seq === 2), 15_000, 'ping reply');
     expect(socket.messages.find((message) => message.seq === 2)?.kind).toBe('ack');
     socket.ws.send(JSON.stringify({ kind: 'awareness', seq: 3 }));
-    await waitFor(() => socket.messages.some((message) => message.seq === 3), 8000, 'awareness reply');
+    await waitFor(() => socket.messages.some((message) => message.seq === 3), 15_000, 'awareness reply');
     expect(socket.messages.find((message) => message.seq === 3)?.payload).toMatchObject({
       code: 'VALIDATION_ERROR',
       details: { field: 'payload', reason: 'payload is required' },

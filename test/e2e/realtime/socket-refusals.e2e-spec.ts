@@ -61,7 +61,7 @@ describe('realtime refusals and close codes', () => {
 
   afterEach(async () => {
     sockets.splice(0).forEach((socket) => socket.close());
-    await waitFor(() => hub().connectionCount === 0, 5000, 'every connection to be gone');
+    await waitFor(() => hub().connectionCount === 0, 15_000, 'every connection to be gone');
   });
 
   afterAll(async () => {
@@ -115,7 +115,7 @@ describe('realtime refusals and close codes', () => {
     const editorToken = await tokenFor(editor);
     const first = track(await TestSocket.connect(wsUrl, editorToken));
     const firstSession = (first.messages[0].payload as { sessionId: string }).sessionId;
-    await waitFor(() => watcher.pushed('presence').length === 1, 5000, 'the joined notice');
+    await waitFor(() => watcher.pushed('presence').length === 1, 15_000, 'the joined notice');
     expect(watcher.pushed('presence')[0]).toMatchObject({ action: 'joined', sessionId: firstSession });
 
     // Over the per-user limit: refused after its credential was accepted.
@@ -133,7 +133,7 @@ describe('realtime refusals and close codes', () => {
     first.close();
     await waitFor(
       () => watcher.pushed('presence').some((notice) => notice.action === 'left'),
-      5000,
+      15_000,
       'the left notice',
     );
     await sleep(100);
@@ -161,7 +161,7 @@ describe('realtime refusals and close codes', () => {
     // The user's one connection is still free for the stream itself.
     const stream = openStream(`${base}${path}`, reader.token);
     try {
-      await waitFor(() => stream.opened() === 1, 5000, 'the stream');
+      await waitFor(() => stream.opened() === 1, 15_000, 'the stream');
       expect(hub().connectionCount).toBe(1);
     } finally {
       stream.es.close();
@@ -196,7 +196,7 @@ describe('realtime refusals and close codes', () => {
 
     const authed = track(await TestSocket.connect(wsUrl, await tokenFor(owner)));
     authed.ws.send(JSON.stringify({ kind: 'ping', seq: 2, payload: { filler: 'x'.repeat(9000) } }));
-    await waitFor(() => authed.messages.length > 1, 5000, 'the refusal');
+    await waitFor(() => authed.messages.length > 1, 15_000, 'the refusal');
     expect(authed.messages[1]).toMatchObject({
       kind: 'error',
       seq: null,
@@ -227,7 +227,7 @@ describe('realtime refusals and close codes', () => {
       await t.dataSource.query('DROP TRIGGER test_refuse_presence ON realtime_presence');
       await t.dataSource.query('DROP FUNCTION test_refuse_presence()');
     }
-    await waitFor(() => hub().connectionCount === 0, 5000, 'the failed socket to be detached');
+    await waitFor(() => hub().connectionCount === 0, 15_000, 'the failed socket to be detached');
     const fresh = track(await TestSocket.connect(wsUrl, await tokenFor(owner)));
     expect((await fresh.send('ping')).kind).toBe('ack');
   });

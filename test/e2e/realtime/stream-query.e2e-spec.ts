@@ -82,9 +82,9 @@ describe('realtime event stream parameters', () => {
     });
     expect(viaHeader.status).toBe(200);
     const reader = (viaHeader.body as ReadableStream<Uint8Array>).getReader();
-    await waitFor(() => byQuery.opened() === 1 && byHeader.opened() === 1, 8000, 'open');
+    await waitFor(() => byQuery.opened() === 1 && byHeader.opened() === 1, 15_000, 'open');
     await recordEvents(t, coordinates(owner, doc), ['comment_updated']);
-    await waitFor(() => byQuery.events.length === 1 && byHeader.events.length === 1, 8000, 'the next event');
+    await waitFor(() => byQuery.events.length === 1 && byHeader.events.length === 1, 15_000, 'the next event');
     let text = '';
     while (!text.includes('event: comment_updated')) {
       const { value } = await reader.read();

@@ -9,7 +9,7 @@ import {
   createCatalog,
   createConnection,
   createOrderBook,
-  drainSync,
+  settleSync,
   number,
   rowsOf,
   text,
@@ -42,7 +42,8 @@ describe('supply chain: audit fixes', () => {
 
   const send = (user: TestUser, method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: unknown): Promise<Answer> =>
     answerOf(t, user, method, path, body);
-  const drain = (): Promise<void> => drainSync(worker);
+  /** Dispatches the outbox (the revision listener queues the jobs) and runs the propagation until nothing is due. */
+  const drain = (): Promise<void> => settleSync(t, worker);
   const rowsOfBook = (ob: string, user = buyer, org = B) => rowsOf(t, user, 'orderbook', ob, org);
 
   beforeAll(async () => {

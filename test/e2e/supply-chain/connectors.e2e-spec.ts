@@ -140,6 +140,15 @@ describe('supply-chain connectors (orderbook_to_catalog, catalog_clone)', () => 
       15_000,
       'reverse run',
     );
+    // The reverse run is recorded as succeeded (waited for: a loaded machine may take a while to get there).
+    await eventually(
+      async () =>
+        (await runsOf(cloneConnector)).some((run) => run.direction === 'reverse' && run.status === 'succeeded')
+          ? true
+          : undefined,
+      15_000,
+      'the reverse run to be recorded',
+    );
     const cloneRevisions = await revisionCount(t, u, 'catalog', clone, S);
     // Let the outbox and the worker settle: the source revision the reverse run wrote must not start a forward run.
     await new Promise((resolve) => setTimeout(resolve, 1500));

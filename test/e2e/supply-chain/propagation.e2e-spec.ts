@@ -741,7 +741,8 @@ describe('supply-chain propagation (spec 3, rules 1–8)', () => {
             ])
           )[0].count,
         ) > 0 && true,
-      5000,
+      15_000,
+      'a job for r7',
     );
     await Promise.all([worker.runDue(), propagation.runNext(), propagation.runNext(), propagation.runNext()]);
     await eventually(

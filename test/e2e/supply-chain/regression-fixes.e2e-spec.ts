@@ -1,5 +1,4 @@
 import request from 'supertest';
-import { OutboxDispatcher } from '../../../src/modules/events/outbox.dispatcher.js';
 import { SyncWorker } from '../../../src/modules/supply-chain-sync/jobs/sync.worker.js';
 import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
 import { blockedSessions, holdLock } from '../../utils/row-locks.js';
@@ -13,7 +12,7 @@ import {
   createCatalog,
   createConnection,
   createOrderBook,
-  drainSync,
+  settleSync,
   number,
   rowsOf,
   text,
@@ -38,7 +37,8 @@ describe('supply chain: regression fixes', () => {
 
   const send = (user: TestUser, method: 'get' | 'post' | 'patch' | 'delete', path: string, body?: unknown): Promise<Answer> =>
     answerOf(t, user, method, path, body);
-  const drain = (): Promise<void> => drainSync(worker);
+  /** Dispatches the outbox (the revision listener queues the jobs) and runs the propagation until nothing is due. */
+  const drain = (): Promise<void> => settleSync(t, worker);
   const rowsOfBook = (ob: string, user = buyer, org = B) => rowsOf(t, user, 'orderbook', ob, org);
 
   beforeAll(async () => {
@@ -265,7 +265,7 @@ describe('supply chain: regression fixes', () => {
     const before = await jobsOf();
 
     await request(t.http).delete(`${API}/organizations/${G}`).set(bearer(gone)).expect(200);
-    await t.app.get(OutboxDispatcher).drain();
+    await drain();
     const seen = await call<{ items: Array<{ id: string; status: string; reviewNote: string }> }>(
       t,
       sup,
@@ -279,7 +279,6 @@ describe('supply chain: regression fixes', () => {
       { id: 'g1', values: { sku: 'G1 changed' } },
       { id: 'g2', values: { sku: 'G2' } },
     ]);
-    await t.app.get(OutboxDispatcher).drain();
     await drain();
     expect(await jobsOf()).toBe(before);
     const rows = await t.dataSource.query<Array<{ n: number }>>(

@@ -9,7 +9,7 @@ import {
   createCatalog,
   createConnection,
   createOrderBook,
-  drainSync,
+  settleSync,
   number,
   registerMembers,
   rowsOf,
@@ -240,12 +240,12 @@ describe('supply chain: supply audit fixes', () => {
     ]);
     const ob = await createOrderBook(t, buyer, B, 'Scope OB', [], [conn]);
     await createBinding(t, buyer, B, ob, { connectionId: conn });
-    await drainSync(worker);
+    await settleSync(t, worker);
     await call(t, sup, 'patch', `/organizations/${S}/catalogs/${catalog}/rows/r3`, { values: { price: 35 } });
     await call(t, sup, 'delete', `/organizations/${S}/catalogs/${catalog}/rows/r3`);
     // r1 leaves the scope: the buyer held it, so its withdrawal is logged.
     await call(t, sup, 'patch', `/organizations/${S}/catalogs/${catalog}/rows/r1`, { values: { price: 50 } });
-    await drainSync(worker);
+    await settleSync(t, worker);
     const logs = (
       await call<{ items: SyncLog[] }>(
         t,

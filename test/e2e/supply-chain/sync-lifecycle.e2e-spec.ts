@@ -12,7 +12,7 @@ import {
   createOrderBook,
   decideBinding,
   deleteCatalogRow,
-  drainSync,
+  settleSync,
   type Field,
   number,
   openSyncApp,
@@ -58,7 +58,8 @@ describe('supply chain: sync lifecycle', () => {
   let S: string;
   let B: string;
 
-  const drain = (): Promise<void> => drainSync(worker);
+  /** Dispatches the outbox (the revision listener queues the jobs) and runs the propagation until nothing is due. */
+  const drain = (): Promise<void> => settleSync(t, worker);
   const skus = (ob: string, user = buyer, org = B): Promise<unknown[]> => skusOf(t, user, org, ob);
   const decide = (conn: string, id: string, action: 'approve' | 'reject') =>
     decideBinding(t, sup, S, conn, id, action);

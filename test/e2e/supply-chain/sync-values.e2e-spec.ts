@@ -1,4 +1,3 @@
-import { OutboxDispatcher } from '../../../src/modules/events/outbox.dispatcher.js';
 import type { SyncWorker } from '../../../src/modules/supply-chain-sync/jobs/sync.worker.js';
 import type { TestUser } from '../../factories/users.factory.js';
 import type { TestApp } from '../../utils/test-app.js';
@@ -11,7 +10,7 @@ import {
   createConnection,
   createOrderBook,
   deleteCatalogRow,
-  drainSync,
+  settleSync,
   type Field,
   number,
   openSyncApp,
@@ -61,12 +60,7 @@ describe('supply chain: propagated values', () => {
   let B: string;
 
   /** Dispatches the catalog's events (the revision listener queues the jobs) and runs the propagation. */
-  const settle = async (): Promise<void> => {
-    for (let i = 0; i < 2; i += 1) {
-      await t.app.get(OutboxDispatcher).drain();
-      await drainSync(worker);
-    }
-  };
+  const settle = (): Promise<void> => settleSync(t, worker);
   const rowsOfBook = (ob: string) => rowsOf(t, buyer, 'orderbook', ob, B);
   /** The values of the order book's rows, by SKU. */
   const valuesBySku = async (ob: string) =>

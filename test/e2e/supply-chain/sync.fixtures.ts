@@ -129,6 +129,34 @@ export async function drainSync(worker: SyncWorker): Promise<void> {
   }
 }
 
+/**
+ * Waits until the outbox holds no event due for dispatch, then drains the propagation worker; twice, for the events
+ * the propagation itself records. Propagation jobs are queued by the revision_created subscriber, in the outbox's
+ * dispatch transaction after the write committed: draining the worker right after a write can otherwise run before
+ * that job exists, which a loaded machine makes likely. An event whose subscriber keeps failing is not waited for
+ * beyond the time-out (what the test asserts next decides).
+ */
+export async function settleSync(t: TestApp, worker: SyncWorker): Promise<void> {
+  for (let round = 0; round < 2; round += 1) {
+    try {
+      await eventually(
+        async () => {
+          const [row] = await t.dataSource.query<Array<{ n: number }>>(
+            `SELECT count(*)::int AS n FROM outbox
+              WHERE dispatched_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= now())`,
+          );
+          return row?.n === 0;
+        },
+        15_000,
+        'the outbox to be dispatched',
+      );
+    } catch {
+      // Leave it to the assertions.
+    }
+    await drainSync(worker);
+  }
+}
+
 export async function createCatalog(
   t: TestApp,
   user: TestUser,

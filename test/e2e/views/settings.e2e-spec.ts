@@ -4,8 +4,9 @@ import { RequestRetentionJob } from '../../../src/modules/documents/jobs/request
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { addToWorkspace, addWorkspace, API, bearer, createDocument, createRow, type DocHandle, newUser } from '../documents/documents.fixtures.js';
 import { problemsOf } from '../../utils/error-details.js';
+import { blockedSessions } from '../../utils/row-locks.js';
 
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 8000): Promise<T> {
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 15_000): Promise<T> {
   const until = Date.now() + timeoutMs;
   let value = await read();
   while (!done(value) && Date.now() < until) {
@@ -305,7 +306,8 @@ describe('settings: document settings validated and enforced, type-level setting
       .get(`${doc.path}?include=metadata,views,data,revisions&revisionsLimit=1`)
       .set(bearer(owner))
       .then((res) => res);
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // The bundle has begun (its snapshot taken) once its views section waits for the lock.
+    await blockedSessions(t.dataSource, 1);
     await createRow(t.http, owner, doc, { id: 'during', values: { name: 'During' } });
     await blocker.rollbackTransaction();
     await blocker.release();

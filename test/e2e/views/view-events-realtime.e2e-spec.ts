@@ -60,7 +60,7 @@ describe('view events match the REST view they describe', () => {
       (event) => event.type === type && (event.data.payload as { viewId: string | null }).viewId === viewId,
     );
   async function eventOf(type: string, viewId: string | null, nth = 0): Promise<Record<string, unknown>> {
-    await waitFor(() => received(type, viewId).length > nth, 8000, `${type} of ${viewId}`);
+    await waitFor(() => received(type, viewId).length > nth, 15_000, `${type} of ${viewId}`);
     return received(type, viewId)[nth]?.data.payload as Record<string, unknown>;
   }
 
@@ -75,7 +75,7 @@ describe('view events match the REST view they describe', () => {
       `${base}${realtimePath(doc, 'events/stream')}?workspaceId=${owner.defaultWorkspaceId}`,
       owner.token,
     );
-    await waitFor(() => stream.opened() === 1, 8000, 'stream open');
+    await waitFor(() => stream.opened() === 1, 15_000, 'stream open');
   });
   afterAll(async () => {
     stream.es.close();

@@ -260,10 +260,18 @@ describe('webhooks: events, payloads, signatures and filters', () => {
       event('view_created', { viewId: 'd', type: 'grid', rank: 4, name: 'Sales', archived: true }),
       event('view_created', { viewId: 'e', type: 'grid', rank: 5, name: 'West Sales', owner: 'bot' }),
     );
-    await waitFor(() => receiver.received.length >= 4, 10_000, 'filtered deliveries');
-    await sleep(400);
     const viewsOf = (id: string): string[] =>
       receiver.received.filter((r) => r.body.webhookId === id).map((r) => String(r.body.payload.viewId));
+    // Each webhook has its own queue, sent concurrently: wait for every expected delivery (five in all), then a
+    // little longer for any that should not come.
+    await waitFor(
+      () =>
+        viewsOf(hooks.docTypes.id).length >= 2 &&
+        [hooks.docIds, hooks.userIds, hooks.conditions].every((hook) => viewsOf(hook.id).length >= 1),
+      15_000,
+      'filtered deliveries',
+    );
+    await sleep(400);
     expect(viewsOf(hooks.docTypes.id)).toEqual(['a', 'b']);
     expect(viewsOf(hooks.docIds.id)).toEqual(['b']);
     expect(viewsOf(hooks.userIds.id)).toEqual(['b']);

@@ -71,7 +71,7 @@ describe('webhooks: restarts and several instances on one database', () => {
       expect(receiver.received[1].body.deliveryId).toBe(retrying.deliveryId);
       await waitFor(
         async () => (await deliveriesOf(second, owner, hook.id))[0]?.status === 'succeeded',
-        5000,
+        15_000,
         'succeeded',
       );
       const [done] = await deliveriesOf(second, owner, hook.id);
@@ -108,7 +108,7 @@ describe('webhooks: restarts and several instances on one database', () => {
       }
       await waitFor(
         async () => (await deliveriesOf(a, owner, fastHook.id, '&status=succeeded')).length === total,
-        30_000,
+        60_000,
         'all fast deliveries',
       );
       // The slow receiver delays only its own webhook: the fast one finished while the slow one is still busy.
@@ -116,10 +116,10 @@ describe('webhooks: restarts and several instances on one database', () => {
       expect(slowDone).toBeLessThan(total);
       await waitFor(
         async () => (await deliveriesOf(a, owner, slowHook.id, '&status=succeeded')).length === total,
-        30_000,
+        60_000,
         'all slow deliveries',
       );
-      // (the slow webhook needs about 17 s in all: 42 × 400 ms)
+      // (the slow webhook needs about 17 s in all: 42 × 400 ms, plus each attempt's own time on a loaded machine)
 
       // Each attempt once: the receiver saw exactly the recorded attempts, no more.
       const [{ attempts }] = await a.dataSource.query(
@@ -149,7 +149,7 @@ describe('webhooks: restarts and several instances on one database', () => {
       await a.close();
       await b.close();
     }
-  });
+  }, 150_000);
 
   it('a busy webhook does not send a later event ahead of an earlier one another instance is still dispatching', async () => {
     const app = await createTestApp(WEBHOOK_TEST_ENV, { databaseUrl: database.url });

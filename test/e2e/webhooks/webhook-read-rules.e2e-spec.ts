@@ -138,11 +138,12 @@ describe("webhooks: the document's view permissions and the creating credential'
       timeout: 10,
     });
     // The first delivery is held by a slow receiver; the second waits behind it, queued while still readable.
-    receiver.replies = [{ status: 200, delayMs: 3000 }];
+    // Held long enough for the steps below to finish before it ends, even on a slow machine.
+    receiver.replies = [{ status: 200, delayMs: 5000 }];
     await addRow(doc, 'first');
-    await waitFor(() => receiver.received.length === 1, 10_000, 'first in flight');
+    await waitFor(() => receiver.received.length === 1, 15_000, 'first in flight');
     await addRow(doc, 'classified');
-    await waitFor(async () => (await deliveriesOf(t, editor, hook.id)).length === 2, 5000, 'second queued');
+    await waitFor(async () => (await deliveriesOf(t, editor, hook.id)).length === 2, 15_000, 'second queued');
     await request(t.http)
       .put(inWorkspace(`${doc.path}/settings`))
       .set(bearer(owner))
@@ -150,7 +151,7 @@ describe("webhooks: the document's view permissions and the creating credential'
       .expect(200);
     await waitFor(
       async () => (await deliveriesOf(t, editor, hook.id)).some((d) => d.status === 'skipped'),
-      10_000,
+      20_000,
       'skipped',
     );
     const records = await deliveriesOf(t, editor, hook.id);
@@ -300,7 +301,8 @@ describe("webhooks: the document's view permissions and the creating credential'
         .expect(200);
       await waitFor(
         async () => (await deliveriesOf(t, owner, retried.id))[0]?.status === 'skipped',
-        10_000,
+        // Skipped at the next retry after the PUT: the second one (about 4 s later) if the PUT missed the first.
+        20_000,
         'skipped',
       );
       const [skipped] = await deliveriesOf(t, owner, retried.id);
