@@ -90,7 +90,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
   const document = SwaggerModule.createDocument(app, builder, {
     operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}`,
   });
-  declareDocumentScope(document, [`/${API_PREFIX}/doc/`, '/realtime/doc/']);
+  // POST /relations opens both ends in the call's context too (docs/documents.md "Relations").
+  declareDocumentScope(document, [`/${API_PREFIX}/doc/`, '/realtime/doc/', `/${API_PREFIX}/relations`]);
   return document;
 }
 

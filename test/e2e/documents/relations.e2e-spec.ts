@@ -1,5 +1,6 @@
 import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
+import { problemsOf } from '../../utils/error-details.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { addToWorkspace, addWorkspace, API, bearer, createDocument, createRow, type DocHandle, newUser, PRODUCT_FIELDS, scopedToken, valueOf } from './documents.fixtures.js';
 
@@ -145,6 +146,24 @@ describe('documents: relations', () => {
     const asEditor = await request(t.http).get(`${orders.path}/relations?rowId=o3`).set(bearer(editor)).expect(200);
     expect(asEditor.body.payload.items).toEqual([]);
     expect((await list(orders, '?rowId=o3')).map((item) => item.target.rowId)).toEqual(['h1']);
+  });
+
+  it('refuses a body without source or target (or with null) as VALIDATION_ERROR naming the end, as the OpenAPI document requires them', async () => {
+    // They used to pass validation (@ValidateNested alone skips a missing value) and fail later with 500 INTERNAL_ERROR.
+    const before = await edgeCount();
+    const { source, target, ...rest } = edge('o1', 's1');
+    for (const [body, field] of [
+      [{ ...rest, target }, 'source'],
+      [{ ...rest, source }, 'target'],
+    ] as const) {
+      const res = await relate(owner, body).expect(400);
+      expect(res.body.code).toBe('VALIDATION_ERROR');
+      expect(problemsOf(res.body)).toEqual([{ field, reason: `${field} is required` }]);
+    }
+    const nullSource = await relate(owner, { ...rest, source: null, target }).expect(400);
+    expect(nullSource.body.code).toBe('VALIDATION_ERROR');
+    expect(problemsOf(nullSource.body)).toContainEqual({ field: 'source', reason: 'source should not be null or undefined' });
+    expect(await edgeCount()).toBe(before);
   });
 
   it('a relation field value is its set of edges, kept equal on create and update; a missing row is refused', async () => {

@@ -8,7 +8,7 @@ import { APPROVAL_DECISIONS, APPROVAL_STATUSES, APPROVAL_STRATEGIES, NODE_STATUS
 export const MAX_APPROVERS = 20;
 
 export class SubmitApprovalDto {
-  @ApiProperty({ type: [String], description: 'User ids who can read the document, in order (sequential)' })
+  @ApiProperty({ type: [String], format: 'uuid', description: 'User ids who can read the document, in order (sequential)' })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_APPROVERS)

@@ -49,7 +49,7 @@ export class CreateCommentDto {
   @IsUUID()
   parentId?: string | null;
 
-  @ApiPropertyOptional({ type: [String], description: 'User ids of people who can read the document; each is notified' })
+  @ApiPropertyOptional({ type: [String], format: 'uuid', description: 'User ids of people who can read the document; each is notified' })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_MENTIONS)
@@ -65,7 +65,7 @@ export class UpdateCommentDto {
   @MaxLength(MAX_COMMENT_LENGTH)
   content: string;
 
-  @ApiPropertyOptional({ type: [String], description: 'Replaces the mentions; people newly mentioned are notified' })
+  @ApiPropertyOptional({ type: [String], format: 'uuid', description: 'Replaces the mentions; people newly mentioned are notified' })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_MENTIONS)

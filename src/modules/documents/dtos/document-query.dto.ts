@@ -85,7 +85,7 @@ export class WriteQueryDto extends DraftReadQueryDto {
 }
 
 export class RowDeleteQueryDto extends WriteQueryDto {
-  @ApiPropertyOptional({ type: 'integer', description: 'Optimistic lock: the version the caller last read' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Optimistic lock: the version the caller last read' })
   @IsOptional()
   @QueryInt()
   @IsInt()
@@ -97,6 +97,7 @@ export class RowDeleteQueryDto extends WriteQueryDto {
 export class PropertiesWriteQueryDto extends WriteQueryDto {
   @ApiPropertyOptional({
     type: 'integer',
+    minimum: 0,
     description: 'Optimistic lock: the properties version the caller last read (a body version, when also given, must be the same)',
   })
   @IsOptional()

@@ -75,6 +75,7 @@ export class UpdateMetadataDto {
   @ApiPropertyOptional({ type: [FieldDto], description: 'Document-property fields; kept when omitted' }) @IsOptional() @Allow() properties?: unknown;
   @ApiPropertyOptional({
     type: 'integer',
+    minimum: 0,
     description: 'Optimistic lock: the `version` of the metadata as read (GET /metadata, with the same requestId); 409 VERSION_CONFLICT when it is no longer current',
   })
   @PresentNotNull()

@@ -26,7 +26,7 @@ export class PropertiesBodyDto {
   @Allow()
   properties: unknown;
 
-  @ApiPropertyOptional({ type: 'integer', description: 'Optimistic lock (also accepted as query parameter on PATCH)' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Optimistic lock (also accepted as query parameter on PATCH)' })
   @PresentNotNull()
   @IsInt()
   @Min(0)

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsObject, IsOptional, IsString, IsUUID, Matches, MaxLength, ValidateNested } from 'class-validator';
+import { IsDefined, IsIn, IsObject, IsOptional, IsString, IsUUID, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { RELATION_DIRECTIONS, type RelationDirection } from '../domain/document.records.js';
 import { DeprecatedApplyParam } from '../../../common/http/validation-decorators.js';
@@ -37,11 +37,13 @@ export class CreateRelationDto {
   direction?: RelationDirection;
 
   @ApiProperty({ type: RelationEndDto, description: 'Needs write permission on its document' })
+  @IsDefined()
   @ValidateNested()
   @Type(() => RelationEndDto)
   source: RelationEndDto;
 
   @ApiProperty({ type: RelationEndDto, description: 'Needs read permission; same organization as the source' })
+  @IsDefined()
   @ValidateNested()
   @Type(() => RelationEndDto)
   target: RelationEndDto;

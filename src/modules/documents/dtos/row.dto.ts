@@ -65,7 +65,7 @@ export class UpdateRowDto {
   @Allow()
   values: unknown;
 
-  @ApiPropertyOptional({ type: 'integer', description: 'Optimistic lock: 409 VERSION_CONFLICT when it is not the current version' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Optimistic lock: 409 VERSION_CONFLICT when it is not the current version' })
   @PresentNotNull()
   @IsInt()
   @Min(0)

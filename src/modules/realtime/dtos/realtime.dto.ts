@@ -175,6 +175,7 @@ export class CreateLockDto {
   target: LockTargetDto;
 
   @ApiPropertyOptional({
+    type: 'integer',
     description: 'Seconds (default REALTIME_LOCK_DEFAULT_TTL_SECONDS, at most REALTIME_LOCK_MAX_TTL_SECONDS)',
     minimum: 1,
   })

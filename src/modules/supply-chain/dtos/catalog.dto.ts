@@ -135,6 +135,7 @@ export class CatalogRowUpdateDto {
   values: unknown;
   @ApiPropertyOptional({
     type: 'integer',
+    minimum: 0,
     description: 'Optimistic lock: VERSION_CONFLICT (409) when the row moved on',
   })
   @PresentNotNull()

@@ -78,7 +78,8 @@ export class CreateWebhookDto {
   url: string;
 
   @ApiProperty({
-    type: [String],
+    enum: [...SUBSCRIBABLE_EVENTS],
+    isArray: true,
     example: ['request_merged', 'data_bulk_operation'],
     description: 'Event types of spec 6.2, or * for all',
   })
@@ -93,14 +94,14 @@ export class CreateWebhookDto {
 
   @ApiPropertyOptional(filtersDoc) @IsOptional() @IsObject() filters?: WebhookFilters;
 
-  @ApiPropertyOptional({ minimum: 1, maximum: 60, default: 30, description: 'Seconds' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 60, default: 30, description: 'Seconds' })
   @IsOptional()
   @IsInt()
   @Min(WEBHOOK_LIMITS.timeout.min)
   @Max(WEBHOOK_LIMITS.timeout.max)
   timeout?: number;
 
-  @ApiPropertyOptional({ minimum: 0, maximum: 10, default: 3 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 10, default: 3 })
   @IsOptional()
   @IsInt()
   @Min(WEBHOOK_LIMITS.maxRetries.min)
@@ -108,6 +109,7 @@ export class CreateWebhookDto {
   maxRetries?: number;
 
   @ApiPropertyOptional({
+    type: 'integer',
     minimum: 1,
     maximum: 86_400,
     default: 60,
@@ -153,7 +155,7 @@ export class UpdateWebhookDto {
   @MaxLength(2000)
   url?: string;
 
-  @ApiPropertyOptional({ type: [String] })
+  @ApiPropertyOptional({ enum: [...SUBSCRIBABLE_EVENTS], isArray: true, description: 'Event types of spec 6.2, or * for all' })
   @PresentNotNull()
   @IsArray()
   @ArrayNotEmpty()
@@ -172,19 +174,19 @@ export class UpdateWebhookDto {
   @IsOptional()
   @IsObject()
   filters?: WebhookFilters | null;
-  @ApiPropertyOptional({ minimum: 1, maximum: 60 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 60 })
   @PresentNotNull()
   @IsInt()
   @Min(WEBHOOK_LIMITS.timeout.min)
   @Max(WEBHOOK_LIMITS.timeout.max)
   timeout?: number;
-  @ApiPropertyOptional({ minimum: 0, maximum: 10 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, maximum: 10 })
   @PresentNotNull()
   @IsInt()
   @Min(WEBHOOK_LIMITS.maxRetries.min)
   @Max(WEBHOOK_LIMITS.maxRetries.max)
   maxRetries?: number;
-  @ApiPropertyOptional({ minimum: 1, maximum: 86_400 })
+  @ApiPropertyOptional({ type: 'integer', minimum: 1, maximum: 86_400 })
   @PresentNotNull()
   @IsInt()
   @Min(WEBHOOK_LIMITS.retryInterval.min)
@@ -224,6 +226,7 @@ export class NoQueryDto {}
 
 export class TestWebhookDto {
   @ApiPropertyOptional({
+    enum: [...DOMAIN_EVENT_TYPES, TEST_EVENT],
     description: `An event type of spec 6.2, or ${TEST_EVENT} (the default)`,
     example: 'request_merged',
   })
