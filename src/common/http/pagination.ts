@@ -38,7 +38,7 @@ export class PageQueryDto {
 
 /** `cursor` + `limit`, for deep paging with keyset cursors. */
 export class CursorQueryDto {
-  @ApiPropertyOptional({ description: 'Opaque cursor from a previous nextCursor' })
+  @ApiPropertyOptional({ description: 'Opaque cursor from a previous nextCursor', maxLength: 2048 })
   @IsOptional()
   @IsString()
   @MaxLength(2048)

@@ -36,3 +36,10 @@ export const DeprecatedApplyParam = (what: string): PropertyDecorator =>
  */
 export const Trimmed = (): PropertyDecorator =>
   Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value));
+
+/**
+ * Some character that is not white space (a text of only spaces or line breaks says nothing). Written anchored and
+ * whole — the same strings as an unanchored `\S`, and linear to match — because the OpenAPI document carries it as
+ * the property's `pattern`, and some client generators (Java's `@Pattern`) match a pattern against the whole value.
+ */
+export const NOT_BLANK_PATTERN = /^\s*\S[\s\S]*$/;

@@ -59,6 +59,17 @@ describe('accounts, sessions and sign-in throttling', () => {
     expect((await patch('  Ada  ').expect(200)).body.payload.displayName).toBe('Ada');
   });
 
+  it('PATCH /users/me takes a language tag of at most 35 characters as locale', async () => {
+    const user = await registerUser(t.http);
+    const patch = (locale: string) => request(t.http).patch('/api/v1/users/me').set(bearer(user)).send({ locale });
+    const longest = `en-${'-Latn'.repeat(6)}-US`.replace('--', '-').slice(0, 35);
+    expect(longest).toHaveLength(35);
+    expect((await patch(longest).expect(200)).body.payload.locale).toBe(longest);
+    const tooLong = await patch(`${longest}x`).expect(400);
+    expect(tooLong.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'locale' } });
+    expect((await request(t.http).get('/api/v1/users/me').set(bearer(user)).expect(200)).body.payload.locale).toBe(longest);
+  });
+
   it('PATCH /users/me takes back the record GET /users/me answered; e-mail and phone only as stored', async () => {
     const user = await registerUser(t.http);
     const phone = '+4915112340077';

@@ -298,12 +298,8 @@ function compareLevel(rules: Rule[], schema: Schema, each: boolean, say: Say): v
     const rule = named(rules, name, each);
     const validated = rule ? value(rule) : undefined;
     const documented = schema[keyword];
-    // A number's range is always documented; lengths, sizes and patterns are compared where both sides state them.
-    if (
-      validated !== undefined &&
-      documented === undefined &&
-      (keyword === 'minimum' || keyword === 'maximum')
-    ) {
+    // Every validated range, length and array size is documented, with the same value.
+    if (validated !== undefined && documented === undefined) {
       say('bounds', `${keyword}: document says nothing, validation (${name}) says ${String(validated)}`);
     }
     if (validated !== undefined && documented !== undefined && validated !== documented) {
@@ -319,8 +315,13 @@ function compareLevel(rules: Rule[], schema: Schema, each: boolean, say: Say): v
       ? (matches.constraints[0] as RegExp).source
       : String(matches.constraints?.[0])
     : undefined;
-  if (pattern !== undefined && schema.pattern !== undefined && schema.pattern !== pattern) {
-    say('pattern', `pattern: document says ${schema.pattern}, validation matches ${pattern}`);
+  if (pattern !== undefined && schema.pattern !== pattern) {
+    say('pattern', `pattern: document says ${schema.pattern ?? 'nothing'}, validation matches ${pattern}`);
+  }
+  // JSON Schema searches a pattern anywhere in the value, some generated clients (Java's @Pattern) match it against
+  // the whole value: only a pattern anchored at both ends means the same to both.
+  if (schema.pattern !== undefined && !(schema.pattern.startsWith('^') && schema.pattern.endsWith('$'))) {
+    say('pattern', `pattern ${schema.pattern} is not anchored (^…$): clients that match whole values would differ`);
   }
 }
 
@@ -329,10 +330,10 @@ function compareLevel(rules: Rule[], schema: Schema, each: boolean, say: Say): v
  * OpenAPI schema (components.schemas, or the operation's query parameters) is compared with its class-validator
  * metadata: required vs optional (what an empty object through the pipe's transform and validation refuses), enums
  * vs IsIn/IsEnum, the type (integer vs number, array vs not, uuid format), min/max/length/items bounds and patterns
- * where both sides state them, and properties validated but undocumented or documented but refused by the
- * whitelist. Nested @ValidateNested() classes are followed. The document is built from the code, as
- * `npm run openapi:export` builds it (`npm run openapi:check` keeps the committed file equal to it), without a
- * database.
+ * (each one validated is documented with the same value; with each: on the array's items), and properties
+ * validated but undocumented or documented but refused by the whitelist. Nested @ValidateNested() classes are
+ * followed. The document is built from the code, as `npm run openapi:export` builds it (`npm run openapi:check`
+ * keeps the committed file equal to it), without a database.
  */
 describe('OpenAPI request schemas say what the validation accepts', () => {
   let app: NestExpressApplication;

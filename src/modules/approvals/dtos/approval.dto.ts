@@ -8,7 +8,7 @@ import { APPROVAL_DECISIONS, APPROVAL_STATUSES, APPROVAL_STRATEGIES, NODE_STATUS
 export const MAX_APPROVERS = 20;
 
 export class SubmitApprovalDto {
-  @ApiProperty({ type: [String], format: 'uuid', description: 'User ids who can read the document, in order (sequential)' })
+  @ApiProperty({ type: [String], format: 'uuid', description: 'User ids who can read the document, in order (sequential)', minItems: 1, maxItems: MAX_APPROVERS })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(MAX_APPROVERS)
@@ -24,8 +24,8 @@ export class SubmitApprovalDto {
 
 export class StartApprovalDto {
   /** Not checked for its form here: an id that names no request of the document is NOT_FOUND, malformed or not (like GET /requests/{reqId}). */
-  @ApiProperty() @IsString() @MaxLength(128) requestId: string;
-  @ApiProperty({ description: 'A flow id of GET /approval' }) @IsString() @MaxLength(64) flowId: string;
+  @ApiProperty({ maxLength: 128 }) @IsString() @MaxLength(128) requestId: string;
+  @ApiProperty({ description: 'A flow id of GET /approval', maxLength: 64 }) @IsString() @MaxLength(64) flowId: string;
 }
 
 export class DecisionQueryDto extends DocumentScopeQueryDto {
@@ -33,8 +33,8 @@ export class DecisionQueryDto extends DocumentScopeQueryDto {
 }
 
 export class DecisionBodyDto {
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4000) comment?: string;
-  @ApiPropertyOptional({ description: 'Free-form signature stored with the decision (a name, a reference)' })
+  @ApiPropertyOptional({ maxLength: 4000 }) @IsOptional() @IsString() @MaxLength(4000) comment?: string;
+  @ApiPropertyOptional({ description: 'Free-form signature stored with the decision (a name, a reference)', maxLength: 4000 })
   @IsOptional()
   @IsString()
   @MaxLength(4000)
@@ -43,7 +43,7 @@ export class DecisionBodyDto {
 
 export class ApproveBodyDto {
   @ApiProperty({ enum: APPROVAL_DECISIONS }) @IsIn(APPROVAL_DECISIONS) decision: (typeof APPROVAL_DECISIONS)[number];
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(4000) comment?: string;
+  @ApiPropertyOptional({ maxLength: 4000 }) @IsOptional() @IsString() @MaxLength(4000) comment?: string;
 }
 
 export class ApprovalNodeDto {

@@ -3,13 +3,11 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { UnversionedWriteQueryDto } from '../../documents/dtos/document-query.dto.js';
-import { QueryBoolean } from '../../../common/http/validation-decorators.js';
+import { NOT_BLANK_PATTERN, QueryBoolean } from '../../../common/http/validation-decorators.js';
 import { COMMENT_SCOPES, type CommentScope } from '../domain/comment.records.js';
 
 export const MAX_COMMENT_LENGTH = 10_000;
 export const MAX_MENTIONS = 50;
-/** Some character that is not whitespace: a comment of only spaces or line breaks says nothing. */
-const NOT_BLANK = /\S/;
 
 /** Spec 2.8 CommentTarget. */
 export class CommentTargetDto {
@@ -17,13 +15,13 @@ export class CommentTargetDto {
   @IsIn(COMMENT_SCOPES)
   scope: CommentScope;
 
-  @ApiPropertyOptional({ description: 'Required for scope field and cell: a field of the document metadata' })
+  @ApiPropertyOptional({ description: 'Required for scope field and cell: a field of the document metadata', maxLength: 128 })
   @IsOptional()
   @IsString()
   @MaxLength(128)
   fieldId?: string;
 
-  @ApiPropertyOptional({ description: 'Required for scope row and cell: a row of this document' })
+  @ApiPropertyOptional({ description: 'Required for scope row and cell: a row of this document', maxLength: 128 })
   @IsOptional()
   @IsString()
   @MaxLength(128)
@@ -37,10 +35,10 @@ export class CreateCommentDto {
   @Type(() => CommentTargetDto)
   target?: CommentTargetDto;
 
-  @ApiProperty({ maxLength: MAX_COMMENT_LENGTH, description: 'Kept as written; whitespace only is refused' })
+  @ApiProperty({ maxLength: MAX_COMMENT_LENGTH, description: 'Kept as written; whitespace only is refused', pattern: NOT_BLANK_PATTERN.source })
   @IsString()
   @IsNotEmpty()
-  @Matches(NOT_BLANK, { message: '$property must not be blank' })
+  @Matches(NOT_BLANK_PATTERN, { message: '$property must not be blank' })
   @MaxLength(MAX_COMMENT_LENGTH)
   content: string;
 
@@ -49,7 +47,7 @@ export class CreateCommentDto {
   @IsUUID()
   parentId?: string | null;
 
-  @ApiPropertyOptional({ type: [String], format: 'uuid', description: 'User ids of people who can read the document; each is notified' })
+  @ApiPropertyOptional({ type: [String], format: 'uuid', description: 'User ids of people who can read the document; each is notified', maxItems: MAX_MENTIONS })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_MENTIONS)
@@ -58,14 +56,14 @@ export class CreateCommentDto {
 }
 
 export class UpdateCommentDto {
-  @ApiProperty({ maxLength: MAX_COMMENT_LENGTH, description: 'Kept as written; whitespace only is refused' })
+  @ApiProperty({ maxLength: MAX_COMMENT_LENGTH, description: 'Kept as written; whitespace only is refused', pattern: NOT_BLANK_PATTERN.source })
   @IsString()
   @IsNotEmpty()
-  @Matches(NOT_BLANK, { message: '$property must not be blank' })
+  @Matches(NOT_BLANK_PATTERN, { message: '$property must not be blank' })
   @MaxLength(MAX_COMMENT_LENGTH)
   content: string;
 
-  @ApiPropertyOptional({ type: [String], format: 'uuid', description: 'Replaces the mentions; people newly mentioned are notified' })
+  @ApiPropertyOptional({ type: [String], format: 'uuid', description: 'Replaces the mentions; people newly mentioned are notified', maxItems: MAX_MENTIONS })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(MAX_MENTIONS)
@@ -74,7 +72,7 @@ export class UpdateCommentDto {
 }
 
 export class ReactionBodyDto {
-  @ApiPropertyOptional({ description: 'One emoji (👍) or a short name (:thumbsup: or thumbsup); the query parameter wins' })
+  @ApiPropertyOptional({ description: 'One emoji (👍) or a short name (:thumbsup: or thumbsup); the query parameter wins', maxLength: 64 })
   @IsOptional()
   @IsString()
   @MaxLength(64)
@@ -83,7 +81,7 @@ export class ReactionBodyDto {
 
 /** A reaction write: the document context, `requestId` and the deprecated `apply` as on every comment write, and the emoji. */
 export class ReactionQueryDto extends UnversionedWriteQueryDto {
-  @ApiPropertyOptional({ description: 'One emoji or a short name' })
+  @ApiPropertyOptional({ description: 'One emoji or a short name', maxLength: 64 })
   @IsOptional()
   @IsString()
   @MaxLength(64)
@@ -96,9 +94,9 @@ export class ListCommentsQueryDto extends PageQueryDto {
   @IsIn(COMMENT_SCOPES)
   scope?: CommentScope;
 
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) fieldId?: string;
+  @ApiPropertyOptional({ maxLength: 128 }) @IsOptional() @IsString() @MaxLength(128) fieldId?: string;
 
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) rowId?: string;
+  @ApiPropertyOptional({ maxLength: 128 }) @IsOptional() @IsString() @MaxLength(128) rowId?: string;
 
   @ApiPropertyOptional({ type: Boolean })
   @IsOptional()

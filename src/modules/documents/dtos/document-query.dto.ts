@@ -50,7 +50,7 @@ export class DocumentScopeQueryDto {
  * (such a write is saved at once either way), `apply` still answering `X-API-Deprecated: true`.
  */
 export class UnversionedWriteQueryDto extends DocumentScopeQueryDto {
-  @ApiPropertyOptional({ description: 'Accepted and ignored: this write is saved at once, not recorded on a request' })
+  @ApiPropertyOptional({ description: 'Accepted and ignored: this write is saved at once, not recorded on a request', maxLength: 128 })
   @IsOptional()
   @IsString()
   @MaxLength(128)
@@ -62,7 +62,7 @@ export class UnversionedWriteQueryDto extends DocumentScopeQueryDto {
 
 /** Reads that may show a request's draft. */
 export class DraftReadQueryDto extends DocumentScopeQueryDto {
-  @ApiPropertyOptional({ description: 'Show the document as it would be after merging this open request' })
+  @ApiPropertyOptional({ description: 'Show the document as it would be after merging this open request', maxLength: 64 })
   @IsOptional()
   @IsString()
   @MaxLength(64)
@@ -71,7 +71,7 @@ export class DraftReadQueryDto extends DocumentScopeQueryDto {
 
 /** `POST /data/query`: a view to apply, narrowed by the body's filters (docs/views.md). */
 export class QueryReadQueryDto extends DraftReadQueryDto {
-  @ApiPropertyOptional({ description: "Apply this view: the body's filters narrow it, the body's sorts come first, only its columns in values" })
+  @ApiPropertyOptional({ description: "Apply this view: the body's filters narrow it, the body's sorts come first, only its columns in values", maxLength: 128 })
   @IsOptional()
   @IsString()
   @MaxLength(128)
@@ -120,13 +120,13 @@ export class DataListQueryDto extends DraftReadQueryDto {
   page: number = 1;
   pageSize: number = DEFAULT_PAGE_SIZE;
 
-  @ApiPropertyOptional({ example: 'price:desc', description: 'field:asc or field:desc, comma-separated for several keys' })
+  @ApiPropertyOptional({ example: 'price:desc', description: 'field:asc or field:desc, comma-separated for several keys', maxLength: 1000 })
   @IsOptional()
   @IsString()
   @MaxLength(1000)
   sort?: string;
 
-  @ApiPropertyOptional({ description: 'Opaque cursor from a previous nextCursor (keyset paging)' })
+  @ApiPropertyOptional({ description: 'Opaque cursor from a previous nextCursor (keyset paging)', maxLength: 4096 })
   @IsOptional()
   @IsString()
   @MaxLength(4096)
@@ -149,7 +149,7 @@ export class DataListQueryDto extends DraftReadQueryDto {
   @Max(MAX_CURSOR_LIMIT)
   limit?: number;
 
-  @ApiPropertyOptional({ description: "Apply this view: its filters, then its sorts after any explicit sort, only its columns in values (docs/views.md)" })
+  @ApiPropertyOptional({ description: "Apply this view: its filters, then its sorts after any explicit sort, only its columns in values (docs/views.md)", maxLength: 128 })
   @IsOptional()
   @IsString()
   @MaxLength(128)
@@ -160,17 +160,19 @@ apply(DataListQueryDto.prototype, 'pageSize', PageProps.pageSize());
 
 export const BUNDLE_SECTIONS = ['metadata', 'views', 'data', 'comments', 'revisions', 'settings'] as const;
 export type BundleSection = (typeof BUNDLE_SECTIONS)[number];
+/** The characters of a comma list of sections (the names are checked by the service). */
+const BUNDLE_INCLUDE_PATTERN = /^[a-z,\s]*$/;
 
 /** `GET /doc/{docType}/{docId}`. */
 export class BundleQueryDto extends DraftReadQueryDto {
-  @ApiPropertyOptional({ example: 'metadata,data', description: `Comma list of ${BUNDLE_SECTIONS.join(', ')} (default: all)` })
+  @ApiPropertyOptional({ example: 'metadata,data', description: `Comma list of ${BUNDLE_SECTIONS.join(', ')} (default: all)`, pattern: BUNDLE_INCLUDE_PATTERN.source, maxLength: 200 })
   @IsOptional()
   @IsString()
-  @Matches(/^[a-z,\s]*$/)
+  @Matches(BUNDLE_INCLUDE_PATTERN)
   @MaxLength(200)
   include?: string;
 
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) viewId?: string;
+  @ApiPropertyOptional({ maxLength: 128 }) @IsOptional() @IsString() @MaxLength(128) viewId?: string;
 
   page: number = 1;
   pageSize: number = DEFAULT_PAGE_SIZE;
@@ -223,5 +225,5 @@ export class RevisionHistoryQueryDto extends PagedScopeQueryDto {
   @IsIn(['row', 'field', 'metadata', 'settings', 'property'])
   targetKind?: string;
 
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) rowId?: string;
+  @ApiPropertyOptional({ maxLength: 128 }) @IsOptional() @IsString() @MaxLength(128) rowId?: string;
 }

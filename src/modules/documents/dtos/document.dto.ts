@@ -101,7 +101,7 @@ export class DocumentResponseDto {
 }
 
 export class CreateDocumentDto {
-  @ApiPropertyOptional({ pattern: CLIENT_ID_PATTERN.source, description: 'Generated when absent; not . or ..' }) @IsOptional() @IsString() @MaxLength(128) id?: string;
+  @ApiPropertyOptional({ pattern: CLIENT_ID_PATTERN.source, description: 'Generated when absent; not . or ..', maxLength: 128 }) @IsOptional() @IsString() @MaxLength(128) id?: string;
   @ApiProperty({ format: 'uuid' }) @IsUUID() organizationId: string;
   @ApiPropertyOptional({
     format: 'uuid',
@@ -114,7 +114,7 @@ export class CreateDocumentDto {
   @IsOptional()
   @IsUUID()
   workspaceId?: string | null;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(500) title?: string;
+  @ApiPropertyOptional({ maxLength: 500 }) @IsOptional() @IsString() @MaxLength(500) title?: string;
   @ApiPropertyOptional({ type: UpdateMetadataDto }) @IsOptional() @IsObject() metadata?: { fields?: unknown; properties?: unknown };
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: 'Document settings (spec 2.11)' })
   @IsOptional()

@@ -10,9 +10,9 @@ export const RELATION_TYPE_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 
 /** One end of a relation: a row of a document; `workspaceId`/`organizationId` name its tenant like a /doc call's context. */
 export class RelationEndDto {
-  @ApiProperty() @IsString() @MaxLength(64) docType: string;
-  @ApiProperty() @IsString() @MaxLength(128) docId: string;
-  @ApiProperty() @IsString() @MaxLength(128) rowId: string;
+  @ApiProperty({ maxLength: 64 }) @IsString() @MaxLength(64) docType: string;
+  @ApiProperty({ maxLength: 128 }) @IsString() @MaxLength(128) docId: string;
+  @ApiProperty({ maxLength: 128 }) @IsString() @MaxLength(128) rowId: string;
 
   @ApiPropertyOptional({ format: 'uuid', description: 'The workspace of this end (default: the call\'s workspaceId / X-Workspace-Id)' })
   @IsOptional()
@@ -26,7 +26,7 @@ export class RelationEndDto {
 }
 
 export class CreateRelationDto {
-  @ApiProperty({ example: 'supplies', description: 'Kind of link, ^[A-Za-z0-9_.:-]{1,64}$' })
+  @ApiProperty({ example: 'supplies', description: 'Kind of link, ^[A-Za-z0-9_.:-]{1,64}$', pattern: RELATION_TYPE_PATTERN.source })
   @IsString()
   @Matches(RELATION_TYPE_PATTERN)
   type: string;
@@ -55,7 +55,7 @@ export class CreateRelationDto {
 }
 
 export class CreateRelationQueryDto {
-  @ApiPropertyOptional({ description: 'Record the edge on this open request of the source document instead of merging at once' })
+  @ApiPropertyOptional({ description: 'Record the edge on this open request of the source document instead of merging at once', maxLength: 64 })
   @IsOptional()
   @IsString()
   @MaxLength(64)
@@ -74,8 +74,8 @@ export class ListRelationsQueryDto extends PageQueryDto {
   @IsIn(['outgoing', 'incoming'])
   direction?: 'outgoing' | 'incoming';
 
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) type?: string;
-  @ApiPropertyOptional({ description: "This document's end of the edge" }) @IsOptional() @IsString() @MaxLength(128) rowId?: string;
+  @ApiPropertyOptional({ maxLength: 64 }) @IsOptional() @IsString() @MaxLength(64) type?: string;
+  @ApiPropertyOptional({ description: "This document's end of the edge", maxLength: 128 }) @IsOptional() @IsString() @MaxLength(128) rowId?: string;
 
   @IsOptional() @IsUUID() workspaceId?: string;
   @IsOptional() @IsUUID() organizationId?: string;

@@ -51,8 +51,8 @@ export class ChangeTargetInputDto {
   @ApiProperty({ enum: ANSWERED_TARGET_KINDS })
   @IsIn(ANSWERED_TARGET_KINDS)
   kind: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) rowId?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) fieldId?: string;
+  @ApiPropertyOptional({ maxLength: 128 }) @IsOptional() @IsString() @MaxLength(128) rowId?: string;
+  @ApiPropertyOptional({ maxLength: 64 }) @IsOptional() @IsString() @MaxLength(64) fieldId?: string;
 }
 
 /**
@@ -87,21 +87,21 @@ export const DEFAULT_REQUEST_TITLE = 'Untitled request';
 
 export class CreateRequestDto {
   /** Spec 2.9 lists title, description and changes without marking any required; a request needs a name to show. */
-  @ApiPropertyOptional({ description: `Default "${DEFAULT_REQUEST_TITLE}"; trimmed, and one made only of whitespace is refused`, maxLength: 500 })
+  @ApiPropertyOptional({ description: `Default "${DEFAULT_REQUEST_TITLE}"; trimmed, and one made only of whitespace is refused`, maxLength: 500, minLength: 1 })
   @IsOptional()
   @Trimmed()
   @IsString()
   @MinLength(1)
   @MaxLength(500)
   title?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(10_000) description?: string;
-  @ApiPropertyOptional({ type: [String], description: 'User ids asked to review' })
+  @ApiPropertyOptional({ maxLength: 10_000 }) @IsOptional() @IsString() @MaxLength(10_000) description?: string;
+  @ApiPropertyOptional({ type: [String], description: 'User ids asked to review', maxItems: 100 })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(100)
   @IsString({ each: true })
   reviewers?: string[];
-  @ApiPropertyOptional({ type: [ChangeInputDto] })
+  @ApiPropertyOptional({ type: [ChangeInputDto], maxItems: 1000 })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(1000)

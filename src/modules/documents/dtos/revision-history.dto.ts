@@ -9,7 +9,7 @@ import { ValueEntryDto } from './row.dto.js';
 
 export class RevisionDiffQueryDto extends PagedScopeQueryDto {
   // Not checked for its form: an id that names no revision of the document is NOT_FOUND (field base), malformed or not.
-  @ApiPropertyOptional({ description: 'The revision to compare with (default: the previous revision); must be older' })
+  @ApiPropertyOptional({ description: 'The revision to compare with (default: the previous revision); must be older', maxLength: 128 })
   @IsOptional()
   @IsString()
   @MaxLength(128)
@@ -22,9 +22,9 @@ export class RevisionHistoryQueryDto extends PagedScopeQueryDto {
   @IsIn(TARGET_KINDS)
   targetKind?: string;
 
-  @ApiPropertyOptional({ description: 'The row (targetKind row, or relation)' }) @IsOptional() @IsString() @MaxLength(128) rowId?: string;
+  @ApiPropertyOptional({ description: 'The row (targetKind row, or relation)', maxLength: 128 }) @IsOptional() @IsString() @MaxLength(128) rowId?: string;
 
-  @ApiPropertyOptional({ description: 'The field or property (with targetKind row: the operations touching that cell)' })
+  @ApiPropertyOptional({ description: 'The field or property (with targetKind row: the operations touching that cell)', maxLength: 64 })
   @IsOptional()
   @IsString()
   @MaxLength(64)

@@ -8,7 +8,7 @@ import { ANY_JSON_SCHEMA } from '../../../common/http/api-envelope.decorator.js'
  * be the settings as read: their read-only keys are ignored (the context comes from the query or headers).
  */
 export class TypeSettingsDto {
-  @ApiPropertyOptional({ type: String, nullable: true, description: 'Id of the view used as default by documents of this type that set none of their own' })
+  @ApiPropertyOptional({ type: String, nullable: true, description: 'Id of the view used as default by documents of this type that set none of their own', maxLength: 128 })
   @IsOptional()
   @ValidateIf((_object, value) => value !== null)
   @IsString()

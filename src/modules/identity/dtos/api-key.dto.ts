@@ -14,14 +14,25 @@ import type { ApiKeyEntity } from '../entities/api-key.entity.js';
 import { Trimmed } from '../../../common/http/validation-decorators.js';
 
 export class CreateApiKeyDto {
-  @ApiProperty({ example: 'CI pipeline', description: 'Trimmed; blank is refused' })
+  @ApiProperty({
+    example: 'CI pipeline',
+    description: 'Trimmed; blank is refused',
+    minLength: 1,
+    maxLength: 100,
+  })
   @Trimmed()
   @IsString()
   @MinLength(1)
   @MaxLength(100)
   name: string;
 
-  @ApiProperty({ enum: SCOPES, isArray: true, description: 'Spec 5.8 scopes the key carries (at least one)' })
+  @ApiProperty({
+    enum: SCOPES,
+    isArray: true,
+    description: 'Spec 5.8 scopes the key carries (at least one)',
+    minItems: 1,
+    maxItems: SCOPES.length,
+  })
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(SCOPES.length)
@@ -40,6 +51,8 @@ export class CreateApiKeyDto {
     type: [String],
     description: 'Client addresses or CIDR ranges allowed to use the key; empty: any',
     example: ['203.0.113.0/24', '2001:db8::1'],
+    maxItems: 50,
+    maxLength: 64,
   })
   @IsOptional()
   @IsArray()

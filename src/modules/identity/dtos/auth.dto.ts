@@ -6,6 +6,9 @@ import { Trimmed } from '../../../common/http/validation-decorators.js';
 /** E.164: `+` and 7 to 15 digits. */
 export const PHONE_PATTERN = /^\+[1-9]\d{6,14}$/;
 
+/** A one-time code sent by SMS or e-mail, or shown by an authenticator app: 6 digits. */
+export const SIX_DIGIT_CODE_PATTERN = /^\d{6}$/;
+
 /**
  * The domain of the addresses given to third-party accounts whose provider shares no e-mail
  * (`<provider>-<hash of the subject>@oauth.quire.invalid`). They are predictable, so no one may choose one:
@@ -32,6 +35,7 @@ export class RegisterDto {
   @ApiProperty({
     example: 'ada@example.com',
     description: `Not in the reserved domain ${PLACEHOLDER_EMAIL_DOMAIN}`,
+    maxLength: 254,
   })
   @IsEmail()
   @MaxLength(254)
@@ -47,6 +51,8 @@ export class RegisterDto {
   @ApiPropertyOptional({
     example: 'Ada Lovelace',
     description: "Default: the e-mail address's local part (the register body is not shown in the spec). Trimmed; blank is refused",
+    minLength: 1,
+    maxLength: 100,
   })
   @IsOptional()
   @Trimmed()
@@ -60,31 +66,31 @@ export class RegisterDto {
  * Either `email` + `password`, or `phone` alone (a code is sent by SMS; answer 202) and then `phone` + `code`.
  */
 export class LoginDto {
-  @ApiPropertyOptional({ example: 'ada@example.com' })
+  @ApiPropertyOptional({ example: 'ada@example.com', maxLength: 254 })
   @IsOptional()
   @IsEmail()
   @MaxLength(254)
   email?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ maxLength: 256 })
   @IsOptional()
   @IsString()
   @MaxLength(256)
   password?: string;
 
-  @ApiPropertyOptional({ example: '+4915112345678', description: 'E.164 phone number of the account' })
+  @ApiPropertyOptional({ example: '+4915112345678', description: 'E.164 phone number of the account', pattern: PHONE_PATTERN.source })
   @IsOptional()
   @Matches(PHONE_PATTERN, { message: 'phone must be an E.164 number such as +4915112345678' })
   phone?: string;
 
-  @ApiPropertyOptional({ example: '042917', description: 'The code sent by SMS to `phone`' })
+  @ApiPropertyOptional({ example: '042917', description: 'The code sent by SMS to `phone`', pattern: SIX_DIGIT_CODE_PATTERN.source })
   @IsOptional()
-  @Matches(/^\d{6}$/, { message: 'code must be 6 digits' })
+  @Matches(SIX_DIGIT_CODE_PATTERN, { message: 'code must be 6 digits' })
   code?: string;
 }
 
 export class RefreshDto {
-  @ApiProperty({ description: 'The refresh token of the session (`qrt_…`)' })
+  @ApiProperty({ description: 'The refresh token of the session (`qrt_…`)', maxLength: 512 })
   @IsString()
   @MaxLength(512)
   refreshToken: string;

@@ -18,7 +18,7 @@ import {
 import { Trimmed } from '../../../common/http/validation-decorators.js';
 
 export class CreateOAuthClientDto {
-  @ApiProperty({ example: 'Reporting dashboard', description: 'Trimmed; blank is refused' })
+  @ApiProperty({ example: 'Reporting dashboard', description: 'Trimmed; blank is refused', minLength: 1, maxLength: 100 })
   @Trimmed()
   @IsString()
   @MinLength(1)
@@ -29,6 +29,8 @@ export class CreateOAuthClientDto {
     type: [String],
     description: 'Exact redirect URIs (https, or http on a loopback host); required for authorization_code',
     example: ['https://dashboard.example.com/oauth/callback'],
+    maxItems: 10,
+    maxLength: 2048,
   })
   @IsOptional()
   @IsArray()
@@ -41,6 +43,8 @@ export class CreateOAuthClientDto {
     enum: SCOPES,
     isArray: true,
     description: 'The most a token of this client may carry (spec 5.8); required unless given as `scopes`',
+    minItems: 1,
+    maxItems: SCOPES.length,
   })
   @IsOptional()
   @IsArray()
@@ -49,7 +53,7 @@ export class CreateOAuthClientDto {
   @IsString({ each: true })
   allowedScopes?: string[];
 
-  @ApiPropertyOptional({ enum: SCOPES, isArray: true, description: 'The same as allowedScopes (the name API keys use)' })
+  @ApiPropertyOptional({ enum: SCOPES, isArray: true, description: 'The same as allowedScopes (the name API keys use)', minItems: 1, maxItems: SCOPES.length })
   @IsOptional()
   @IsArray()
   @ArrayMinSize(1)
@@ -62,6 +66,7 @@ export class CreateOAuthClientDto {
     isArray: true,
     description:
       'Default: authorization_code, refresh_token and client_credentials with redirect URIs; client_credentials without',
+    minItems: 1,
   })
   @IsOptional()
   @IsArray()

@@ -20,6 +20,8 @@ import {
 } from '../entities/oidc-provider.entity.js';
 
 const URL_OPTIONS = { require_tld: false, protocols: ['http', 'https'], require_protocol: true };
+/** An OAuth scope token (RFC 6749 3.3): printable ASCII but space, " and \. */
+const SCOPE_TOKEN_PATTERN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
 export class ProviderParamDto {
   @ApiProperty({ enum: OAUTH_PROVIDERS })
@@ -32,7 +34,7 @@ export class CreateOidcProviderDto {
   @IsIn(OAUTH_PROVIDERS)
   provider: OAuthProvider;
 
-  @ApiPropertyOptional({ example: 'Google', description: 'Trimmed; blank is refused' })
+  @ApiPropertyOptional({ example: 'Google', description: 'Trimmed; blank is refused', minLength: 1, maxLength: 100 })
   @IsOptional()
   @Trimmed()
   @IsString()
@@ -43,28 +45,29 @@ export class CreateOidcProviderDto {
   @ApiProperty({
     description: 'OpenID issuer URL (discovery is read from it): https, or http only on a loopback host',
     example: 'https://accounts.google.com',
+    maxLength: 2048,
   })
   @IsUrl(URL_OPTIONS)
   @MaxLength(2048)
   issuer: string;
 
-  @ApiProperty()
+  @ApiProperty({ minLength: 1, maxLength: 512 })
   @IsString()
   @MinLength(1)
   @MaxLength(512)
   clientId: string;
 
-  @ApiPropertyOptional({ description: 'Stored encrypted; never returned' })
+  @ApiPropertyOptional({ description: 'Stored encrypted; never returned', maxLength: 2048 })
   @IsOptional()
   @IsString()
   @MaxLength(2048)
   clientSecret?: string;
 
-  @ApiPropertyOptional({ type: [String], default: ['openid', 'email', 'profile'] })
+  @ApiPropertyOptional({ type: [String], default: ['openid', 'email', 'profile'], maxItems: 20, pattern: SCOPE_TOKEN_PATTERN.source })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(20)
-  @Matches(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { each: true, message: 'each scope must be a scope token' })
+  @Matches(SCOPE_TOKEN_PATTERN, { each: true, message: 'each scope must be a scope token' })
   scopes?: string[];
 
   @ApiPropertyOptional({ default: true })
@@ -90,19 +93,19 @@ export class CreateOidcProviderDto {
 
 /** Fields left out stay as they are; the ones stored as non-null values refuse an explicit null (VALIDATION_ERROR). */
 export class UpdateOidcProviderDto {
-  @ApiPropertyOptional({ description: 'Trimmed; blank is refused' }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(100) displayName?: string;
-  @ApiPropertyOptional() @PresentNotNull() @IsUrl(URL_OPTIONS) @MaxLength(2048) issuer?: string;
-  @ApiPropertyOptional() @PresentNotNull() @IsString() @MinLength(1) @MaxLength(512) clientId?: string;
-  @ApiPropertyOptional({ description: 'Stored encrypted; never returned' })
+  @ApiPropertyOptional({ description: 'Trimmed; blank is refused', minLength: 1, maxLength: 100 }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(100) displayName?: string;
+  @ApiPropertyOptional({ maxLength: 2048 }) @PresentNotNull() @IsUrl(URL_OPTIONS) @MaxLength(2048) issuer?: string;
+  @ApiPropertyOptional({ minLength: 1, maxLength: 512 }) @PresentNotNull() @IsString() @MinLength(1) @MaxLength(512) clientId?: string;
+  @ApiPropertyOptional({ description: 'Stored encrypted; never returned', maxLength: 2048 })
   @PresentNotNull()
   @IsString()
   @MaxLength(2048)
   clientSecret?: string;
-  @ApiPropertyOptional({ type: [String] })
+  @ApiPropertyOptional({ type: [String], maxItems: 20, pattern: SCOPE_TOKEN_PATTERN.source })
   @PresentNotNull()
   @IsArray()
   @ArrayMaxSize(20)
-  @Matches(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { each: true, message: 'each scope must be a scope token' })
+  @Matches(SCOPE_TOKEN_PATTERN, { each: true, message: 'each scope must be a scope token' })
   scopes?: string[];
   @ApiPropertyOptional() @PresentNotNull() @IsBoolean() enabled?: boolean;
   @ApiPropertyOptional() @IsOptional() @IsUrl(URL_OPTIONS) authorizationEndpoint?: string;
@@ -159,6 +162,7 @@ export class OidcProviderPublicDto {
 export class ThirdPartyAuthorizeQueryDto {
   @ApiProperty({
     description: 'Where the provider sends the browser back; must be registered at the provider',
+    maxLength: 2048,
   })
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
   @MaxLength(2048)
@@ -179,6 +183,8 @@ function isAbsent(value: unknown): boolean {
 export class ThirdPartyCallbackDto {
   @ApiPropertyOptional({
     description: 'The `code` the provider returned. Required unless sent as `authorizationCode`.',
+    minLength: 1,
+    maxLength: 4096,
   })
   // One of the two must be a string: null counts as not sent, so two nulls are refused.
   @ValidateIf((body: ThirdPartyCallbackDto) => isAbsent(body.authorizationCode) || !isAbsent(body.code))
@@ -189,6 +195,8 @@ export class ThirdPartyCallbackDto {
 
   @ApiPropertyOptional({
     description: 'The same code under the name spec 2.1 gives it (bind request); send one of the two.',
+    minLength: 1,
+    maxLength: 4096,
   })
   @ValidateIf((body: ThirdPartyCallbackDto) => isAbsent(body.code) || !isAbsent(body.authorizationCode))
   @IsString()
@@ -198,19 +206,20 @@ export class ThirdPartyCallbackDto {
 
   @ApiPropertyOptional({
     description: 'Optional: when sent, it must be the `redirectUri` of the authorize step the `state` names.',
+    maxLength: 2048,
   })
   @IsOptional()
   @IsUrl(URL_OPTIONS)
   @MaxLength(2048)
   redirectUri?: string;
 
-  @ApiProperty({ description: 'The `state` the provider returned' })
+  @ApiProperty({ description: 'The `state` the provider returned', minLength: 1, maxLength: 512 })
   @IsString()
   @MinLength(1)
   @MaxLength(512)
   state: string;
 
-  @ApiPropertyOptional({ description: 'The `iss` the provider returned (RFC 9207), when it sends one' })
+  @ApiPropertyOptional({ description: 'The `iss` the provider returned (RFC 9207), when it sends one', maxLength: 2048 })
   @IsOptional()
   @IsString()
   @MaxLength(2048)
@@ -219,7 +228,7 @@ export class ThirdPartyCallbackDto {
 
 /** Spec 2.1 bind request. `state` (optional, Quire addition) names the authorize step it follows. */
 export class BindOAuthDto {
-  @ApiProperty()
+  @ApiProperty({ minLength: 1, maxLength: 4096 })
   @IsString()
   @MinLength(1)
   @MaxLength(4096)
@@ -228,6 +237,7 @@ export class BindOAuthDto {
   @ApiPropertyOptional({
     description:
       'Where the provider returned the code. Optional after an authorize step made with your bearer token (its redirectUri is used); required without one.',
+    maxLength: 2048,
   })
   @IsOptional()
   @IsUrl({ require_tld: false, protocols: ['http', 'https'], require_protocol: true })
@@ -236,6 +246,7 @@ export class BindOAuthDto {
 
   @ApiPropertyOptional({
     description: 'The state of GET /auth/oauth/{provider}/authorize made with your bearer token',
+    maxLength: 512,
   })
   @IsOptional()
   @IsString()

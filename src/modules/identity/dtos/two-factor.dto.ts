@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
-import { PHONE_PATTERN } from './auth.dto.js';
+import { PHONE_PATTERN, SIX_DIGIT_CODE_PATTERN } from './auth.dto.js';
 
 export const TWO_FACTOR_METHODS = ['totp', 'sms', 'email'] as const;
 export type TwoFactorMethod = (typeof TWO_FACTOR_METHODS)[number];
@@ -16,14 +16,16 @@ export class EnableTwoFactorDto {
   @ApiPropertyOptional({
     description: 'The code from the authenticator app, SMS or e-mail',
     example: '042917',
+    pattern: SIX_DIGIT_CODE_PATTERN.source,
   })
   @IsOptional()
-  @Matches(/^\d{6}$/, { message: 'code must be 6 digits' })
+  @Matches(SIX_DIGIT_CODE_PATTERN, { message: 'code must be 6 digits' })
   code?: string;
 
   @ApiPropertyOptional({
     description: 'For `sms`: the E.164 number to send codes to (becomes the account phone)',
     example: '+4915112345678',
+    pattern: PHONE_PATTERN.source,
   })
   @IsOptional()
   @Matches(PHONE_PATTERN, { message: 'phone must be an E.164 number such as +4915112345678' })
@@ -32,13 +34,13 @@ export class EnableTwoFactorDto {
 
 /** Proof for turning two-step verification off: the account password, or a current code or backup code. */
 export class DisableTwoFactorDto {
-  @ApiPropertyOptional({ description: 'A TOTP code or a backup code' })
+  @ApiPropertyOptional({ description: 'A TOTP code or a backup code', maxLength: 32 })
   @IsOptional()
   @IsString()
   @MaxLength(32)
   code?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ maxLength: 256 })
   @IsOptional()
   @IsString()
   @MaxLength(256)
@@ -47,12 +49,16 @@ export class DisableTwoFactorDto {
 
 /** The second sign-in step. */
 export class VerifyTwoFactorDto {
-  @ApiProperty({ description: 'challengeToken from the TWO_FACTOR_REQUIRED answer' })
+  @ApiProperty({ description: 'challengeToken from the TWO_FACTOR_REQUIRED answer', maxLength: 256 })
   @IsString()
   @MaxLength(256)
   challengeToken: string;
 
-  @ApiProperty({ description: 'TOTP, SMS or e-mail code, or a backup code', example: '042917' })
+  @ApiProperty({
+    description: 'TOTP, SMS or e-mail code, or a backup code',
+    example: '042917',
+    maxLength: 32,
+  })
   @IsString()
   @MaxLength(32)
   code: string;

@@ -155,12 +155,12 @@ export class LockTargetDto {
   @IsIn(LOCK_TARGET_TYPES)
   type: LockTargetType;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ pattern: LOCK_TARGET_ID.source })
   @IsOptional()
   @Matches(LOCK_TARGET_ID)
   rowId?: string;
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ pattern: LOCK_TARGET_ID.source })
   @IsOptional()
   @Matches(LOCK_TARGET_ID)
   fieldId?: string;
@@ -244,6 +244,7 @@ export class EventStreamQueryDto extends DocumentScopeQueryDto {
   @ApiPropertyOptional({
     description:
       'Connect token from /connect (for EventSource, which cannot send headers); otherwise Authorization: Bearer',
+    maxLength: 8192,
   })
   @IsOptional()
   @IsString()
@@ -267,7 +268,7 @@ export class SnapshotQueryDto extends DocumentScopeQueryDto {
   @IsUUID()
   snapshotId?: string;
 
-  @ApiPropertyOptional({ description: 'The newest snapshot with this name' })
+  @ApiPropertyOptional({ description: 'The newest snapshot with this name', maxLength: 200 })
   @IsOptional()
   @IsString()
   @MaxLength(200)
@@ -300,7 +301,7 @@ export class SnapshotDto {
 }
 
 export class ApplyUpdateDto {
-  @ApiProperty({ description: 'A Yjs update, base64' })
+  @ApiProperty({ description: 'A Yjs update, base64', maxLength: 1_500_000 })
   @IsBase64()
   @MaxLength(1_500_000)
   update: string;
@@ -314,6 +315,7 @@ export class ApplyUpdateResultDto {
 export class AwarenessDto {
   @ApiProperty({
     description: 'A y-protocols awareness update (encodeAwarenessUpdate), base64; a null state leaves',
+    maxLength: 8000,
   })
   @IsBase64()
   @MaxLength(8000)

@@ -11,15 +11,28 @@ import {
   ValidateNested,
 } from 'class-validator';
 
+/** An ISO 4217 currency code (either letter case). */
+const CURRENCY_CODE_PATTERN = /^[A-Za-z]{3}$/;
+/** A day, YYYY-MM-DD. */
+const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
 export class CurrencyRateDto {
-  @ApiProperty({ description: 'ISO 4217 code of the currency converted from', example: 'USD' })
+  @ApiProperty({
+    description: 'ISO 4217 code of the currency converted from',
+    example: 'USD',
+    pattern: CURRENCY_CODE_PATTERN.source,
+  })
   @IsString()
-  @Matches(/^[A-Za-z]{3}$/, { message: 'base must be a three-letter currency code' })
+  @Matches(CURRENCY_CODE_PATTERN, { message: 'base must be a three-letter currency code' })
   base: string;
 
-  @ApiProperty({ description: 'ISO 4217 code of the currency converted to', example: 'EUR' })
+  @ApiProperty({
+    description: 'ISO 4217 code of the currency converted to',
+    example: 'EUR',
+    pattern: CURRENCY_CODE_PATTERN.source,
+  })
   @IsString()
-  @Matches(/^[A-Za-z]{3}$/, { message: 'quote must be a three-letter currency code' })
+  @Matches(CURRENCY_CODE_PATTERN, { message: 'quote must be a three-letter currency code' })
   quote: string;
 
   @ApiProperty({ description: '1 base = rate quote', example: 0.92 })
@@ -31,9 +44,10 @@ export class CurrencyRateDto {
     description:
       'First day (UTC) the rate applies to (`daily` conversions use the newest rate on or before the day)',
     example: '2026-01-01',
+    pattern: DAY_PATTERN.source,
   })
   @IsString()
-  @Matches(/^\d{4}-\d{2}-\d{2}$/, { message: 'effectiveDate must be a date YYYY-MM-DD' })
+  @Matches(DAY_PATTERN, { message: 'effectiveDate must be a date YYYY-MM-DD' })
   // A day that does not exist (2026-02-30) is refused here, naming the field, not by the database.
   @IsISO8601({ strict: true }, { message: 'effectiveDate must be a real calendar day' })
   effectiveDate: string;
@@ -43,6 +57,7 @@ export class PutCurrencyRatesDto {
   @ApiProperty({
     type: [CurrencyRateDto],
     description: 'The whole table (replaces the current one); at most 1000 entries',
+    maxItems: 1000,
   })
   @IsArray()
   @ArrayMaxSize(1000)

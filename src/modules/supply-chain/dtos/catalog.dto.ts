@@ -19,29 +19,30 @@ import { FIELD_TYPES } from '../../documents/fields/field.types.js';
 import { ScFieldDto } from './common.dto.js';
 
 export class SelectOptionInputDto {
-  @ApiPropertyOptional({ description: 'Generated from the label when absent' })
+  @ApiPropertyOptional({ description: 'Generated from the label when absent', maxLength: 255 })
   @IsOptional()
   @IsString()
   @MaxLength(255)
   id?: string;
-  @ApiProperty() @IsString() @MinLength(1) @MaxLength(255) label: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(64) color?: string;
+  @ApiProperty({ minLength: 1, maxLength: 255 }) @IsString() @MinLength(1) @MaxLength(255) label: string;
+  @ApiPropertyOptional({ maxLength: 64 }) @IsOptional() @IsString() @MaxLength(64) color?: string;
 }
 
 export class FieldInputDto {
   @ApiPropertyOptional({
     pattern: '^[A-Za-z0-9_-]{1,64}$',
     description: 'Generated from the name when absent',
+    maxLength: 64,
   })
   @IsOptional()
   @IsString()
   @MaxLength(64)
   id?: string;
-  @ApiProperty() @IsString() @MinLength(1) @MaxLength(255) name: string;
+  @ApiProperty({ minLength: 1, maxLength: 255 }) @IsString() @MinLength(1) @MaxLength(255) name: string;
   @ApiProperty({ enum: FIELD_TYPES }) @IsIn(FIELD_TYPES) type: string;
   @ApiPropertyOptional() @IsOptional() @IsBoolean() required?: boolean;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(2000) description?: string;
-  @ApiPropertyOptional({ type: [SelectOptionInputDto] })
+  @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;
+  @ApiPropertyOptional({ type: [SelectOptionInputDto], maxItems: 1000 })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(1000)
@@ -72,9 +73,23 @@ export class FieldInputDto {
 }
 
 export class CreateCatalogDto {
-  @ApiProperty() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(10_000) description?: string;
-  @ApiProperty({ description: 'A string; product and supplier appear in the spec', example: 'product' })
+  @ApiProperty({ minLength: 1, maxLength: 255 })
+  @Trimmed()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  name: string;
+  @ApiPropertyOptional({ maxLength: 10_000 })
+  @IsOptional()
+  @IsString()
+  @MaxLength(10_000)
+  description?: string;
+  @ApiProperty({
+    description: 'A string; product and supplier appear in the spec',
+    example: 'product',
+    minLength: 1,
+    maxLength: 64,
+  })
   @IsString()
   @MinLength(1)
   @MaxLength(64)
@@ -86,7 +101,7 @@ export class CreateCatalogDto {
   @IsOptional()
   @IsBoolean()
   sharingEnabled?: boolean;
-  @ApiPropertyOptional({ type: [FieldInputDto] })
+  @ApiPropertyOptional({ type: [FieldInputDto], maxItems: 500 })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(500)
@@ -96,14 +111,25 @@ export class CreateCatalogDto {
 }
 
 export class UpdateCatalogDto {
-  @ApiPropertyOptional() @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name?: string;
-  @ApiPropertyOptional({ nullable: true, type: String })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 255 })
+  @PresentNotNull()
+  @Trimmed()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(255)
+  name?: string;
+  @ApiPropertyOptional({ nullable: true, type: String, maxLength: 10_000 })
   @IsOptional()
   @IsString()
   @MaxLength(10_000)
   description?: string | null;
   // Not nullable: null used to be ignored with a 200, so a client sending it believed it had changed something.
-  @ApiPropertyOptional() @PresentNotNull() @IsString() @MinLength(1) @MaxLength(64) catalogType?: string;
+  @ApiPropertyOptional({ minLength: 1, maxLength: 64 })
+  @PresentNotNull()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(64)
+  catalogType?: string;
   @ApiPropertyOptional() @PresentNotNull() @IsBoolean() sharingEnabled?: boolean;
 }
 
@@ -168,7 +194,7 @@ export class BatchRowDto {
 
 /** `{rows: [{target{row}, values[], metadata}]}` (spec 4.4, the order-book form); at most 1000 rows, all or nothing. */
 export class BatchUpdateDto {
-  @ApiProperty({ type: [BatchRowDto] })
+  @ApiProperty({ type: [BatchRowDto], maxItems: 1000 })
   @IsArray()
   @ArrayMaxSize(1000)
   @Allow()

@@ -47,7 +47,7 @@ export function reviewNoteOf(dto: ReviewNoteDto): string | undefined {
 }
 
 export class PageQueryWithStatusDto extends PageQueryDto {
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(32) status?: string;
+  @ApiPropertyOptional({ maxLength: 32 }) @IsOptional() @IsString() @MaxLength(32) status?: string;
 }
 
 /** Swagger shape of a filter group (validated by sync-config.validation.ts). */

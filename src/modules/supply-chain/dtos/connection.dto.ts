@@ -69,8 +69,8 @@ const accessControlDoc = {
 };
 
 export class CreateConnectionDto {
-  @ApiProperty() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(10_000) description?: string;
+  @ApiProperty({ minLength: 1, maxLength: 255 }) @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name: string;
+  @ApiPropertyOptional({ maxLength: 10_000 }) @IsOptional() @IsString() @MaxLength(10_000) description?: string;
   @ApiPropertyOptional({
     format: 'uuid',
     description:
@@ -79,7 +79,7 @@ export class CreateConnectionDto {
   @IsOptional()
   @IsUUID()
   sourceCatalogId?: string;
-  @ApiPropertyOptional({ default: 'multiple', description: 'A string such as multiple (kept as given)' })
+  @ApiPropertyOptional({ default: 'multiple', description: 'A string such as multiple (kept as given)', maxLength: 64 })
   @IsOptional()
   @IsString()
   @MaxLength(64)
@@ -100,13 +100,13 @@ export class CreateConnectionDto {
 const NOT_NULL = { message: '$property must not be null' };
 
 export class UpdateConnectionDto {
-  @ApiPropertyOptional() @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name?: string;
-  @ApiPropertyOptional({ nullable: true, type: String })
+  @ApiPropertyOptional({ minLength: 1, maxLength: 255 }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name?: string;
+  @ApiPropertyOptional({ nullable: true, type: String, maxLength: 10_000 })
   @IsOptional()
   @IsString()
   @MaxLength(10_000)
   description?: string | null;
-  @ApiPropertyOptional() @PresentNotNull() @IsString() @MaxLength(64) shareMode?: string;
+  @ApiPropertyOptional({ maxLength: 64 }) @PresentNotNull() @IsString() @MaxLength(64) shareMode?: string;
   // null would reset to the widest defaults (approval open to ask, every row shared): refused, as the schema says.
   @ApiPropertyOptional(accessControlDoc) @PresentNotNull() @NotEquals(null, NOT_NULL) accessControl?: unknown;
   @ApiPropertyOptional({ type: ShareScopeDocDto })

@@ -27,11 +27,12 @@ export class ConnectorConfigDocDto {
 }
 
 export class CreateConnectorDto {
-  @ApiProperty() @IsString() @MinLength(1) @MaxLength(255) name: string;
+  @ApiProperty({ minLength: 1, maxLength: 255 }) @IsString() @MinLength(1) @MaxLength(255) name: string;
   @ApiProperty({ enum: CONNECTOR_TYPES }) @IsIn(CONNECTOR_TYPES) connectorType: string;
   @ApiProperty({
     description:
       'Id of the source order book (orderbook_to_catalog) or catalog (catalog_clone) of this organization',
+    maxLength: 128,
   })
   @IsString()
   @MaxLength(128)
@@ -43,7 +44,7 @@ export class CreateConnectorDto {
   @IsOptional()
   @IsIn(['orderbook', 'catalog'])
   sourceDocType?: string;
-  @ApiProperty({ description: 'Id of the target catalog of this organization' })
+  @ApiProperty({ description: 'Id of the target catalog of this organization', maxLength: 128 })
   @IsString()
   @MaxLength(128)
   targetDocId: string;

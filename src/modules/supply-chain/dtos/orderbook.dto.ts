@@ -33,12 +33,13 @@ import { FieldInputDto } from './catalog.dto.js';
 import { FilterGroupDocDto, ScFieldDto } from './common.dto.js';
 
 export class CreateOrderBookDto {
-  @ApiProperty() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(10_000) description?: string;
+  @ApiProperty({ minLength: 1, maxLength: 255 }) @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name: string;
+  @ApiPropertyOptional({ maxLength: 10_000 }) @IsOptional() @IsString() @MaxLength(10_000) description?: string;
   @ApiPropertyOptional({
     type: [String],
     format: 'uuid',
     description: 'Connections whose catalog fields become generated fields',
+    maxItems: 50,
   })
   @IsOptional()
   @IsArray()
@@ -47,12 +48,13 @@ export class CreateOrderBookDto {
   sourceConnectionIds?: string[];
   @ApiPropertyOptional({
     description: 'A share code letting the organization read connections outside their whitelist',
+    maxLength: 128,
   })
   @IsOptional()
   @IsString()
   @MaxLength(128)
   shareCode?: string;
-  @ApiPropertyOptional({ type: [FieldInputDto], description: 'Custom fields' })
+  @ApiPropertyOptional({ type: [FieldInputDto], description: 'Custom fields', maxItems: 500 })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(500)
@@ -96,7 +98,7 @@ export class OrderBookFieldDto extends ScFieldDto {
 
 export class FieldMappingPreviewDto {
   @ApiProperty({ format: 'uuid' }) @IsUUID() connectionId: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(128) shareCode?: string;
+  @ApiPropertyOptional({ maxLength: 128 }) @IsOptional() @IsString() @MaxLength(128) shareCode?: string;
 }
 
 export class SuggestedMappingDto {
@@ -195,6 +197,7 @@ export class CreateBindingDto {
   @ApiPropertyOptional({
     description:
       'A share code of the connection (the last segment of its shareUrl): lets in an organization outside the whitelist; the binding waits for approval',
+    maxLength: 128,
   })
   @IsOptional()
   @IsString()
@@ -282,6 +285,7 @@ export class CreateSyncRequestDto {
   @ApiPropertyOptional({
     default: 'manual',
     description: 'A string: catalog_sync (propagation), manual, import…',
+    maxLength: 64,
   })
   @IsOptional()
   @IsString()
@@ -295,7 +299,7 @@ export class CreateSyncRequestDto {
   @IsOptional()
   @IsObject()
   source?: Record<string, unknown>;
-  @ApiProperty({ type: [SyncChangeDocDto] }) @IsArray() @ArrayMaxSize(1000) @Allow() changes: unknown[];
+  @ApiProperty({ type: [SyncChangeDocDto], maxItems: 1000 }) @IsArray() @ArrayMaxSize(1000) @Allow() changes: unknown[];
   @ApiPropertyOptional({
     enum: SYNC_REQUEST_STATUSES,
     default: 'pending',
@@ -304,7 +308,7 @@ export class CreateSyncRequestDto {
   @IsOptional()
   @IsIn(SYNC_REQUEST_STATUSES)
   status?: string;
-  @ApiPropertyOptional() @IsOptional() @IsString() @MaxLength(2000) message?: string;
+  @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) message?: string;
   @ApiPropertyOptional({
     type: 'object',
     additionalProperties: true,

@@ -13,7 +13,7 @@ export class DataSourceReferenceInputDto {
   sourceWorkspaceId: string;
 
   // The pattern of /doc/{docType}: every document type that can exist can be referenced.
-  @ApiProperty({ example: 'catalog', description: `The document type whose data the source workspace serves; ${DOC_TYPE_RULE}` })
+  @ApiProperty({ example: 'catalog', description: `The document type whose data the source workspace serves; ${DOC_TYPE_RULE}`, pattern: DOC_TYPE_PATTERN.source })
   @IsString()
   @Matches(DOC_TYPE_PATTERN, { message: `docType ${DOC_TYPE_RULE}` })
   docType: string;

@@ -9,7 +9,7 @@ import { UserSummaryDto } from './tenancy-common.dto.js';
 export const DEFAULT_INVITATION_DAYS = 7;
 
 export class CreateInvitationDto {
-  @ApiProperty({ format: 'email' }) @IsEmail() @MaxLength(320) email: string;
+  @ApiProperty({ format: 'email', maxLength: 320 }) @IsEmail() @MaxLength(320) email: string;
   @ApiPropertyOptional({ enum: GRANTABLE_ROLES, default: 'member' }) @IsOptional() @IsIn(GRANTABLE_ROLES) role?: GrantableRole;
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) message?: string;
   @ApiPropertyOptional({ type: 'integer', format: 'int32', minimum: 1, maximum: 365, default: DEFAULT_INVITATION_DAYS })

@@ -5,6 +5,8 @@ import { GRANTABLE_ROLES, type GrantableRole } from '../entities/organization-in
 import { JOIN_REQUEST_STATUSES, type JoinRequestStatus } from '../entities/join-request.entity.js';
 import { ORGANIZATION_ROLES, type OrganizationRole } from '../entities/organization-member.entity.js';
 import { UserSummaryDto } from './tenancy-common.dto.js';
+import { NOT_BLANK_PATTERN } from '../../../common/http/validation-decorators.js';
+
 
 export class CreateJoinRequestDto {
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) message?: string;
@@ -19,10 +21,10 @@ export class ApproveJoinRequestDto {
 }
 
 export class RejectJoinRequestDto {
-  @ApiProperty({ maxLength: 2000, description: 'Required; blank (only spaces) is refused' })
+  @ApiProperty({ maxLength: 2000, description: 'Required; blank (only spaces) is refused', pattern: NOT_BLANK_PATTERN.source })
   @IsString()
   @IsNotEmpty()
-  @Matches(/\S/, { message: 'reviewNote must not be blank' })
+  @Matches(NOT_BLANK_PATTERN, { message: 'reviewNote must not be blank' })
   @MaxLength(2000)
   reviewNote: string;
 }

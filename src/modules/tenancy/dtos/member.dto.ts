@@ -20,7 +20,7 @@ export class UpdateMemberDto {
 export class MemberQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: ORGANIZATION_ROLES }) @IsOptional() @IsIn(ORGANIZATION_ROLES) role?: OrganizationRole;
   @ApiPropertyOptional({ enum: MEMBER_STATUSES }) @IsOptional() @IsIn(MEMBER_STATUSES) status?: MemberStatus;
-  @ApiPropertyOptional({ description: 'Case-insensitive substring of the display name or e-mail' })
+  @ApiPropertyOptional({ description: 'Case-insensitive substring of the display name or e-mail', maxLength: 100 })
   @IsOptional()
   @IsString()
   @MaxLength(100)

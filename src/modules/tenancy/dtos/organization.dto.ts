@@ -30,12 +30,12 @@ const settingsDoc = {
 } as const;
 
 export class CreateOrganizationDto {
-  @ApiProperty({ maxLength: ORGANIZATION_NAME_MAX, description: 'Trimmed; blank is refused' }) @Trimmed() @IsString() @MinLength(1) @MaxLength(ORGANIZATION_NAME_MAX) name: string;
-  @ApiProperty({ description: `Globally unique; ${SLUG_RULE}`, example: 'acme' })
+  @ApiProperty({ maxLength: ORGANIZATION_NAME_MAX, description: 'Trimmed; blank is refused', minLength: 1 }) @Trimmed() @IsString() @MinLength(1) @MaxLength(ORGANIZATION_NAME_MAX) name: string;
+  @ApiProperty({ description: `Globally unique; ${SLUG_RULE}`, example: 'acme', pattern: SLUG_PATTERN.source })
   @IsString()
   @Matches(SLUG_PATTERN, { message: `slug must be ${SLUG_RULE}` })
   slug: string;
-  @ApiPropertyOptional({ maxLength: 200, description: 'Trimmed; blank is refused (leave it out for none)' }) @IsOptional() @Trimmed() @IsString() @MinLength(1) @MaxLength(200) displayName?: string;
+  @ApiPropertyOptional({ maxLength: 200, description: 'Trimmed; blank is refused (leave it out for none)', minLength: 1 }) @IsOptional() @Trimmed() @IsString() @MinLength(1) @MaxLength(200) displayName?: string;
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;
   @ApiProperty({ enum: ORGANIZATION_TYPES }) @IsIn(ORGANIZATION_TYPES) type: OrganizationType;
   @ApiPropertyOptional(settingsDoc) @IsOptional() @IsOrganizationSettings() settings?: Record<string, unknown>;
@@ -43,10 +43,10 @@ export class CreateOrganizationDto {
 
 /** PATCH: every field optional; `displayName`, `description` and `logoUrl` may be null to clear them. */
 export class UpdateOrganizationDto {
-  @ApiPropertyOptional({ maxLength: ORGANIZATION_NAME_MAX, description: 'Trimmed; blank is refused' }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(ORGANIZATION_NAME_MAX) name?: string;
-  @ApiPropertyOptional({ maxLength: 200, nullable: true, type: String, description: 'Trimmed; blank is refused (null clears it)' }) @IsOptional() @Trimmed() @IsString() @MinLength(1) @MaxLength(200) displayName?: string | null;
+  @ApiPropertyOptional({ maxLength: ORGANIZATION_NAME_MAX, description: 'Trimmed; blank is refused', minLength: 1 }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(ORGANIZATION_NAME_MAX) name?: string;
+  @ApiPropertyOptional({ maxLength: 200, nullable: true, type: String, description: 'Trimmed; blank is refused (null clears it)', minLength: 1 }) @IsOptional() @Trimmed() @IsString() @MinLength(1) @MaxLength(200) displayName?: string | null;
   @ApiPropertyOptional({ maxLength: 2000, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(2000) description?: string | null;
-  @ApiPropertyOptional({ nullable: true, type: String }) @IsOptional() @IsUrl({ require_tld: false }) @MaxLength(2048) logoUrl?: string | null;
+  @ApiPropertyOptional({ nullable: true, type: String, maxLength: 2048 }) @IsOptional() @IsUrl({ require_tld: false }) @MaxLength(2048) logoUrl?: string | null;
   @ApiPropertyOptional({ ...settingsDoc, description: `${settingsDoc.description} Merged key by key into the stored settings; a key set to null is removed.` })
   @PresentNotNull()
   @IsOrganizationSettings()

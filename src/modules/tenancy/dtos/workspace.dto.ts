@@ -10,8 +10,12 @@ import { SLUG_PATTERN } from './organization.dto.js';
 import { PresentNotNull, QueryBoolean, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import { iso, isoRequired } from './tenancy-common.dto.js';
 
+/** The most data-source references one write may list. */
+const MAX_DATA_SOURCE_REFERENCES = 100;
+
 const refsDoc: ApiPropertyOptions = {
   type: [WorkspaceDataSourceReferenceItemDto],
+  maxItems: MAX_DATA_SOURCE_REFERENCES,
   description:
     'The complete set of data-source references of this workspace: listed pairs (sourceWorkspaceId, docType) are ' +
     'created or have their status set, references not listed are removed. Items may be the records as read ' +
@@ -19,8 +23,8 @@ const refsDoc: ApiPropertyOptions = {
 };
 
 export class CreateWorkspaceDto {
-  @ApiProperty({ maxLength: 100, description: 'Trimmed; blank is refused' }) @Trimmed() @IsString() @MinLength(1) @MaxLength(100) name: string;
-  @ApiProperty({ description: 'Unique inside the organization; lower-case letters, digits and hyphens', example: 'sales' })
+  @ApiProperty({ maxLength: 100, description: 'Trimmed; blank is refused', minLength: 1 }) @Trimmed() @IsString() @MinLength(1) @MaxLength(100) name: string;
+  @ApiProperty({ description: 'Unique inside the organization; lower-case letters, digits and hyphens', example: 'sales', pattern: SLUG_PATTERN.source })
   @IsString()
   @Matches(SLUG_PATTERN, { message: 'slug must be lower-case letters, digits and hyphens, 1-64 characters' })
   slug: string;
@@ -31,7 +35,7 @@ export class CreateWorkspaceDto {
   @ApiPropertyOptional(refsDoc)
   @IsOptional()
   @IsArray()
-  @ArrayMaxSize(100)
+  @ArrayMaxSize(MAX_DATA_SOURCE_REFERENCES)
   @ValidateNested({ each: true })
   @Type(() => WorkspaceDataSourceReferenceItemDto)
   dataSourceReferences?: WorkspaceDataSourceReferenceItemDto[];
@@ -42,7 +46,7 @@ export class CreateWorkspaceDto {
  * then be this workspace's (the slug is fixed), and the other read-only keys are ignored.
  */
 export class UpdateWorkspaceDto {
-  @ApiPropertyOptional({ maxLength: 100, description: 'Trimmed; blank is refused' }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(100) name?: string;
+  @ApiPropertyOptional({ maxLength: 100, description: 'Trimmed; blank is refused', minLength: 1 }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(100) name?: string;
   @ApiPropertyOptional({ maxLength: 2000, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(2000) description?: string | null;
   @ApiPropertyOptional({ maxLength: 100, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(100) icon?: string | null;
   @ApiPropertyOptional({ maxLength: 32, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(32) color?: string | null;
@@ -50,7 +54,7 @@ export class UpdateWorkspaceDto {
   @ApiPropertyOptional(refsDoc)
   @PresentNotNull()
   @IsArray()
-  @ArrayMaxSize(100)
+  @ArrayMaxSize(MAX_DATA_SOURCE_REFERENCES)
   @ValidateNested({ each: true })
   @Type(() => WorkspaceDataSourceReferenceItemDto)
   dataSourceReferences?: WorkspaceDataSourceReferenceItemDto[];

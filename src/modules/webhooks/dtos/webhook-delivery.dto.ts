@@ -16,7 +16,7 @@ export class DeliveryQueryDto extends PageQueryDto {
   @IsOptional()
   @IsIn(DELIVERY_STATUSES)
   status?: DeliveryStatus;
-  @ApiPropertyOptional({ description: 'Event type', example: 'request_merged' })
+  @ApiPropertyOptional({ description: 'Event type', example: 'request_merged', maxLength: 100 })
   @IsOptional()
   @IsString()
   @MaxLength(100)

@@ -67,11 +67,12 @@ export class CreateWebhookDto {
   @IsUUID()
   organizationId?: string;
 
-  @ApiProperty({ maxLength: 200 }) @Trimmed() @IsString() @MinLength(1) @MaxLength(200) name: string;
+  @ApiProperty({ maxLength: 200, minLength: 1 }) @Trimmed() @IsString() @MinLength(1) @MaxLength(200) name: string;
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;
   @ApiProperty({
     example: 'https://example.com/hooks/quire',
     description: 'http or https; must resolve to a public address. Surrounding whitespace is removed.',
+    maxLength: 2000,
   })
   @IsString()
   @MaxLength(2000)
@@ -82,6 +83,7 @@ export class CreateWebhookDto {
     isArray: true,
     example: ['request_merged', 'data_bulk_operation'],
     description: 'Event types of spec 6.2, or * for all',
+    maxItems: 100,
   })
   @IsArray()
   @ArrayNotEmpty()
@@ -137,7 +139,7 @@ export class UpdateWebhookDto {
   @IsString()
   id?: string;
 
-  @ApiPropertyOptional({ maxLength: 200 })
+  @ApiPropertyOptional({ maxLength: 200, minLength: 1 })
   @PresentNotNull()
   @Trimmed()
   @IsString()
@@ -149,13 +151,13 @@ export class UpdateWebhookDto {
   @IsString()
   @MaxLength(2000)
   description?: string | null;
-  @ApiPropertyOptional({ description: 'Surrounding whitespace is removed' })
+  @ApiPropertyOptional({ description: 'Surrounding whitespace is removed', maxLength: 2000 })
   @PresentNotNull()
   @IsString()
   @MaxLength(2000)
   url?: string;
 
-  @ApiPropertyOptional({ enum: [...SUBSCRIBABLE_EVENTS], isArray: true, description: 'Event types of spec 6.2, or * for all' })
+  @ApiPropertyOptional({ enum: [...SUBSCRIBABLE_EVENTS], isArray: true, description: 'Event types of spec 6.2, or * for all', maxItems: 100 })
   @PresentNotNull()
   @IsArray()
   @ArrayNotEmpty()
