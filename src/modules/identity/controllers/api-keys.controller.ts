@@ -65,6 +65,7 @@ export class ApiKeysController {
   @Get(':keyId/usage')
   @ApiOperation({ summary: 'Usage log of an API key, newest first' })
   @ApiEnvelope(ApiKeyUsageDto, { shape: 'page' })
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown API key, or one of another user', schema: ERROR_ENVELOPE_SCHEMA })
   usage(
     @CurrentPrincipal() principal: Principal,
     @Param('keyId', new UuidParamPipe('API key')) keyId: string,

@@ -177,6 +177,24 @@ export abstract class IssuerEndpoints {
   })
   @ApiResponse({ status: 200, ...HTML_PAGE })
   @ApiResponse({ ...REDIRECT, description: `${REDIRECT.description}; or to the provider (step third_party)` })
+  @ApiResponse({
+    status: 400,
+    description:
+      'An incomplete form (unknown step, missing or expired request, no e-mail or password) or an unavailable provider: ' +
+      'the page again with the problem, no redirect. A JSON body the parser refuses (broken JSON, or a JSON string or ' +
+      'number) is answered before the page, as the JSON error envelope VALIDATION_ERROR (details.field body)',
+    content: { 'text/html': { schema: str }, 'application/json': { schema: ERROR_ENVELOPE_SCHEMA } },
+  })
+  @ApiResponse({
+    status: 401,
+    description: 'Wrong e-mail, password or code: the page again with the problem',
+    content: { 'text/html': { schema: str } },
+  })
+  @ApiResponse({
+    status: 429,
+    description: 'Too many failed sign-ins for the account or address: the page again with the problem',
+    content: { 'text/html': { schema: str } },
+  })
   async authorizeStep(
     @Body() form: Record<string, unknown>,
     @Req() request: Request,

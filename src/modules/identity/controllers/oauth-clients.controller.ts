@@ -42,6 +42,7 @@ export class OAuthClientsController {
   @Get(':clientId')
   @ApiOperation({ summary: 'One of the current user’s OAuth clients' })
   @ApiEnvelope(OAuthClientResponseDto)
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown client, or one of another user', schema: ERROR_ENVELOPE_SCHEMA })
   get(
     @CurrentPrincipal() principal: Principal,
     @Param('clientId') clientId: string,
@@ -52,6 +53,7 @@ export class OAuthClientsController {
   @Delete(':clientId')
   @ApiOperation({ summary: 'Delete the client; its codes, tokens and refresh tokens stop working' })
   @ApiEnvelope(null)
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown client, or one of another user', schema: ERROR_ENVELOPE_SCHEMA })
   remove(@CurrentPrincipal() principal: Principal, @Param('clientId') clientId: string): Promise<void> {
     return this.clients.remove(principal, clientId);
   }

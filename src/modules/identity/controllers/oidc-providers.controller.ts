@@ -9,9 +9,9 @@ import {
   Query,
   UseGuards,
 } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, Public } from '../../../common/auth/auth.decorators.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import {
   CreateOidcProviderDto,
@@ -61,6 +61,7 @@ export class OidcProvidersAdminController {
   @Patch(':providerId')
   @ApiOperation({ summary: 'Change a login provider' })
   @ApiEnvelope(OidcProviderAdminDto)
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown login provider', schema: ERROR_ENVELOPE_SCHEMA })
   update(
     @Param('providerId', new UuidParamPipe('provider')) providerId: string,
     @Body() dto: UpdateOidcProviderDto,
@@ -71,6 +72,7 @@ export class OidcProvidersAdminController {
   @Delete(':providerId')
   @ApiOperation({ summary: 'Remove a login provider (bound identities stay, unusable until it returns)' })
   @ApiEnvelope(null)
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown login provider', schema: ERROR_ENVELOPE_SCHEMA })
   remove(@Param('providerId', new UuidParamPipe('provider')) providerId: string): Promise<void> {
     return this.providers.remove(providerId);
   }

@@ -36,6 +36,13 @@ export class TwoFactorController {
       'With `code`: confirms and answers the one-time backup codes.',
   })
   @ApiEnvelope(TwoFactorEnrollmentDto)
+  @ApiResponse({
+    status: 409,
+    description:
+      'INVALID_STATE: two-step verification is already on, or (with `code`) no enrolment of that method is pending; ' +
+      'ALREADY_EXISTS: the phone number belongs to another account',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   enable(
     @CurrentPrincipal() principal: Principal,
     @Body() dto: EnableTwoFactorDto,
@@ -68,6 +75,7 @@ export class TwoFactorController {
   @UseGuards(FirstPartySessionGuard)
   @ApiOperation({ summary: 'Turn off two-step verification (password, TOTP code or backup code required)' })
   @ApiEnvelope(TwoFactorStatusDto)
+  @ApiResponse({ status: 409, description: 'INVALID_STATE: two-step verification is not on', schema: ERROR_ENVELOPE_SCHEMA })
   @ApiResponse({
     status: 429,
     description:
