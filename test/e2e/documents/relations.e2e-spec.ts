@@ -148,7 +148,7 @@ describe('documents: relations', () => {
     expect((await list(orders, '?rowId=o3')).map((item) => item.target.rowId)).toEqual(['h1']);
   });
 
-  it('refuses a body without source or target (or with null) as VALIDATION_ERROR naming the end, as the OpenAPI document requires them', async () => {
+  it('refuses a body without source or target (or with null or an array) as VALIDATION_ERROR naming the end, as the OpenAPI document requires them', async () => {
     // They used to pass validation (@ValidateNested alone skips a missing value) and fail later with 500 INTERNAL_ERROR.
     const before = await edgeCount();
     const { source, target, ...rest } = edge('o1', 's1');
@@ -163,6 +163,12 @@ describe('documents: relations', () => {
     const nullSource = await relate(owner, { ...rest, source: null, target }).expect(400);
     expect(nullSource.body.code).toBe('VALIDATION_ERROR');
     expect(problemsOf(nullSource.body)).toContainEqual({ field: 'source', reason: 'source should not be null or undefined' });
+    // An array is not an end either (nested validation walks arrays item by item; it reached the lookup as 404).
+    for (const wrong of [[], [source]]) {
+      const res = await relate(owner, { ...rest, source: wrong, target }).expect(400);
+      expect(res.body.code).toBe('VALIDATION_ERROR');
+      expect(problemsOf(res.body)).toContainEqual({ field: 'source', reason: 'source must be an object' });
+    }
     expect(await edgeCount()).toBe(before);
   });
 

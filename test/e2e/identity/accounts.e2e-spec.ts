@@ -59,13 +59,16 @@ describe('accounts, sessions and sign-in throttling', () => {
     expect((await patch('  Ada  ').expect(200)).body.payload.displayName).toBe('Ada');
   });
 
-  it('PATCH /users/me takes a language tag of at most 35 characters as locale', async () => {
+  it('PATCH /users/me takes a language tag of at most 255 characters as locale, extensions included', async () => {
     const user = await registerUser(t.http);
     const patch = (locale: string) => request(t.http).patch('/api/v1/users/me').set(bearer(user)).send({ locale });
-    const longest = `en-${'-Latn'.repeat(6)}-US`.replace('--', '-').slice(0, 35);
-    expect(longest).toHaveLength(35);
+    // Longer than RFC 5646's 35-character minimum: a tag with a Unicode extension.
+    expect((await patch('de-DE-u-co-phonebk-ka-shifted-nu-latn').expect(200)).body.payload.locale).toBe('de-DE-u-co-phonebk-ka-shifted-nu-latn');
+    const longest = `eng${'-abcdefgh'.repeat(28)}`;
+    expect(longest).toHaveLength(255);
     expect((await patch(longest).expect(200)).body.payload.locale).toBe(longest);
-    const tooLong = await patch(`${longest}x`).expect(400);
+    // A well-formed tag one subtag longer: refused for its length alone.
+    const tooLong = await patch(`${longest}-x`).expect(400);
     expect(tooLong.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'locale' } });
     expect((await request(t.http).get('/api/v1/users/me').set(bearer(user)).expect(200)).body.payload.locale).toBe(longest);
   });

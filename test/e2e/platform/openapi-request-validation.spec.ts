@@ -289,8 +289,13 @@ function compareLevel(rules: Rule[], schema: Schema, each: boolean, say: Say): v
     ['length', 'minLength', (rule) => rule.constraints?.[0]],
     ['length', 'maxLength', (rule) => rule.constraints?.[1]],
     ['arrayMinSize', 'minItems', (rule) => rule.constraints?.[0]],
+    ['arrayNotEmpty', 'minItems', () => 1],
     ['arrayMaxSize', 'maxItems', (rule) => rule.constraints?.[0]],
   ];
+  // IsNotEmpty on a text refuses '' (a length of at least 1), unless a length rule states the minimum itself.
+  if (schema.type === 'string' && !named(rules, 'minLength', each) && !named(rules, 'length', each)) {
+    bounds.push(['isNotEmpty', 'minLength', () => 1]);
+  }
   for (const [name, keyword, value] of bounds) {
     if (each && name.startsWith('array')) {
       continue;

@@ -101,7 +101,7 @@ describe('realtime presence and locks of a socket that closes mid-message', () =
         async () =>
           (await slow.dataSource.query<unknown[]>(`SELECT 1 FROM realtime_locks WHERE document_uuid = $1`, [uuid]))
             .length === 0,
-        10_000,
+        3_000,
         'no lock left behind',
       );
       const other = await registerUser(slow.http);

@@ -35,7 +35,7 @@ export class CreateCommentDto {
   @Type(() => CommentTargetDto)
   target?: CommentTargetDto;
 
-  @ApiProperty({ maxLength: MAX_COMMENT_LENGTH, description: 'Kept as written; whitespace only is refused', pattern: NOT_BLANK_PATTERN.source })
+  @ApiProperty({ minLength: 1, maxLength: MAX_COMMENT_LENGTH, description: 'Kept as written; whitespace only is refused', pattern: NOT_BLANK_PATTERN.source })
   @IsString()
   @IsNotEmpty()
   @Matches(NOT_BLANK_PATTERN, { message: '$property must not be blank' })
@@ -56,7 +56,7 @@ export class CreateCommentDto {
 }
 
 export class UpdateCommentDto {
-  @ApiProperty({ maxLength: MAX_COMMENT_LENGTH, description: 'Kept as written; whitespace only is refused', pattern: NOT_BLANK_PATTERN.source })
+  @ApiProperty({ minLength: 1, maxLength: MAX_COMMENT_LENGTH, description: 'Kept as written; whitespace only is refused', pattern: NOT_BLANK_PATTERN.source })
   @IsString()
   @IsNotEmpty()
   @Matches(NOT_BLANK_PATTERN, { message: '$property must not be blank' })

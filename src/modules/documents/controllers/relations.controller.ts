@@ -1,8 +1,8 @@
 import { Body, Controller, Get, Post, Query } from '@nestjs/common';
-import { ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
 import { CreateRelationDto, CreateRelationQueryDto, ListRelationsQueryDto, RelationResponseDto, RelationWriteResponseDto } from '../dtos/relation.dto.js';
 import type { DocumentContext, DocumentScope } from '../services/document-access.service.js';
@@ -22,6 +22,19 @@ export class RelationsController {
   @RequireScopes('data:write')
   @ApiOperation({ summary: 'Create an edge from a row (write on its document) to a row (read) of the same organization; through a request like any write' })
   @ApiEnvelope(RelationWriteResponseDto, { status: 201 })
+  @ApiNotFoundResponse({
+    description:
+      "DOC_NOT_FOUND: an end's document is unknown, of another organization or in a workspace the caller cannot see; " +
+      'NOT_FOUND: requestId names no request of the source document',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
+  @ApiConflictResponse({
+    description:
+      'ALREADY_EXISTS: the same edge exists (payload relationId); AMBIGUOUS_DOCUMENT: an end without context matches ' +
+      'several documents; INVALID_STATE: requestId names a request that is not open; CONFLICT: a concurrent change ' +
+      'conflicts with the merge; RESOURCE_LOCKED: another user holds an exclusive realtime lock on the source document',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   create(
     @CurrentPrincipal() principal: Principal,
     @CurrentDocumentScope() scope: DocumentScope,

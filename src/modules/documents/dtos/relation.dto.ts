@@ -38,12 +38,14 @@ export class CreateRelationDto {
 
   @ApiProperty({ type: RelationEndDto, description: 'Needs write permission on its document' })
   @IsDefined()
+  @IsObject()
   @ValidateNested()
   @Type(() => RelationEndDto)
   source: RelationEndDto;
 
   @ApiProperty({ type: RelationEndDto, description: 'Needs read permission; same organization as the source' })
   @IsDefined()
+  @IsObject()
   @ValidateNested()
   @Type(() => RelationEndDto)
   target: RelationEndDto;

@@ -42,18 +42,21 @@ export class UserResponseDto {
  */
 /** A language tag: a 2–3 letter language, then subtags joined by - or _. */
 const LOCALE_PATTERN = /^[A-Za-z]{2,3}([-_][A-Za-z0-9]{1,8})*$/;
-/** RFC 5646 4.4.1: 35 characters hold every tag a language, script and region make; the pattern alone had no end. */
-const MAX_LOCALE_LENGTH = 35;
+/**
+ * The pattern alone had no end. RFC 5646 asks implementations to hold at least 35 characters (language, script,
+ * region) and tags with extensions go past that, so the bound is a generous one on the stored text.
+ */
+const MAX_LOCALE_LENGTH = 255;
 
 export class UpdateUserDto {
-  @ApiPropertyOptional({ description: 'Not null: every user has a name; trimmed, blank is refused', maxLength: 100 }) @PresentNotNull() @Trimmed() @IsString() @IsNotEmpty() @MaxLength(100) displayName?: string;
-  @ApiPropertyOptional({ description: 'An http(s) URL; null removes it', maxLength: 2048 }) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }) @MaxLength(2048) avatarUrl?: string;
-  @ApiPropertyOptional({ example: 'en-US', description: 'A language tag: a 2–3 letter language, then subtags joined by - or _ (en, de-CH, zh_CN); null resets it', pattern: LOCALE_PATTERN.source, maxLength: MAX_LOCALE_LENGTH })
+  @ApiPropertyOptional({ description: 'Not null: every user has a name; trimmed, blank is refused', minLength: 1, maxLength: 100 }) @PresentNotNull() @Trimmed() @IsString() @IsNotEmpty() @MaxLength(100) displayName?: string;
+  @ApiPropertyOptional({ description: 'An http(s) URL; null removes it', maxLength: 2048, nullable: true, type: String }) @IsOptional() @IsUrl({ require_tld: false, require_protocol: true, protocols: ['http', 'https'] }) @MaxLength(2048) avatarUrl?: string;
+  @ApiPropertyOptional({ example: 'en-US', nullable: true, type: String, description: 'A language tag: a 2–3 letter language, then subtags joined by - or _ (en, de-CH, zh_CN); null resets it', pattern: LOCALE_PATTERN.source, maxLength: MAX_LOCALE_LENGTH })
   @IsOptional()
   @Matches(LOCALE_PATTERN)
   @MaxLength(MAX_LOCALE_LENGTH)
   locale?: string;
-  @ApiPropertyOptional({ example: 'Europe/Berlin', description: 'An IANA time zone; null resets it', maxLength: 64 }) @IsOptional() @IsString() @MaxLength(64) @IsTimeZone() timezone?: string;
+  @ApiPropertyOptional({ example: 'Europe/Berlin', description: 'An IANA time zone; null resets it', maxLength: 64, nullable: true, type: String }) @IsOptional() @IsString() @MaxLength(64) @IsTimeZone() timezone?: string;
   @ApiPropertyOptional({
     format: 'uuid',
     nullable: true,

@@ -221,7 +221,7 @@ export class LockDto {
 }
 
 export class CreateSnapshotDto {
-  @ApiProperty({ maxLength: 200, example: 'before-import' })
+  @ApiProperty({ minLength: 1, maxLength: 200, example: 'before-import' })
   @IsString()
   @IsNotEmpty()
   @MaxLength(200)

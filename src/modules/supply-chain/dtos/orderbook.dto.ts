@@ -299,7 +299,7 @@ export class CreateSyncRequestDto {
   @IsOptional()
   @IsObject()
   source?: Record<string, unknown>;
-  @ApiProperty({ type: [SyncChangeDocDto], maxItems: 1000 }) @IsArray() @ArrayMaxSize(1000) @Allow() changes: unknown[];
+  @ApiProperty({ type: [SyncChangeDocDto], minItems: 1, maxItems: 1000, description: 'One to 1000 changes (an empty list is VALIDATION_ERROR)' }) @IsArray() @ArrayMaxSize(1000) @Allow() changes: unknown[];
   @ApiPropertyOptional({
     enum: SYNC_REQUEST_STATUSES,
     default: 'pending',

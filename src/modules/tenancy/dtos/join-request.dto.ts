@@ -21,7 +21,7 @@ export class ApproveJoinRequestDto {
 }
 
 export class RejectJoinRequestDto {
-  @ApiProperty({ maxLength: 2000, description: 'Required; blank (only spaces) is refused', pattern: NOT_BLANK_PATTERN.source })
+  @ApiProperty({ minLength: 1, maxLength: 2000, description: 'Required; blank (only spaces) is refused', pattern: NOT_BLANK_PATTERN.source })
   @IsString()
   @IsNotEmpty()
   @Matches(NOT_BLANK_PATTERN, { message: 'reviewNote must not be blank' })

@@ -17,7 +17,7 @@ export class CreateViewDto {
   @Matches(CLIENT_ID_PATTERN, { message: `$property ${CLIENT_ID_RULE}` })
   id?: string;
 
-  @ApiProperty({ example: 'Open items by status', description: 'Trimmed; blank is refused', maxLength: 200 }) @Trimmed() @IsString() @IsNotEmpty() @MaxLength(200) name: string;
+  @ApiProperty({ example: 'Open items by status', description: 'Trimmed; blank is refused', minLength: 1, maxLength: 200 }) @Trimmed() @IsString() @IsNotEmpty() @MaxLength(200) name: string;
 
   @ApiProperty({ enum: VIEW_TYPES }) @IsIn(VIEW_TYPES) type: ViewType;
 
@@ -37,7 +37,7 @@ export class UpdateViewDto {
   @IsString()
   id?: string;
 
-  @ApiPropertyOptional({ description: 'Trimmed; blank is refused', maxLength: 200 }) @IsOptional() @Trimmed() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
+  @ApiPropertyOptional({ description: 'Trimmed; blank is refused', minLength: 1, maxLength: 200 }) @IsOptional() @Trimmed() @IsString() @IsNotEmpty() @MaxLength(200) name?: string;
   @ApiPropertyOptional({ enum: VIEW_TYPES }) @IsOptional() @IsIn(VIEW_TYPES) type?: ViewType;
   @ApiPropertyOptional({ type: 'object', additionalProperties: true, description: CONFIG_DESCRIPTION })
   @IsOptional()

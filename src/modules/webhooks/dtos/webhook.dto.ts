@@ -83,6 +83,7 @@ export class CreateWebhookDto {
     isArray: true,
     example: ['request_merged', 'data_bulk_operation'],
     description: 'Event types of spec 6.2, or * for all',
+    minItems: 1,
     maxItems: 100,
   })
   @IsArray()
@@ -157,7 +158,7 @@ export class UpdateWebhookDto {
   @MaxLength(2000)
   url?: string;
 
-  @ApiPropertyOptional({ enum: [...SUBSCRIBABLE_EVENTS], isArray: true, description: 'Event types of spec 6.2, or * for all', maxItems: 100 })
+  @ApiPropertyOptional({ enum: [...SUBSCRIBABLE_EVENTS], isArray: true, description: 'Event types of spec 6.2, or * for all', minItems: 1, maxItems: 100 })
   @PresentNotNull()
   @IsArray()
   @ArrayNotEmpty()
