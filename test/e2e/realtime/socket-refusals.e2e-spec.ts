@@ -232,6 +232,30 @@ describe('realtime refusals and close codes', () => {
     expect((await fresh.send('ping')).kind).toBe('ack');
   });
 
+  it('a failure after the auth ack is told once, without a seq, and closes with 1011', async () => {
+    // Catching the socket up (the outbox read every write uses) is broken for this one socket only; the session's
+    // `auth` has had its ack by then, so the failure must not answer the same seq a second time.
+    const live = hub();
+    const catchUp = live.catchUp.bind(live);
+    live.catchUp = () => {
+      live.catchUp = catchUp;
+      return Promise.reject(new Error('catch-up is unavailable'));
+    };
+    try {
+      const socket = track(await TestSocket.open(wsUrl));
+      const reply = await socket.send('auth', { token: await tokenFor(owner) });
+      expect(reply).toMatchObject({ kind: 'ack', seq: 1 });
+      expect(await socket.closed()).toBe(1011);
+      expect(socket.messages.slice(1)).toEqual([
+        { kind: 'error', seq: null, payload: expect.objectContaining({ code: 'INTERNAL_ERROR' }) },
+        { kind: 'closing', payload: { code: 1011, reason: 'INTERNAL_ERROR' } },
+      ]);
+    } finally {
+      live.catchUp = catchUp;
+    }
+    await waitFor(() => hub().connectionCount === 0, 15_000, 'the failed socket to be detached');
+  });
+
   it('a text frame that is not UTF-8 closes with 1007', async () => {
     const socket = track(await TestSocket.open(wsUrl));
     socket.ws.send(Buffer.from([0x7b, 0xff, 0xfe, 0x7d]), { binary: false });

@@ -257,6 +257,7 @@ export class RealtimeSessionService {
       return;
     }
     let authenticated = false;
+    let acknowledged = false;
     try {
       const scope: DocumentScope = {
         ...(target.workspaceId ? { workspaceId: target.workspaceId } : {}),
@@ -304,13 +305,16 @@ export class RealtimeSessionService {
         canWrite: identity.canWrite,
         lastEventId: session.lastSeq.toString(),
       });
+      acknowledged = true;
       await this.hub.catchUp(session, false);
       await this.sendCurrentAwareness(session);
     } catch (error) {
       if (!(error instanceof AppException)) {
         this.logger.error({ err: error }, 'realtime handshake failed');
       }
-      session.replyError(seq, error);
+      // The `auth` message has its one reply once acknowledged: a failure catching the socket up after that is
+      // told without a seq (like any frame not answering a message) before the close.
+      session.replyError(acknowledged ? null : seq, error);
       session.close(handshakeCloseReason(error, authenticated));
     }
   }
