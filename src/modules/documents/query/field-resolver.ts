@@ -2,7 +2,7 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import type { FieldDefinition, SystemColumn } from '../fields/field.types.js';
 import { handlerFor } from '../fields/field-type.registry.js';
 import { volatileFormulaIds } from '../fields/computed-definitions.js';
-import { queryHandlerFor } from './formula-sql.js';
+import { queryHandlerFor } from './volatile-formula-fields.js';
 import type { SqlParams } from './sql-params.js';
 import type { ResolvedField } from './query.types.js';
 

@@ -4,7 +4,7 @@ import { assertNever } from '../../../common/assert-never.js';
 import { isPlainObject, NUL_REASON, validationDetailsOf } from '../fields/field-value.utils.js';
 import type { StoredValue } from '../fields/field.types.js';
 import type { FieldResolver } from './field-resolver.js';
-import { valueJsonSql } from './formula-sql.js';
+import { valueJsonSql } from './volatile-formula-fields.js';
 import { QUERY_LIMITS } from './query-normalizer.js';
 import type { SqlParams } from './sql-params.js';
 import type { ConditionNode, FilterNode, ResolvedField } from './query.types.js';

@@ -1,12 +1,7 @@
 import { validationDetailsOf } from '../fields/field-value.utils.js';
 import type { FieldDefinition } from '../fields/field.types.js';
-import {
-  checkVolatileFormulas,
-  compileVolatileFormula,
-  MAX_FORMULA_SQL_LENGTH,
-  queryHandlerFor,
-  valueJsonSql,
-} from './formula-sql.js';
+import { compileVolatileFormula, MAX_FORMULA_SQL_LENGTH } from './formula-sql.js';
+import { checkVolatileFormulas, queryHandlerFor, valueJsonSql } from './volatile-formula-fields.js';
 
 const FIELDS: FieldDefinition[] = [
   { id: 'due', name: 'Due', type: 'date' },

@@ -1,6 +1,7 @@
 import { AppException } from '../../../common/errors/app.exception.js';
 import { emptySql } from './filter-sql.js';
-import { ISO_FORMAT, valueJsonSql } from './formula-sql.js';
+import { ISO_FORMAT } from './formula-sql.js';
+import { valueJsonSql } from './volatile-formula-fields.js';
 import type { FieldResolver } from './field-resolver.js';
 import type { SqlParams } from './sql-params.js';
 import type {
