@@ -16,6 +16,7 @@ import { RealtimeAuthService } from './services/realtime-auth.service.js';
 import { RealtimeBus } from './services/realtime-bus.service.js';
 import { RealtimeHub } from './services/realtime-hub.service.js';
 import { RealtimeLockService } from './services/realtime-lock.service.js';
+import { RealtimeMessagesService } from './services/realtime-messages.service.js';
 import { RealtimeSessionService } from './services/realtime-session.service.js';
 import { RealtimeService } from './services/realtime.service.js';
 import { YjsStateService } from './services/yjs-state.service.js';
@@ -39,6 +40,7 @@ import { YjsStateService } from './services/yjs-state.service.js';
     EventStreamService,
     PresenceService,
     RealtimeLockService,
+    RealtimeMessagesService,
     RealtimeSessionService,
     YjsStateService,
     RealtimeGateway,

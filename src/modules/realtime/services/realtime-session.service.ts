@@ -6,27 +6,17 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import type { DocumentScope } from '../../documents/services/document-access.service.js';
-import { lockTargetFieldProblem, normalizeTarget } from '../domain/lock-targets.js';
-import { assertNever } from '../../../common/assert-never.js';
-import { type ClientMessage, parseClientMessage } from '../domain/realtime-messages.js';
+import { parseClientMessage } from '../domain/realtime-messages.js';
 import type { CloseReason } from '../domain/realtime-protocol.js';
 import { type HandshakeRefusal, readHandshake, readSocketTarget } from '../domain/socket-handshake.js';
-import {
-  decodeFrame,
-  encodeAwareness,
-  encodeSync,
-  fromBase64,
-  SYNC_STEP1,
-  SYNC_STEP2,
-  toBase64,
-} from '../domain/yjs-wire.js';
+import { encodeAwareness, toBase64 } from '../domain/yjs-wire.js';
 import { AwarenessService } from './awareness.service.js';
 import { RealtimeAuthService } from './realtime-auth.service.js';
 import { RealtimeHub } from './realtime-hub.service.js';
 import { RealtimeLockService } from './realtime-lock.service.js';
 import { RealtimeSession } from './realtime-session.js';
+import { RealtimeMessagesService } from './realtime-messages.service.js';
 import { PresenceService } from './presence.service.js';
-import { YjsStateService } from './yjs-state.service.js';
 
 function rawToBuffer(data: RawData): Buffer {
   return Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
@@ -38,7 +28,11 @@ function rawToBuffer(data: RawData): Buffer {
  * as the HTTP routes' bodies have them.
  */
 function inPayload(error: unknown): unknown {
-  if (!(error instanceof AppException) || error.code !== ErrorCode.VALIDATION_ERROR || !error.options.details) {
+  if (
+    !(error instanceof AppException) ||
+    error.code !== ErrorCode.VALIDATION_ERROR ||
+    !error.options.details
+  ) {
     return error;
   }
   return new AppException(ErrorCode.VALIDATION_ERROR, {
@@ -96,8 +90,8 @@ export class RealtimeSessionService {
     private readonly hub: RealtimeHub,
     private readonly presence: PresenceService,
     private readonly locks: RealtimeLockService,
-    private readonly yjs: YjsStateService,
     private readonly awareness: AwarenessService,
+    private readonly messages: RealtimeMessagesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -214,7 +208,7 @@ export class RealtimeSessionService {
       return;
     }
     if (isBinary) {
-      await this.onBinary(session, data);
+      await this.messages.onBinary(session, data);
       return;
     }
     const parsed = parseClientMessage(data.toString('utf8'));
@@ -223,7 +217,7 @@ export class RealtimeSessionService {
       return;
     }
     try {
-      session.reply(parsed.message.seq, 'ack', await this.handle(session, parsed.message));
+      session.reply(parsed.message.seq, 'ack', await this.messages.handle(session, parsed.message));
     } catch (error) {
       if (!(error instanceof AppException)) {
         this.logger.error({ err: error }, 'realtime message failed');
@@ -323,132 +317,6 @@ export class RealtimeSessionService {
   private refuseHandshake(session: RealtimeSession, refusal: HandshakeRefusal): void {
     session.replyError(refusal.seq, new AppException(ErrorCode[refusal.code], { details: refusal.details }));
     session.close(refusal.close);
-  }
-
-  private async handle(session: RealtimeSession, message: ClientMessage): Promise<Record<string, unknown>> {
-    const identity = session.identity;
-    if (!identity) {
-      throw new AppException(ErrorCode.UNAUTHORIZED);
-    }
-    const doc = identity.doc;
-    switch (message.kind) {
-      case 'auth':
-        throw new AppException(ErrorCode.INVALID_STATE, {
-          details: [{ field: 'kind', reason: 'already authenticated' }],
-        });
-      case 'ping':
-        return { now: new Date().toISOString() };
-      case 'yjs_sync': {
-        const diff = await this.yjs.diff(
-          doc,
-          message.payload.stateVector ? fromBase64(message.payload.stateVector) : undefined,
-        );
-        return { update: toBase64(diff.update), stateVector: toBase64(diff.stateVector) };
-      }
-      case 'yjs_update':
-        // The same rules as POST /apply-update, as they are now (not as they were at connect).
-        await this.auth.authorizeWrite(identity, 'doc:write');
-        return this.yjs.applyUpdate(
-          doc,
-          fromBase64(message.payload.update),
-          identity.principal.userId,
-          session.sessionId,
-        );
-      case 'awareness':
-        await this.awareness.fromSocket(
-          session,
-          fromBase64(message.payload.update),
-          'refuse',
-          'payload.update',
-        );
-        return {};
-      case 'lock': {
-        // The same rules as POST /lock.
-        const ctx = await this.auth.authorizeWrite(identity, 'data:write');
-        const { fields } = ctx.document.metadata;
-        const problem = lockTargetFieldProblem(
-          message.payload.target,
-          fields.map((field) => field.id),
-        );
-        if (problem) {
-          throw AppException.validation([{ field: `payload.target.${problem.key}`, reason: problem.reason }]);
-        }
-        const lock = await this.locks.acquire(ctx, {
-          target: normalizeTarget(message.payload.target),
-          ttlSeconds: message.payload.ttlSeconds,
-          exclusive: message.payload.exclusive,
-          sessionId: session.sessionId,
-        });
-        if (session.isClosed) {
-          // Closed while the lock was taken: its clean-up may have released the session's locks before this one.
-          await this.locks.releaseSession(doc, session.sessionId);
-        }
-        return { ...lock };
-      }
-      case 'unlock': {
-        // As DELETE /unlock: manage rights as they are now decide whether another user's lock may be released.
-        const ctx = await this.auth.reopen(identity, 'read');
-        await this.locks.release(
-          doc,
-          message.payload.lockId,
-          identity.principal.userId,
-          ctx.access.canManage,
-        );
-        return {};
-      }
-      case 'users':
-        return { items: await this.presence.users(doc) };
-      case 'locks': {
-        const ctx = await this.auth.reopen(identity, 'read');
-        return { items: await this.locks.list(ctx.document) };
-      }
-      default:
-        return assertNever(message);
-    }
-  }
-
-  /** Standard y-protocols frames: sync step 1 → step 2 (+ our step 1), updates, awareness. */
-  private async onBinary(session: RealtimeSession, data: Buffer): Promise<void> {
-    session.binary = true;
-    const identity = session.identity;
-    if (!identity) {
-      return;
-    }
-    try {
-      const frame = decodeFrame(new Uint8Array(data));
-      switch (frame.type) {
-        case 'sync-step1': {
-          const diff = await this.yjs.diff(identity.doc, frame.stateVector);
-          session.send(encodeSync(SYNC_STEP2, diff.update));
-          session.send(encodeSync(SYNC_STEP1, diff.stateVector));
-          return;
-        }
-        case 'update':
-          // Refused like a JSON yjs_update, with an error frame (seq null): nothing is stored or relayed.
-          await this.auth.authorizeWrite(identity, 'doc:write');
-          await this.yjs.applyUpdate(
-            identity.doc,
-            frame.update,
-            identity.principal.userId,
-            session.sessionId,
-          );
-          return;
-        case 'awareness':
-          await this.awareness.fromSocket(session, frame.update, 'drop', 'frame');
-          return;
-        default:
-          assertNever(frame);
-      }
-    } catch (error) {
-      session.replyError(
-        null,
-        error instanceof AppException
-          ? error
-          : AppException.validation([
-              { field: 'frame', reason: 'not a y-protocols sync or awareness message' },
-            ]),
-      );
-    }
   }
 
   /** A joining socket learns the awareness of everyone already there. */
