@@ -31,17 +31,11 @@ export function versionConflict(currentVersion: number, yourVersion: number): Ap
 }
 
 export function rowNotFound(rowId: string): AppException {
-  return new AppException(ErrorCode.NOT_FOUND, {
-    details: [{ field: 'rowId', reason: `row ${rowId} not found` }],
-  });
+  return new AppException(ErrorCode.NOT_FOUND, { details: [{ field: 'rowId', reason: `row ${rowId} not found` }] });
 }
 
 /** Validates one row creation against the draft and records it on the scope. */
-export async function buildRowCreate(
-  scope: DraftScope,
-  input: { id?: string; values?: RowValuesInput },
-  origin?: ChangeOrigin,
-): Promise<ChangeDraft> {
+export async function buildRowCreate(scope: DraftScope, input: { id?: string; values?: RowValuesInput }, origin?: ChangeOrigin): Promise<ChangeDraft> {
   const rowId = input.id ?? randomUUID();
   if (!ROW_ID_PATTERN.test(rowId)) {
     throw AppException.validation([{ field: 'id', reason: `row id ${CLIENT_ID_RULE}` }]);
@@ -50,17 +44,10 @@ export async function buildRowCreate(
   const values = parseRowValues(input.values ?? [], metadata.fields, { partial: false });
   const state = (await scope.rows([rowId])).get(rowId);
   if (state?.exists) {
-    throw new AppException(ErrorCode.ALREADY_EXISTS, {
-      details: [{ field: 'id', reason: `row ${rowId} already exists` }],
-    });
+    throw new AppException(ErrorCode.ALREADY_EXISTS, { details: [{ field: 'id', reason: `row ${rowId} already exists` }] });
   }
   await scope.checkUnique(metadata.fields, [{ rowId, values }]);
-  const change: ChangeDraft = {
-    type: 'row-create',
-    operation: 'create',
-    targetId: rowId,
-    data: origin ? { values, origin } : { values },
-  };
+  const change: ChangeDraft = { type: 'row-create', operation: 'create', targetId: rowId, data: origin ? { values, origin } : { values } };
   scope.push(change);
   return change;
 }
@@ -96,12 +83,7 @@ export async function buildRowUpdate(
     type: 'row-update',
     operation: 'update',
     targetId: rowId,
-    data: {
-      values,
-      baseVersion: state.baseVersion,
-      ...(rebase ? { rebase: true as const } : {}),
-      ...(origin ? { origin } : {}),
-    },
+    data: { values, baseVersion: state.baseVersion, ...(rebase ? { rebase: true as const } : {}), ...(origin ? { origin } : {}) },
   };
   scope.push(change);
   return change;
@@ -111,12 +93,7 @@ export async function buildRowUpdate(
  * A row delete; `version` is the optimistic lock. A row the request already deletes is gone from the draft, so a
  * delete of it is NOT_FOUND — unless it re-bases that delete (`version` = the committed version, see `rebases`).
  */
-export async function buildRowDelete(
-  scope: DraftScope,
-  rowId: string,
-  version?: number,
-  origin?: ChangeOrigin,
-): Promise<ChangeDraft> {
+export async function buildRowDelete(scope: DraftScope, rowId: string, version?: number, origin?: ChangeOrigin): Promise<ChangeDraft> {
   const state = (await scope.rows([rowId])).get(rowId);
   const rebase = rebases(state, version);
   if (!state || (!state.exists && !rebase)) {
@@ -129,11 +106,7 @@ export async function buildRowDelete(
     type: 'row-delete',
     operation: 'delete',
     targetId: rowId,
-    data: {
-      baseVersion: state.baseVersion,
-      ...(rebase ? { rebase: true as const } : {}),
-      ...(origin ? { origin } : {}),
-    },
+    data: { baseVersion: state.baseVersion, ...(rebase ? { rebase: true as const } : {}), ...(origin ? { origin } : {}) },
   };
   scope.push(change);
   return change;
@@ -175,12 +148,7 @@ export async function buildPropertiesDelete(scope: DraftScope, version?: number)
   if (version !== undefined && version !== current.version) {
     throw versionConflict(current.version, version);
   }
-  const change: ChangeDraft = {
-    type: 'property-delete',
-    operation: 'delete',
-    targetId: PROPERTIES_TARGET,
-    data: { baseVersion: current.baseVersion },
-  };
+  const change: ChangeDraft = { type: 'property-delete', operation: 'delete', targetId: PROPERTIES_TARGET, data: { baseVersion: current.baseVersion } };
   scope.push(change);
   return change;
 }
@@ -204,28 +172,16 @@ export async function buildMetadataUpdate(
   // Formulas, lookups and rollups naming a field being deleted or retyped are named first (docs/formulas.md).
   checkDependents(current.fields, rawDefinitions(input.fields), paths.fields);
   const written = validateFieldDefinitions(input.fields, paths.fields);
-  const writtenProperties =
-    input.properties === undefined || input.properties === null
-      ? current.properties
-      : validateFieldDefinitions(input.properties, paths.properties);
+  const writtenProperties = input.properties === undefined || input.properties === null ? current.properties : validateFieldDefinitions(input.properties, paths.properties);
   checkDependents(current.properties, writtenProperties, paths.properties);
   const { fields, properties } = checkComputedDefinitions(written, writtenProperties, paths);
   checkVolatileFormulas(fields, paths.fields);
-  if (
-    canonicalJson({ fields, properties }) ===
-    canonicalJson({ fields: current.fields, properties: current.properties })
-  ) {
+  if (canonicalJson({ fields, properties }) === canonicalJson({ fields: current.fields, properties: current.properties })) {
     return null;
   }
   for (const update of diffFields(current.fields, fields).updated) {
     if (update.becameUnique && !update.convert && (await uniqueDuplicates(update.after.id))) {
-      throw AppException.validation([
-        {
-          fieldId: update.after.id,
-          field: paths.fields,
-          reason: 'existing rows share values of this field; it cannot be made unique',
-        },
-      ]);
+      throw AppException.validation([{ fieldId: update.after.id, field: paths.fields, reason: 'existing rows share values of this field; it cannot be made unique' }]);
     }
   }
   const change: ChangeDraft = {
@@ -240,11 +196,7 @@ export async function buildMetadataUpdate(
 
 /** The well-formed entries of a definitions array, before full validation. */
 function rawDefinitions(input: unknown): FieldDefinition[] {
-  return Array.isArray(input)
-    ? (input.filter(
-        (item) => isPlainObject(item) && typeof item.id === 'string' && typeof item.type === 'string',
-      ) as FieldDefinition[])
-    : [];
+  return Array.isArray(input) ? (input.filter((item) => isPlainObject(item) && typeof item.id === 'string' && typeof item.type === 'string') as FieldDefinition[]) : [];
 }
 
 /** Document settings (spec 2.11), validated per docs/settings.md (domain/document-settings.ts). */
@@ -256,12 +208,7 @@ export function buildSettingsUpdate(scope: DraftScope, settings: DocumentSetting
   if (canonicalJson(settings) === canonicalJson(scope.document.settings)) {
     return null;
   }
-  const change: ChangeDraft = {
-    type: 'settings-update',
-    operation: 'update',
-    targetId: SETTINGS_TARGET,
-    data: { settings },
-  };
+  const change: ChangeDraft = { type: 'settings-update', operation: 'update', targetId: SETTINGS_TARGET, data: { settings } };
   scope.push(change);
   return change;
 }
