@@ -5,17 +5,12 @@ import {
   ACCESS_MODES,
   type AccessControl,
   type AcceptMode,
-  CONFLICT_STRATEGIES,
   CONNECTOR_CONFLICT_RESOLUTIONS,
   type ConflictResolution,
-  type ConflictStrategy,
   type ConnectorConfig,
-  DEDUPLICATION_STRATEGIES,
-  DEFAULT_ACTIONS,
   type DefaultReceiverConfig,
   type FieldMapping,
   type FilterGroup,
-  type ManualAcceptRules,
   PROPAGATION_EVENT_TYPES,
   type PropagationEvents,
   type ReceiverFilter,
@@ -25,13 +20,15 @@ import {
 import { isPlainObject } from '../../documents/fields/field-value.utils.js';
 import { parseFieldMapping } from './field-mapping.validation.js';
 import { parseFilterGroup } from './filter-group.validation.js';
+import { parseConflictResolution, parseReceiverFilter } from './receiver-config.validation.js';
 
 /**
  * Validators of the supply-chain configuration objects (spec 2.14): filter groups, field mapping, receiver filter,
  * conflict resolution, share scope, access control, propagation events, default receiver config, connector config.
  * Each `parse*` takes the raw body value and the path it came from, and returns the normalized object (defaults
  * filled in) or throws VALIDATION_ERROR listing every problem as `{field, reason}`. Pure: no database. Filter groups
- * are parsed in filter-group.validation.ts, field mappings in field-mapping.validation.ts; field ids and operands are
+ * are parsed in filter-group.validation.ts, field mappings in field-mapping.validation.ts, receiver filters and
+ * conflict resolution in receiver-config.validation.ts; field ids and operands are
  * checked against the documents' fields by the services, with sync-config-fields.validation.ts. Shared with the
  * propagation/connector module.
  */
@@ -142,122 +139,14 @@ export class ConfigChecker {
     return parseFieldMapping(this, raw, path);
   }
 
+  /** The receiver filter of a binding (receiver-config.validation.ts). */
   receiverFilter(raw: unknown, path: string): ReceiverFilter | undefined {
-    if (raw === undefined || raw === null) {
-      return { acceptMode: 'auto' };
-    }
-    if (!isPlainObject(raw)) {
-      this.fail(path, `${path} must be an object`);
-      return undefined;
-    }
-    this.knownKeys(
-      raw,
-      ['acceptMode', 'filterGroup', 'manualAcceptRules', 'deduplicationStrategy', 'deduplicationFieldIds'],
-      path,
-    );
-    const acceptMode = this.enumValue(raw.acceptMode, ACCEPT_MODES, `${path}.acceptMode`, 'auto') ?? 'auto';
-    const result: ReceiverFilter = { acceptMode };
-    if (raw.filterGroup !== undefined && raw.filterGroup !== null) {
-      result.filterGroup = this.filterGroup(raw.filterGroup, `${path}.filterGroup`);
-    }
-    if (raw.manualAcceptRules !== undefined && raw.manualAcceptRules !== null) {
-      const rules = raw.manualAcceptRules;
-      if (!isPlainObject(rules)) {
-        this.fail(`${path}.manualAcceptRules`, 'manualAcceptRules must be an object');
-      } else {
-        this.knownKeys(
-          rules,
-          ['defaultAction', 'autoAcceptIf', 'requireApprovalIf', 'autoRejectIf'],
-          `${path}.manualAcceptRules`,
-        );
-        const parsed: ManualAcceptRules = {
-          defaultAction:
-            this.enumValue(
-              rules.defaultAction,
-              DEFAULT_ACTIONS,
-              `${path}.manualAcceptRules.defaultAction`,
-              'manual',
-            ) ?? 'manual',
-        };
-        for (const key of ['autoAcceptIf', 'requireApprovalIf', 'autoRejectIf'] as const) {
-          if (rules[key] !== undefined && rules[key] !== null) {
-            parsed[key] = this.filterGroup(rules[key], `${path}.manualAcceptRules.${key}`);
-          }
-        }
-        result.manualAcceptRules = parsed;
-      }
-    }
-    if (raw.deduplicationStrategy !== undefined && raw.deduplicationStrategy !== null) {
-      const strategy = this.enumValue(
-        raw.deduplicationStrategy,
-        DEDUPLICATION_STRATEGIES,
-        `${path}.deduplicationStrategy`,
-      );
-      const ids = raw.deduplicationFieldIds;
-      if (strategy) {
-        result.deduplicationStrategy = strategy;
-        if (
-          !Array.isArray(ids) ||
-          ids.length === 0 ||
-          ids.length > 20 ||
-          (strategy === 'by_field' && ids.length !== 1)
-        ) {
-          this.fail(
-            `${path}.deduplicationFieldIds`,
-            strategy === 'by_field'
-              ? 'by_field needs exactly one field id'
-              : 'by_fields needs 1 to 20 field ids',
-          );
-        } else {
-          result.deduplicationFieldIds = ids.map(
-            (id, index) => this.id(id, `${path}.deduplicationFieldIds[${index}]`) ?? '',
-          );
-        }
-      }
-    } else if (raw.deduplicationFieldIds !== undefined) {
-      this.fail(
-        `${path}.deduplicationStrategy`,
-        'deduplicationFieldIds needs deduplicationStrategy (by_field or by_fields)',
-      );
-    }
-    return result;
+    return parseReceiverFilter(this, raw, path);
   }
 
+  /** The conflict resolution of a binding (receiver-config.validation.ts). */
   conflictResolution(raw: unknown, path: string): ConflictResolution | undefined {
-    if (raw === undefined || raw === null) {
-      return { defaultStrategy: 'keep_upstream', fieldStrategies: {} };
-    }
-    if (!isPlainObject(raw)) {
-      this.fail(path, `${path} must be an object {defaultStrategy, fieldStrategies}`);
-      return undefined;
-    }
-    this.knownKeys(raw, ['defaultStrategy', 'fieldStrategies'], path);
-    const defaultStrategy =
-      this.enumValue(raw.defaultStrategy, CONFLICT_STRATEGIES, `${path}.defaultStrategy`, 'keep_upstream') ??
-      'keep_upstream';
-    const fieldStrategies: Record<string, { strategy: ConflictStrategy }> = {};
-    if (raw.fieldStrategies !== undefined && raw.fieldStrategies !== null) {
-      if (!isPlainObject(raw.fieldStrategies)) {
-        this.fail(`${path}.fieldStrategies`, 'fieldStrategies must map field ids to {strategy}');
-      } else {
-        for (const [fieldId, entry] of Object.entries(raw.fieldStrategies)) {
-          const at = `${path}.fieldStrategies.${fieldId}`;
-          this.id(fieldId, at);
-          if (isPlainObject(entry)) {
-            this.knownKeys(entry, ['strategy'], at);
-          }
-          const strategy = this.enumValue(
-            isPlainObject(entry) ? entry.strategy : entry,
-            CONFLICT_STRATEGIES,
-            `${at}.strategy`,
-          );
-          if (strategy) {
-            fieldStrategies[fieldId] = { strategy };
-          }
-        }
-      }
-    }
-    return { defaultStrategy, fieldStrategies };
+    return parseConflictResolution(this, raw, path);
   }
 
   shareScope(raw: unknown, path: string): ShareScope | undefined {
