@@ -73,14 +73,19 @@ export const ERROR_ENVELOPE_SCHEMA = {
     payload: { type: 'object', nullable: true },
     details: {
       type: 'object',
-      description: 'The problem as {field, reason} (spec 7); with several problems, `errors` lists them all, the first repeated at the top',
+      description:
+        'The problem as {field, reason} (spec 7); with several problems, `errors` lists them all, the first repeated at the top; `rowId` names the row of a bulk write',
       properties: {
         field: { type: 'string' },
         fieldId: { type: 'string' },
+        rowId: { type: 'string' },
         reason: { type: 'string' },
         errors: {
           type: 'array',
-          items: { type: 'object', properties: { field: { type: 'string' }, fieldId: { type: 'string' }, reason: { type: 'string' } } },
+          items: {
+            type: 'object',
+            properties: { field: { type: 'string' }, fieldId: { type: 'string' }, rowId: { type: 'string' }, reason: { type: 'string' } },
+          },
         },
       },
     },

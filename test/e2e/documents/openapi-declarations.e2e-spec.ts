@@ -40,6 +40,8 @@ describe('OpenAPI declarations of document data routes', () => {
     ['post', '/doc/{docType}/{docId}/requests', '409', 'ALREADY_EXISTS'],
     ['get', '/doc/{docType}/setting', '404', 'DOC_NOT_FOUND'],
     ['put', '/doc/{docType}/setting', '404', 'DOC_NOT_FOUND'],
+    ['post', '/doc/{docType}', '404', 'NOT_FOUND'],
+    ['post', '/doc/{docType}', '409', 'ALREADY_EXISTS'],
   ] as const)('%s %s declares %s (%s)', (method, path, status, code) => {
     const response = doc.paths[`/api/v1${path}`]?.[method]?.responses[status] as OpenAPIV3.ResponseObject | undefined;
     expect(response?.description).toContain(code);

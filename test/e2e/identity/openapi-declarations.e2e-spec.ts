@@ -39,6 +39,15 @@ describe('OpenAPI declarations of identity and tenancy routes', () => {
     ['delete', '/api/v1/auth/sessions/{sessionId}', '404'],
     ['delete', '/api/v1/users/me/oauth/{provider}', '409'],
     ['delete', '/api/v1/users/me/oauth/{provider}', '404'],
+    ['post', '/api/v1/auth/refresh', '401'],
+    ['post', '/api/v1/admin/oidc/providers', '409'],
+    // The steps that go to the provider: not configured or not enabled (404), not reachable (503).
+    ['get', '/api/v1/auth/oauth/{provider}/authorize', '404'],
+    ['get', '/api/v1/auth/oauth/{provider}/authorize', '503'],
+    ['post', '/api/v1/auth/oauth/{provider}/callback', '404'],
+    ['post', '/api/v1/auth/oauth/{provider}/callback', '503'],
+    ['post', '/api/v1/users/me/oauth/{provider}', '404'],
+    ['post', '/api/v1/users/me/oauth/{provider}', '503'],
   ] as const)('%s %s declares %s', (method, path, status) => {
     expect(Object.keys(operation(method, path).responses)).toContain(status);
   });

@@ -354,6 +354,23 @@ describe('third-party login through a real OpenID provider', () => {
     ).toBe(true);
   });
 
+  it('answers 503 SERVICE_UNAVAILABLE, a status the document declares, while a provider cannot be reached', async () => {
+    // Loopback plain http is accepted; nothing listens on port 1, so discovery fails at once.
+    const created = await request(t.http)
+      .post('/api/v1/admin/oidc/providers')
+      .set(bearer(admin))
+      .send({ provider: 'dingtalk', issuer: 'http://127.0.0.1:1', clientId: 'x' })
+      .expect(201);
+    const res = await request(t.http)
+      .get('/api/v1/auth/oauth/dingtalk/authorize')
+      .query({ redirectUri: 'https://app.example/cb' })
+      .expect(503);
+    expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { reason: 'dingtalk is not reachable' } });
+    const declared = t.openApi.paths['/api/v1/auth/oauth/{provider}/authorize']?.get?.responses ?? {};
+    expect(Object.keys(declared)).toContain('503');
+    await request(t.http).delete(`/api/v1/admin/oidc/providers/${created.body.payload.id}`).set(bearer(admin)).expect(200);
+  });
+
   it('refuses a used or unknown state', async () => {
     const { authorizationUrl, state } = await startLogin();
     const back = await idp.signIn(authorizationUrl, 'alice');

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiConflictResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiNotFoundResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
 import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
@@ -35,6 +35,8 @@ export class DocumentsController {
   @ApiParam({ name: 'docType', type: String })
   @ApiOperation({ summary: 'Create a document (body id optional, organizationId, workspaceId, title, metadata, settings)' })
   @ApiEnvelope(DocumentResponseDto, { status: 201 })
+  @ApiNotFoundResponse({ description: 'NOT_FOUND: the organization or workspace is unknown, or not one of the caller', schema: ERROR_ENVELOPE_SCHEMA })
+  @ApiConflictResponse({ description: 'ALREADY_EXISTS: a document of this type with this id exists in the workspace or organization', schema: ERROR_ENVELOPE_SCHEMA })
   create(
     @CurrentPrincipal() principal: Principal,
     @Param('docType') docType: string,

@@ -24,7 +24,8 @@ export const TWO_FACTOR_REQUIRED_RESPONSE = {
     ...ERROR_ENVELOPE_SCHEMA,
     properties: {
       ...ERROR_ENVELOPE_SCHEMA.properties,
-      payload: { $ref: getSchemaPath(TwoFactorChallengeDto) },
+      // The challenge with TWO_FACTOR_REQUIRED; null with the other 401s (INVALID_CREDENTIALS, INVALID_TOKEN).
+      payload: { allOf: [{ $ref: getSchemaPath(TwoFactorChallengeDto) }], nullable: true },
     },
   },
 };
@@ -83,6 +84,7 @@ export class AuthController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Exchange a session refresh token for new tokens (the refresh token rotates)' })
   @ApiEnvelope(TokenPairDto)
+  @ApiResponse({ status: 401, description: 'INVALID_TOKEN: unknown, expired, revoked or already used refresh token', schema: ERROR_ENVELOPE_SCHEMA })
   refresh(@Body() dto: RefreshDto): Promise<TokenPairDto> {
     return this.signIn.refresh(dto);
   }

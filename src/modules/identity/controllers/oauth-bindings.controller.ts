@@ -7,6 +7,7 @@ import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import { BindOAuthDto, OAuthBindingDto, ProviderParamDto } from '../dtos/oidc-provider.dto.js';
 import { FirstPartySessionGuard } from '../../../common/auth/first-party-session.guard.js';
 import { OAuthBindingService } from '../services/third-party/oauth-binding.service.js';
+import { ApiProviderFailures } from './provider-failures.openapi.js';
 
 @ApiTags('users')
 @Controller('users/me/oauth')
@@ -26,6 +27,7 @@ export class OAuthBindingsController {
   @ApiOperation({ summary: 'Bind a third-party identity with an authorization code from the provider' })
   @ApiEnvelope(OAuthBindingDto, { status: 201 })
   @ApiConflictResponse({ description: 'ALREADY_EXISTS: the identity is bound to an account, or another identity of the provider is bound to yours', schema: ERROR_ENVELOPE_SCHEMA })
+  @ApiProviderFailures()
   bind(
     @CurrentPrincipal() principal: Principal,
     @Param() params: ProviderParamDto,

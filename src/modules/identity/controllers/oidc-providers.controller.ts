@@ -9,7 +9,7 @@ import {
   Query,
   UseGuards,
 } from '@nestjs/common';
-import { ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiNotFoundResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { Authenticated, Public } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
@@ -54,6 +54,7 @@ export class OidcProvidersAdminController {
   @Post()
   @ApiOperation({ summary: 'Add a login provider; the client secret is stored encrypted' })
   @ApiEnvelope(OidcProviderAdminDto, { status: 201 })
+  @ApiConflictResponse({ description: 'ALREADY_EXISTS: the provider is configured already (one configuration per provider)', schema: ERROR_ENVELOPE_SCHEMA })
   create(@Body() dto: CreateOidcProviderDto): Promise<OidcProviderAdminDto> {
     return this.providers.create(dto);
   }

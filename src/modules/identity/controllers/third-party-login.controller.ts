@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '
 import type { Request } from 'express';
 import { Public } from '../../../common/auth/auth.decorators.js';
 import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiProviderFailures } from './provider-failures.openapi.js';
 import { ThirdPartyLoginResultDto } from '../dtos/auth.dto.js';
 import {
   ProviderParamDto,
@@ -30,6 +31,7 @@ export class ThirdPartyLoginController {
       'Public. Called with a first-party bearer token, the flow binds the provider to that account (finish with POST /users/me/oauth/{provider}).',
   })
   @ApiEnvelope(ThirdPartyAuthorizeDto)
+  @ApiProviderFailures()
   authorize(
     @Param() params: ProviderParamDto,
     @Query() query: ThirdPartyAuthorizeQueryDto,
@@ -44,6 +46,7 @@ export class ThirdPartyLoginController {
   @ApiOperation({ summary: 'Finish a third-party sign-in with the code and state the provider returned' })
   @ApiEnvelope(ThirdPartyLoginResultDto)
   @ApiResponse(TWO_FACTOR_REQUIRED_RESPONSE)
+  @ApiProviderFailures()
   callback(
     @Param() params: ProviderParamDto,
     @Body() dto: ThirdPartyCallbackDto,

@@ -14,7 +14,9 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { ANY_JSON_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { Trimmed, PresentNotNull } from '../../../common/http/validation-decorators.js';
+import { LookupDto, RollupDto, ValidationRuleDto } from '../../documents/dtos/document.dto.js';
 import { FIELD_TYPES } from '../../documents/fields/field.types.js';
 import { ScFieldDto } from './common.dto.js';
 
@@ -50,24 +52,26 @@ export class FieldInputDto {
   @Type(() => SelectOptionInputDto)
   selectOptions?: SelectOptionInputDto[];
   // The rest of the document field definition (`PUT /doc/{docType}/{docId}/metadata`), passed to the documents
-  // module and checked there (docs/documents.md, docs/formulas.md); its errors name `fields[i].…` as sent.
-  @ApiPropertyOptional() @Allow() unique?: unknown;
-  @ApiPropertyOptional({ description: 'A Value (or lenient form) applied on create' })
+  // module and checked there (docs/documents.md, docs/formulas.md); its errors name `fields[i].…` as sent. Documented
+  // with the types that check accepts (as FieldDto): a client generated from `{type: object}` sent `unique: {}`.
+  @ApiPropertyOptional({ type: 'boolean' }) @Allow() unique?: unknown;
+  @ApiPropertyOptional({ ...ANY_JSON_SCHEMA, description: 'A Value (or lenient form) applied on create' })
   @Allow()
   defaultValue?: unknown;
-  @ApiPropertyOptional({ description: 'Validation rules, as in document metadata' })
+  @ApiPropertyOptional({ type: [ValidationRuleDto], description: 'Validation rules, as in document metadata' })
   @Allow()
   validations?: unknown;
   @ApiPropertyOptional({
+    type: 'string',
     description: 'formula fields: the formula (docs/formulas.md)',
     example: '{price} * 2',
   })
   @Allow()
   formula?: unknown;
-  @ApiPropertyOptional({ description: 'lookup fields: {relationFieldId, targetFieldId}' })
+  @ApiPropertyOptional({ type: LookupDto, description: 'lookup fields: {relationFieldId, targetFieldId}' })
   @Allow()
   lookup?: unknown;
-  @ApiPropertyOptional({ description: 'rollup fields: {relationFieldId, targetFieldId, agg}' })
+  @ApiPropertyOptional({ type: RollupDto, description: 'rollup fields: {relationFieldId, targetFieldId, agg}' })
   @Allow()
   rollup?: unknown;
 }
@@ -194,7 +198,7 @@ export class BatchRowDto {
 
 /** `{rows: [{target{row}, values[], metadata}]}` (spec 4.4, the order-book form); at most 1000 rows, all or nothing. */
 export class BatchUpdateDto {
-  @ApiProperty({ type: [BatchRowDto], maxItems: 1000 })
+  @ApiProperty({ type: [BatchRowDto], minItems: 1, maxItems: 1000, description: 'One to 1000 rows (an empty list is VALIDATION_ERROR)' })
   @IsArray()
   @ArrayMaxSize(1000)
   @Allow()

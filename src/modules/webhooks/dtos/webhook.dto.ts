@@ -14,6 +14,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
+import { ANY_JSON_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import { DOMAIN_EVENT_TYPES } from '../../events/event-catalogue.js';
@@ -39,7 +40,9 @@ export class WebhookConditionDocDto {
   })
   path: string;
   @ApiProperty({ enum: CONDITION_OPERATORS }) operator: string;
+  // Any JSON value: `{type: object}`, what @nestjs/swagger makes of `unknown`, refused the string of the example.
   @ApiPropertyOptional({
+    ...ANY_JSON_SCHEMA,
     description: 'in/notIn: array; range: [min, max]; exists: true/false (default true)',
     example: 'merged',
   })
