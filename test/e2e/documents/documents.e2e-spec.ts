@@ -49,6 +49,21 @@ describe('documents: documents, bundle, scopes and data-source references', () =
     await request(t.http).post(`${API}/doc/orders`).set(bearer(viewer)).send({ organizationId: owner.defaultOrganizationId, workspaceId: owner.defaultWorkspaceId }).expect(403);
   });
 
+  it('creates with the body fields of spec 4.4 it is given: the organization follows the workspace, no context is the default workspace', async () => {
+    const inWorkspace = await request(t.http).post(`${API}/doc/memos`).set(bearer(owner)).send({ id: 'm-ws', workspaceId: owner.defaultWorkspaceId }).expect(201);
+    expect(inWorkspace.body.payload).toMatchObject({ id: 'm-ws', organizationId: owner.defaultOrganizationId, workspaceId: owner.defaultWorkspaceId });
+    const inContext = await request(t.http).post(`${API}/doc/memos?workspaceId=${owner.defaultWorkspaceId}`).set(bearer(owner)).send({ id: 'm-ctx' }).expect(201);
+    expect(inContext.body.payload).toMatchObject({ organizationId: owner.defaultOrganizationId, workspaceId: owner.defaultWorkspaceId });
+    const plain = await request(t.http).post(`${API}/doc/memos`).set(bearer(owner)).send({ id: 'm-plain' }).expect(201);
+    expect(plain.body.payload).toMatchObject({ organizationId: owner.defaultOrganizationId, workspaceId: owner.defaultWorkspaceId });
+    const orgLevel = await request(t.http).post(`${API}/doc/memos?organizationId=${owner.defaultOrganizationId}`).set(bearer(owner)).send({ id: 'm-org' }).expect(201);
+    expect(orgLevel.body.payload).toMatchObject({ organizationId: owner.defaultOrganizationId, workspaceId: null });
+    const nowhere = await request(t.http).post(`${API}/doc/memos`).set(bearer(owner)).send({ id: 'm-none', workspaceId: null }).expect(400);
+    expect(nowhere.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'organizationId' } });
+    const stranger = await newUser(t.http);
+    await request(t.http).post(`${API}/doc/memos`).set(bearer(stranger)).send({ id: 'm-x', workspaceId: owner.defaultWorkspaceId }).expect(404);
+  });
+
   it('lists documents of a type in a workspace, paged', async () => {
     const res = await request(t.http).get(`${API}/doc/orders?workspaceId=${owner.defaultWorkspaceId}&pageSize=1`).set(bearer(owner)).expect(200);
     expect(res.body.payload).toMatchObject({ page: 1, pageSize: 1, total: 2, totalPages: 2 });

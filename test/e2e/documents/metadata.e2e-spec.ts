@@ -157,6 +157,14 @@ describe('documents: metadata', () => {
     expect(current.body.payload.fields.map((f: { id: string }) => f.id)).toEqual(['name', 'amount', 'color', 'done', 'n']);
   });
 
+  it('takes an enum rule with its values under config.enum (keyed by the rule, as config.pattern) and enforces it', async () => {
+    const fields = [{ id: 'size', name: 'Size', type: 'text', validations: [{ ruleType: 'enum', config: { enum: ['S', 'M'] }, message: { en: 'S or M' } }] }];
+    const enumDoc = await createDocument(t.http, owner, { fields });
+    await createRow(t.http, owner, enumDoc, { id: 's', values: { size: 'S' } });
+    const res = await request(t.http).post(`${enumDoc.path}/data`).set(bearer(owner)).send({ id: 'x', values: { size: 'XL' } }).expect(400);
+    expect(problemsOf(res.body)).toEqual([expect.objectContaining({ fieldId: 'size', reason: 'value is not one of the allowed values', message: { en: 'S or M' } })]);
+  });
+
   it('refuses making a field unique while rows share a value', async () => {
     await createRow(t.http, owner, doc, { id: 'e', values: { name: 'D' } });
     const current = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload.fields;

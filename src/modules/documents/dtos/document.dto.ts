@@ -18,7 +18,15 @@ export class SelectOptionDto {
 
 export class ValidationRuleDto {
   @ApiProperty({ enum: ['pattern', 'min', 'max', 'minLength', 'maxLength', 'enum', 'custom'] }) ruleType: string;
-  @ApiPropertyOptional({ type: 'object', additionalProperties: true, example: { pattern: '^[A-Z]+$' } }) config?: Record<string, unknown>;
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { pattern: '^[A-Z]+$' },
+    description:
+      'Keyed by the rule: pattern {pattern, flags?}; min/max {value} or {min}/{max}; minLength/maxLength {value} or ' +
+      '{minLength}/{maxLength}; enum {values} or {enum}; custom: free (stored, not evaluated)',
+  })
+  config?: Record<string, unknown>;
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } }) message?: Record<string, string>;
 }
 
@@ -102,7 +110,15 @@ export class DocumentResponseDto {
 
 export class CreateDocumentDto {
   @ApiPropertyOptional({ pattern: CLIENT_ID_PATTERN.source, description: 'Generated when absent; not . or ..', maxLength: 128 }) @IsOptional() @IsString() @MaxLength(128) id?: string;
-  @ApiProperty({ format: 'uuid' }) @IsUUID() organizationId: string;
+  @ApiPropertyOptional({
+    format: 'uuid',
+    description:
+      "Omitted: the organization context (organizationId query parameter or X-Organization-Id header), else the workspace's organization. " +
+      'Neither a workspace nor an organization named (body or context): the caller\'s default workspace (GET /users/me defaultWorkspaceId).',
+  })
+  @IsOptional()
+  @IsUUID()
+  organizationId?: string;
   @ApiPropertyOptional({
     format: 'uuid',
     nullable: true,

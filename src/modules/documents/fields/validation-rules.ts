@@ -47,6 +47,9 @@ function ruleKeys(ruleType: 'min' | 'max' | 'minLength' | 'maxLength'): string[]
   return ['value', ruleType === 'min' || ruleType === 'minLength' ? 'min' : 'max', 'length', ruleType];
 }
 
+/** Where an enum rule's allowed values may be: `values`, or, like every other rule, the key named after it (`enum`). */
+const ENUM_KEYS = ['values', 'value', 'options', 'enum'];
+
 function ruleFailure(field: FieldDefinition, rule: ValidationRule, reason: string): ErrorDetail {
   const detail: ErrorDetail = { fieldId: field.id, reason };
   if (rule.message && isPlainObject(rule.message)) {
@@ -105,7 +108,7 @@ function checkRule(stored: StoredValue, rule: ValidationRule, kind: RuleKind): s
       return length > limit ? `value must have at most ${limit} ${unit}` : null;
     }
     case 'enum': {
-      const allowed = firstDefined(config, ['values', 'value', 'options']);
+      const allowed = firstDefined(config, ENUM_KEYS);
       if (!Array.isArray(allowed)) {
         return null;
       }
@@ -231,7 +234,7 @@ export function checkRuleDefinition(rule: unknown, kind: RuleKind, path: string,
       break;
     }
     case 'enum': {
-      const allowed = firstDefined(config, ['values', 'value', 'options']);
+      const allowed = firstDefined(config, ENUM_KEYS);
       if (!Array.isArray(allowed)) {
         errors.push({ field: `${path}.config.values`, reason: 'enum needs an array of values' });
       }

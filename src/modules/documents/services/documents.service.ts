@@ -90,11 +90,13 @@ export class DocumentsService {
     if (dto.workspaceId !== undefined && scope.workspaceId && dto.workspaceId !== scope.workspaceId) {
       throw AppException.validation([{ field: 'workspaceId', reason: 'the body and the workspace context (workspaceId / X-Workspace-Id) name different workspaces' }]);
     }
-    if (scope.organizationId && scope.organizationId !== dto.organizationId.toLowerCase()) {
+    if (scope.organizationId && dto.organizationId && scope.organizationId !== dto.organizationId.toLowerCase()) {
       throw AppException.validation([{ field: 'organizationId', reason: 'the body and the organization context name different organizations' }]);
     }
-    const workspaceId = dto.workspaceId === undefined ? (scope.workspaceId ?? null) : dto.workspaceId;
-    const rights = workspaceId ? await this.workspaceRights(principal, docType, workspaceId, dto.organizationId) : await this.organizationRights(principal, dto.organizationId);
+    const { workspaceId, organizationId } = await this.creationScope(principal, dto, scope);
+    const rights = workspaceId
+      ? await this.workspaceRights(principal, docType, workspaceId, organizationId)
+      : await this.organizationRights(principal, organizationId);
     const settings = dto.settings ? parseSettings(dto.settings) : {};
     if (dto.metadata) {
       validateFieldDefinitions(dto.metadata.fields ?? [], 'metadata.fields');
@@ -130,10 +132,31 @@ export class DocumentsService {
     });
   }
 
+  /**
+   * Where a new document goes. Spec 4.4 names the body fields `id`, `organizationId`, `workspaceId` without making
+   * any required: the workspace is the body's (null: organization-level), else the call's context; the organization
+   * is the body's or the context's, else the workspace's own. A call naming neither a workspace nor an organization
+   * creates in the caller's default workspace, as `GET /doc/{docType}` lists it (`DocumentAccessService.typeScope`).
+   */
+  private async creationScope(
+    principal: Principal,
+    dto: CreateDocumentDto,
+    scope: DocumentScope,
+  ): Promise<{ workspaceId: string | null; organizationId: string | undefined }> {
+    const organizationId = dto.organizationId ?? scope.organizationId;
+    if (dto.workspaceId !== undefined) {
+      return { workspaceId: dto.workspaceId, organizationId };
+    }
+    if (scope.workspaceId || organizationId) {
+      return { workspaceId: scope.workspaceId ?? null, organizationId };
+    }
+    return { workspaceId: (await this.access.typeScope(principal, scope)).workspaceId ?? null, organizationId };
+  }
+
   /** Write rights in a workspace for a new document; refused while a data-source reference makes the type read-only there. */
-  private async workspaceRights(principal: Principal, docType: string, workspaceId: string, organizationId: string): Promise<DocumentRights> {
+  private async workspaceRights(principal: Principal, docType: string, workspaceId: string, organizationId: string | undefined): Promise<DocumentRights> {
     const workspace = await this.workspaces.resolve(principal.userId, workspaceId);
-    if (workspace.organizationId !== organizationId.toLowerCase()) {
+    if (organizationId !== undefined && workspace.organizationId !== organizationId.toLowerCase()) {
       throw AppException.validation([{ field: 'organizationId', reason: 'the workspace does not belong to this organization' }]);
     }
     const source = await this.sources.resolve(workspaceId, docType);
@@ -142,7 +165,12 @@ export class DocumentsService {
     return rights;
   }
 
-  private async organizationRights(principal: Principal, organizationId: string): Promise<DocumentRights> {
+  private async organizationRights(principal: Principal, organizationId: string | undefined): Promise<DocumentRights> {
+    if (organizationId === undefined) {
+      throw AppException.validation([
+        { field: 'organizationId', reason: 'organizationId is required for an organization-level document (or name a workspace: workspaceId, or the X-Workspace-Id header)' },
+      ]);
+    }
     const access = await this.workspaces.resolveOrganizationLevel(principal.userId, organizationId);
     const rights: DocumentRights = { ...access, workspaceId: null, archived: false };
     this.access.check(rights, 'write', false);
