@@ -104,6 +104,33 @@ describe('requests: scopes of the changes, target kinds, reviewers, ids and the 
     expect((await request(t.http).get(`${target.path}/requests?status=open`).set(bearer(owner)).expect(200)).body.payload.items).toEqual([]);
   });
 
+  it("takes a change's operation as a Change shows it (spec 2.9) when it fits the type, and refuses one that does not", async () => {
+    const target = await doc();
+    await createRow(t.http, owner, target, { id: 'r1', values: { name: 'One' } });
+    const accepted = await request(t.http)
+      .post(`${target.path}/requests`)
+      .set(bearer(owner))
+      .send({
+        changes: [
+          { ...ROW_CREATE, operation: 'create' },
+          { type: 'row-update', operation: 'update', target: { kind: 'row', rowId: 'r1' }, newValue: { values: { qty: 3 } } },
+          { ...FIELD_DELETE, operation: 'delete' },
+        ],
+      })
+      .expect(201);
+    expect(accepted.body.payload.changes.map((change: { operation: string }) => change.operation)).toEqual(['create', 'update', 'update']);
+    const refused = await request(t.http)
+      .post(`${target.path}/requests`)
+      .set(bearer(owner))
+      .send({ changes: [ROW_CREATE, { type: 'row-delete', operation: 'update', target: { kind: 'row', rowId: 'r1' } }] })
+      .expect(400);
+    expect(problemsOf(refused.body)).toEqual([expect.objectContaining({ field: 'changes[1].operation', reason: 'must be delete for a row-delete change' })]);
+    const unknown = await request(t.http).post(`${target.path}/requests`).set(bearer(owner)).send({ changes: [{ ...ROW_CREATE, operation: 'upsert' }] }).expect(400);
+    expect(problemsOf(unknown.body)[0]?.field).toBe('changes[0].operation');
+    const open = await request(t.http).get(`${target.path}/requests?status=open`).set(bearer(owner)).expect(200);
+    expect(open.body.payload.items).toHaveLength(1);
+  });
+
   it('accepts as reviewers only users who can read the document', async () => {
     const target = await doc();
     const bad = await request(t.http)

@@ -1,7 +1,7 @@
 import { assertNever } from '../../../common/assert-never.js';
 import type { Principal, Scope } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
-import type { ChangeType, RevisionOperationType, TargetKind } from './document.records.js';
+import type { ChangeOperationKind, ChangeType, RevisionOperationType, TargetKind } from './document.records.js';
 
 /** A change as a request body names it, as it is stored, or as a revision records it. */
 export type AnyChangeType = ChangeType | RevisionOperationType;
@@ -72,6 +72,29 @@ export function targetKindOf(type: AnyChangeType): TargetKind {
     case 'relation-create':
     case 'relation-delete':
       return 'relation';
+    default:
+      return assertNever(type);
+  }
+}
+
+/** The `operation` (spec 2.9's Change: create, update, delete) a change of each type is. */
+export function operationOfChange(type: AnyChangeType): ChangeOperationKind {
+  switch (type) {
+    case 'row-create':
+    case 'field-create':
+    case 'relation-create':
+      return 'create';
+    case 'row-delete':
+    case 'field-delete':
+    case 'property-delete':
+    case 'relation-delete':
+      return 'delete';
+    case 'row-update':
+    case 'field-update':
+    case 'metadata-update':
+    case 'settings-update':
+    case 'property-update':
+      return 'update';
     default:
       return assertNever(type);
   }

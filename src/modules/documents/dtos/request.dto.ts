@@ -66,6 +66,15 @@ export class ChangeInputDto {
   @IsIn(CHANGE_INPUT_TYPES)
   type: string;
 
+  @ApiPropertyOptional({
+    enum: CHANGE_OPERATIONS,
+    description:
+      'Optional, as a Change shows it (spec 2.9): create for row-create and field-create, delete for row-delete, field-delete and property-delete, update for the rest; another one is VALIDATION_ERROR',
+  })
+  @IsOptional()
+  @IsIn(CHANGE_OPERATIONS)
+  operation?: string;
+
   @ApiProperty({ type: ChangeTargetInputDto }) @ValidateNested() @Type(() => ChangeTargetInputDto) @IsObject() target: ChangeTargetInputDto;
 
   @ApiPropertyOptional({

@@ -7,7 +7,7 @@ import { TransactionHost } from '../../../database/transaction-host.js';
 import type { RowValuesInput } from '../fields/field-type.registry.js';
 import type { FieldDefinition } from '../fields/field.types.js';
 import { applyPropertiesEffect, applySet, foldChanges } from '../domain/change-fold.js';
-import { type AnyChangeType, assertScopesForChanges, targetKindOf } from '../domain/change-kinds.js';
+import { type AnyChangeType, assertScopesForChanges, operationOfChange, targetKindOf } from '../domain/change-kinds.js';
 import type { ChangeDraft, RequestStatus } from '../domain/document.records.js';
 import { diffFields } from '../domain/metadata-diff.js';
 import { parseRowChangeInput } from '../domain/row-change-input.js';
@@ -154,6 +154,10 @@ export class RequestsService {
       const kind = targetKindOf(change.type as AnyChangeType);
       if (change.target.kind !== kind) {
         throw AppException.validation([{ field: `changes[${index}].target.kind`, reason: `must be ${kind} for a ${change.type} change` }]);
+      }
+      const operation = operationOfChange(change.type as AnyChangeType);
+      if (change.operation !== undefined && change.operation !== operation) {
+        throw AppException.validation([{ field: `changes[${index}].operation`, reason: `must be ${operation} for a ${change.type} change` }]);
       }
     }
     if (options.enforceScopes) {
