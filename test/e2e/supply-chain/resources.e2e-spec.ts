@@ -1456,6 +1456,32 @@ describe('supply chain: resources', () => {
       'changes[0].operation',
       'changes[1].rowId',
     ]);
+    // A change in another shape (`data` of spec 2.9's Change, a document request's `target{kind,rowId}` and
+    // `newValue`) is refused by name; it used to be recorded as a proposal with no values (201).
+    const requestsBefore = (
+      await http().get(sc(B, `/orderbooks/${orderBookId}/requests`)).set(bearer(bGuest)).expect(200)
+    ).body.payload.total;
+    const otherShape = await http()
+      .post(sc(B, `/orderbooks/${orderBookId}/requests`))
+      .set(bearer(bMember))
+      .send({
+        changes: [
+          { operation: 'create_row', data: { name: 'Bolt' } },
+          { operation: 'update_row', target: { kind: 'row', rowId: 'o2' }, newValue: { name: 'Nut' } },
+        ],
+      })
+      .expect(400);
+    expect(otherShape.body.code).toBe('VALIDATION_ERROR');
+    expect(problemsOf(otherShape.body).map((d: { field: string }) => d.field)).toEqual([
+      'changes[0].data',
+      'changes[1].newValue',
+      'changes[1].target.kind',
+      'changes[1].target.rowId',
+    ]);
+    expect(
+      (await http().get(sc(B, `/orderbooks/${orderBookId}/requests`)).set(bearer(bGuest)).expect(200)).body.payload
+        .total,
+    ).toBe(requestsBefore);
     await http()
       .post(sc(B, `/orderbooks/${orderBookId}/requests`))
       .set(bearer(bMember))

@@ -126,6 +126,24 @@ describe('tenancy: data-source references', () => {
     expect(n.n).toBe(0);
   });
 
+  it('takes and answers mode "replacement", the one mode spec 2.3 and 4.3 name; any other mode is VALIDATION_ERROR', async () => {
+    const { org, owner, member, source, target, base } = await setup();
+    const created = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: source, docType: 'catalog', mode: 'replacement' }).expect(201);
+    expect(created.body.payload).toMatchObject({ docType: 'catalog', mode: 'replacement', status: 'active' });
+    expect(await sources.resolve(target, 'catalog')).toEqual({ workspaceId: source, readOnly: true, referenceId: created.body.payload.id });
+    // The record as read goes back on PATCH, mode included.
+    const paused = await request(t.http).patch(`${base}/${created.body.payload.id}`).set(bearer(member)).send({ ...created.body.payload, status: 'inactive' }).expect(200);
+    expect(paused.body.payload).toMatchObject({ mode: 'replacement', status: 'inactive' });
+    const merge = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: source, docType: 'orders', mode: 'merge' }).expect(400);
+    expect(merge.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'mode' } });
+    const ws = await request(t.http)
+      .patch(`${API}/organizations/${org.id}/workspaces/${target}`)
+      .set(bearer(owner))
+      .send({ dataSourceReferences: [{ sourceWorkspaceId: source, docType: 'catalog', mode: 'replacement', status: 'active' }] })
+      .expect(200);
+    expect(ws.body.payload.dataSourceReferences).toEqual([expect.objectContaining({ id: created.body.payload.id, mode: 'replacement', status: 'active' })]);
+  });
+
   it('writes the whole set through the workspace PATCH (dataSourceReferences) and shows it on the workspace', async () => {
     const { org, owner, member, source, target } = await setup();
     const other = await createWorkspace(owner, org.id, { visibility: 'public' });

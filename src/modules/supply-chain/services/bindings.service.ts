@@ -50,7 +50,7 @@ function alreadyBound(live: BindingRecord): AppException {
     details: [
       {
         field: 'connectionId',
-        reason: `the order book already has a ${live.status} binding to this connection`,
+        reason: `the order book already has ${live.status === 'active' ? 'an' : 'a'} ${live.status} binding to this connection`,
       },
     ],
     payload: { bindingId: live.id, status: live.status },

@@ -16,7 +16,24 @@ import { MAX_BATCH_ROWS, type ResolvedRowOp, valueEntries } from './document-wri
  * parseBatchRows next to it in document-writes.service.ts.
  */
 
-/** Validates sync changes (`create_row` with values, `update_row` with rowId and values, `delete_row` with rowId). */
+/** Keys a sync change may carry (`target: {row}` names the row as in the batch form). */
+const CHANGE_KEYS = new Set(['operation', 'rowId', 'target', 'values', 'sourceRowId']);
+
+/**
+ * Why a key of a change is refused: a change in another shape (`data` or `newValue` as in a document request's
+ * changes, `value`) would otherwise be recorded with no values and answer 201 having proposed nothing.
+ */
+function unknownChangeKeyReason(key: string): string {
+  if (key === 'data' || key === 'newValue' || key === 'value' || key === 'fields') {
+    return `unknown key ${key}: a sync change carries values (an array of {fieldId, value} or an object of field id to Value)`;
+  }
+  return `unknown key ${key}: a change is {operation, rowId?, values?, sourceRowId?} (or target: {row} for rowId)`;
+}
+
+/**
+ * Validates sync changes (`create_row` with values, `update_row` with rowId and values, `delete_row` with rowId).
+ * Unknown keys of a change or of its target are refused with their path, as for batch rows.
+ */
 export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: ResolvedRowOp[] } {
   if (!Array.isArray(raw) || raw.length === 0 || raw.length > MAX_BATCH_ROWS) {
     throw AppException.validation([
@@ -30,6 +47,24 @@ export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: Re
     const at = `changes[${index}]`;
     if (!isPlainObject(change)) {
       errors.push({ field: at, reason: 'each change must be an object {operation, rowId, values}' });
+      return;
+    }
+    const unknown = Object.keys(change).filter((key) => !CHANGE_KEYS.has(key));
+    const unknownInTarget = isPlainObject(change.target)
+      ? Object.keys(change.target).filter((key) => key !== 'row')
+      : [];
+    if (unknown.length > 0 || unknownInTarget.length > 0) {
+      errors.push(
+        ...unknown.map((key) => ({ field: `${at}.${key}`, reason: unknownChangeKeyReason(key) })),
+        ...unknownInTarget.map((key) => ({
+          field: `${at}.target.${key}`,
+          reason: `unknown key ${key}: a change's target is {row}`,
+        })),
+      );
+      return;
+    }
+    if (change.target !== undefined && !isPlainObject(change.target)) {
+      errors.push({ field: `${at}.target`, reason: 'target must be an object {row}' });
       return;
     }
     const operation = change.operation;

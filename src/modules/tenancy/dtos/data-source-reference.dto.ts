@@ -6,6 +6,15 @@ import { DATA_SOURCE_REFERENCE_STATUSES, type DataSourceReferenceStatus } from '
 import type { DataSourceReferenceEntity } from '../entities/data-source-reference.entity.js';
 import { isoRequired } from './tenancy-common.dto.js';
 
+/**
+ * The one kind of data-source reference (spec 2.3, 4.3: "replacement mode"): the source workspace's data replaces the
+ * workspace's own for one document type. A body may name it; any other mode is VALIDATION_ERROR.
+ */
+export const DATA_SOURCE_REFERENCE_MODES = ['replacement'] as const;
+export type DataSourceReferenceMode = (typeof DATA_SOURCE_REFERENCE_MODES)[number];
+const MODE_DESCRIPTION =
+  "Replacement mode (spec 2.3), the only mode: the source workspace's data of docType replaces the workspace's own";
+
 /** One reference as written (create, and items of a workspace's `dataSourceReferences`). */
 export class DataSourceReferenceInputDto {
   @ApiProperty({ format: 'uuid', description: 'A workspace of the same organization the caller may read' })
@@ -22,6 +31,11 @@ export class DataSourceReferenceInputDto {
   @IsOptional()
   @IsIn(DATA_SOURCE_REFERENCE_STATUSES)
   status?: DataSourceReferenceStatus;
+
+  @ApiPropertyOptional({ enum: DATA_SOURCE_REFERENCE_MODES, default: 'replacement', description: MODE_DESCRIPTION })
+  @IsOptional()
+  @IsIn(DATA_SOURCE_REFERENCE_MODES)
+  mode?: DataSourceReferenceMode;
 }
 
 /** The keys a reference answers that a write body may carry back unchanged (accepted and ignored). */
@@ -88,6 +102,11 @@ export class UpdateDataSourceReferenceDto extends DataSourceReferenceReadOnlyKey
   @IsOptional()
   @Allow()
   docType?: unknown;
+
+  @ApiPropertyOptional({ enum: DATA_SOURCE_REFERENCE_MODES, description: MODE_DESCRIPTION })
+  @IsOptional()
+  @IsIn(DATA_SOURCE_REFERENCE_MODES)
+  mode?: DataSourceReferenceMode;
 }
 
 export class DataSourceReferenceResponseDto {
@@ -96,6 +115,7 @@ export class DataSourceReferenceResponseDto {
   @ApiProperty({ format: 'uuid', description: 'The workspace whose reads are replaced' }) workspaceId: string;
   @ApiProperty({ format: 'uuid' }) sourceWorkspaceId: string;
   @ApiProperty() docType: string;
+  @ApiProperty({ enum: DATA_SOURCE_REFERENCE_MODES, description: MODE_DESCRIPTION }) mode: DataSourceReferenceMode;
   @ApiProperty({ enum: DATA_SOURCE_REFERENCE_STATUSES }) status: DataSourceReferenceStatus;
   @ApiProperty({ format: 'uuid' }) createdBy: string;
   @ApiProperty({ format: 'uuid', nullable: true, type: String }) updatedBy: string | null;
@@ -109,6 +129,7 @@ export class DataSourceReferenceResponseDto {
       workspaceId: ref.workspaceId,
       sourceWorkspaceId: ref.sourceWorkspaceId,
       docType: ref.docType,
+      mode: 'replacement',
       status: ref.status,
       createdBy: ref.createdBy,
       updatedBy: ref.updatedBy,
