@@ -57,6 +57,30 @@ describe('views: unknown keys inside config sections, blank names', () => {
     expect(kept.body.payload.config.sorts).toEqual([{ field: 'price', direction: 'desc' }]);
   });
 
+  it("takes groupBy as spec 2.12's GroupBy {fields, aggregations}, refuses it as a query would, and cleans it when a field goes", async () => {
+    const groupBy = { fields: ['status'], aggregations: [{ kind: 'sum', field: 'qty' }, { kind: 'count' }] };
+    const created = await create({ id: 'grouped', name: 'By status', type: 'table', config: { groupBy } }).expect(201);
+    expect(created.body.payload.config.groupBy).toEqual(groupBy);
+    const before = await viewCount();
+    const refused = await create({ name: 'Bad', type: 'table', config: { groupBy: { fields: ['status'], aggregations: [{ kind: 'sum', field: 'name' }], order: 'x' } } }).expect(400);
+    expect(problemsOf(refused.body).map((detail: { field: string }) => detail.field)).toEqual(
+      expect.arrayContaining(['config.groupBy.order']),
+    );
+    const wrongType = await create({ name: 'Bad', type: 'table', config: { groupBy: { fields: ['status'], aggregations: [{ kind: 'sum', field: 'name' }] } } }).expect(400);
+    expect(problemsOf(wrongType.body).map((detail: { field: string }) => detail.field)).toEqual(['config.groupBy.aggregations[0].field']);
+    expect(await viewCount()).toBe(before);
+
+    // Removing qty takes its aggregation out of the view; the rest of the GroupBy stays.
+    const metadata = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
+    await request(t.http)
+      .put(`${doc.path}/metadata`)
+      .set(bearer(owner))
+      .send({ fields: metadata.fields.filter((field: { id: string }) => field.id !== 'qty') })
+      .expect(200);
+    const cleaned = await request(t.http).get(`${doc.path}/views/grouped`).set(bearer(owner)).expect(200);
+    expect(cleaned.body.payload.config.groupBy).toEqual({ fields: ['status'], aggregations: [{ kind: 'count' }] });
+  });
+
   it('refuses whitespace-only view names on create and update', async () => {
     const before = await viewCount();
     for (const name of ['   ', '\t\n']) {

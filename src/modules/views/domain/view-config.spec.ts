@@ -66,6 +66,20 @@ describe('validateViewConfig', () => {
     expect(fieldsOf(() => validateViewConfig([], FIELDS))).toEqual(['config']);
   });
 
+  it("takes groupBy as spec 2.12's GroupBy {fields, aggregations}, checked as a query's, paths under config.groupBy", () => {
+    const groupBy = { fields: ['status'], aggregations: [{ kind: 'sum', field: 'price' }, { kind: 'count' }] };
+    expect(validateViewConfig({ groupBy }, FIELDS)).toEqual({ groupBy });
+    expect(
+      fieldsOf(() =>
+        validateViewConfig({ groupBy: { fields: ['nope'], aggregations: [{ kind: 'sum', field: 'name' }] } }, FIELDS),
+      ),
+    ).toEqual(['config.groupBy.fields[0]']);
+    expect(fieldsOf(() => validateViewConfig({ groupBy: { fields: ['status'], aggregations: [{ kind: 'sum', field: 'name' }] } }, FIELDS))).toEqual([
+      'config.groupBy.aggregations[0].field',
+    ]);
+    expect(fieldsOf(() => validateViewConfig({ groupBy: { fields: ['status'], orderBy: 'x' } }, FIELDS))).toEqual(['config.groupBy.orderBy']);
+  });
+
   it('defaults the chart aggregation to sum of yField, else count', () => {
     expect(chartAggregation({ yField: 'price' })).toBe('sum');
     expect(chartAggregation({})).toBe('count');
@@ -116,6 +130,19 @@ describe('cleanViewConfig', () => {
     expect(settledViewConfig({ chartConfig: { chartType: 'pie', xField: 'status', aggregation: 'sum' } })).toEqual({ chartConfig: { chartType: 'pie', xField: 'status' } });
     const fine = { chartConfig: { chartType: 'pie', xField: 'status' } };
     expect(settledViewConfig(fine)).toEqual(fine);
+  });
+
+  it('keeps a GroupBy-shaped groupBy to what still fits, and drops it when nothing is left', () => {
+    const fields = FIELDS.filter((field) => field.id !== 'price');
+    const kept = cleanViewConfig(
+      { groupBy: { fields: ['status', 'price'], aggregations: [{ kind: 'sum', field: 'price' }, { kind: 'count' }] } },
+      fields,
+    );
+    expect(kept).toEqual({ config: { groupBy: { fields: ['status'], aggregations: [{ kind: 'count' }] } }, changed: true });
+    expect(cleanViewConfig({ groupBy: { fields: ['price'], aggregations: [{ kind: 'avg', field: 'price' }] } }, fields)).toEqual({
+      config: {},
+      changed: true,
+    });
   });
 
   it('reports no change when every reference still fits', () => {

@@ -2,6 +2,7 @@ import { AppException, type ErrorDetail } from '../../../common/errors/app.excep
 import type { FieldDefinition, FieldType } from '../../documents/fields/field.types.js';
 import { isPlainObject } from '../../documents/fields/field-value.utils.js';
 import { compileAst, compileQuery } from '../../documents/query/query.compiler.js';
+import { normalizeQuery } from '../../documents/query/query-normalizer.js';
 import { AGGREGATION_KINDS, type AggregationKind } from '../../documents/query/query.types.js';
 import { prefixDetails, viewQueryAst } from '../../documents/services/view-resolver.js';
 
@@ -65,6 +66,22 @@ class ConfigChecker {
     });
   }
 
+  /**
+   * `groupBy` as spec 2.12's GroupBy `{fields, aggregations}`: checked as `POST /data/query` checks its own (fields
+   * exist, aggregation kinds and the types they need, limits, no unknown keys), paths under `config.`.
+   */
+  groupBy(value: Record<string, unknown>, fields: readonly FieldDefinition[]): void {
+    try {
+      compileAst(normalizeQuery({ groupBy: value }, { strict: true }), fields);
+    } catch (error) {
+      const relabelled = prefixDetails(error);
+      if (!(relabelled instanceof AppException) || !relabelled.options.details) {
+        throw relabelled;
+      }
+      this.details.push(...relabelled.options.details);
+    }
+  }
+
   /** A type section (`kanbanConfig`, …): an object of its known keys only — a misspelt key would silently do nothing. */
   section(config: ViewConfig, key: string, known: readonly string[]): Record<string, unknown> | null {
     const value = config[key];
@@ -108,6 +125,8 @@ export function validateViewConfig(input: unknown, fields: readonly FieldDefinit
   if (config.groupBy !== undefined && config.groupBy !== null) {
     if (typeof config.groupBy === 'string') {
       check.field(config.groupBy, 'config.groupBy');
+    } else if (isPlainObject(config.groupBy)) {
+      check.groupBy(config.groupBy, fields);
     } else {
       check.fieldList(config.groupBy, 'config.groupBy', MAX_GROUP_FIELDS);
     }
@@ -224,6 +243,27 @@ function settleChart(config: ViewConfig): void {
 }
 
 /**
+ * A GroupBy-shaped `groupBy` after a field change: fields that are gone leave `fields`, aggregations that no longer
+ * compile (their field gone, or no longer numeric for sum/avg) leave `aggregations`, and a groupBy left with neither
+ * goes. Changes `config` in place.
+ */
+function settleGroupBy(
+  config: ViewConfig,
+  fields: readonly FieldDefinition[],
+  list: (owner: Record<string, unknown>, key: string) => void,
+): void {
+  const groupBy = config.groupBy as Record<string, unknown>;
+  list(groupBy, 'fields');
+  if (Array.isArray(groupBy.aggregations)) {
+    groupBy.aggregations = groupBy.aggregations.filter((aggregation: unknown) => compiles({ groupBy: { aggregations: [aggregation] } }, fields));
+  }
+  const left = (key: string): number => (Array.isArray(groupBy[key]) ? (groupBy[key] as unknown[]).length : 0);
+  if (left('fields') === 0 && left('aggregations') === 0) {
+    delete config.groupBy;
+  }
+}
+
+/**
  * A stored config as reads show it: views a clean-up of an earlier version left with a `chartConfig` that lost its
  * `xField` or `yField` come out valid, so that writing back what was read is accepted. The stored row is left alone
  * until the view is next written.
@@ -263,6 +303,8 @@ export function cleanViewConfig(config: ViewConfig, fields: readonly FieldDefini
   list(out, 'displayFields');
   if (Array.isArray(out.groupBy)) {
     list(out, 'groupBy');
+  } else if (isPlainObject(out.groupBy)) {
+    settleGroupBy(out, fields, list);
   } else {
     single(out, 'groupBy');
   }

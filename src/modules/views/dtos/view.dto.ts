@@ -6,7 +6,7 @@ import { CLIENT_ID_PATTERN, CLIENT_ID_RULE } from '../../../common/http/client-i
 
 const CONFIG_DESCRIPTION =
   'Spec 2.7 keys, validated against the metadata: columns, displayFields (field ids), filters and sorts (the query language of ' +
-  'POST /data/query, both shapes), groupBy, groupByField, kanbanConfig {groupByField (select field), cardFields}, calendarConfig ' +
+  'POST /data/query, both shapes), groupBy (a field id, field ids, or a GroupBy {fields, aggregations}), groupByField, kanbanConfig {groupByField (select field), cardFields}, calendarConfig ' +
   '{dateField (date field), titleField}, chartConfig {xField, yField, chartType bar|line|pie, aggregation}. Unknown top-level keys are kept; ' +
   'unknown keys inside filters, sorts and the type sections are VALIDATION_ERROR.';
 
