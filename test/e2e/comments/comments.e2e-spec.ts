@@ -233,6 +233,20 @@ describe('comments', () => {
     expect((await request(t.http).post(`${base}/unresolve`).set(bearer(owner)).expect(200)).body.payload).toMatchObject({ resolved: false, resolvedBy: null });
   });
 
+  it('takes a comment as read back on PUT: its id must be the path\'s, the read-only keys are ignored', async () => {
+    const comment = (await post(editor, { target: { scope: 'document' }, content: 'As read' }).expect(201)).body.payload;
+    await post(owner, { parentId: comment.id, content: 'A reply' }).expect(201);
+    const base = `${doc.path}/comments/${comment.id}`;
+    const read = (await request(t.http).get(base).set(bearer(editor)).expect(200)).body.payload;
+    expect(read.replies).toHaveLength(1);
+    // Pinned and resolved change through their routes: sent back changed, they are ignored like the other read-only keys.
+    const edited = await request(t.http).put(base).set(bearer(editor)).send({ ...read, content: 'Edited as read', resolved: true, pinned: true }).expect(200);
+    expect(edited.body.payload).toMatchObject({ id: comment.id, content: 'Edited as read', resolved: false, pinned: false });
+    const other = await request(t.http).put(base).set(bearer(editor)).send({ ...read, id: '00000000-0000-4000-8000-000000000000' }).expect(400);
+    expect(problemsOf(other.body)).toEqual([expect.objectContaining({ field: 'id' })]);
+    expect((await request(t.http).get(base).set(bearer(editor)).expect(200)).body.payload.content).toBe('Edited as read');
+  });
+
   it('only the author edits; author, workspace owner and org admins delete; replies go with the thread', async () => {
     const comment = (await post(editor, { target: { scope: 'document' }, content: 'Mine' }).expect(201)).body.payload;
     const reply = (await post(owner, { parentId: comment.id, content: 'Reply' }).expect(201)).body.payload;

@@ -3,7 +3,7 @@ import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsNotEmpty, IsOptional, IsString, IsUUID, Matches, MaxLength, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { UnversionedWriteQueryDto } from '../../documents/dtos/document-query.dto.js';
-import { NOT_BLANK_PATTERN, QueryBoolean } from '../../../common/http/validation-decorators.js';
+import { NOT_BLANK_PATTERN, QueryBoolean, ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { COMMENT_SCOPES, type CommentScope } from '../domain/comment.records.js';
 
 export const MAX_COMMENT_LENGTH = 10_000;
@@ -56,6 +56,11 @@ export class CreateCommentDto {
 }
 
 export class UpdateCommentDto {
+  @ApiPropertyOptional({ description: 'A comment as read may be sent back: its id must then be the path\'s', format: 'uuid' })
+  @IsOptional()
+  @IsString()
+  id?: string;
+
   @ApiProperty({ minLength: 1, maxLength: MAX_COMMENT_LENGTH, description: 'Kept as written; whitespace only is refused', pattern: NOT_BLANK_PATTERN.source })
   @IsString()
   @IsNotEmpty()
@@ -69,6 +74,26 @@ export class UpdateCommentDto {
   @ArrayMaxSize(MAX_MENTIONS)
   @IsUUID('all', { each: true })
   mentions?: string[];
+
+  // The rest of a comment as read (docs/comments.md): accepted and ignored. Pinned and resolved states change through
+  // their own routes, as a webhook's status does through pause/resume.
+  @ReadOnlyEcho() docType?: unknown;
+  @ReadOnlyEcho() docId?: unknown;
+  @ReadOnlyEcho() target?: unknown;
+  @ReadOnlyEcho() targetDeleted?: unknown;
+  @ReadOnlyEcho() parentId?: unknown;
+  @ReadOnlyEcho() reactions?: unknown;
+  @ReadOnlyEcho() pinned?: unknown;
+  @ReadOnlyEcho() pinnedAt?: unknown;
+  @ReadOnlyEcho() pinnedBy?: unknown;
+  @ReadOnlyEcho() resolved?: unknown;
+  @ReadOnlyEcho() resolvedAt?: unknown;
+  @ReadOnlyEcho() resolvedBy?: unknown;
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() createdBy?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
+  @ReadOnlyEcho() updatedBy?: unknown;
+  @ReadOnlyEcho() replies?: unknown;
 }
 
 export class ReactionBodyDto {

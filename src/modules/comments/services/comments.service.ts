@@ -112,6 +112,9 @@ export class CommentsService {
   /** Only the author edits the content; people newly mentioned are notified. */
   async update(ctx: DocumentContext, commentId: string, dto: UpdateCommentDto): Promise<CommentResponseDto> {
     const userId = ctx.principal.userId;
+    if (dto.id !== undefined && dto.id.toLowerCase() !== commentId.toLowerCase()) {
+      throw AppException.validation([{ field: 'id', reason: `the body names comment ${dto.id}, the path ${commentId}` }]);
+    }
     await this.tx.run(async () => {
       const record = await this.find(ctx, commentId, true);
       if (record.createdBy !== userId) {
