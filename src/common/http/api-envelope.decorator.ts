@@ -62,6 +62,9 @@ export const ANY_JSON_SCHEMA = {
   oneOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'object' }, { type: 'array', items: {} }],
 };
 
+/** A validation rule's own message of a value problem (the field's `validations[].message`, a language map). */
+const DETAIL_MESSAGE_SCHEMA = { type: 'object', additionalProperties: { type: 'string' }, description: "The failed rule's own message, by language" };
+
 /** The schema of a failure envelope, shared by every documented error response. */
 export const ERROR_ENVELOPE_SCHEMA = {
   type: 'object',
@@ -80,14 +83,17 @@ export const ERROR_ENVELOPE_SCHEMA = {
         fieldId: { type: 'string' },
         rowId: { type: 'string' },
         reason: { type: 'string' },
+        message: DETAIL_MESSAGE_SCHEMA,
         errors: {
           type: 'array',
           items: {
             type: 'object',
-            properties: { field: { type: 'string' }, fieldId: { type: 'string' }, rowId: { type: 'string' }, reason: { type: 'string' } },
+            properties: { field: { type: 'string' }, fieldId: { type: 'string' }, rowId: { type: 'string' }, reason: { type: 'string' }, message: DETAIL_MESSAGE_SCHEMA },
+            additionalProperties: true,
           },
         },
       },
+      additionalProperties: true,
     },
   },
 };

@@ -115,10 +115,12 @@ describe('requests: scopes of the changes, target kinds, reviewers, ids and the 
           { ...ROW_CREATE, operation: 'create' },
           { type: 'row-update', operation: 'update', target: { kind: 'row', rowId: 'r1' }, newValue: { values: { qty: 3 } } },
           { ...FIELD_DELETE, operation: 'delete' },
+          // A Change of POST /properties shows create: sent back, it is taken (and recorded as the patch it is).
+          { ...PROPERTY, operation: 'create' },
         ],
       })
       .expect(201);
-    expect(accepted.body.payload.changes.map((change: { operation: string }) => change.operation)).toEqual(['create', 'update', 'update']);
+    expect(accepted.body.payload.changes.map((change: { operation: string }) => change.operation)).toEqual(['create', 'update', 'update', 'update']);
     const refused = await request(t.http)
       .post(`${target.path}/requests`)
       .set(bearer(owner))

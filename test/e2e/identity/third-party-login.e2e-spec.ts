@@ -361,14 +361,18 @@ describe('third-party login through a real OpenID provider', () => {
       .set(bearer(admin))
       .send({ provider: 'dingtalk', issuer: 'http://127.0.0.1:1', clientId: 'x' })
       .expect(201);
-    const res = await request(t.http)
-      .get('/api/v1/auth/oauth/dingtalk/authorize')
-      .query({ redirectUri: 'https://app.example/cb' })
-      .expect(503);
-    expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { reason: 'dingtalk is not reachable' } });
-    const declared = t.openApi.paths['/api/v1/auth/oauth/{provider}/authorize']?.get?.responses ?? {};
-    expect(Object.keys(declared)).toContain('503');
-    await request(t.http).delete(`/api/v1/admin/oidc/providers/${created.body.payload.id}`).set(bearer(admin)).expect(200);
+    try {
+      const res = await request(t.http)
+        .get('/api/v1/auth/oauth/dingtalk/authorize')
+        .query({ redirectUri: 'https://app.example/cb' })
+        .expect(503);
+      expect(res.body).toMatchObject({ code: 'SERVICE_UNAVAILABLE', details: { reason: 'dingtalk is not reachable' } });
+      const declared = t.openApi.paths['/api/v1/auth/oauth/{provider}/authorize']?.get?.responses ?? {};
+      expect(Object.keys(declared)).toContain('503');
+    } finally {
+      // The unreachable provider must not outlive this test, whatever it found.
+      await request(t.http).delete(`/api/v1/admin/oidc/providers/${created.body.payload.id}`).set(bearer(admin)).expect(200);
+    }
   });
 
   it('refuses a used or unknown state', async () => {

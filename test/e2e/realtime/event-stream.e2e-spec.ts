@@ -131,6 +131,24 @@ describe('realtime event stream (spec 6.3)', () => {
     expect(text).toContain(': heartbeat');
   });
 
+  it('takes the connect token as a bearer token on the spec path, as the socket auth does', async () => {
+    // A reader of spec 4.5 holds `token` from /connect and the stream path of 6.3: Authorization: Bearer <token>.
+    const info = await connectInfo(t.http, owner, doc, owner.defaultWorkspaceId);
+    const stream = openStream(`${base}${realtimePath(doc, 'events/stream')}`, info.token);
+    try {
+      await waitFor(() => stream.opened() > 0 || stream.errors.length > 0, 15_000, 'open');
+      expect(stream.errors).toEqual([]);
+      const row = await createRow(t.http, owner, doc, { values: [{ fieldId: 'name', value: { text: 'bearer' } }] });
+      await waitFor(
+        () => stream.events.some((e) => e.type === 'data_row_created' && (e.data.payload as { rowId?: string }).rowId === row.id),
+        15_000,
+        'data_row_created',
+      );
+    } finally {
+      stream.es.close();
+    }
+  });
+
   it('resumes after a drop with Last-Event-ID (header and query) without loss or duplicates', async () => {
     const coords = coordinates(owner, doc);
     const url = `${base}${realtimePath(doc, 'events/stream')}?workspaceId=${owner.defaultWorkspaceId}`;

@@ -378,6 +378,20 @@ describe('realtime locks and snapshots', () => {
     expect((await http(viewer, 'get', 'snapshots')).body.payload.total).toBe(2);
   });
 
+  it('takes a snapshot on a POST without a body (spec 4.5 names none), named by its time', async () => {
+    const before = Date.now();
+    const bare = await http(editor, 'post', 'snapshot');
+    expect(bare.status).toBe(201);
+    expect(bare.body.payload).toMatchObject({ snapshotId: expect.any(String), createdBy: editor.id, state: expect.any(String) });
+    const taken = Date.parse(bare.body.payload.name as string);
+    expect(taken).toBeGreaterThanOrEqual(before - 1000);
+    expect(taken).toBeLessThanOrEqual(Date.now());
+    const empty = await http(editor, 'post', 'snapshot').send({});
+    expect(empty.status).toBe(201);
+    const byName = await http(viewer, 'get', 'snapshot').query({ name: bare.body.payload.name });
+    expect(byName.body.payload.snapshotId).toBe(bare.body.payload.snapshotId);
+  });
+
   it('compacts stored updates into the state without losing any', async () => {
     const compacting = await createTestApp({ ...REALTIME_TEST_ENV, REALTIME_YJS_COMPACT_AFTER_UPDATES: '5' });
     try {

@@ -1478,6 +1478,12 @@ describe('supply chain: resources', () => {
       'changes[1].target.kind',
       'changes[1].target.rowId',
     ]);
+    const twoRows = await http()
+      .post(sc(B, `/orderbooks/${orderBookId}/requests`))
+      .set(bearer(bMember))
+      .send({ changes: [{ operation: 'delete_row', rowId: 'o1', target: { row: 'o2' } }] })
+      .expect(400);
+    expect(problemsOf(twoRows.body).map((d: { field: string }) => d.field)).toEqual(['changes[0].target.row']);
     expect(
       (await http().get(sc(B, `/orderbooks/${orderBookId}/requests`)).set(bearer(bGuest)).expect(200)).body.payload
         .total,
@@ -1972,5 +1978,94 @@ describe('supply chain: resources', () => {
       .set('X-API-Key', apiKey)
       .send({ rows: [{ values: [] }] })
       .expect(403);
+  });
+
+  it('PATCH takes a catalog and a connection as read: identity keys must match, read-only keys are ignored', async () => {
+    const catalog = (
+      await http()
+        .post(sc(S, '/catalogs'))
+        .set(bearer(sOwner))
+        .send({
+          name: 'Echo catalog',
+          catalogType: 'product',
+          fields: [
+            { name: 'SKU', type: 'text', description: 'Stock keeping unit' },
+            { name: 'Colour', type: 'single_select', selectOptions: [{ label: 'Red' }] },
+          ],
+        })
+        .expect(201)
+    ).body.payload;
+    const readCatalog = (await http().get(sc(S, `/catalogs/${catalog.id}`)).set(bearer(sOwner)).expect(200)).body
+      .payload;
+    const patchedCatalog = await http()
+      .patch(sc(S, `/catalogs/${catalog.id}`))
+      .set(bearer(sOwner))
+      .send({ ...readCatalog, name: 'Echo catalog 2', id: readCatalog.id.toUpperCase(), rowCount: 7, version: 99 })
+      .expect(200);
+    expect(patchedCatalog.body.payload).toMatchObject({
+      ...readCatalog,
+      name: 'Echo catalog 2',
+      updatedAt: expect.any(String),
+    });
+    const otherFields = readCatalog.fields.map((field: { name: string }, i: number) =>
+      i === 0 ? { ...field, name: 'Renamed' } : field,
+    );
+    for (const [key, value] of [
+      ['id', catalogId],
+      ['docType', 'orderbook'],
+      ['fields', otherFields],
+    ] as const) {
+      const refused = await http()
+        .patch(sc(S, `/catalogs/${catalog.id}`))
+        .set(bearer(sOwner))
+        .send({ ...readCatalog, name: 'Moved', [key]: value })
+        .expect(400);
+      expect(refused.body.code).toBe('VALIDATION_ERROR');
+      expect(problemsOf(refused.body)).toEqual([{ field: key, reason: expect.any(String) }]);
+      expect(problemsOf(refused.body)[0].reason).not.toContain('should not exist');
+    }
+    const catalogNow = (await http().get(sc(S, `/catalogs/${catalog.id}`)).set(bearer(sOwner)).expect(200)).body
+      .payload;
+    expect(catalogNow).toMatchObject({ name: 'Echo catalog 2', fields: readCatalog.fields });
+
+    const connection = (
+      await http()
+        .post(sc(S, '/connections'))
+        .set(bearer(sOwner))
+        .send({ name: 'Echo', sourceCatalogId: catalog.id, accessControl: 'public' })
+        .expect(201)
+    ).body.payload;
+    const readConnection = (
+      await http().get(sc(S, `/connections/${connection.id}`)).set(bearer(sOwner)).expect(200)
+    ).body.payload;
+    // `status` is read-only here (pause, resume and disable change it): a different value is ignored.
+    const patchedConnection = await http()
+      .patch(sc(S, `/connections/${connection.id}`))
+      .set(bearer(sOwner))
+      .send({ ...readConnection, name: 'Echo 2', status: 'paused', activeBindings: 5 })
+      .expect(200);
+    expect(patchedConnection.body.payload).toMatchObject({
+      ...readConnection,
+      name: 'Echo 2',
+      status: 'active',
+      updatedAt: expect.any(String),
+    });
+    for (const [key, value] of [
+      ['id', publicConn],
+      ['sourceCatalogId', catalogId],
+    ] as const) {
+      const refused = await http()
+        .patch(sc(S, `/connections/${connection.id}`))
+        .set(bearer(sOwner))
+        .send({ ...readConnection, name: 'Moved', [key]: value })
+        .expect(400);
+      expect(refused.body.code).toBe('VALIDATION_ERROR');
+      expect(problemsOf(refused.body)).toEqual([{ field: key, reason: expect.any(String) }]);
+      expect(problemsOf(refused.body)[0].reason).not.toContain('should not exist');
+    }
+    const connectionNow = (
+      await http().get(sc(S, `/connections/${connection.id}`)).set(bearer(sOwner)).expect(200)
+    ).body.payload;
+    expect(connectionNow).toMatchObject({ name: 'Echo 2', status: 'active', sourceCatalogId: catalog.id });
   });
 });

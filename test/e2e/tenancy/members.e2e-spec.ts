@@ -132,6 +132,37 @@ describe('tenancy: organization members', () => {
     expect(bad.body.code).toBe('VALIDATION_ERROR');
   });
 
+  it('PATCH takes the member as read: id and userId must be its own, the other read-only keys are ignored', async () => {
+    const { org, owner, admin, memberIds } = await organizationWithRoles(t.http);
+    const url = `${API}/organizations/${org.id}/members/${memberIds.member}`;
+    const read = (await request(t.http).get(url).set(bearer(admin)).expect(200)).body.payload;
+    const res = await request(t.http)
+      .patch(url)
+      .set(bearer(admin))
+      .send({ ...read, role: 'guest', id: read.id.toUpperCase(), user: { ...read.user, displayName: 'Someone else' }, joinedAt: '2000-01-01T00:00:00.000Z' })
+      .expect(200);
+    expect(res.body.payload).toMatchObject({ ...read, role: 'guest', updatedAt: expect.any(String) });
+    for (const [key, value] of [
+      ['id', memberIds.admin],
+      ['userId', admin.id],
+    ] as const) {
+      const moved = await request(t.http).patch(url).set(bearer(admin)).send({ ...read, role: 'admin', [key]: value }).expect(400);
+      expect(moved.body.code).toBe('VALIDATION_ERROR');
+      expect(problemsOf(moved.body)).toEqual([{ field: key, reason: expect.stringMatching(/must be/) }]);
+    }
+    const rows = await t.dataSource.query(`SELECT id, role FROM organization_members WHERE id = ANY($1) ORDER BY role`, [[memberIds.member, memberIds.admin]]);
+    expect(rows).toEqual([
+      { id: memberIds.admin, role: 'admin' },
+      { id: memberIds.member, role: 'guest' },
+    ]);
+    // The owner's record as read, sent back as it is, changes nothing (its role and status change only by transfer).
+    const ownerRead = (await request(t.http).get(`${API}/organizations/${org.id}/members?role=owner`).set(bearer(owner)).expect(200)).body.payload.items[0];
+    const same = await request(t.http).patch(`${API}/organizations/${org.id}/members/${ownerRead.id}`).set(bearer(admin)).send(ownerRead).expect(200);
+    expect(same.body.payload).toEqual(ownerRead);
+    const demoted = await request(t.http).patch(`${API}/organizations/${org.id}/members/${ownerRead.id}`).set(bearer(owner)).send({ ...ownerRead, role: 'admin' }).expect(403);
+    expect(demoted.body.code).toBe('FORBIDDEN');
+  });
+
   it('removes a member together with their workspace memberships', async () => {
     const { org, owner, admin, member, memberIds } = await organizationWithRoles(t.http);
     await request(t.http)

@@ -98,10 +98,34 @@ describe('tenancy: organizations', () => {
       const denied = await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(user)).send({ name: 'Hijack' }).expect(403);
       expect(denied.body.code).toBe('FORBIDDEN');
     }
-    const bad = await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ name: null, slug: 'x' }).expect(400);
-    expect(problemsOf(bad.body).map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['name', 'slug']));
+    const bad = await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ name: null, website: 'x' }).expect(400);
+    expect(problemsOf(bad.body).map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['name', 'website']));
     const detail = await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(guest)).expect(200);
     expect(detail.body.payload).toMatchObject({ name: 'Renamed', role: 'guest', statistics: { memberCount: 4 } });
+  });
+
+  it('PATCH takes the organization as read: id, slug and type must be its own, the other read-only keys are ignored', async () => {
+    const { org, owner, admin } = await organizationWithRoles(t.http);
+    const url = `${API}/organizations/${org.id}`;
+    const read = (await request(t.http).get(url).set(bearer(admin)).expect(200)).body.payload;
+    // Sent back with one change (identity keys in another letter case; stale or wrong read-only values are ignored).
+    const res = await request(t.http)
+      .patch(url)
+      .set(bearer(admin))
+      .send({ ...read, name: 'Round trip', id: read.id.toUpperCase(), slug: read.slug.toUpperCase(), ownerId: admin.id, role: 'owner', statistics: { memberCount: 99 } })
+      .expect(200);
+    expect(res.body.payload).toMatchObject({ ...read, name: 'Round trip', updatedAt: expect.any(String) });
+    for (const [key, value] of [
+      ['id', org.defaultWorkspaceId],
+      ['slug', `${read.slug}-moved`],
+      ['type', 'enterprise'],
+    ] as const) {
+      const moved = await request(t.http).patch(url).set(bearer(owner)).send({ ...read, name: 'Moved', [key]: value }).expect(400);
+      expect(moved.body.code).toBe('VALIDATION_ERROR');
+      expect(problemsOf(moved.body)).toEqual([{ field: key, reason: expect.stringMatching(/must be the id in the path|cannot change/) }]);
+    }
+    const [row] = await t.dataSource.query(`SELECT name, slug, type, owner_id FROM organizations WHERE id = $1`, [org.id]);
+    expect(row).toEqual({ name: 'Round trip', slug: read.slug, type: 'team', owner_id: owner.id });
   });
 
   it('hides an organization from non-members and unknown ids with NOT_FOUND, and never leaks its data', async () => {

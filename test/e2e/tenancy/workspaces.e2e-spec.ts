@@ -315,6 +315,35 @@ describe('tenancy: workspaces', () => {
       expect(n.n).toBe(3);
     });
 
+    it('PATCH takes the workspace member as read: id and userId must be its own, the other read-only keys are ignored', async () => {
+      const { org, owner, admin, member } = await organizationWithRoles(t.http);
+      const ws = await createWorkspace(owner, org.id);
+      const base = `${API}/organizations/${org.id}/workspaces/${ws}/members`;
+      const added = await request(t.http).post(base).set(bearer(owner)).send({ userId: member.id, role: 'editor' }).expect(201);
+      const url = `${base}/${added.body.payload.id}`;
+      const read = (await request(t.http).get(url).set(bearer(admin)).expect(200)).body.payload;
+      const res = await request(t.http)
+        .patch(url)
+        .set(bearer(admin))
+        .send({ ...read, role: 'viewer', userId: read.userId.toUpperCase(), user: { ...read.user, email: 'other@example.test' }, joinedAt: '2000-01-01T00:00:00.000Z' })
+        .expect(200);
+      expect(res.body.payload).toMatchObject({ ...read, role: 'viewer', updatedAt: expect.any(String) });
+      const ownerMembership = (await request(t.http).get(base).set(bearer(owner)).expect(200)).body.payload.items.find((m: { userId: string }) => m.userId === owner.id);
+      for (const [key, value] of [
+        ['id', ownerMembership.id],
+        ['userId', owner.id],
+      ] as const) {
+        const moved = await request(t.http).patch(url).set(bearer(admin)).send({ ...read, role: 'owner', [key]: value }).expect(400);
+        expect(moved.body.code).toBe('VALIDATION_ERROR');
+        expect(problemsOf(moved.body)).toEqual([{ field: key, reason: expect.stringMatching(/must be/) }]);
+      }
+      const rows = await t.dataSource.query(`SELECT user_id, role FROM workspace_members WHERE workspace_id = $1 ORDER BY role`, [ws]);
+      expect(rows).toEqual([
+        { user_id: owner.id, role: 'owner' },
+        { user_id: member.id, role: 'viewer' },
+      ]);
+    });
+
     it('editors write and viewers only read (document rights through WorkspaceAccessService)', async () => {
       const { org, owner, admin, member, guest } = await organizationWithRoles(t.http);
       const ws = await createWorkspace(owner, org.id);

@@ -271,6 +271,14 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
       deliveryId: first.body.payload.deliveryId,
       triggeredBy: owner.id,
     });
+    // Every envelope field of spec 6.1 has its type there, test deliveries included: docType and docId are strings.
+    for (const received of receiver.received) {
+      const body = received.body as Record<string, unknown>;
+      for (const key of ['event', 'timestamp', 'webhookId', 'deliveryId', 'docType', 'docId', 'triggeredBy']) {
+        expect([key, typeof body[key]]).toEqual([key, 'string']);
+      }
+      expect(body).toMatchObject({ docType: '', docId: '' });
+    }
     expect(receiver.received[1].body).toMatchObject({
       event: 'request_merged',
       payload: { requestId: 'rq-1', changesApplied: 2 },

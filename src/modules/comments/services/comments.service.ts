@@ -13,6 +13,7 @@ import type { CommentDeleteResponseDto, CommentResponseDto, CreateCommentDto, Li
 import { CommentRepository } from '../repositories/comment.repository.js';
 import { CommentEventsService } from './comment-events.service.js';
 import { toCommentDto } from '../mappers/comment.mapper.js';
+import { sameUuid } from '../../../common/uuids.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const DEFAULT_BUNDLE_COMMENTS = 20;
@@ -112,7 +113,7 @@ export class CommentsService {
   /** Only the author edits the content; people newly mentioned are notified. */
   async update(ctx: DocumentContext, commentId: string, dto: UpdateCommentDto): Promise<CommentResponseDto> {
     const userId = ctx.principal.userId;
-    if (dto.id !== undefined && dto.id.toLowerCase() !== commentId.toLowerCase()) {
+    if (dto.id !== undefined && !sameUuid(dto.id, commentId)) {
       throw AppException.validation([{ field: 'id', reason: `the body names comment ${dto.id}, the path ${commentId}` }]);
     }
     await this.tx.run(async () => {

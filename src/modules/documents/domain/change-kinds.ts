@@ -77,24 +77,28 @@ export function targetKindOf(type: AnyChangeType): TargetKind {
   }
 }
 
-/** The `operation` (spec 2.9's Change: create, update, delete) a change of each type is. */
-export function operationOfChange(type: AnyChangeType): ChangeOperationKind {
+/**
+ * The `operation`s (spec 2.9's Change: create, update, delete) a change of each type may show. A property-update
+ * is `create` when it created the document's properties (`POST /properties`), else `update`.
+ */
+export function operationsOfChange(type: AnyChangeType): readonly ChangeOperationKind[] {
   switch (type) {
     case 'row-create':
     case 'field-create':
     case 'relation-create':
-      return 'create';
+      return ['create'];
     case 'row-delete':
     case 'field-delete':
     case 'property-delete':
     case 'relation-delete':
-      return 'delete';
+      return ['delete'];
+    case 'property-update':
+      return ['create', 'update'];
     case 'row-update':
     case 'field-update':
     case 'metadata-update':
     case 'settings-update':
-    case 'property-update':
-      return 'update';
+      return ['update'];
     default:
       return assertNever(type);
   }

@@ -125,7 +125,8 @@ export class CreateDocumentDto {
     type: String,
     description:
       'The workspace the document belongs to. Null creates an organization-level document (workspace-less, like catalogs and order books). ' +
-      'Omitted: the workspace context of the call (workspaceId query parameter or X-Workspace-Id header) if given, otherwise organization-level.',
+      'Omitted: the workspace context of the call (workspaceId query parameter or X-Workspace-Id header) if given; otherwise organization-level when an ' +
+      "organization is named (organizationId in the body or the organization context), else the caller's default workspace.",
   })
   @IsOptional()
   @IsUUID()

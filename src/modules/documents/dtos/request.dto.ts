@@ -69,7 +69,7 @@ export class ChangeInputDto {
   @ApiPropertyOptional({
     enum: CHANGE_OPERATIONS,
     description:
-      'Optional, as a Change shows it (spec 2.9): create for row-create and field-create, delete for row-delete, field-delete and property-delete, update for the rest; another one is VALIDATION_ERROR',
+      'Optional, as a Change shows it (spec 2.9): create for row-create and field-create, delete for row-delete, field-delete and property-delete, create or update for property-update, update for the rest; another one is VALIDATION_ERROR',
   })
   @IsOptional()
   @IsIn(CHANGE_OPERATIONS)

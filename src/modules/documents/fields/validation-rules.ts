@@ -236,7 +236,9 @@ export function checkRuleDefinition(rule: unknown, kind: RuleKind, path: string,
     case 'enum': {
       const allowed = firstDefined(config, ENUM_KEYS);
       if (!Array.isArray(allowed)) {
-        errors.push({ field: `${path}.config.values`, reason: 'enum needs an array of values' });
+        // Named where the client put it (values, value, options or enum), `values` when it gave none.
+        const given = ENUM_KEYS.find((key) => config[key] !== undefined) ?? 'values';
+        errors.push({ field: `${path}.config.${given}`, reason: 'enum needs an array of values' });
       }
       break;
     }

@@ -7,7 +7,7 @@ import { TransactionHost } from '../../../database/transaction-host.js';
 import type { RowValuesInput } from '../fields/field-type.registry.js';
 import type { FieldDefinition } from '../fields/field.types.js';
 import { applyPropertiesEffect, applySet, foldChanges } from '../domain/change-fold.js';
-import { type AnyChangeType, assertScopesForChanges, operationOfChange, targetKindOf } from '../domain/change-kinds.js';
+import { type AnyChangeType, assertScopesForChanges, operationsOfChange, targetKindOf } from '../domain/change-kinds.js';
 import type { ChangeDraft, RequestStatus } from '../domain/document.records.js';
 import { diffFields } from '../domain/metadata-diff.js';
 import { parseRowChangeInput } from '../domain/row-change-input.js';
@@ -155,9 +155,9 @@ export class RequestsService {
       if (change.target.kind !== kind) {
         throw AppException.validation([{ field: `changes[${index}].target.kind`, reason: `must be ${kind} for a ${change.type} change` }]);
       }
-      const operation = operationOfChange(change.type as AnyChangeType);
-      if (change.operation !== undefined && change.operation !== operation) {
-        throw AppException.validation([{ field: `changes[${index}].operation`, reason: `must be ${operation} for a ${change.type} change` }]);
+      const operations = operationsOfChange(change.type as AnyChangeType);
+      if (change.operation !== undefined && !(operations as readonly string[]).includes(change.operation)) {
+        throw AppException.validation([{ field: `changes[${index}].operation`, reason: `must be ${operations.join(' or ')} for a ${change.type} change` }]);
       }
     }
     if (options.enforceScopes) {

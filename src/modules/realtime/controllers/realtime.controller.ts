@@ -81,7 +81,7 @@ export class RealtimeController {
   @ApiOperation({
     summary: "The document's events as text/event-stream (spec 6.3)",
     description:
-      'Authenticates itself (bearer credential with doc:read, or the connect token), hence public in the route table. ' +
+      'Authenticates itself (bearer credential with doc:read, or the connect token as bearer or ?token=), hence public in the route table. ' +
       'Each domain event is `id: <event id>`, `event: <type>`, `data: <envelope JSON>`. Resumes after Last-Event-ID within REALTIME_STREAM_RETENTION_SECONDS, ' +
       'else one `resync_required` event first; `retry:` hint, heartbeat comments; `stream_end` before the server ends it. See docs/realtime.md.',
   })
@@ -201,7 +201,7 @@ export class RealtimeController {
   @Post('doc/:docType/:docId/snapshot')
   @RequireScopes('doc:write')
   @DocumentAccess('write')
-  @ApiOperation({ summary: 'Store the current Yjs state as a named snapshot' })
+  @ApiOperation({ summary: 'Store the current Yjs state as a named snapshot (no name: named by its time)' })
   @ApiEnvelope(SnapshotDto, { status: 201 })
   createSnapshot(
     @CurrentDocument() doc: DocumentContext,

@@ -221,11 +221,17 @@ export class LockDto {
 }
 
 export class CreateSnapshotDto {
-  @ApiProperty({ minLength: 1, maxLength: 200, example: 'before-import' })
+  @ApiPropertyOptional({
+    minLength: 1,
+    maxLength: 200,
+    example: 'before-import',
+    description: 'Default: the time the snapshot is taken (ISO 8601), so a POST without a body takes one',
+  })
+  @IsOptional()
   @IsString()
   @IsNotEmpty()
   @MaxLength(200)
-  name: string;
+  name?: string;
 }
 
 /** An event id of the stream (the outbox sequence): see eventIdProblem. */

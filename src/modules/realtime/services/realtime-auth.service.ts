@@ -153,7 +153,8 @@ export class RealtimeAuthService {
   }
 
   /**
-   * The caller of an event stream: `Authorization: Bearer` (an access token or API key), else the `token` query
+   * The caller of an event stream: `Authorization: Bearer` (an access token, an API key, or the connect token of
+   * this document — the socket's `auth` takes either kind as its bearer token, spec 4.5), else the `token` query
    * parameter from /connect, which must name this document. Needs `doc:read` and read access to the document.
    */
   async authenticateRequest(
@@ -164,6 +165,10 @@ export class RealtimeAuthService {
   ): Promise<RealtimeIdentity> {
     const credential = credentialOf(request);
     if (credential) {
+      const claims = await this.tokens.verifyInteraction(CONNECT_PURPOSE, credential);
+      if (claims) {
+        return this.fromClaims(claims as unknown as ConnectClaims, { docType, docId });
+      }
       const principal = await this.verifier.verify(credential, request);
       return this.identify(principal, await this.bindingOf(principal, credential), docType, docId, scope);
     }

@@ -22,7 +22,8 @@ export interface SessionHooks {
 
 /**
  * One WebSocket after its `auth` message: the hub's view of it (events, pushes, heartbeats, close), the
- * per-connection message budget, and the slow-consumer bound. Protocol handling lives in RealtimeSessionService.
+ * per-connection message budget, and the slow-consumer bound. The socket's life (handshake, ordering, limits) lives
+ * in RealtimeSessionService, what its messages do in RealtimeMessagesService.
  */
 export class RealtimeSession implements HubClient {
   readonly sessionId = randomUUID();
@@ -39,7 +40,7 @@ export class RealtimeSession implements HubClient {
    */
   joined = false;
   /**
-   * The awareness client this socket speaks for: the first it announced (RealtimeSessionService.ownAwareness);
+   * The awareness client this socket speaks for: the first it announced (AwarenessService.fromSocket);
    * null until then. Updates for any other client are refused (JSON) or dropped (binary).
    */
   awarenessClientId: number | null = null;

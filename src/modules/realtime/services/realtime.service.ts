@@ -146,8 +146,14 @@ export class RealtimeService {
     return this.locks.list(ctx.document);
   }
 
-  async createSnapshot(ctx: DocumentContext, name: string): Promise<SnapshotDto> {
-    return snapshotView(await this.yjs.createSnapshot(docRefOf(ctx), name, ctx.principal.userId), true);
+  /** A snapshot of the current state; one taken without a name (spec 4.5 names no body) is named by its time. */
+  async createSnapshot(ctx: DocumentContext, name: string | undefined | null): Promise<SnapshotDto> {
+    const stored = await this.yjs.createSnapshot(
+      docRefOf(ctx),
+      name ?? new Date().toISOString(),
+      ctx.principal.userId,
+    );
+    return snapshotView(stored, true);
   }
 
   /** A named snapshot (by id or newest with the name), or the current state when neither is given. */

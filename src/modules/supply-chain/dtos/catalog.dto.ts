@@ -15,7 +15,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ANY_JSON_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
-import { Trimmed, PresentNotNull } from '../../../common/http/validation-decorators.js';
+import { Trimmed, PresentNotNull, ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { LookupDto, RollupDto, ValidationRuleDto } from '../../documents/dtos/document.dto.js';
 import { FIELD_TYPES } from '../../documents/fields/field.types.js';
 import { ScFieldDto } from './common.dto.js';
@@ -114,6 +114,11 @@ export class CreateCatalogDto {
   fields?: FieldInputDto[];
 }
 
+/**
+ * PATCH: `name`, `description`, `catalogType`, `sharingEnabled`. The body may be the catalog as read: `id` must then
+ * be the id in the path, `docType` `catalog` and `fields` the catalog's fields as they are (fields change through
+ * the document metadata, `PUT /doc/catalog/{id}/metadata`); the other read-only keys are ignored.
+ */
 export class UpdateCatalogDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 255 })
   @PresentNotNull()
@@ -135,6 +140,34 @@ export class UpdateCatalogDto {
   @MaxLength(64)
   catalogType?: string;
   @ApiPropertyOptional() @PresentNotNull() @IsBoolean() sharingEnabled?: boolean;
+
+  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The catalog's id; when given it must be the id in the path" })
+  @IsOptional()
+  @Allow()
+  id?: unknown;
+
+  @ApiPropertyOptional({ type: String, example: 'catalog', description: 'When given it must be `catalog`' })
+  @IsOptional()
+  @Allow()
+  docType?: unknown;
+
+  @ApiPropertyOptional({
+    type: [ScFieldDto],
+    description:
+      "The catalog's fields as read; when given they must be the current ones (PATCH does not change fields: " +
+      'PUT /doc/catalog/{id}/metadata does)',
+  })
+  @IsOptional()
+  @Allow()
+  fields?: unknown;
+
+  @ReadOnlyEcho() organizationId?: unknown;
+  @ReadOnlyEcho() workspaceId?: unknown;
+  @ReadOnlyEcho() rowCount?: unknown;
+  @ReadOnlyEcho() version?: unknown;
+  @ReadOnlyEcho() createdBy?: unknown;
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
 }
 
 export class CatalogResponseDto {

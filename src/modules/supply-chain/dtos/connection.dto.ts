@@ -14,7 +14,7 @@ import {
   NotEquals,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
-import { PresentNotNull, Trimmed } from '../../../common/http/validation-decorators.js';
+import { PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import {
   ACCEPT_MODES,
   ACCESS_MODES,
@@ -99,6 +99,11 @@ export class CreateConnectionDto {
 /** PATCH refuses null for what cannot be null (only description and defaultReceiverConfig clear with null). */
 const NOT_NULL = { message: '$property must not be null' };
 
+/**
+ * PATCH: the given keys change, omitted ones are kept. The body may be the connection as read: `id` and
+ * `sourceCatalogId` must then be this connection's (a connection never moves to another catalog), and the other
+ * read-only keys are ignored (`status` changes through pause, resume and disable).
+ */
 export class UpdateConnectionDto {
   @ApiPropertyOptional({ minLength: 1, maxLength: 255 }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(255) name?: string;
   @ApiPropertyOptional({ nullable: true, type: String, maxLength: 10_000 })
@@ -121,6 +126,24 @@ export class UpdateConnectionDto {
   @PresentNotNull()
   @NotEquals(null, NOT_NULL)
   propagationEvents?: unknown;
+
+  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The connection's id; when given it must be the id in the path" })
+  @IsOptional()
+  @Allow()
+  id?: unknown;
+
+  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The connection's catalog; when given it must be the current one (fixed)" })
+  @IsOptional()
+  @Allow()
+  sourceCatalogId?: unknown;
+
+  @ReadOnlyEcho() view?: unknown;
+  @ReadOnlyEcho() sourceOrganization?: unknown;
+  @ReadOnlyEcho() catalog?: unknown;
+  @ReadOnlyEcho() status?: unknown;
+  @ReadOnlyEcho() activeBindings?: unknown;
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
 }
 
 /** `GET /catalogs/{catalogId}/connections`: the catalog is the path's, so no `catalogId` query parameter. */

@@ -7,6 +7,7 @@ import { type Page, pageOf, pageOfList } from '../../../common/http/pagination.j
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { FieldDefinition, FieldType, SelectOption } from '../../documents/fields/field.types.js';
 import type { DocumentRecord } from '../../documents/domain/document.records.js';
+import { canonicalJson } from '../../documents/domain/metadata-diff.js';
 import type { RowDeleteResponseDto, RowWriteResponseDto } from '../../documents/dtos/row.dto.js';
 import type { RevisionResponseDto } from '../../documents/dtos/revision.dto.js';
 import { DocumentsService } from '../../documents/services/documents.service.js';
@@ -131,6 +132,30 @@ export function catalogDto(catalog: CatalogRecord, document: DocumentRecord): Ca
   };
 }
 
+/**
+ * A PATCH body that is the catalog as read: `id`, `docType` and `fields`, when sent, must be the catalog's as it is.
+ * Fields change only through the document metadata, so changed fields are refused rather than silently dropped.
+ */
+function requireOwnIdentity(current: CatalogResponseDto, dto: UpdateCatalogDto): void {
+  const problems: ErrorDetail[] = [];
+  // UUIDs compare case-insensitively; PostgreSQL answers them in lower case.
+  if (dto.id !== undefined && (typeof dto.id !== 'string' || dto.id.toLowerCase() !== current.id)) {
+    problems.push({ field: 'id', reason: 'must be the id in the path' });
+  }
+  if (dto.docType !== undefined && dto.docType !== current.docType) {
+    problems.push({ field: 'docType', reason: `must be ${current.docType}` });
+  }
+  if (dto.fields !== undefined && canonicalJson(dto.fields) !== canonicalJson(current.fields)) {
+    problems.push({
+      field: 'fields',
+      reason: `fields change through PUT /doc/catalog/${current.id}/metadata; send them as read or leave them out`,
+    });
+  }
+  if (problems.length > 0) {
+    throw AppException.validation(problems);
+  }
+}
+
 /** Catalogs: organization-level documents of type `catalog` plus their supply-chain record (docs/supply-chain.md). */
 @Injectable()
 export class CatalogsService {
@@ -218,6 +243,7 @@ export class CatalogsService {
     dto: UpdateCatalogDto,
   ): Promise<CatalogResponseDto> {
     const { catalog, ctx } = await this.access.catalog(principal, organizationId, catalogId, 'manage');
+    requireOwnIdentity(catalogDto(catalog, ctx.document), dto);
     const updated = await this.catalogs.updateCatalog(catalog.id, dto);
     return catalogDto(updated ?? catalog, ctx.document);
   }

@@ -33,6 +33,7 @@ import { ShareScopeChanges } from './share-scope-changes.js';
 import { toScField } from './field-helpers.js';
 import { CATALOG_DOC_TYPE, notFound, SupplyChainAccessService } from './supply-chain-access.service.js';
 import { OrganizationDirectoryService } from '../../tenancy/services/organization-directory.service.js';
+import { sameUuid } from '../../../common/uuids.js';
 
 /** Allowed state changes of a connection (docs/supply-chain.md, "Connection states"). */
 const TRANSITIONS: Record<
@@ -175,6 +176,7 @@ export class ConnectionsService {
     dto: UpdateConnectionDto,
   ): Promise<ConnectionResponseDto> {
     const connection = await this.owned(principal, organizationId, connectionId, 'admin');
+    requireOwnIdentity(connection, dto);
     if (connection.status === 'disabled') {
       throw connectionInvalidState(connection, 'a disabled connection cannot be changed');
     }
@@ -375,4 +377,18 @@ function accessControlAnswer(access: { mode: string; allowedOrganizations: strin
     return 'public';
   }
   return view === 'owner' ? access : { mode: access.mode };
+}
+
+/** A PATCH body that is the connection as read: `id` and `sourceCatalogId`, when sent, must be this connection's. */
+function requireOwnIdentity(connection: ConnectionRecord, dto: UpdateConnectionDto): void {
+  const problems: Array<{ field: string; reason: string }> = [];
+  if (dto.id !== undefined && !sameUuid(dto.id, connection.id)) {
+    problems.push({ field: 'id', reason: 'must be the id in the path' });
+  }
+  if (dto.sourceCatalogId !== undefined && !sameUuid(dto.sourceCatalogId, connection.catalogId)) {
+    problems.push({ field: 'sourceCatalogId', reason: 'a connection never moves to another catalog; create a new connection instead' });
+  }
+  if (problems.length > 0) {
+    throw AppException.validation(problems);
+  }
 }

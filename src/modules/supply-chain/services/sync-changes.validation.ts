@@ -76,7 +76,13 @@ export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: Re
       return;
     }
     const op = operation as SyncChangeOperation;
-    const rowIdRaw = change.rowId ?? (isPlainObject(change.target) ? change.target.row : undefined);
+    const targetRow = isPlainObject(change.target) ? change.target.row : undefined;
+    if (change.rowId !== undefined && targetRow !== undefined && change.rowId !== targetRow) {
+      // Two names for the row that disagree: neither is guessed at.
+      errors.push({ field: `${at}.target.row`, reason: 'rowId and target.row name different rows' });
+      return;
+    }
+    const rowIdRaw = change.rowId ?? targetRow;
     if (rowIdRaw !== undefined && (typeof rowIdRaw !== 'string' || !CLIENT_ID_PATTERN.test(rowIdRaw))) {
       errors.push({ field: `${at}.rowId`, reason: `rowId ${CLIENT_ID_RULE}` });
       return;

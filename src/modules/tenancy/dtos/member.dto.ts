@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { Allow, IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { MEMBER_STATUSES, type MemberStatus, ORGANIZATION_ROLES, type OrganizationRole } from '../entities/organization-member.entity.js';
 import { UserSummaryDto } from './tenancy-common.dto.js';
@@ -12,9 +13,28 @@ export class AddMemberDto {
   role?: OrganizationRole;
 }
 
+/**
+ * PATCH: `role` and `status`. The body may be the member as read: `id` and `userId` must then be this member's (a
+ * membership never moves to another user), and the other read-only keys are ignored.
+ */
 export class UpdateMemberDto {
   @ApiPropertyOptional({ enum: ORGANIZATION_ROLES }) @IsOptional() @IsIn(ORGANIZATION_ROLES) role?: OrganizationRole;
   @ApiPropertyOptional({ enum: MEMBER_STATUSES }) @IsOptional() @IsIn(MEMBER_STATUSES) status?: MemberStatus;
+
+  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The member's id; when given it must be the id in the path" })
+  @IsOptional()
+  @Allow()
+  id?: unknown;
+
+  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The member's user; when given it must be this member's (fixed)" })
+  @IsOptional()
+  @Allow()
+  userId?: unknown;
+
+  @ReadOnlyEcho() organizationId?: unknown;
+  @ReadOnlyEcho() user?: unknown;
+  @ReadOnlyEcho() joinedAt?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
 }
 
 export class MemberQueryDto extends PageQueryDto {

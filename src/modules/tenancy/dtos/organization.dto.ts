@@ -1,11 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, IsUrl, IsUUID, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
+import { Allow, IsIn, IsOptional, IsString, IsUrl, IsUUID, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
 import { GRANTABLE_ROLES, type GrantableRole } from '../entities/organization-invitation.entity.js';
 import { ORGANIZATION_ROLES, type OrganizationRole } from '../entities/organization-member.entity.js';
 import { ORGANIZATION_TYPES, type OrganizationEntity, type OrganizationType } from '../entities/organization.entity.js';
 import { ORGANIZATION_NAME_MAX } from '../policies/organization-name.js';
 import { effectiveSettings, settingsProblem } from '../policies/organization-roles.js';
-import { PresentNotNull, Trimmed } from '../../../common/http/validation-decorators.js';
+import { PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import { isoRequired } from './tenancy-common.dto.js';
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
@@ -41,7 +41,11 @@ export class CreateOrganizationDto {
   @ApiPropertyOptional(settingsDoc) @IsOptional() @IsOrganizationSettings() settings?: Record<string, unknown>;
 }
 
-/** PATCH: every field optional; `displayName`, `description` and `logoUrl` may be null to clear them. */
+/**
+ * PATCH: every field optional; `displayName`, `description` and `logoUrl` may be null to clear them. The body may be
+ * the organization as read (GET's detail): `id`, `slug` and `type` must then be this organization's (none of them
+ * ever changes), and the other read-only keys are ignored.
+ */
 export class UpdateOrganizationDto {
   @ApiPropertyOptional({ maxLength: ORGANIZATION_NAME_MAX, description: 'Trimmed; blank is refused', minLength: 1 }) @PresentNotNull() @Trimmed() @IsString() @MinLength(1) @MaxLength(ORGANIZATION_NAME_MAX) name?: string;
   @ApiPropertyOptional({ maxLength: 200, nullable: true, type: String, description: 'Trimmed; blank is refused (null clears it)', minLength: 1 }) @IsOptional() @Trimmed() @IsString() @MinLength(1) @MaxLength(200) displayName?: string | null;
@@ -51,6 +55,29 @@ export class UpdateOrganizationDto {
   @PresentNotNull()
   @IsOrganizationSettings()
   settings?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The organization's id; when given it must be the id in the path" })
+  @IsOptional()
+  @Allow()
+  id?: unknown;
+
+  @ApiPropertyOptional({ type: String, description: "The organization's slug; when given it must be the current one (the slug is fixed)" })
+  @IsOptional()
+  @Allow()
+  slug?: unknown;
+
+  @ApiPropertyOptional({ enum: ORGANIZATION_TYPES, description: "The organization's type; when given it must be the current one (the type is fixed)" })
+  @IsOptional()
+  @Allow()
+  type?: unknown;
+
+  @ReadOnlyEcho() ownerId?: unknown;
+  @ReadOnlyEcho() createdBy?: unknown;
+  @ReadOnlyEcho() role?: unknown;
+  @ReadOnlyEcho() createdAt?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
+  @ReadOnlyEcho() defaultWorkspaceId?: unknown;
+  @ReadOnlyEcho() statistics?: unknown;
 }
 
 export class TransferOwnershipDto {

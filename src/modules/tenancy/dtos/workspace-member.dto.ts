@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsUUID } from 'class-validator';
+import { Allow, IsIn, IsOptional, IsUUID } from 'class-validator';
+import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { MEMBER_STATUSES, type MemberStatus } from '../entities/organization-member.entity.js';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../entities/workspace-member.entity.js';
@@ -10,9 +11,29 @@ export class AddWorkspaceMemberDto {
   @ApiPropertyOptional({ enum: WORKSPACE_ROLES, default: 'editor' }) @IsOptional() @IsIn(WORKSPACE_ROLES) role?: WorkspaceRole;
 }
 
+/**
+ * PATCH: `role` and `status`. The body may be the workspace member as read: `id` and `userId` must then be this
+ * member's (a membership never moves to another user), and the other read-only keys are ignored.
+ */
 export class UpdateWorkspaceMemberDto {
   @ApiPropertyOptional({ enum: WORKSPACE_ROLES }) @IsOptional() @IsIn(WORKSPACE_ROLES) role?: WorkspaceRole;
   @ApiPropertyOptional({ enum: MEMBER_STATUSES }) @IsOptional() @IsIn(MEMBER_STATUSES) status?: MemberStatus;
+
+  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The member's id; when given it must be the id in the path" })
+  @IsOptional()
+  @Allow()
+  id?: unknown;
+
+  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The member's user; when given it must be this member's (fixed)" })
+  @IsOptional()
+  @Allow()
+  userId?: unknown;
+
+  @ReadOnlyEcho() organizationId?: unknown;
+  @ReadOnlyEcho() workspaceId?: unknown;
+  @ReadOnlyEcho() user?: unknown;
+  @ReadOnlyEcho() joinedAt?: unknown;
+  @ReadOnlyEcho() updatedAt?: unknown;
 }
 
 export class WorkspaceMemberQueryDto extends PageQueryDto {

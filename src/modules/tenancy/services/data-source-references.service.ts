@@ -14,6 +14,7 @@ import {
 import { DataSourceReferenceEntity } from '../entities/data-source-reference.entity.js';
 import { isUuid } from '../policies/organization-roles.js';
 import { type WorkspaceAccess, WorkspaceAccessService } from './workspace-access.service.js';
+import { sameUuid } from '../../../common/uuids.js';
 
 /**
  * Data-source references (spec 2.3, 3, 4.3; replacement mode). Records are visible to whoever may read the
@@ -250,8 +251,6 @@ export class DataSourceReferencesService {
 
 /** A PATCH body that is the reference as read: its identity keys, when sent, must be this reference's. */
 function requireOwnIdentity(dto: UpdateDataSourceReferenceDto, ref: DataSourceReferenceEntity): void {
-  // UUIDs compare case-insensitively; PostgreSQL answers them in lower case.
-  const sameUuid = (sent: unknown, stored: string): boolean => typeof sent === 'string' && sent.toLowerCase() === stored;
   const problems: Array<{ field: string; reason: string }> = [];
   if (dto.id !== undefined && !sameUuid(dto.id, ref.id)) {
     problems.push({ field: 'id', reason: 'must be the id in the path' });

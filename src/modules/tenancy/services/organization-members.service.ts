@@ -15,6 +15,7 @@ import { WorkspaceMemberEntity } from '../entities/workspace-member.entity.js';
 import { isUuid } from '../policies/organization-roles.js';
 import { type OrganizationAccess, OrganizationAccessService } from './organization-access.service.js';
 import { UserDefaultsService } from './user-defaults.service.js';
+import { sameUuid } from '../../../common/uuids.js';
 
 interface MemberRow {
   id: string;
@@ -90,18 +91,21 @@ export class OrganizationMembersService {
     return this.tx.run(async () => {
       const caller = await this.access.require(principal.userId, organizationId, 'admin', true);
       const target = await this.find(organizationId, memberId);
-      if (target.role === 'owner' && (dto.role !== undefined || dto.status !== undefined)) {
-        throw AppException.forbidden("the owner's role and status change only by transferring ownership");
-      }
-      if (dto.role !== undefined) {
-        refuseOwnerRole(caller, dto.role);
-      }
+      requireOwnIdentity(target, dto);
+      // Only a change counts: the member as read, sent back with its role and status as they are, changes nothing
+      // (the owner's record too).
       const changes: Partial<OrganizationMemberEntity> = {};
       if (dto.role !== undefined && dto.role !== target.role) {
         changes.role = dto.role;
       }
       if (dto.status !== undefined && dto.status !== target.status) {
         changes.status = dto.status;
+      }
+      if (target.role === 'owner' && Object.keys(changes).length > 0) {
+        throw AppException.forbidden("the owner's role and status change only by transferring ownership");
+      }
+      if (changes.role !== undefined) {
+        refuseOwnerRole(caller, changes.role);
       }
       if (Object.keys(changes).length > 0) {
         await this.tx.manager.update(OrganizationMemberEntity, { id: target.id }, changes);
@@ -227,6 +231,20 @@ export class OrganizationMembersService {
 
 function alreadyMember(): AppException {
   return new AppException(ErrorCode.ALREADY_MEMBER, { details: [{ field: 'userId', reason: 'already a member of this organization' }] });
+}
+
+/** A PATCH body that is the member as read: `id` and `userId`, when sent, must be this member's. */
+function requireOwnIdentity(target: MemberRow, dto: UpdateMemberDto): void {
+  const problems: Array<{ field: string; reason: string }> = [];
+  if (dto.id !== undefined && !sameUuid(dto.id, target.id)) {
+    problems.push({ field: 'id', reason: 'must be the id in the path' });
+  }
+  if (dto.userId !== undefined && !sameUuid(dto.userId, target.user_id)) {
+    problems.push({ field: 'userId', reason: "must be this member's user (a membership never moves to another user)" });
+  }
+  if (problems.length > 0) {
+    throw AppException.validation(problems);
+  }
 }
 
 /** Ownership changes only by transfer: an admin may not grant it at all, the owner is pointed to the transfer. */

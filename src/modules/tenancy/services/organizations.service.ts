@@ -67,6 +67,7 @@ export class OrganizationsService {
     return this.tx.run(async () => {
       const caller = await this.access.require(principal.userId, organizationId, 'admin', true);
       const org = await this.tx.manager.findOneOrFail(OrganizationEntity, { where: { id: organizationId } });
+      requireOwnIdentity(org, dto);
       let changed = false;
       if (dto.name !== undefined) {
         org.name = dto.name.trim();
@@ -166,5 +167,26 @@ export class OrganizationsService {
       defaultWorkspaceId: workspace?.id ?? null,
       statistics: await this.statistics.of(organizationId),
     };
+  }
+}
+
+/**
+ * A PATCH body that is the organization as read: `id`, `slug` and `type`, when sent, must be this organization's.
+ * No route changes them, so a different value is refused rather than answered with a 200 that silently drops it.
+ */
+function requireOwnIdentity(org: OrganizationEntity, dto: UpdateOrganizationDto): void {
+  const problems: Array<{ field: string; reason: string }> = [];
+  // Ids compare case-insensitively (PostgreSQL answers them in lower case); slugs are unique case-insensitively.
+  if (dto.id !== undefined && (typeof dto.id !== 'string' || dto.id.toLowerCase() !== org.id)) {
+    problems.push({ field: 'id', reason: 'must be the id in the path' });
+  }
+  if (dto.slug !== undefined && (typeof dto.slug !== 'string' || dto.slug.toLowerCase() !== org.slug.toLowerCase())) {
+    problems.push({ field: 'slug', reason: 'the slug of an organization cannot change' });
+  }
+  if (dto.type !== undefined && dto.type !== org.type) {
+    problems.push({ field: 'type', reason: 'the type of an organization cannot change' });
+  }
+  if (problems.length > 0) {
+    throw AppException.validation(problems);
   }
 }

@@ -17,6 +17,7 @@ import { isUuid } from '../policies/organization-roles.js';
 import { OrganizationAccessService } from './organization-access.service.js';
 import { UserDefaultsService } from './user-defaults.service.js';
 import { WorkspaceAccessService } from './workspace-access.service.js';
+import { sameUuid } from '../../../common/uuids.js';
 
 interface WorkspaceMemberRow {
   id: string;
@@ -102,6 +103,7 @@ export class WorkspaceMembersService {
     return this.tx.run(async () => {
       await this.access.requireIn(principal.userId, organizationId, workspaceId, 'manage');
       const member = await this.find(workspaceId, memberId, true);
+      requireOwnIdentity(member, dto);
       const changes: Partial<Pick<WorkspaceMemberEntity, 'role' | 'status'>> = {};
       if (dto.role !== undefined && dto.role !== member.role) {
         changes.role = dto.role;
@@ -140,6 +142,20 @@ export class WorkspaceMembersService {
       throw AppException.notFound('workspace member');
     }
     return rows[0];
+  }
+}
+
+/** A PATCH body that is the workspace member as read: `id` and `userId`, when sent, must be this member's. */
+function requireOwnIdentity(member: WorkspaceMemberRow, dto: UpdateWorkspaceMemberDto): void {
+  const problems: Array<{ field: string; reason: string }> = [];
+  if (dto.id !== undefined && !sameUuid(dto.id, member.id)) {
+    problems.push({ field: 'id', reason: 'must be the id in the path' });
+  }
+  if (dto.userId !== undefined && !sameUuid(dto.userId, member.user_id)) {
+    problems.push({ field: 'userId', reason: "must be this member's user (a membership never moves to another user)" });
+  }
+  if (problems.length > 0) {
+    throw AppException.validation(problems);
   }
 }
 

@@ -139,6 +139,11 @@ describe('cleanViewConfig', () => {
       fields,
     );
     expect(kept).toEqual({ config: { groupBy: { fields: ['status'], aggregations: [{ kind: 'count' }] } }, changed: true });
+    // A system column the write accepted stays.
+    expect(cleanViewConfig({ groupBy: { fields: ['createdAt', 'price'] } }, fields)).toEqual({
+      config: { groupBy: { fields: ['createdAt'] } },
+      changed: true,
+    });
     expect(cleanViewConfig({ groupBy: { fields: ['price'], aggregations: [{ kind: 'avg', field: 'price' }] } }, fields)).toEqual({
       config: {},
       changed: true,

@@ -247,13 +247,13 @@ function settleChart(config: ViewConfig): void {
  * compile (their field gone, or no longer numeric for sum/avg) leave `aggregations`, and a groupBy left with neither
  * goes. Changes `config` in place.
  */
-function settleGroupBy(
-  config: ViewConfig,
-  fields: readonly FieldDefinition[],
-  list: (owner: Record<string, unknown>, key: string) => void,
-): void {
+function settleGroupBy(config: ViewConfig, fields: readonly FieldDefinition[]): void {
   const groupBy = config.groupBy as Record<string, unknown>;
-  list(groupBy, 'fields');
+  // Each group field as the query compiler reads it (system columns such as createdAt included), not only the
+  // document's fields: what the write accepted stays unless its field went.
+  if (Array.isArray(groupBy.fields)) {
+    groupBy.fields = groupBy.fields.filter((field: unknown) => compiles({ groupBy: { fields: [field] } }, fields));
+  }
   if (Array.isArray(groupBy.aggregations)) {
     groupBy.aggregations = groupBy.aggregations.filter((aggregation: unknown) => compiles({ groupBy: { aggregations: [aggregation] } }, fields));
   }
@@ -304,7 +304,7 @@ export function cleanViewConfig(config: ViewConfig, fields: readonly FieldDefini
   if (Array.isArray(out.groupBy)) {
     list(out, 'groupBy');
   } else if (isPlainObject(out.groupBy)) {
-    settleGroupBy(out, fields, list);
+    settleGroupBy(out, fields);
   } else {
     single(out, 'groupBy');
   }

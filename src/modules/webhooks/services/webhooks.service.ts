@@ -272,8 +272,10 @@ function testEnvelope(
     deliveryId,
     organizationId: webhook.organizationId,
     workspaceId: null,
-    docType: null,
-    docId: null,
+    // Spec 6.1 types docType and docId as strings in every delivery: a test names no document, so both are empty
+    // (not null), and a receiver that checks the envelope as the spec writes it accepts its test deliveries.
+    docType: '',
+    docId: '',
     triggeredBy: userId,
     payload,
   };
