@@ -15,9 +15,16 @@ describe('socket handshake', () => {
     });
   });
 
+  it('reads a token sent with its Bearer scheme as the token', () => {
+    for (const token of ['Bearer t', 'bearer  t', 'BEARER t']) {
+      expect(first({ kind: 'auth', seq: 2, payload: { token } })).toEqual({ ok: true, seq: 2, token: 't' });
+    }
+  });
+
   it.each([
     [{ kind: 'auth', seq: 1, payload: {} }],
     [{ kind: 'auth', seq: 1, payload: { token: '' } }],
+    [{ kind: 'auth', seq: 1, payload: { token: 'Bearer ' } }],
     [{ kind: 'auth', seq: 1 }],
   ])('answers a missing token %j with UNAUTHORIZED and 4401', (frame) => {
     expect(first(frame)).toMatchObject({

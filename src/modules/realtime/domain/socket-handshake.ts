@@ -18,6 +18,8 @@ export interface HandshakeRefusal {
   details: HandshakeDetail[];
 }
 
+/** The `Bearer` scheme (RFC 6750, case-insensitive) in front of a token. */
+const BEARER_SCHEME = /^Bearer(?:\s+|$)/i;
 const FIRST_MESSAGE = 'the first message must be {kind: "auth", seq, payload: {token}}';
 
 function malformed(seq: number | null, details: HandshakeDetail[]): HandshakeRefusal {
@@ -37,9 +39,15 @@ export function readHandshake(
     return malformed(null, [{ field: 'message', reason: `${FIRST_MESSAGE}, as a JSON text frame` }]);
   }
   if (parsed.ok) {
-    return parsed.message.kind === 'auth'
-      ? { ok: true, seq: parsed.message.seq, token: parsed.message.payload.token }
-      : malformed(parsed.message.seq, [{ field: 'kind', reason: FIRST_MESSAGE }]);
+    if (parsed.message.kind !== 'auth') {
+      return malformed(parsed.message.seq, [{ field: 'kind', reason: FIRST_MESSAGE }]);
+    }
+    // Spec 4.5 calls the token "a bearer token": one sent as an Authorization header value ("Bearer <token>") is
+    // the same token.
+    const token = parsed.message.payload.token.replace(BEARER_SCHEME, '');
+    return token === ''
+      ? { ok: false, seq: parsed.message.seq, code: 'UNAUTHORIZED', close: 'UNAUTHENTICATED', details: [{ field: 'payload.token', reason: TOKEN_REQUIRED }] }
+      : { ok: true, seq: parsed.message.seq, token };
   }
   const unreadable = parsed.details.some((detail) => detail.field === 'message');
   if (!unreadable && parsed.kind !== 'auth') {
