@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { Allow, IsBoolean, IsOptional, ValidateIf } from 'class-validator';
 
@@ -19,6 +19,14 @@ export const QueryBoolean = (): PropertyDecorator =>
  */
 export const ReadOnlyEcho = (): PropertyDecorator =>
   applyDecorators(ApiPropertyOptional({ readOnly: true, description: 'Read-only; ignored' }), IsOptional(), Allow());
+
+/**
+ * An identity key of a resource's representation (its `id`, a fixed `slug` …), accepted in a write body so that what
+ * GET answered can be sent back; the service compares it with the stored value and refuses a different one (a write
+ * never renames or moves a record; docs/decisions/write-bodies-as-read.md).
+ */
+export const FixedEcho = (options: ApiPropertyOptions): PropertyDecorator =>
+  applyDecorators(ApiPropertyOptional(options), IsOptional(), Allow());
 
 /** The deprecated `apply` query flag of writes (spec 9): a query-string boolean; `what` says what it does on the route. */
 export const DeprecatedApplyParam = (what: string): PropertyDecorator =>

@@ -15,7 +15,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { ANY_JSON_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
-import { Trimmed, PresentNotNull, ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
+import { FixedEcho, PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import { LookupDto, RollupDto, ValidationRuleDto } from '../../documents/dtos/document.dto.js';
 import { FIELD_TYPES } from '../../documents/fields/field.types.js';
 import { ScFieldDto } from './common.dto.js';
@@ -141,14 +141,10 @@ export class UpdateCatalogDto {
   catalogType?: string;
   @ApiPropertyOptional() @PresentNotNull() @IsBoolean() sharingEnabled?: boolean;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The catalog's id; when given it must be the id in the path" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, format: 'uuid', description: "The catalog's id; when given it must be the id in the path" })
   id?: unknown;
 
-  @ApiPropertyOptional({ type: String, example: 'catalog', description: 'When given it must be `catalog`' })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, example: 'catalog', description: 'When given it must be `catalog`' })
   docType?: unknown;
 
   @ApiPropertyOptional({

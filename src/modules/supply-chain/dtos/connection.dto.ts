@@ -14,7 +14,7 @@ import {
   NotEquals,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
-import { PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
+import { FixedEcho, PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import {
   ACCEPT_MODES,
   ACCESS_MODES,
@@ -127,14 +127,10 @@ export class UpdateConnectionDto {
   @NotEquals(null, NOT_NULL)
   propagationEvents?: unknown;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The connection's id; when given it must be the id in the path" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, format: 'uuid', description: "The connection's id; when given it must be the id in the path" })
   id?: unknown;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The connection's catalog; when given it must be the current one (fixed)" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, format: 'uuid', description: "The connection's catalog; when given it must be the current one (fixed)" })
   sourceCatalogId?: unknown;
 
   @ReadOnlyEcho() view?: unknown;

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, IntersectionType } from '@nestjs/swagger';
 import { Allow, IsBoolean, IsIn, IsOptional, IsString, IsUUID, Matches } from 'class-validator';
 import { DOC_TYPE_PATTERN, DOC_TYPE_RULE } from '../../../common/http/client-ids.js';
-import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
+import { FixedEcho, ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { DATA_SOURCE_REFERENCE_STATUSES, type DataSourceReferenceStatus } from '../entities/data-source-reference.entity.js';
 import type { DataSourceReferenceEntity } from '../entities/data-source-reference.entity.js';
 import { isoRequired } from './tenancy-common.dto.js';
@@ -88,19 +88,13 @@ export class WorkspaceDataSourceReferenceItemDto extends IntersectionType(
 export class UpdateDataSourceReferenceDto extends DataSourceReferenceReadOnlyKeys {
   @ApiProperty({ enum: DATA_SOURCE_REFERENCE_STATUSES }) @IsIn(DATA_SOURCE_REFERENCE_STATUSES) status: DataSourceReferenceStatus;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The reference's id; when given it must be the id in the path" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, format: 'uuid', description: "The reference's id; when given it must be the id in the path" })
   id?: unknown;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', description: "When given, must be the reference's own (cannot change)" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, format: 'uuid', description: "When given, must be the reference's own (cannot change)" })
   sourceWorkspaceId?: unknown;
 
-  @ApiPropertyOptional({ type: String, description: "When given, must be the reference's own (cannot change)" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, description: "When given, must be the reference's own (cannot change)" })
   docType?: unknown;
 
   @ApiPropertyOptional({ enum: DATA_SOURCE_REFERENCE_MODES, description: MODE_DESCRIPTION })

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow, IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
-import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
+import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
+import { FixedEcho, ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { MEMBER_STATUSES, type MemberStatus, ORGANIZATION_ROLES, type OrganizationRole } from '../entities/organization-member.entity.js';
 import { UserSummaryDto } from './tenancy-common.dto.js';
@@ -21,14 +21,10 @@ export class UpdateMemberDto {
   @ApiPropertyOptional({ enum: ORGANIZATION_ROLES }) @IsOptional() @IsIn(ORGANIZATION_ROLES) role?: OrganizationRole;
   @ApiPropertyOptional({ enum: MEMBER_STATUSES }) @IsOptional() @IsIn(MEMBER_STATUSES) status?: MemberStatus;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The member's id; when given it must be the id in the path" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, format: 'uuid', description: "The member's id; when given it must be the id in the path" })
   id?: unknown;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The member's user; when given it must be this member's (fixed)" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, format: 'uuid', description: "The member's user; when given it must be this member's (fixed)" })
   userId?: unknown;
 
   @ReadOnlyEcho() organizationId?: unknown;

@@ -1,11 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow, IsIn, IsOptional, IsString, IsUrl, IsUUID, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
+import { IsIn, IsOptional, IsString, IsUrl, IsUUID, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
 import { GRANTABLE_ROLES, type GrantableRole } from '../entities/organization-invitation.entity.js';
 import { ORGANIZATION_ROLES, type OrganizationRole } from '../entities/organization-member.entity.js';
 import { ORGANIZATION_TYPES, type OrganizationEntity, type OrganizationType } from '../entities/organization.entity.js';
 import { ORGANIZATION_NAME_MAX } from '../policies/organization-name.js';
 import { effectiveSettings, settingsProblem } from '../policies/organization-roles.js';
-import { PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
+import { FixedEcho, PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import { isoRequired } from './tenancy-common.dto.js';
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
@@ -56,19 +56,13 @@ export class UpdateOrganizationDto {
   @IsOrganizationSettings()
   settings?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The organization's id; when given it must be the id in the path" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, format: 'uuid', description: "The organization's id; when given it must be the id in the path" })
   id?: unknown;
 
-  @ApiPropertyOptional({ type: String, description: "The organization's slug; when given it must be the current one (the slug is fixed)" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, description: "The organization's slug; when given it must be the current one (the slug is fixed)" })
   slug?: unknown;
 
-  @ApiPropertyOptional({ enum: ORGANIZATION_TYPES, description: "The organization's type; when given it must be the current one (the type is fixed)" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ enum: ORGANIZATION_TYPES, description: "The organization's type; when given it must be the current one (the type is fixed)" })
   type?: unknown;
 
   @ReadOnlyEcho() ownerId?: unknown;

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Allow, IsIn, IsOptional, IsUUID } from 'class-validator';
-import { ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
+import { IsIn, IsOptional, IsUUID } from 'class-validator';
+import { FixedEcho, ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { MEMBER_STATUSES, type MemberStatus } from '../entities/organization-member.entity.js';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../entities/workspace-member.entity.js';
@@ -19,14 +19,10 @@ export class UpdateWorkspaceMemberDto {
   @ApiPropertyOptional({ enum: WORKSPACE_ROLES }) @IsOptional() @IsIn(WORKSPACE_ROLES) role?: WorkspaceRole;
   @ApiPropertyOptional({ enum: MEMBER_STATUSES }) @IsOptional() @IsIn(MEMBER_STATUSES) status?: MemberStatus;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The member's id; when given it must be the id in the path" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, format: 'uuid', description: "The member's id; when given it must be the id in the path" })
   id?: unknown;
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The member's user; when given it must be this member's (fixed)" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, format: 'uuid', description: "The member's user; when given it must be this member's (fixed)" })
   userId?: unknown;
 
   @ReadOnlyEcho() organizationId?: unknown;

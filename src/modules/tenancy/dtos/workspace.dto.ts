@@ -1,13 +1,13 @@
 import { ApiProperty, ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { Allow, ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateNested } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../entities/workspace-member.entity.js';
 import { WORKSPACE_VISIBILITIES, type WorkspaceEntity, type WorkspaceVisibility } from '../entities/workspace.entity.js';
 import type { WorkspaceAccess } from '../services/workspace-access.service.js';
 import { DataSourceReferenceResponseDto, WorkspaceDataSourceReferenceItemDto } from './data-source-reference.dto.js';
 import { SLUG_PATTERN } from './organization.dto.js';
-import { PresentNotNull, QueryBoolean, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
+import { FixedEcho, PresentNotNull, QueryBoolean, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import { iso, isoRequired } from './tenancy-common.dto.js';
 
 /** The most data-source references one write may list. */
@@ -59,14 +59,10 @@ export class UpdateWorkspaceDto {
   @Type(() => WorkspaceDataSourceReferenceItemDto)
   dataSourceReferences?: WorkspaceDataSourceReferenceItemDto[];
 
-  @ApiPropertyOptional({ type: String, format: 'uuid', description: "The workspace's id; when given it must be the id in the path" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, format: 'uuid', description: "The workspace's id; when given it must be the id in the path" })
   id?: unknown;
 
-  @ApiPropertyOptional({ type: String, description: "The workspace's slug; when given it must be the current one (the slug is fixed)" })
-  @IsOptional()
-  @Allow()
+  @FixedEcho({ type: String, description: "The workspace's slug; when given it must be the current one (the slug is fixed)" })
   slug?: unknown;
 
   @ReadOnlyEcho() organizationId?: unknown;
