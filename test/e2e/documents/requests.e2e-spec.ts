@@ -228,6 +228,33 @@ describe('documents: requests, merge and revisions', () => {
     expect(valueOf(row.body.payload, 'qty')).toEqual({ number: 4 });
   });
 
+  it('takes a property-delete change naming target.fieldId as the removal of that property only', async () => {
+    const own = await createDocument(t.http, owner, {
+      properties: [
+        { id: 'p', name: 'P', type: 'text' },
+        { id: 'q', name: 'Q', type: 'text' },
+      ],
+    });
+    await request(t.http).patch(`${own.path}/properties`).set(bearer(owner)).send({ properties: { p: { text: 'v' }, q: { text: 'w' } } }).expect(200);
+    const res = await request(t.http)
+      .post(`${own.path}/requests`)
+      .set(bearer(owner))
+      .send({ title: 'Drop p', changes: [{ type: 'property-delete', target: { kind: 'property', fieldId: 'p' } }] })
+      .expect(201);
+    const diff = await request(t.http).get(`${own.path}/requests/${res.body.payload.id}/diff`).set(bearer(owner)).expect(200);
+    expect(diff.body.payload.changedProperties).toEqual([{ fieldId: 'p', oldValue: { text: 'v' }, newValue: null }]);
+    await request(t.http).post(`${own.path}/requests/${res.body.payload.id}/merge`).set(bearer(owner)).expect(200);
+    const props = await request(t.http).get(`${own.path}/properties`).set(bearer(owner)).expect(200);
+    expect(props.body.payload.properties).toEqual([{ fieldId: 'q', value: { text: 'w' } }]);
+    // An unknown property is refused, naming the change.
+    const unknown = await request(t.http)
+      .post(`${own.path}/requests`)
+      .set(bearer(owner))
+      .send({ changes: [{ type: 'property-delete', target: { kind: 'property', fieldId: 'nope' } }] })
+      .expect(400);
+    expect(unknown.body.code).toBe('VALIDATION_ERROR');
+  });
+
   it('takes field-create, field-update and field-delete changes in the body (spec 2.9), recorded as a metadata update', async () => {
     const own = await createDocument(t.http, owner);
     const res = await request(t.http)

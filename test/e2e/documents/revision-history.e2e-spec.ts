@@ -105,6 +105,36 @@ describe('documents: revision diff, target history and revert', () => {
     expect(page.body.payload.rowsTotal).toBe(2);
   });
 
+  it('diffs across several revisions with whole rows: an added row as it ends, a deleted row as it was at the base, a replaced row by cell', async () => {
+    const other = await createDocument(t.http, owner, { fields: FIELDS });
+    const put = async (method: 'post' | 'put' | 'delete', path: string, body?: unknown): Promise<string> =>
+      (await request(t.http)[method](`${other.path}${path}`).set(bearer(owner)).send(body as object).expect(method === 'post' ? 201 : 200)).body.payload.request
+        .revisionId as string;
+    await put('post', '/data', { id: 'z', values: { name: 'Z', qty: 1 } });
+    const base = await put('post', '/data', { id: 'x', values: { name: 'X', qty: 1 } });
+    await put('put', '/data/x', { values: { qty: 2, note: 'later' }, version: 1 });
+    await put('delete', '/data/x');
+    await put('post', '/data', { id: 'y', values: { name: 'Y', qty: 3 } });
+    await put('delete', '/data/z');
+    await put('post', '/data', { id: 'z', values: { name: 'Z2', note: 'new' } });
+    const last = await put('put', '/data/y', { values: { qty: 7 }, version: 1 });
+    const diff = await request(t.http).get(`${other.path}/revisions/${last}/diff?base=${base}`).set(bearer(owner)).expect(200);
+    const sorted = (values: { fieldId: string }[]): { fieldId: string }[] => [...values].sort((a, b) => a.fieldId.localeCompare(b.fieldId));
+    expect(diff.body.payload.addedRows.map((item: { id: string; values: { fieldId: string }[] }) => ({ id: item.id, values: sorted(item.values) }))).toEqual([
+      { id: 'y', values: [{ fieldId: 'name', value: { text: 'Y' } }, { fieldId: 'qty', value: { number: 7 } }] },
+    ]);
+    expect(diff.body.payload.deletedRows.map((item: { id: string; values: { fieldId: string }[] }) => ({ id: item.id, values: sorted(item.values) }))).toEqual([
+      { id: 'x', values: [{ fieldId: 'name', value: { text: 'X' } }, { fieldId: 'qty', value: { number: 1 } }] },
+    ]);
+    // z deleted and created again in between: its cells, the row at the base against the row at the end.
+    expect(diff.body.payload.updatedCells).toEqual([
+      { rowId: 'z', fieldId: 'name', oldValue: { text: 'Z' }, newValue: { text: 'Z2' } },
+      { rowId: 'z', fieldId: 'note', oldValue: null, newValue: { text: 'new' } },
+      { rowId: 'z', fieldId: 'qty', oldValue: { number: 1 }, newValue: null },
+    ]);
+    expect(diff.body.payload.rowsTotal).toBe(3);
+  });
+
   it('refuses a base that is not older (VALIDATION_ERROR) and unknown or malformed revisions (NOT_FOUND)', async () => {
     const newer = await request(t.http).get(`${doc.path}/revisions/${rev.createA}/diff?base=${rev.createC}`).set(bearer(owner)).expect(400);
     expect(newer.body.code).toBe('VALIDATION_ERROR');

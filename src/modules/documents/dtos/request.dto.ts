@@ -52,7 +52,14 @@ export class ChangeTargetInputDto {
   @IsIn(ANSWERED_TARGET_KINDS)
   kind: string;
   @ApiPropertyOptional({ maxLength: 128 }) @IsOptional() @IsString() @MaxLength(128) rowId?: string;
-  @ApiPropertyOptional({ maxLength: 64 }) @IsOptional() @IsString() @MaxLength(64) fieldId?: string;
+  @ApiPropertyOptional({
+    maxLength: 64,
+    description: 'The field (field-*), the property (property-update: one Value; property-delete: only that property is cleared) or the cell (row-*: one Value)',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  fieldId?: string;
 }
 
 /**

@@ -42,9 +42,9 @@ export class RevisionDiffDto {
   @ApiProperty({ type: 'integer' }) version: number;
   @ApiProperty({ nullable: true, type: String, description: 'null: compared with the empty document before the first revision' }) baseRevisionId: string | null;
   @ApiProperty({ type: 'integer' }) baseVersion: number;
-  @ApiProperty({ type: [DiffRowDto] }) addedRows: DiffRowDto[];
+  @ApiProperty({ type: [DiffRowDto], description: 'Rows created in the range, whole, as the range leaves them' }) addedRows: DiffRowDto[];
   @ApiProperty({ type: [UpdatedCellDto] }) updatedCells: UpdatedCellDto[];
-  @ApiProperty({ type: [DiffRowDto] }) deletedRows: DiffRowDto[];
+  @ApiProperty({ type: [DiffRowDto], description: 'Rows deleted in the range, whole, as they stood at base' }) deletedRows: DiffRowDto[];
   @ApiProperty({ type: [ChangedPropertyDto] }) changedProperties: ChangedPropertyDto[];
   @ApiProperty({ type: FieldChangesDto }) fields: FieldChangesDto;
   @ApiProperty() settingsChanged: boolean;

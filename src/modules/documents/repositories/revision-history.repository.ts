@@ -6,6 +6,28 @@ import { type OperationRecord, storedKindsOf } from '../domain/document.records.
 const OPERATION_COLUMNS = `o.id, o.revision_id AS "revisionId", o.ordinal, o.type, o.target, o.old_value AS "oldValue",
   o.new_value AS "newValue", o.operator, o."timestamp", o.note`;
 
+/**
+ * Per cell of the diffed row `p`, its value at the base: the first old value up to the row's first `row-delete` in the
+ * range (whose old values are the whole row). Empty (`null`) cells are left out.
+ */
+const CELLS_BEFORE = `SELECT key, value FROM (
+    SELECT DISTINCT ON (k.key) k.key, k.value
+      FROM ops CROSS JOIN LATERAL jsonb_each(COALESCE(ops.old_value -> 'values', '{}'::jsonb)) AS k(key, value)
+     WHERE ops.row_id = p.row_id AND (ops.version, ops.ordinal) <= (p.delete_version, p.delete_ordinal)
+     ORDER BY k.key, ops.version, ops.ordinal) first_values
+   WHERE value <> 'null'::jsonb`;
+
+/**
+ * Per cell of the diffed row `p`, its value at the end of the range: the row's last `row-create` (the whole row) with
+ * the later updates laid over, the last new value winning. Empty (`null`) cells are left out.
+ */
+const CELLS_AFTER = `SELECT key, value FROM (
+    SELECT DISTINCT ON (k.key) k.key, k.value
+      FROM ops CROSS JOIN LATERAL jsonb_each(COALESCE(ops.new_value -> 'values', '{}'::jsonb)) AS k(key, value)
+     WHERE ops.row_id = p.row_id AND (ops.version, ops.ordinal) >= (p.create_version, p.create_ordinal)
+     ORDER BY k.key, ops.version DESC, ops.ordinal DESC) last_values
+   WHERE value <> 'null'::jsonb`;
+
 /** A row between two revisions: its first recorded state and its last, per the operations in between. */
 export interface DiffRow {
   rowId: string;
@@ -43,8 +65,11 @@ export class RevisionHistoryRepository {
 
   /**
    * Rows changed by the revisions numbered (`baseVersion`, `version`], in row id order, paged. A row created and
-   * deleted within the range is no difference. Update cells come from the `row-update` operations: for each cell
-   * the first old value and the last new one.
+   * deleted within the range is no difference. An added row's values are the row as the range leaves it
+   * (`CELLS_AFTER`), a deleted row's the row as it stood at the base (`CELLS_BEFORE`): whole rows, not only the last
+   * or first operation's cells. Update cells come from the `row-update` operations (for each cell the first old value
+   * and the last new one); for a row deleted and created again within the range, from the row at the base against
+   * the row at the end.
    */
   async diffRows(documentUuid: string, baseVersion: number, version: number, paging: { limit: number; offset: number }): Promise<{ items: DiffRow[]; total: number }> {
     const cte = `WITH ops AS (
@@ -55,11 +80,13 @@ export class RevisionHistoryRepository {
         SELECT row_id,
                (array_agg(type ORDER BY version, ordinal))[1] AS first_type,
                (array_agg(type ORDER BY version DESC, ordinal DESC))[1] AS last_type,
-               (array_agg(old_value ORDER BY version, ordinal))[1] AS first_old,
-               (array_agg(new_value ORDER BY version DESC, ordinal DESC))[1] AS last_new
+               (array_agg(version ORDER BY version DESC, ordinal DESC) FILTER (WHERE type = 'row-create'))[1] AS create_version,
+               (array_agg(ordinal ORDER BY version DESC, ordinal DESC) FILTER (WHERE type = 'row-create'))[1] AS create_ordinal,
+               (array_agg(version ORDER BY version, ordinal) FILTER (WHERE type = 'row-delete'))[1] AS delete_version,
+               (array_agg(ordinal ORDER BY version, ordinal) FILTER (WHERE type = 'row-delete'))[1] AS delete_ordinal
           FROM ops GROUP BY row_id
       ), classified AS (
-        SELECT row_id, first_old, last_new,
+        SELECT row_id, create_version, create_ordinal, delete_version, delete_ordinal,
                CASE WHEN first_type = 'row-create' AND last_type <> 'row-delete' THEN 'added'
                     WHEN first_type <> 'row-create' AND last_type = 'row-delete' THEN 'deleted'
                     WHEN first_type = 'row-create' THEN NULL
@@ -73,8 +100,11 @@ export class RevisionHistoryRepository {
            SELECT * FROM classified WHERE kind IS NOT NULL ORDER BY row_id LIMIT $4 OFFSET $5
          )
          SELECT p.row_id AS "rowId", p.kind,
-                CASE p.kind WHEN 'added' THEN p.last_new -> 'values' WHEN 'deleted' THEN p.first_old -> 'values' END AS "values",
-                CASE WHEN p.kind = 'updated' THEN (
+                CASE p.kind
+                  WHEN 'added' THEN (SELECT COALESCE(jsonb_object_agg(a.key, a.value), '{}'::jsonb) FROM (${CELLS_AFTER}) a)
+                  WHEN 'deleted' THEN (SELECT COALESCE(jsonb_object_agg(b.key, b.value), '{}'::jsonb) FROM (${CELLS_BEFORE}) b)
+                END AS "values",
+                CASE WHEN p.kind = 'updated' AND p.delete_version IS NULL THEN (
                   SELECT COALESCE(jsonb_agg(jsonb_build_object('fieldId', c.key, 'oldValue', c.old, 'newValue', c.new) ORDER BY c.key), '[]'::jsonb)
                     FROM (SELECT k.key,
                                  (array_agg(ops.old_value -> 'values' -> k.key ORDER BY ops.version, ops.ordinal))[1] AS old,
@@ -82,6 +112,11 @@ export class RevisionHistoryRepository {
                             FROM ops CROSS JOIN LATERAL jsonb_object_keys(COALESCE(ops.new_value -> 'values', '{}'::jsonb)) AS k(key)
                            WHERE ops.row_id = p.row_id AND ops.type = 'row-update'
                            GROUP BY k.key) c
+                   WHERE c.old IS DISTINCT FROM c.new
+                ) WHEN p.kind = 'updated' THEN (
+                  SELECT COALESCE(jsonb_agg(jsonb_build_object('fieldId', c.key, 'oldValue', c.old, 'newValue', c.new) ORDER BY c.key), '[]'::jsonb)
+                    FROM (SELECT COALESCE(b.key, a.key) AS key, b.value AS old, a.value AS new
+                            FROM (${CELLS_BEFORE}) b FULL JOIN (${CELLS_AFTER}) a ON a.key = b.key) c
                    WHERE c.old IS DISTINCT FROM c.new
                 ) END AS cells
            FROM page p ORDER BY p.row_id`,

@@ -234,7 +234,9 @@ export class RequestsService {
         }
         return buildPropertiesWrite(scope, values, 'patch');
       case 'property-delete':
-        return buildPropertiesDelete(scope);
+        // Naming one property (as a row-delete names its row) clears only that one: the change a PATCH with null
+        // records. Without target.fieldId every property is cleared, as DELETE /properties does.
+        return fieldId ? buildPropertiesWrite(scope, { [fieldId]: null } as RowValuesInput, 'patch') : buildPropertiesDelete(scope);
       case 'metadata-update':
         return this.buildMetadataChange(scope, (change.newValue ?? {}) as { fields?: unknown; properties?: unknown });
       case 'field-create':
