@@ -1,7 +1,7 @@
 import { applyDecorators, type CanActivate, type ExecutionContext, Injectable, UseGuards } from '@nestjs/common';
 import type { AuthenticatedRequest } from './auth.decorators.js';
 import { AppException } from '../errors/app.exception.js';
-import { SCOPES } from './principal.js';
+import { type Principal, SCOPES } from './principal.js';
 
 /**
  * Account-security operations (sessions, two-step verification, API keys, OAuth clients and bindings,
@@ -12,17 +12,19 @@ import { SCOPES } from './principal.js';
 @Injectable()
 export class FirstPartySessionGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
-    const principal = context.switchToHttp().getRequest<AuthenticatedRequest>().principal;
-    if (principal?.kind !== 'session') {
-      throw AppException.forbidden(
-        'this operation needs a signed-in session, not an API key or client token',
-      );
-    }
-    const missing = SCOPES.filter((scope) => !principal.scopes.includes(scope));
-    if (missing.length > 0) {
-      throw AppException.forbidden(`this operation needs a session with every scope; this token lacks ${missing.join(' ')}`);
-    }
+    assertFirstPartySession(context.switchToHttp().getRequest<AuthenticatedRequest>().principal);
     return true;
+  }
+}
+
+/** FORBIDDEN unless the principal is a first-party signed-in session with every scope (the guard's rule). */
+export function assertFirstPartySession(principal: Principal | undefined): asserts principal is Principal {
+  if (principal?.kind !== 'session') {
+    throw AppException.forbidden('this operation needs a signed-in session, not an API key or client token');
+  }
+  const missing = SCOPES.filter((scope) => !principal.scopes.includes(scope));
+  if (missing.length > 0) {
+    throw AppException.forbidden(`this operation needs a session with every scope; this token lacks ${missing.join(' ')}`);
   }
 }
 

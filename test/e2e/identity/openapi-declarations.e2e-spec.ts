@@ -48,6 +48,18 @@ describe('OpenAPI declarations of identity and tenancy routes', () => {
     ['post', '/api/v1/auth/oauth/{provider}/callback', '503'],
     ['post', '/api/v1/users/me/oauth/{provider}', '404'],
     ['post', '/api/v1/users/me/oauth/{provider}', '503'],
+    // A bearer token sent to the third-party authorize step is checked: not valid (401), not a session (403).
+    ['get', '/api/v1/auth/oauth/{provider}/authorize', '401'],
+    ['get', '/api/v1/auth/oauth/{provider}/authorize', '403'],
+    // The provider's e-mail belongs to an unbound account (409); the account is over its failure limit (429).
+    ['post', '/api/v1/auth/oauth/{provider}/callback', '409'],
+    ['post', '/api/v1/auth/oauth/{provider}/callback', '429'],
+    // The authorization page's third-party sign-in: the same failures, as pages.
+    ['get', '/api/v1/auth/authorize/oauth/{provider}/callback', '409'],
+    ['get', '/api/v1/auth/authorize/oauth/{provider}/callback', '429'],
+    ['get', '/api/v1/auth/authorize/oauth/{provider}/callback', '503'],
+    ['post', '/authorize', '503'],
+    ['post', '/api/v1/auth/authorize', '503'],
   ] as const)('%s %s declares %s', (method, path, status) => {
     expect(Object.keys(operation(method, path).responses)).toContain(status);
   });

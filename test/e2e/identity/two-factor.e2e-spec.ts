@@ -425,6 +425,40 @@ describe('two-step verification', () => {
       method: 'email',
     }).expect(200);
 
+    // The issuer's page asks for the e-mailed code, and asks for it again after a wrong one (it used to switch to
+    // "the code from your authenticator app", which an e-mail account does not have).
+    const owner = await registerUser(t.http);
+    const client = await createClient(t.http, owner);
+    const query = {
+      response_type: 'code',
+      client_id: client.clientId,
+      redirect_uri: 'http://127.0.0.1/callback',
+      scope: 'openid',
+      state: 's',
+    };
+    const requestToken = formFields(
+      (await request(t.http).get('/authorize').query(query).expect(200)).text,
+    ).request;
+    const secondStep = await request(t.http)
+      .post('/authorize')
+      .type('form')
+      .send({ step: 'login', request: requestToken, email: user.email, password: user.password })
+      .expect(200);
+    expect(secondStep.text).toContain('Enter the code we sent to');
+    const again = await request(t.http)
+      .post('/authorize')
+      .type('form')
+      .send({
+        step: 'two_factor',
+        request: requestToken,
+        challenge: formFields(secondStep.text).challenge,
+        code: '000000',
+      })
+      .expect(401);
+    expect(again.text).toContain('The code is not correct.');
+    expect(again.text).toContain('Enter the code we sent to');
+    expect(again.text).not.toContain('authenticator app');
+
     const wrong = await request(t.http)
       .post('/api/v1/auth/2fa/disable')
       .set(bearer(user))
@@ -450,6 +484,25 @@ describe('two-step verification', () => {
           .expect(409)
       ).body.code,
     ).toBe('INVALID_STATE');
+  });
+
+  it('confirms an enrolment at verify too: signed in, without a challenge token (enable → verify → disable)', async () => {
+    const user = await registerUser(t.http);
+    // Without a bearer token, verify is the sign-in second step and needs its challenge token.
+    const anonymous = await verify({ code: '123456' }).expect(400);
+    expect(anonymous.body).toMatchObject({ code: 'VALIDATION_ERROR', details: expect.objectContaining({ field: 'challengeToken' }) });
+    expect((await verify({ code: '123456' }).set(bearer(user)).expect(409)).body.code).toBe('INVALID_STATE');
+
+    const start = await request(t.http).post('/api/v1/auth/2fa/enable').set(bearer(user)).send({ method: 'totp' }).expect(200);
+    const secret: string = start.body.payload.secret;
+    expect((await verify({ code: await wrongCode(secret, 0) }).set(bearer(user)).expect(400)).body.details).toMatchObject({ field: 'code' });
+    const confirmed = await verify({ code: await totp(secret) }).set(bearer(user)).expect(200);
+    expect(confirmed.body.payload).toMatchObject({ method: 'totp', status: 'enabled' });
+    expect(confirmed.body.payload.backupCodes).toHaveLength(10);
+    // On from now on: sign-in is two-step, and a second confirmation is refused.
+    const { challengeToken } = await challenge(user);
+    expect((await verify({ challengeToken, code: await totp(secret, 1) }).expect(200)).body.payload.accessToken).toEqual(expect.any(String));
+    expect((await verify({ code: await totp(secret) }).set(bearer(user)).expect(409)).body.code).toBe('INVALID_STATE');
   });
 
   it('needs a signed-in caller to enrol, and validates the method', async () => {

@@ -195,6 +195,11 @@ export abstract class IssuerEndpoints {
     description: 'Too many failed sign-ins for the account or address: the page again with the problem',
     content: { 'text/html': { schema: str } },
   })
+  @ApiResponse({
+    status: 503,
+    description: 'Step `third_party`: the provider cannot be reached; the sign-in page again with the problem',
+    content: { 'text/html': { schema: str } },
+  })
   async authorizeStep(
     @Body() form: Record<string, unknown>,
     @Req() request: Request,
@@ -337,6 +342,22 @@ export class IssuerApiController extends IssuerEndpoints {
     status: 401,
     description:
       'The provider refused or did not confirm the sign-in: the sign-in page again, with the reason',
+    content: { 'text/html': { schema: str } },
+  })
+  @ApiResponse({
+    status: 409,
+    description:
+      "The provider's e-mail belongs to an account this identity is not bound to: the sign-in page again, with the reason",
+    content: { 'text/html': { schema: str } },
+  })
+  @ApiResponse({
+    status: 429,
+    description: 'The account is over its limit of failed sign-ins: the sign-in page again, with the problem',
+    content: { 'text/html': { schema: str } },
+  })
+  @ApiResponse({
+    status: 503,
+    description: 'The provider cannot be reached: the sign-in page again, with the problem',
     content: { 'text/html': { schema: str } },
   })
   async authorizeThirdPartyCallback(

@@ -2,7 +2,7 @@ import { Body, Controller, Get, HttpCode, Param, Post, Query, Req } from '@nestj
 import { ApiBearerAuth, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Public } from '../../../common/auth/auth.decorators.js';
-import { ApiEnvelope } from '../../../common/http/api-envelope.decorator.js';
+import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { ApiProviderFailures } from './provider-failures.openapi.js';
 import { ThirdPartyLoginResultDto } from '../dtos/auth.dto.js';
 import {
@@ -31,6 +31,17 @@ export class ThirdPartyLoginController {
       'Public. Called with a first-party bearer token, the flow binds the provider to that account (finish with POST /users/me/oauth/{provider}).',
   })
   @ApiEnvelope(ThirdPartyAuthorizeDto)
+  @ApiResponse({
+    status: 401,
+    description: 'UNAUTHORIZED or INVALID_TOKEN: a bearer token was sent and is not valid',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
+  @ApiResponse({
+    status: 403,
+    description:
+      'FORBIDDEN: the bearer token sent is not a first-party session (an API key or a client token)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   @ApiProviderFailures()
   authorize(
     @Param() params: ProviderParamDto,
@@ -45,7 +56,23 @@ export class ThirdPartyLoginController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Finish a third-party sign-in with the code and state the provider returned' })
   @ApiEnvelope(ThirdPartyLoginResultDto)
-  @ApiResponse(TWO_FACTOR_REQUIRED_RESPONSE)
+  @ApiResponse({
+    ...TWO_FACTOR_REQUIRED_RESPONSE,
+    description:
+      'INVALID_TOKEN: unknown, expired or used state, or a code the provider refuses; or TWO_FACTOR_REQUIRED with ' +
+      'the challenge in `payload` (continue at POST /auth/2fa/verify)',
+  })
+  @ApiResponse({
+    status: 409,
+    description:
+      "ALREADY_EXISTS: the provider's e-mail belongs to an account this identity is not bound to (details.field email)",
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
+  @ApiResponse({
+    status: 429,
+    description: 'RATE_LIMIT_EXCEEDED: the account is over its limit of failed second steps',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
   @ApiProviderFailures()
   callback(
     @Param() params: ProviderParamDto,

@@ -1,5 +1,5 @@
 import { Body, Controller, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
-import { ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOperation, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { Authenticated, CurrentPrincipal, Public } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
@@ -53,11 +53,21 @@ export class TwoFactorController {
   @Post('verify')
   @HttpCode(200)
   @Public()
-  @ApiOperation({ summary: 'Second sign-in step: the challenge token and a code → tokens' })
-  @ApiEnvelope(TokenPairDto)
+  // Public, but a first-party bearer token without challengeToken confirms an enrolment: the bearer is optional.
+  @ApiBearerAuth()
+  @ApiSecurity({})
+  @ApiOperation({
+    summary: 'Second sign-in step: the challenge token and a code → tokens; or, signed in and without a challenge token, confirm the pending enrolment',
+    description:
+      'With `challengeToken`: the second step of a sign-in that answered TWO_FACTOR_REQUIRED → tokens. Without it, with a signed-in ' +
+      "bearer token: confirms the caller's pending enrolment (method: the one pending, or `method`) → the backup codes, as " +
+      '`POST /auth/2fa/enable {method, code}` does.',
+  })
+  @ApiEnvelope(TokenPairDto, { oneOf: [TwoFactorEnrollmentDto] })
   @ApiResponse({
     status: 401,
-    description: 'INVALID_CREDENTIALS (wrong code) or INVALID_TOKEN (challenge expired/used)',
+    description:
+      'INVALID_CREDENTIALS (wrong code) or INVALID_TOKEN (challenge expired/used); UNAUTHORIZED or INVALID_TOKEN: a bearer token was sent and is not valid',
     schema: ERROR_ENVELOPE_SCHEMA,
   })
   @ApiResponse({
@@ -65,8 +75,20 @@ export class TwoFactorController {
     description: 'RATE_LIMIT_EXCEEDED: too many failures for the account or address',
     schema: ERROR_ENVELOPE_SCHEMA,
   })
-  verify(@Body() dto: VerifyTwoFactorDto, @Req() request: Request): Promise<TokenPairDto> {
-    return this.signIn.completeTwoFactor(dto, metaOf(request));
+  @ApiResponse({
+    status: 403,
+    description: 'FORBIDDEN: confirming an enrolment with a bearer token that is not a signed-in session (an API key, a client token)',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
+  @ApiResponse({
+    status: 409,
+    description: 'INVALID_STATE: confirming an enrolment (no challengeToken, signed in) with none pending, or two-step verification already on',
+    schema: ERROR_ENVELOPE_SCHEMA,
+  })
+  verify(@Body() dto: VerifyTwoFactorDto, @Req() request: Request): Promise<TokenPairDto | TwoFactorEnrollmentDto> {
+    return dto.challengeToken === undefined
+      ? this.twoFactor.confirmWithBearer(request, dto.code, dto.method)
+      : this.signIn.completeTwoFactor({ ...dto, challengeToken: dto.challengeToken }, metaOf(request));
   }
 
   @Post('disable')

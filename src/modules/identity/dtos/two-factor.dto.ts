@@ -49,10 +49,16 @@ export class DisableTwoFactorDto {
 
 /** The second sign-in step. */
 export class VerifyTwoFactorDto {
-  @ApiProperty({ description: 'challengeToken from the TWO_FACTOR_REQUIRED answer', maxLength: 256 })
+  @ApiPropertyOptional({
+    description:
+      'challengeToken from the TWO_FACTOR_REQUIRED answer (the sign-in second step). Left out and sent with a signed-in bearer token: ' +
+      'confirms the pending enrolment instead, as enable {method, code} does',
+    maxLength: 256,
+  })
+  @IsOptional()
   @IsString()
   @MaxLength(256)
-  challengeToken: string;
+  challengeToken?: string;
 
   @ApiProperty({
     description: 'TOTP, SMS or e-mail code, or a backup code',
@@ -71,6 +77,9 @@ export class VerifyTwoFactorDto {
   @IsIn(SECOND_FACTOR_METHODS)
   method?: SecondFactorMethod;
 }
+
+/** The sign-in second step: a verify body that carries its challenge token. */
+export type SecondStepInput = VerifyTwoFactorDto & { challengeToken: string };
 
 export class TwoFactorEnrollmentDto {
   @ApiProperty({ enum: TWO_FACTOR_METHODS }) method: TwoFactorMethod;

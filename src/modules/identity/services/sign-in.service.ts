@@ -3,7 +3,7 @@ import { SCOPES } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import type { RefreshDto, TokenPairDto } from '../dtos/auth.dto.js';
-import type { VerifyTwoFactorDto } from '../dtos/two-factor.dto.js';
+import type { SecondStepInput } from '../dtos/two-factor.dto.js';
 import { UserResponseDto } from '../dtos/user.dto.js';
 import type { UserEntity } from '../entities/user.entity.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
@@ -38,7 +38,7 @@ export class SignInService {
     return this.startSession(user, meta, authMethod);
   }
 
-  async completeTwoFactor(dto: VerifyTwoFactorDto, meta: ClientMeta): Promise<TokenPairDto> {
+  async completeTwoFactor(dto: SecondStepInput, meta: ClientMeta): Promise<TokenPairDto> {
     const { user, authMethod } = await this.challenges.verify(dto, meta);
     return this.startSession(user, meta, authMethod);
   }

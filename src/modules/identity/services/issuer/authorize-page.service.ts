@@ -349,12 +349,15 @@ export class AuthorizePageService {
         });
       }
       if (error instanceof AppException && error.code === ErrorCode.INVALID_CREDENTIALS) {
+        // Ask again the way the first page asked: an sms or e-mail account has no authenticator app.
+        const asked = await this.challenges.describe(challengeToken);
         return htmlPage(
           401,
           twoFactorPage({
             requestToken,
             challengeToken,
-            methods: ['totp', 'backup_code'],
+            methods: asked?.methods ?? ['totp', 'backup_code'],
+            destination: asked?.destination,
             error: 'The code is not correct.',
           }),
         );

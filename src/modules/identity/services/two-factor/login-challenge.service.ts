@@ -3,10 +3,10 @@ import { AppException } from '../../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../../common/errors/error-code.js';
 import { TransactionHost } from '../../../../database/transaction-host.js';
 import type { TwoFactorChallengeDto } from '../../dtos/auth.dto.js';
-import type { TwoFactorMethod, VerifyTwoFactorDto } from '../../dtos/two-factor.dto.js';
+import type { SecondStepInput, TwoFactorMethod } from '../../dtos/two-factor.dto.js';
 import type { UserEntity } from '../../entities/user.entity.js';
 import { LoginThrottleService, userThrottleKey } from '../login-throttle.service.js';
-import { hashToken, newOpaqueToken } from '../secret-tokens.js';
+import { hashToken, maskDestination, newOpaqueToken } from '../secret-tokens.js';
 import type { ClientMeta } from '../session.service.js';
 import { returnedRows } from '../../../../database/sql-result.js';
 import { UsersService } from '../users.service.js';
@@ -57,8 +57,32 @@ export class LoginChallengeService {
     };
   }
 
+  /**
+   * How an open challenge is answered — its method (or a backup code) and, for sms and e-mail, the masked address
+   * its code went to — so a page can ask again after a wrong code. Null when the challenge is not open.
+   */
+  async describe(
+    challengeToken: string,
+  ): Promise<Pick<TwoFactorChallengeDto, 'methods' | 'destination'> | null> {
+    const [challenge] = await this.tx.manager.query<{ user_id: string; method: TwoFactorMethod }[]>(
+      `SELECT user_id, method FROM login_challenges
+        WHERE token_hash = $1 AND consumed_at IS NULL AND expires_at > now()`,
+      [hashToken(challengeToken)],
+    );
+    if (!challenge) {
+      return null;
+    }
+    const user = await this.users.getById(challenge.user_id);
+    const address =
+      challenge.method === 'sms' ? user.phone : challenge.method === 'email' ? user.email : null;
+    return {
+      methods: [challenge.method, 'backup_code'],
+      ...(address ? { destination: maskDestination(address) } : {}),
+    };
+  }
+
   /** Checks the code of a challenge; returns the account and how its first step was proven. */
-  async verify(dto: VerifyTwoFactorDto, meta: ClientMeta): Promise<{ user: UserEntity; authMethod: string }> {
+  async verify(dto: SecondStepInput, meta: ClientMeta): Promise<{ user: UserEntity; authMethod: string }> {
     await this.throttle.assertAllowed({ ip: meta.ip });
     const [challenge] = await this.tx.manager.query<ChallengeRow[]>(
       `SELECT id, user_id, auth_method, attempts FROM login_challenges

@@ -1,4 +1,8 @@
 import { Injectable } from '@nestjs/common';
+import type { Request } from 'express';
+import { credentialOf } from '../../../../common/auth/auth.guard.js';
+import { CredentialVerifier } from '../../../../common/auth/credential-verifier.js';
+import { assertFirstPartySession } from '../../../../common/auth/first-party-session.guard.js';
 import type { Principal } from '../../../../common/auth/principal.js';
 import { AppException } from '../../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../../common/errors/error-code.js';
@@ -50,12 +54,46 @@ export class TwoFactorService {
     private readonly codes: OneTimeCodeService,
     private readonly box: SecretBoxService,
     private readonly throttle: LoginThrottleService,
+    private readonly verifier: CredentialVerifier,
   ) {}
 
   /** The enabled method, or null when two-step verification is off. */
   async methodOf(userId: string): Promise<TwoFactorMethod | null> {
     const row = await this.row(userId);
     return row?.method ?? null;
+  }
+
+  /**
+   * `POST /auth/2fa/verify` without `challengeToken`, sent with a first-party bearer token: confirms the caller's
+   * pending enrolment as `enable {method, code}` does, so the enable → verify → disable reading of spec 4.7 works too
+   * (`method` defaults to the enrolment pending). Without a bearer token the route is the sign-in second step, which
+   * needs its challenge token.
+   */
+  async confirmWithBearer(request: Request, code: string, method: SecondFactorMethod | undefined): Promise<TwoFactorEnrollmentDto> {
+    const credential = credentialOf(request);
+    if (!credential) {
+      throw AppException.validation([
+        { field: 'challengeToken', reason: 'challengeToken is required (signed in, a bearer token confirms a pending enrolment instead)' },
+      ]);
+    }
+    const principal = await this.verifier.verify(credential, request);
+    assertFirstPartySession(principal);
+    const user = await this.users.getById(principal.userId);
+    if (await this.methodOf(user.id)) {
+      throw new AppException(ErrorCode.INVALID_STATE, {
+        details: [{ reason: 'two-step verification is already on; the sign-in second step needs challengeToken' }],
+      });
+    }
+    if (method === 'backup_code') {
+      throw AppException.validation([{ field: 'method', reason: 'backup codes are given when an enrolment is confirmed, not used for it' }]);
+    }
+    const pending = method ?? (await this.row(user.id))?.pending_method ?? null;
+    if (!pending) {
+      throw new AppException(ErrorCode.INVALID_STATE, {
+        details: [{ field: 'method', reason: 'no pending enrollment; start it with POST /auth/2fa/enable {method}' }],
+      });
+    }
+    return this.confirm(user, pending, code);
   }
 
   async enable(principal: Principal, dto: EnableTwoFactorDto): Promise<TwoFactorEnrollmentDto> {
