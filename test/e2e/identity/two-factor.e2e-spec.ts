@@ -486,14 +486,17 @@ describe('two-step verification', () => {
     ).toBe('INVALID_STATE');
   });
 
-  it('confirms an enrolment at verify too: signed in, without a challenge token (enable → verify → disable)', async () => {
+  it('enrols with a body-less enable (TOTP) and confirms at verify too: signed in, without a challenge token (enable → verify → disable)', async () => {
     const user = await registerUser(t.http);
     // Without a bearer token, verify is the sign-in second step and needs its challenge token.
     const anonymous = await verify({ code: '123456' }).expect(400);
     expect(anonymous.body).toMatchObject({ code: 'VALIDATION_ERROR', details: expect.objectContaining({ field: 'challengeToken' }) });
     expect((await verify({ code: '123456' }).set(bearer(user)).expect(409)).body.code).toBe('INVALID_STATE');
 
-    const start = await request(t.http).post('/api/v1/auth/2fa/enable').set(bearer(user)).send({ method: 'totp' }).expect(200);
+    // Spec 4.7 shows no body for enable: without a method it enrols an authenticator app (null is no method).
+    expect((await request(t.http).post('/api/v1/auth/2fa/enable').set(bearer(user)).send({ method: null }).expect(400)).body.details).toMatchObject({ field: 'method' });
+    const start = await request(t.http).post('/api/v1/auth/2fa/enable').set(bearer(user)).expect(200);
+    expect(start.body.payload).toMatchObject({ method: 'totp', status: 'pending' });
     const secret: string = start.body.payload.secret;
     expect((await verify({ code: await wrongCode(secret, 0) }).set(bearer(user)).expect(400)).body.details).toMatchObject({ field: 'code' });
     const confirmed = await verify({ code: await totp(secret) }).set(bearer(user)).expect(200);

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { PresentNotNull } from '../../../common/http/validation-decorators.js';
 import { PHONE_PATTERN, SIX_DIGIT_CODE_PATTERN } from './auth.dto.js';
 
 export const TWO_FACTOR_METHODS = ['totp', 'sms', 'email'] as const;
@@ -9,9 +10,15 @@ export type SecondFactorMethod = (typeof SECOND_FACTOR_METHODS)[number];
 
 /** Without `code`: start enrolling `method`. With `code`: confirm it and turn two-step verification on. */
 export class EnableTwoFactorDto {
-  @ApiProperty({ enum: TWO_FACTOR_METHODS })
+  // Spec 4.7 shows no body for enable: one sent without a method enrols an authenticator app, the method that needs
+  // nothing else (sms needs a phone number).
+  @ApiPropertyOptional({
+    enum: TWO_FACTOR_METHODS,
+    description: 'Default: totp when starting; when confirming (with code), the enrolment pending',
+  })
+  @PresentNotNull()
   @IsIn(TWO_FACTOR_METHODS)
-  method: TwoFactorMethod;
+  method?: TwoFactorMethod;
 
   @ApiPropertyOptional({
     description: 'The code from the authenticator app, SMS or e-mail',

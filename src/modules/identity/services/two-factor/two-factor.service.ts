@@ -87,13 +87,18 @@ export class TwoFactorService {
     if (method === 'backup_code') {
       throw AppException.validation([{ field: 'method', reason: 'backup codes are given when an enrolment is confirmed, not used for it' }]);
     }
-    const pending = method ?? (await this.row(user.id))?.pending_method ?? null;
+    return this.confirm(user, method ?? (await this.pendingMethod(user.id)), code);
+  }
+
+  /** The method of the caller's pending enrolment, for a confirmation that names none. */
+  private async pendingMethod(userId: string): Promise<TwoFactorMethod> {
+    const pending = (await this.row(userId))?.pending_method;
     if (!pending) {
       throw new AppException(ErrorCode.INVALID_STATE, {
         details: [{ field: 'method', reason: 'no pending enrollment; start it with POST /auth/2fa/enable {method}' }],
       });
     }
-    return this.confirm(user, pending, code);
+    return pending;
   }
 
   async enable(principal: Principal, dto: EnableTwoFactorDto): Promise<TwoFactorEnrollmentDto> {
@@ -103,7 +108,10 @@ export class TwoFactorService {
         details: [{ reason: 'two-step verification is already on; disable it first' }],
       });
     }
-    return dto.code ? this.confirm(user, dto.method, dto.code) : this.start(user, dto);
+    if (dto.code) {
+      return this.confirm(user, dto.method ?? (await this.pendingMethod(user.id)), dto.code);
+    }
+    return this.start(user, dto.method ?? 'totp', dto.phone);
   }
 
   /**
@@ -212,8 +220,8 @@ export class TwoFactorService {
     }
   }
 
-  private async start(user: UserEntity, dto: EnableTwoFactorDto): Promise<TwoFactorEnrollmentDto> {
-    switch (dto.method) {
+  private async start(user: UserEntity, method: TwoFactorMethod, phoneGiven: string | undefined): Promise<TwoFactorEnrollmentDto> {
+    switch (method) {
       case 'totp': {
         const secret = this.totp.newSecret();
         await this.savePending(user.id, 'totp', await this.box.seal(secret), null);
@@ -225,7 +233,7 @@ export class TwoFactorService {
         };
       }
       case 'sms': {
-        const phone = dto.phone ?? user.phone;
+        const phone = phoneGiven ?? user.phone;
         if (!phone) {
           throw AppException.validation([
             { field: 'phone', reason: 'a phone number is needed for SMS codes' },
