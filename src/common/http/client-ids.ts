@@ -12,6 +12,12 @@ export const DOC_TYPE_RULE = 'must match ^[A-Za-z0-9_.-]{1,64}$ and not be "." o
 
 /**
  * Document ids that name a route of their own under `/doc/{docType}/`: `GET /doc/{docType}/setting` is the type's
- * settings, so a document named `setting` could never be read at its path.
+ * settings, so a document named `setting` could never be read at its path. Routes match without regard to case
+ * (Express's default), so `Setting` or `SETTING` names that route too: compare with `isReservedDocumentId`.
  */
 export const RESERVED_DOCUMENT_IDS: ReadonlySet<string> = new Set(['setting']);
+
+/** True when `docId`, in any letter case, names a route of `RESERVED_DOCUMENT_IDS`. */
+export function isReservedDocumentId(docId: string): boolean {
+  return RESERVED_DOCUMENT_IDS.has(docId.toLowerCase());
+}

@@ -247,6 +247,15 @@ describe('settings: document settings validated and enforced, type-level setting
       .send({ id: 'setting', organizationId: owner.defaultOrganizationId, workspaceId: owner.defaultWorkspaceId, metadata: { fields: [] } })
       .expect(400);
     expect(named.body.details).toMatchObject({ field: 'id' });
+    // Routes match without regard to case: GET /doc/tickets/Setting is the type settings too, so `Setting` is refused as well.
+    for (const id of ['Setting', 'SETTING']) {
+      const cased = await request(t.http)
+        .post(`${API}/doc/tickets`)
+        .set(bearer(owner))
+        .send({ id, organizationId: owner.defaultOrganizationId, workspaceId: owner.defaultWorkspaceId, metadata: { fields: [] } })
+        .expect(400);
+      expect(cased.body.details).toMatchObject({ field: 'id' });
+    }
     const typeLevel = await request(t.http).get(url).set(bearer(owner)).expect(200);
     expect(typeLevel.body.payload).toMatchObject({ docType: 'tickets', defaultViewId: 'main' });
     expect(typeLevel.body.payload).not.toHaveProperty('document');

@@ -33,7 +33,7 @@ import {
 } from './document-access.service.js';
 import { DraftReadService } from './draft-read.service.js';
 import { RowQueryService } from './row-query.service.js';
-import { CLIENT_ID_RULE, DOC_TYPE_RULE, RESERVED_DOCUMENT_IDS } from '../../../common/http/client-ids.js';
+import { CLIENT_ID_RULE, DOC_TYPE_RULE, isReservedDocumentId } from '../../../common/http/client-ids.js';
 
 const DEFAULT_REVISIONS_LIMIT = 20;
 
@@ -84,7 +84,7 @@ export class DocumentsService {
     if (!DOC_ID_PATTERN.test(docId)) {
       throw AppException.validation([{ field: 'id', reason: `id ${CLIENT_ID_RULE}` }]);
     }
-    if (RESERVED_DOCUMENT_IDS.has(docId)) {
+    if (isReservedDocumentId(docId)) {
       throw AppException.validation([{ field: 'id', reason: `"${docId}" names the route /doc/{docType}/${docId}; choose another id` }]);
     }
     if (dto.workspaceId !== undefined && scope.workspaceId && dto.workspaceId !== scope.workspaceId) {
