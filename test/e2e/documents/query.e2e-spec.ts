@@ -112,6 +112,14 @@ describe('documents: query engine', () => {
     const list = await request(t.http).get(`${doc.path}/data?sort=price:desc&page=1&pageSize=2`).set(bearer(owner)).expect(200);
     expect(list.body.payload).toMatchObject({ total: 6, totalPages: 3 });
     expect(list.body.payload.items.map((row: { id: string }) => row.id)).toEqual(['q5', 'q4']);
+    // Several keys: a comma list, or the parameter repeated (it used to be refused: "sort must be a string").
+    const byStatusThenId = ['q4', 'q1', 'q2', 'q6', 'q3', 'q5'];
+    const listIds = async (query: string): Promise<string[]> =>
+      (await request(t.http).get(`${doc.path}/data?${query}`).set(bearer(owner)).expect(200)).body.payload.items.map((row: { id: string }) => row.id);
+    expect(await listIds('sort=status:asc,id:desc')).toEqual(byStatusThenId);
+    expect(await listIds('sort=status:asc&sort=id:desc')).toEqual(byStatusThenId);
+    expect(await listIds('sort=status:asc&sort=id:desc&limit=10')).toEqual(byStatusThenId);
+    await request(t.http).get(`${doc.path}/data?sort[field]=status`).set(bearer(owner)).expect(400);
   });
 
   it('groups with count, sum, avg, min and max in SQL', async () => {

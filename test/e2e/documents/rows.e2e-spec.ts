@@ -58,6 +58,19 @@ describe('documents: rows', () => {
     expect(byField.code.message).toMatchObject({ en: 'Three capitals' });
   });
 
+  it('keeps durations within the exact JSON integers and says so when refusing a larger integer', async () => {
+    const timed = await createDocument(t.http, owner, { fields: [{ id: 'took', name: 'Took', type: 'duration' }] });
+    const max = Number.MAX_SAFE_INTEGER;
+    const ok = await request(t.http).post(`${timed.path}/data`).set(bearer(owner)).send({ values: { took: { duration: max } } }).expect(201);
+    expect(valueOf(ok.body.payload, 'took')).toEqual({ duration: max });
+    // 1e18 is an integer (spec 2.5's int64), but past 2^53 − 1 a JSON number is not exact: the reason must say that,
+    // not "must be an integer … got 1000000000000000000".
+    const big = await request(t.http).post(`${timed.path}/data`).set(bearer(owner)).send({ values: { took: 1e18 } }).expect(400);
+    expect(big.body.details).toMatchObject({ fieldId: 'took', reason: expect.stringContaining(`at most ${max} milliseconds`) });
+    const fraction = await request(t.http).post(`${timed.path}/data`).set(bearer(owner)).send({ values: { took: 1.5 } }).expect(400);
+    expect(fraction.body.details).toMatchObject({ fieldId: 'took', reason: 'duration must be an integer number of milliseconds, got 1.5' });
+  });
+
   it('requires required fields on create and refuses a duplicate row id', async () => {
     const missing = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ values: { price: 1 } }).expect(400);
     // Spec 7's details are {field, reason}: a value's problem carries both field and fieldId.

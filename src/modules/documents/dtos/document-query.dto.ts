@@ -1,4 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, IsUUID, Matches, Max, MaxLength, Min } from 'class-validator';
 import { DEFAULT_PAGE_SIZE, MAX_CURSOR_LIMIT, MAX_PAGE_SIZE, QueryInt } from '../../../common/http/pagination.js';
 import { DeprecatedApplyParam, QueryBoolean } from '../../../common/http/validation-decorators.js';
@@ -23,6 +24,14 @@ const PageProps = {
     Max(MAX_PAGE_SIZE),
   ],
 };
+
+/**
+ * A query parameter given several times (`?sort=a:asc&sort=b:desc`, or `sort[]=` with the extended parser) arrives as
+ * an array of strings; it reads as the comma list it stands for. Anything else is left for the type check to refuse.
+ */
+function joinRepeatedParam(value: unknown): unknown {
+  return Array.isArray(value) && value.every((item) => typeof item === 'string') ? value.join(',') : value;
+}
 
 function apply(target: object, key: string, decorators: PropertyDecorator[]): void {
   for (const decorator of decorators) {
@@ -120,8 +129,13 @@ export class DataListQueryDto extends DraftReadQueryDto {
   page: number = 1;
   pageSize: number = DEFAULT_PAGE_SIZE;
 
-  @ApiPropertyOptional({ example: 'price:desc', description: 'field:asc or field:desc, comma-separated for several keys', maxLength: 1000 })
+  @ApiPropertyOptional({
+    example: 'price:desc',
+    description: 'field:asc or field:desc, comma-separated or the parameter repeated (sort=a:asc&sort=b:desc) for several keys',
+    maxLength: 1000,
+  })
   @IsOptional()
+  @Transform(({ value }: { value: unknown }) => joinRepeatedParam(value))
   @IsString()
   @MaxLength(1000)
   sort?: string;

@@ -80,9 +80,14 @@ abstract class IntegerFieldHandler extends BaseFieldHandler {
   protected parseValue(input: unknown, field: FieldDefinition): StoredValue | null {
     const value = parseNumber(input, field, this.keys, 'a finite number');
     if (value !== null && !this.check(value)) {
-      return invalid(field, `${this.requirement}, got ${value}`);
+      return invalid(field, `${this.requirementFor(value)}, got ${value}`);
     }
     return value;
+  }
+
+  /** What the value fails to be, for the refusal's reason. */
+  protected requirementFor(_value: number): string {
+    return this.requirement;
   }
 
   toPortable(stored: StoredValue): PortableValue {
@@ -114,6 +119,16 @@ export class DurationFieldHandler extends IntegerFieldHandler {
 
   protected check(value: number): boolean {
     return Number.isSafeInteger(value);
+  }
+
+  /**
+   * Spec 2.5 says int64, but a JSON number past 2^53 − 1 is not exact (9007199254740993 arrives as …992), so larger
+   * integers are refused rather than stored changed; the reason says so instead of calling `1e18` "not an integer".
+   */
+  protected override requirementFor(value: number): string {
+    return Number.isInteger(value)
+      ? `duration must be at most ${Number.MAX_SAFE_INTEGER} milliseconds either way (larger integers are not exact as JSON numbers)`
+      : this.requirement;
   }
 
   toValue(stored: StoredValue): Value {
