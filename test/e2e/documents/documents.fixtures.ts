@@ -107,6 +107,16 @@ export async function createDocument(
   return { docType, docId: id, path: `${API}/doc/${docType}/${id}` };
 }
 
+/** Removes one field from the document's metadata (`PUT /metadata` with the rest, merged at once). */
+export async function removeField(http: App, user: { token: string }, doc: DocHandle, fieldId: string): Promise<void> {
+  const metadata = (await request(http).get(`${doc.path}/metadata`).set(bearer(user)).expect(200)).body.payload;
+  await request(http)
+    .put(`${doc.path}/metadata`)
+    .set(bearer(user))
+    .send({ fields: metadata.fields.filter((field: { id: string }) => field.id !== fieldId) })
+    .expect(200);
+}
+
 /** Creates a row (merged at once) and returns its payload. */
 export async function createRow(http: App, user: { token: string }, doc: DocHandle, body: Record<string, unknown>): Promise<{ id: string; version: number }> {
   const res = await request(http).post(`${doc.path}/data`).set(bearer(user)).send(body);

@@ -30,6 +30,27 @@ describe('two-step verification', () => {
     return generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 * stepsAhead });
   }
 
+  /** Opens the issuer's /authorize page for a new client and signs `user` in at its password step. */
+  async function pageSignIn(user: TestUser, expected = 200): Promise<{ requestToken: string; page: request.Response }> {
+    const client = await createClient(t.http, await registerUser(t.http));
+    const query = {
+      response_type: 'code',
+      client_id: client.clientId,
+      redirect_uri: 'http://127.0.0.1/callback',
+      scope: 'openid',
+      state: 's',
+      code_challenge: pkcePair().challenge,
+      code_challenge_method: 'S256',
+    };
+    const requestToken = formFields((await request(t.http).get('/authorize').query(query).expect(200)).text).request;
+    return { requestToken, page: await pagePost({ step: 'login', request: requestToken, email: user.email, password: user.password }).expect(expected) };
+  }
+
+  /** One form post to the /authorize page. */
+  function pagePost(fields: Record<string, string>): request.Test {
+    return request(t.http).post('/authorize').type('form').send(fields);
+  }
+
   async function challenge(
     user: TestUser,
   ): Promise<{ challengeToken: string; methods: string[]; destination?: string }> {
@@ -242,56 +263,17 @@ describe('two-step verification', () => {
 
     // Now through the issuer's page: four wrong codes at its second step, then one at the API, and the page's
     // password step answers 429.
-    const owner = await registerUser(t.http);
-    const client = await createClient(t.http, owner);
-    const query = {
-      response_type: 'code',
-      client_id: client.clientId,
-      redirect_uri: 'http://127.0.0.1/callback',
-      scope: 'openid',
-      state: 's',
-      code_challenge: pkcePair().challenge,
-      code_challenge_method: 'S256',
-    };
-    const signInPage = await request(t.http).get('/authorize').query(query).expect(200);
-    const requestToken = formFields(signInPage.text).request;
-    const second = await request(t.http)
-      .post('/authorize')
-      .type('form')
-      .send({ step: 'login', request: requestToken, email: user.email, password: user.password })
-      .expect(200);
+    const { requestToken, page: second } = await pageSignIn(user);
     const pageChallenge = formFields(second.text).challenge;
     expect(pageChallenge).toEqual(expect.any(String));
     for (let i = 0; i < 4; i += 1) {
-      await request(t.http)
-        .post('/authorize')
-        .type('form')
-        .send({
-          step: 'two_factor',
-          request: requestToken,
-          challenge: pageChallenge,
-          code: await wrongCode(secret, i),
-        })
-        .expect(401);
+      await pagePost({ step: 'two_factor', request: requestToken, challenge: pageChallenge, code: await wrongCode(secret, i) }).expect(401);
     }
     const api = await challenge(user);
     await verify({ challengeToken: api.challengeToken, code: await wrongCode(secret, 5) }).expect(401);
-    const throttled = await request(t.http)
-      .post('/authorize')
-      .type('form')
-      .send({ step: 'login', request: requestToken, email: user.email, password: user.password })
-      .expect(429);
+    const throttled = await pagePost({ step: 'login', request: requestToken, email: user.email, password: user.password }).expect(429);
     expect(throttled.text).toContain('Too many failed attempts');
-    const pageSecond = await request(t.http)
-      .post('/authorize')
-      .type('form')
-      .send({
-        step: 'two_factor',
-        request: requestToken,
-        challenge: pageChallenge,
-        code: await totp(secret, 1),
-      })
-      .expect(429);
+    const pageSecond = await pagePost({ step: 'two_factor', request: requestToken, challenge: pageChallenge, code: await totp(secret, 1) }).expect(429);
     expect(pageSecond.text).toContain('Too many failed attempts');
     await login(user).expect(429);
   });
@@ -427,34 +409,9 @@ describe('two-step verification', () => {
 
     // The issuer's page asks for the e-mailed code, and asks for it again after a wrong one (it used to switch to
     // "the code from your authenticator app", which an e-mail account does not have).
-    const owner = await registerUser(t.http);
-    const client = await createClient(t.http, owner);
-    const query = {
-      response_type: 'code',
-      client_id: client.clientId,
-      redirect_uri: 'http://127.0.0.1/callback',
-      scope: 'openid',
-      state: 's',
-    };
-    const requestToken = formFields(
-      (await request(t.http).get('/authorize').query(query).expect(200)).text,
-    ).request;
-    const secondStep = await request(t.http)
-      .post('/authorize')
-      .type('form')
-      .send({ step: 'login', request: requestToken, email: user.email, password: user.password })
-      .expect(200);
+    const { requestToken, page: secondStep } = await pageSignIn(user);
     expect(secondStep.text).toContain('Enter the code we sent to');
-    const again = await request(t.http)
-      .post('/authorize')
-      .type('form')
-      .send({
-        step: 'two_factor',
-        request: requestToken,
-        challenge: formFields(secondStep.text).challenge,
-        code: '000000',
-      })
-      .expect(401);
+    const again = await pagePost({ step: 'two_factor', request: requestToken, challenge: formFields(secondStep.text).challenge, code: '000000' }).expect(401);
     expect(again.text).toContain('The code is not correct.');
     expect(again.text).toContain('Enter the code we sent to');
     expect(again.text).not.toContain('authenticator app');

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
-import { bearer, createDocument, type DocHandle, newUser } from '../documents/documents.fixtures.js';
+import { bearer, createDocument, type DocHandle, newUser, removeField } from '../documents/documents.fixtures.js';
 import { problemsOf } from '../../utils/error-details.js';
 
 /**
@@ -71,12 +71,7 @@ describe('views: unknown keys inside config sections, blank names', () => {
     expect(await viewCount()).toBe(before);
 
     // Removing qty takes its aggregation out of the view; the rest of the GroupBy stays.
-    const metadata = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
-    await request(t.http)
-      .put(`${doc.path}/metadata`)
-      .set(bearer(owner))
-      .send({ fields: metadata.fields.filter((field: { id: string }) => field.id !== 'qty') })
-      .expect(200);
+    await removeField(t.http, owner, doc, 'qty');
     const cleaned = await request(t.http).get(`${doc.path}/views/grouped`).set(bearer(owner)).expect(200);
     expect(cleaned.body.payload.config.groupBy).toEqual({ fields: ['status'], aggregations: [{ kind: 'count' }] });
   });

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
-import { bearer, createDocument, createRow, type DocHandle, newUser } from '../documents/documents.fixtures.js';
+import { bearer, createDocument, createRow, type DocHandle, newUser, removeField } from '../documents/documents.fixtures.js';
 
 const FIELDS = [
   { id: 'name', name: 'Name', type: 'text' },
@@ -43,12 +43,7 @@ describe('views: charts after their fields are deleted', () => {
   it('keeps chart views valid when their yField or xField is deleted', async () => {
     await chart('by-kind', { chartType: 'bar', xField: 'kind', yField: 'qty', aggregation: 'avg' });
     await chart('by-qty', { chartType: 'pie', xField: 'qty' });
-    const metadata = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
-    await request(t.http)
-      .put(`${doc.path}/metadata`)
-      .set(bearer(owner))
-      .send({ fields: metadata.fields.filter((field: { id: string }) => field.id !== 'qty') })
-      .expect(200);
+    await removeField(t.http, owner, doc, 'qty');
 
     // yField gone: the chart counts rows per kind.
     expect(await writeBackAsRead('by-kind')).toEqual({ chartConfig: { chartType: 'bar', xField: 'kind' }, columns: ['name'] });
