@@ -14,8 +14,19 @@ export const MAX_CURSOR_LIMIT = 1000;
  * as 2; anything else (a repeated parameter, `abc`, `2.5`) stays as sent and fails `@IsInt()`.
  */
 export function QueryInt(): PropertyDecorator {
-  return Transform(({ value }: { value: unknown }) => (typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value));
+  return Transform(({ value }: { value: unknown }) => decimalIntegerOf(value));
 }
+
+/** A string of decimal digits (optional minus, at most 15 digits: exact as a number) as its number; anything else as given. */
+export function decimalIntegerOf(value: unknown): unknown {
+  return typeof value === 'string' && /^-?\d{1,15}$/.test(value) ? Number(value) : value;
+}
+
+/**
+ * An int64 body field (spec 2.6: the row and properties `version`): a JSON number, or the decimal string proto3 JSON
+ * writes an int64 as (duration values take both as well, docs/values.md). Other strings stay as sent for `@IsInt()`.
+ */
+export const Int64Body = QueryInt;
 
 /** `page` + `pageSize`, the one paging query every list takes. */
 export class PageQueryDto {

@@ -100,6 +100,22 @@ describe('documents: properties', () => {
     expect(deleted.body.payload.properties).toEqual([]);
   });
 
+  it('takes the body version as a decimal string (int64 in proto3 JSON)', async () => {
+    const current = (await request(t.http).get(`${doc.path}/properties`).set(bearer(owner)).expect(200)).body.payload;
+    const patched = await request(t.http)
+      .patch(`${doc.path}/properties`)
+      .set(bearer(owner))
+      .send({ properties: { budget: 7 }, version: String(current.version) })
+      .expect(200);
+    expect(patched.body.payload.version).toBe(current.version + 1);
+    const stale = await request(t.http)
+      .patch(`${doc.path}/properties`)
+      .set(bearer(owner))
+      .send({ properties: { budget: 8 }, version: String(current.version) })
+      .expect(409);
+    expect(stale.body).toMatchObject({ code: 'VERSION_CONFLICT', payload: { currentVersion: current.version + 1, yourVersion: current.version } });
+  });
+
   it('refuses a viewer and other tenants', async () => {
     const viewer = await newUser(t.http);
     await addToWorkspace(t.dataSource, owner, viewer, 'viewer');

@@ -208,4 +208,18 @@ describe('documents: row changes of POST /requests in the Row shape (spec 2.6)',
     expect(stale.body).toMatchObject({ code: 'VERSION_CONFLICT', payload: { currentVersion: 2, yourVersion: 1 } });
     expect(valueOf(await readRow('v1'), 'qty')).toEqual({ number: 2 });
   });
+
+  it('reads an updating Row version given as a decimal string (int64 in proto3 JSON)', async () => {
+    await createRow(t.http, owner, doc, { id: 'vstr', values: { name: 'V', qty: 1 } });
+    await request(t.http).put(`${doc.path}/data/vstr`).set(bearer(owner)).send({ values: { qty: 2 } }).expect(200);
+    const stale = await createRequest([
+      { type: 'row-update', target: { kind: 'row', rowId: 'vstr' }, newValue: { id: 'vstr', version: '1', values: [{ fieldId: 'qty', value: { number: 3 } }] } },
+    ]);
+    expect(stale.status).toBe(409);
+    expect(stale.body).toMatchObject({ code: 'VERSION_CONFLICT', payload: { currentVersion: 2, yourVersion: 1 } });
+    const bad = await createRequest([
+      { type: 'row-update', target: { kind: 'row', rowId: 'vstr' }, newValue: { id: 'vstr', version: 'two', values: [{ fieldId: 'qty', value: { number: 3 } }] } },
+    ]);
+    expect(bad.status).toBe(400);
+  });
 });

@@ -99,6 +99,20 @@ describe('documents: rows', () => {
     expect(valueOf(after.body.payload, 'qty')).toEqual({ number: 2 });
   });
 
+  it('takes a version written as int64 in proto3 JSON (a decimal string), and refuses any other string', async () => {
+    await createRow(t.http, owner, doc, { id: 'vs', values: { name: 'V', qty: 1 } });
+    const updated = await request(t.http).put(`${doc.path}/data/vs`).set(bearer(owner)).send({ values: { qty: 2 }, version: '1' }).expect(200);
+    expect(updated.body.payload).toMatchObject({ version: 2 });
+    const stale = await request(t.http).put(`${doc.path}/data/vs`).set(bearer(owner)).send({ values: { qty: 3 }, version: '1' }).expect(409);
+    expect(stale.body).toMatchObject({ code: 'VERSION_CONFLICT', payload: { currentVersion: 2, yourVersion: 1 } });
+    for (const version of ['two', '2.0', '', ' 2']) {
+      const bad = await request(t.http).put(`${doc.path}/data/vs`).set(bearer(owner)).send({ values: { qty: 3 }, version }).expect(400);
+      expect(bad.body.code).toBe('VALIDATION_ERROR');
+    }
+    const after = await request(t.http).get(`${doc.path}/data/vs`).set(bearer(owner)).expect(200);
+    expect(after.body.payload.version).toBe(2);
+  });
+
   it('lets exactly one of two concurrent writers of the same version win', async () => {
     await createRow(t.http, owner, doc, { id: 'c1', values: { name: 'C', qty: 0 } });
     const [a, b] = await Promise.all([

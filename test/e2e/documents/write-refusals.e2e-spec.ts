@@ -179,33 +179,35 @@ describe('documents: refused writes (U+0000 in text, 409 on stale versions)', ()
   });
 
   it('answers stale versions with 409 and declares that 409 in OpenAPI', async () => {
-    const stale = { version: 99 };
-    const answers = [
-      await request(t.http)
-        .put(`${doc.path}/data/r1`)
-        .set(bearer(owner))
-        .send({ values: { qty: 5 }, ...stale }),
-      await request(t.http).delete(`${doc.path}/data/r1?version=99`).set(bearer(owner)),
-      await request(t.http)
-        .put(`${doc.path}/properties`)
-        .set(bearer(owner))
-        .send({ properties: { supplier: 'B' }, ...stale }),
-      await request(t.http)
-        .patch(`${doc.path}/properties?version=99`)
-        .set(bearer(owner))
-        .send({ properties: { supplier: 'B' } }),
-      await request(t.http)
-        .post(`${doc.path}/properties`)
-        .set(bearer(owner))
-        .send({ properties: { supplier: 'B' }, ...stale }),
-      await request(t.http)
-        .put(`${doc.path}/metadata`)
-        .set(bearer(owner))
-        .send({ fields: PRODUCT_FIELDS, properties: PROPERTIES, ...stale }),
-    ];
-    expect(answers.map((res) => [res.status, res.body.code])).toEqual(
-      Array(6).fill([409, 'VERSION_CONFLICT']),
-    );
+    // A body version as a number and as the decimal string proto3 JSON writes an int64 as (spec 2.6).
+    for (const stale of [{ version: 99 }, { version: '99' }]) {
+      const answers = [
+        await request(t.http)
+          .put(`${doc.path}/data/r1`)
+          .set(bearer(owner))
+          .send({ values: { qty: 5 }, ...stale }),
+        await request(t.http).delete(`${doc.path}/data/r1?version=99`).set(bearer(owner)),
+        await request(t.http)
+          .put(`${doc.path}/properties`)
+          .set(bearer(owner))
+          .send({ properties: { supplier: 'B' }, ...stale }),
+        await request(t.http)
+          .patch(`${doc.path}/properties?version=99`)
+          .set(bearer(owner))
+          .send({ properties: { supplier: 'B' } }),
+        await request(t.http)
+          .post(`${doc.path}/properties`)
+          .set(bearer(owner))
+          .send({ properties: { supplier: 'B' }, ...stale }),
+        await request(t.http)
+          .put(`${doc.path}/metadata`)
+          .set(bearer(owner))
+          .send({ fields: PRODUCT_FIELDS, properties: PROPERTIES, ...stale }),
+      ];
+      expect(answers.map((res) => [res.status, res.body.code])).toEqual(
+        Array(6).fill([409, 'VERSION_CONFLICT']),
+      );
+    }
 
     const paths = t.openApi.paths;
     const declared = (path: string, method: 'put' | 'delete' | 'patch' | 'post'): unknown =>

@@ -1,4 +1,5 @@
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import { decimalIntegerOf } from '../../../common/http/pagination.js';
 import type { RowValuesInput } from '../fields/field-type.registry.js';
 import { isPlainObject } from '../fields/field-value.utils.js';
 
@@ -127,7 +128,8 @@ export function parseRowChangeInput(
       errors.push({ field: `newValue.${key}`, reason: `unknown Row key; a Row has ${ROW_KEYS.join(', ')}` });
     }
   }
-  const { id, values, version } = newValue;
+  const { id, values } = newValue;
+  const version = decimalIntegerOf(newValue.version);
   if (id !== undefined && id !== null && typeof id !== 'string') {
     errors.push({ field: 'newValue.id', reason: 'id must be a string' });
   }

@@ -6,6 +6,7 @@ import { RevisionResponseDto } from './revision.dto.js';
 import { READ_ONLY_DESCRIPTION, RowResponseDto, WriteResultDto } from './row.dto.js';
 import { CLIENT_ID_PATTERN } from '../../../common/http/client-ids.js';
 import { PresentNotNull } from '../../../common/http/validation-decorators.js';
+import { Int64Body } from '../../../common/http/pagination.js';
 import { ANY_JSON_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 
 export class SelectOptionDto {
@@ -84,9 +85,10 @@ export class UpdateMetadataDto {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 0,
-    description: 'Optimistic lock: the `version` of the metadata as read (GET /metadata, with the same requestId); 409 VERSION_CONFLICT when it is no longer current',
+    description: 'Optimistic lock: the `version` of the metadata as read (GET /metadata, with the same requestId); 409 VERSION_CONFLICT when it is no longer current; a number, or its decimal string (as the row version)',
   })
   @PresentNotNull()
+  @Int64Body()
   @IsInt()
   @Min(0)
   version?: number;

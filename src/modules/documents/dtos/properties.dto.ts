@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, IsInt, Min } from 'class-validator';
 import { ReadOnlyEcho, PresentNotNull } from '../../../common/http/validation-decorators.js';
+import { Int64Body } from '../../../common/http/pagination.js';
 import { ValueEntryDto, WriteResultDto } from './row.dto.js';
 
 /** DocumentProperties (spec 2.6). */
@@ -26,8 +27,9 @@ export class PropertiesBodyDto {
   @Allow()
   properties: unknown;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Optimistic lock (also accepted as query parameter on PATCH)' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Optimistic lock (also accepted as query parameter on PATCH). int64: a number, or its decimal string as proto3 JSON writes it' })
   @PresentNotNull()
+  @Int64Body()
   @IsInt()
   @Min(0)
   version?: number;

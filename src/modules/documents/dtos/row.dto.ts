@@ -3,6 +3,7 @@ import { Allow, IsInt, IsOptional, IsString, Min } from 'class-validator';
 import type { Value } from '../fields/field.types.js';
 import { REQUEST_STATUSES, type RequestStatus } from '../domain/document.records.js';
 import { ReadOnlyEcho, PresentNotNull } from '../../../common/http/validation-decorators.js';
+import { Int64Body } from '../../../common/http/pagination.js';
 import { ANY_JSON_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 
 const VALUE_SCHEMA = {
@@ -65,8 +66,9 @@ export class UpdateRowDto {
   @Allow()
   values: unknown;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Optimistic lock: 409 VERSION_CONFLICT when it is not the current version' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Optimistic lock: 409 VERSION_CONFLICT when it is not the current version. int64: a number, or its decimal string as proto3 JSON writes it' })
   @PresentNotNull()
+  @Int64Body()
   @IsInt()
   @Min(0)
   version?: number;
