@@ -11,11 +11,11 @@ import { sleep, WebhookReceiver, waitFor } from './webhook-receiver.js';
 import { API, createWebhook, WEBHOOK_TEST_ENV } from './webhooks.fixtures.js';
 
 /**
- * A webhook created without an organization (`allOrganizations: true`) belongs to its creator, not to the
+ * A webhook created with `allOrganizations: true` belongs to its creator, not to the
  * organization it was created in: only the creator manages it, wherever they are a member, and it carries an
  * organization's events only while the creator is an active member of it (docs/webhooks.md, "Tenancy and roles").
  */
-describe('webhooks: all-organizations webhooks belong to their creator', () => {
+describe('webhooks: all-organizations webhooks (opt-in) belong to their creator', () => {
   let t: TestApp;
   let creatorReceiver: WebhookReceiver;
   let adminReceiver: WebhookReceiver;
@@ -46,7 +46,7 @@ describe('webhooks: all-organizations webhooks belong to their creator', () => {
     docB: DocHandle;
   }
 
-  /** The creator's webhook without an organization is created in A (the default) and also carries B's events. */
+  /** The creator's all-organizations webhook without an organization is created in A (the default) and also carries B's events. */
   async function twoOrganizations(): Promise<TwoOrganizations> {
     const admin = await registerUser(t.http);
     const creator = await registerUser(t.http);
@@ -84,9 +84,23 @@ describe('webhooks: all-organizations webhooks belong to their creator', () => {
       .expect(200);
   }
 
+  it("puts a webhook created without an organization in the creator's default one (issue 12): its admins manage it, and it carries that organization's events only", async () => {
+    const { admin, creator, organizationA, docA, docB } = await twoOrganizations();
+    const hook = await createWebhook(t, creator, { url: creatorReceiver.url, events: ['data_row_created'] });
+    expect(hook).toMatchObject({ organizationId: organizationA, allOrganizations: false });
+    await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(admin)).expect(200);
+    expect(await listIds(admin)).toContain(hook.id);
+
+    await createRow(t.http, creator, docB, { id: 'in-b', values: { name: 'of B' } });
+    await createRow(t.http, creator, docA, { id: 'in-a', values: { name: 'of A' } });
+    await waitFor(() => creatorReceiver.received.length > 0, 10_000, 'the delivery of organization A');
+    await sleep(500);
+    expect(creatorReceiver.received.map((r) => (r.body as { payload: { rowId: string } }).payload.rowId)).toEqual(['in-a']);
+  });
+
   it("hides a member's all-organizations webhook from the admins of the organization it was created in: no read, no redirect of the other organizations' events", async () => {
     const { admin, creator, organizationA, organizationB, docB } = await twoOrganizations();
-    const hook = await createWebhook(t, creator, { url: creatorReceiver.url, events: ['data_row_created'] });
+    const hook = await createWebhook(t, creator, { url: creatorReceiver.url, events: ['data_row_created'], allOrganizations: true });
     expect(hook).toMatchObject({ organizationId: organizationA, allOrganizations: true });
     // A webhook of the organization itself stays manageable by its admins.
     const orgHook = await createWebhook(t, creator, {
@@ -128,7 +142,7 @@ describe('webhooks: all-organizations webhooks belong to their creator', () => {
 
   it('stops delivering the events of an organization once the creator is removed from it; the creator keeps managing the webhook', async () => {
     const { admin, creator, organizationA, docA, docB } = await twoOrganizations();
-    const hook = await createWebhook(t, creator, { url: creatorReceiver.url, events: ['data_row_created'] });
+    const hook = await createWebhook(t, creator, { url: creatorReceiver.url, events: ['data_row_created'], allOrganizations: true });
 
     await createRow(t.http, admin, docA, { values: { name: 'while a member' } });
     await waitFor(() => creatorReceiver.received.length === 1, 10_000, 'the delivery of A while a member');
@@ -161,7 +175,7 @@ describe('webhooks: all-organizations webhooks belong to their creator', () => {
 
   it('stays under its creator control when the organization it was created in is archived', async () => {
     const { admin, creator, organizationA, organizationB } = await twoOrganizations();
-    const hook = await createWebhook(t, creator, { url: creatorReceiver.url, events: ['data_row_created'] });
+    const hook = await createWebhook(t, creator, { url: creatorReceiver.url, events: ['data_row_created'], allOrganizations: true });
     await request(t.http).delete(`${API}/organizations/${organizationA}`).set(bearer(admin)).expect(200);
 
     expect(await listIds(creator, `?organizationId=${organizationB}`)).toEqual([hook.id]);
@@ -183,8 +197,8 @@ describe('webhooks: all-organizations webhooks belong to their creator', () => {
   it("lists only the caller's all-organizations webhooks when no organization is named and there is no default one", async () => {
     const loner = await registerUser(t.http);
     const other = await registerUser(t.http);
-    const hook = await createWebhook(t, loner, { url: creatorReceiver.url });
-    await createWebhook(t, other, { url: creatorReceiver.url });
+    const hook = await createWebhook(t, loner, { url: creatorReceiver.url, allOrganizations: true });
+    await createWebhook(t, other, { url: creatorReceiver.url, allOrganizations: true });
     await request(t.http)
       .patch(`${API}/users/me`)
       .set(bearer(loner))

@@ -131,7 +131,7 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
     await elsewhere.stop();
   });
 
-  it('disables a webhook after the configured failure streak, e-mails its creator, drops events while disabled, and resume delivers from then on', async () => {
+  it('disables a webhook after the configured failure streak, e-mails its creator, keeps events while disabled, and resume delivers them in order', async () => {
     receiver.fallback = { status: 503 };
     const hook = await createWebhook(t, owner, {
       url: receiver.url,
@@ -159,11 +159,15 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
     );
     expect(mails).toHaveLength(1);
     expect(mails[0].data).toMatchObject({ webhookId: hook.id });
-    // Spec 6.1 delivers the events of an active webhook: events while disabled are neither sent nor queued.
+    // Issue 12: events are kept while the webhook cannot deliver, not dropped; nothing is sent meanwhile.
     await recordEvents(t, event('view_default_changed', { n: 5 }), event('view_default_changed', { n: 6 }));
-    await sleep(600);
+    await waitFor(
+      async () => (await deliveriesOf(t, owner, hook.id, '&status=pending')).length === 2,
+      10_000,
+      'events kept while disabled',
+    );
+    await sleep(300);
     expect(receiver.received).toHaveLength(4);
-    expect(await deliveriesOf(t, owner, hook.id, '&status=pending')).toHaveLength(0);
     receiver.fallback = { status: 204 };
     const resumed = await request(t.http)
       .post(`${API}/webhooks/${hook.id}/resume`)
@@ -175,12 +179,12 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
       disabledAt: null,
     });
     await recordEvents(t, event('view_default_changed', { n: 7 }));
-    await waitFor(() => receiver.received.length === 5, 10_000, 'event after resume');
+    await waitFor(() => receiver.received.length === 7, 10_000, 'kept events, then the one after resume');
     await sleep(300);
-    expect(receiver.received.slice(4).map((r) => r.body.payload.n)).toEqual([7]);
+    expect(receiver.received.slice(4).map((r) => r.body.payload.n)).toEqual([5, 6, 7]);
   });
 
-  it('delivers nothing of what happens while paused; deliveries queued before the pause wait for resume', async () => {
+  it('keeps the events that occur while paused and delivers them in order on resume, after the retry the pause held', async () => {
     receiver.fallback = { status: 503 };
     const hook = await createWebhook(t, owner, {
       url: receiver.url,
@@ -195,15 +199,16 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
     await request(t.http).post(`${API}/webhooks/${hook.id}/pause`).set(bearer(owner)).expect(200);
     receiver.fallback = { status: 204 };
     await recordEvents(t, ...[2, 3].map((n) => event('view_updated', { n })));
-    // Past the retry's due time (2 s to 2.5 s after the first attempt): the pause must have held it.
+    // Past the retry's due time (2 s to 2.5 s after the first attempt): the pause must have held it, and kept the
+    // events that occurred meanwhile (issue 12: "while paused, events are kept and delivered on resume").
     await sleep(3000);
     expect(receiver.received).toHaveLength(1);
-    expect((await deliveriesOf(t, owner, hook.id)).map((d) => d.status)).toEqual(['retrying']);
+    expect((await deliveriesOf(t, owner, hook.id)).map((d) => d.status)).toEqual(['pending', 'pending', 'retrying']);
     await request(t.http).post(`${API}/webhooks/${hook.id}/resume`).set(bearer(owner)).expect(200);
     await recordEvents(t, event('view_updated', { n: 4 }));
-    await waitFor(() => receiver.received.length === 3, 15_000, 'resumed deliveries');
+    await waitFor(() => receiver.received.length === 5, 15_000, 'resumed deliveries');
     await sleep(300);
-    expect(receiver.received.map((r) => r.body.payload.n)).toEqual([1, 1, 4]);
+    expect(receiver.received.map((r) => r.body.payload.n)).toEqual([1, 1, 2, 3, 4]);
   });
 
   it('redelivers the same deliveryId as a new manual attempt', async () => {
@@ -508,7 +513,7 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
       logger.debug = original.debug;
     }
   });
-  it('a webhook created without an organization follows its creator into every organization; one created for an organization stays there', async () => {
+  it('a webhook created with allOrganizations follows its creator into every organization; one created without stays in its own', async () => {
     const user = await registerUser(t.http);
     const team = await request(t.http)
       .post(`${API}/organizations`)
@@ -524,13 +529,13 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
       .send({ id: 'o1', organizationId: teamOrg, workspaceId: teamWorkspace, metadata: { fields: [{ id: 'name', name: 'Name', type: 'text' }] } })
       .expect(201);
     expect(teamDoc.body.payload.organizationId).toBe(teamOrg);
-    const everywhere = await createWebhook(t, user, { url: receiver.url, events: ['data_row_created'] });
+    const everywhere = await createWebhook(t, user, { url: receiver.url, events: ['data_row_created'], allOrganizations: true });
     expect(everywhere).toMatchObject({ organizationId: user.defaultOrganizationId, allOrganizations: true });
-    const homeOnly = await createWebhook(t, user, { url: receiver.url, events: ['data_row_created'], organizationId: user.defaultOrganizationId });
-    expect(homeOnly.allOrganizations).toBe(false);
+    const homeOnly = await createWebhook(t, user, { url: receiver.url, events: ['data_row_created'] });
+    expect(homeOnly).toMatchObject({ organizationId: user.defaultOrganizationId, allOrganizations: false });
     // Someone else's webhook created the same way sees nothing of an organization its creator is not in.
     const outsider = await registerUser(t.http);
-    await createWebhook(t, outsider, { url: receiver.url, events: ['data_row_created'] });
+    await createWebhook(t, outsider, { url: receiver.url, events: ['data_row_created'], allOrganizations: true });
 
     await request(t.http).post(`${API}/doc/orders/o1/data?workspaceId=${teamWorkspace}`).set(bearer(user)).send({ id: 'r1', values: { name: 'x' } }).expect(201);
     await waitFor(() => receiver.received.length > 0, 10_000, 'the all-organizations delivery');

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import request from 'supertest';
 import { EVENT_GROUPS } from '../../../src/modules/events/event-catalogue.js';
-import { createDocument, type DocHandle } from '../documents/documents.fixtures.js';
+import { addToWorkspace, createDocument, type DocHandle } from '../documents/documents.fixtures.js';
 import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { sleep, WebhookReceiver, waitFor } from './webhook-receiver.js';
@@ -209,6 +209,107 @@ describe('webhooks: events, payloads, signatures and filters', () => {
       workspaceId: null,
       docType: 'orderbook',
       payload: { requestId: 'sr-1', orderBookId: 'ob-1', productInfo: { sku: 'A-1' } },
+    });
+  });
+
+  it('delivers the comment, view, approval and revert events their modules raise through the API (issue 12: emitted by its module)', async () => {
+    const approver = await registerUser(t.http);
+    await addToWorkspace(t.dataSource, owner, approver, 'editor');
+    const own = await createDocument(t.http, owner, { docType: 'tickets', id: 'api-events' });
+    const hook = await createWebhook(t, owner, {
+      url: receiver.url,
+      events: [...EVENT_GROUPS.approval, ...EVENT_GROUPS.comment, ...EVENT_GROUPS.view, 'revision_reverted'],
+      filters: { docIds: ['api-events'] },
+    });
+    const created = await request(t.http)
+      .post(`${own.path}/comments`)
+      .set(bearer(owner))
+      .send({ target: { scope: 'document' }, content: 'Please check', mentions: [approver.id] })
+      .expect(201);
+    const commentId = created.body.payload.id as string;
+    await request(t.http)
+      .put(`${own.path}/comments/${commentId}`)
+      .set(bearer(owner))
+      .send({ content: 'Checked' })
+      .expect(200);
+    await request(t.http).post(`${own.path}/comments/${commentId}/resolve`).set(bearer(owner)).expect(200);
+    await request(t.http).delete(`${own.path}/comments/${commentId}`).set(bearer(owner)).expect(200);
+    const view = await request(t.http)
+      .post(`${own.path}/views`)
+      .set(bearer(owner))
+      .send({ name: 'All', type: 'table', config: {} })
+      .expect(201);
+    const viewId = view.body.payload.id as string;
+    await request(t.http)
+      .put(`${own.path}/views/${viewId}`)
+      .set(bearer(owner))
+      .send({ name: 'Everything' })
+      .expect(200);
+    await request(t.http).post(`${own.path}/views/${viewId}/default`).set(bearer(owner)).expect(200);
+    await request(t.http).delete(`${own.path}/views/${viewId}`).set(bearer(owner)).expect(200);
+    const draft = await request(t.http)
+      .post(`${own.path}/requests`)
+      .set(bearer(owner))
+      .send({ title: 'Rename' })
+      .expect(201);
+    const requestId = draft.body.payload.id as string;
+    await request(t.http)
+      .post(`${own.path}/data?requestId=${requestId}`)
+      .set(bearer(owner))
+      .send({ id: 'row-1', values: { name: 'First' } })
+      .expect(201);
+    const submitted = await request(t.http)
+      .post(`${own.path}/requests/${requestId}/submit-approval`)
+      .set(bearer(owner))
+      .send({ approvers: [approver.id] })
+      .expect(201);
+    await request(t.http)
+      .post(`${own.path}/approval/${submitted.body.payload.id}/decision?result=approved`)
+      .set(bearer(approver))
+      .send({})
+      .expect(200);
+    const merged = await request(t.http)
+      .post(`${own.path}/requests/${requestId}/merge`)
+      .set(bearer(owner))
+      .expect(200);
+    const revisionId = (merged.body.payload.generatedRevisionId ?? merged.body.payload.revisionId) as string;
+    await request(t.http).post(`${own.path}/revisions/${revisionId}/revert`).set(bearer(owner)).expect(200);
+
+    const expected = [
+      'comment_created',
+      'comment_mentioned',
+      'comment_updated',
+      'comment_resolved',
+      'comment_deleted',
+      'view_created',
+      'view_updated',
+      'view_default_changed',
+      'view_deleted',
+      'approval_started',
+      'approval_node_completed',
+      'approval_approved',
+      'revision_reverted',
+    ];
+    await waitFor(() => expected.every((type) => receiver.of(type).length > 0), 15_000, 'every module event');
+    expect(
+      receiver.received.every((r) => r.body.webhookId === hook.id && r.body.docId === 'api-events'),
+    ).toBe(true);
+    expect(receiver.of('comment_mentioned')[0].body.payload).toMatchObject({
+      commentId,
+      mentions: [{ id: approver.id, displayName: approver.displayName }],
+      createdBy: owner.id,
+    });
+    expect(receiver.of('view_updated')[0].body.payload).toMatchObject({
+      viewId,
+      name: 'Everything',
+      type: 'table',
+    });
+    expect(receiver.of('approval_approved')[0].body).toMatchObject({
+      triggeredBy: approver.id,
+      payload: { requestId, status: 'approved', approver: approver.id, decision: 'approved' },
+    });
+    expect(receiver.of('revision_reverted')[0].body.payload).toMatchObject({
+      revertedRevisionId: revisionId,
     });
   });
 

@@ -329,6 +329,22 @@ describe('webhooks: management, validation, tenancy and URL safety', () => {
     }
   });
 
+  it('refuses a delivery history filter naming an unknown event, as it refuses an unknown status', async () => {
+    const hook = await createWebhook(t, owner, { url: receiver.url });
+    for (const query of ['status=done', 'event=request_merge']) {
+      const res = await request(t.http).get(`${API}/webhooks/${hook.id}/deliveries?${query}`).set(bearer(owner));
+      expect([query, res.status, res.body.code, res.body.details?.field]).toEqual([
+        query,
+        400,
+        'VALIDATION_ERROR',
+        query.split('=')[0],
+      ]);
+    }
+    for (const event of ['request_merged', 'webhook_test']) {
+      await request(t.http).get(`${API}/webhooks/${hook.id}/deliveries?event=${event}`).set(bearer(owner)).expect(200);
+    }
+  });
+
   it('refuses an X-Organization-Id that is not a UUID, like the organizationId parameter', async () => {
     const created = await request(t.http)
       .post(`${API}/webhooks`)

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, MaxLength } from 'class-validator';
+import { IsIn, IsOptional, IsString } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
+import { DOMAIN_EVENT_TYPES } from '../../events/event-catalogue.js';
 import {
   type AttemptRow,
   DELIVERY_STATUSES,
@@ -10,16 +11,23 @@ import {
   type DeliveryStatus,
 } from '../repositories/webhook-delivery.repository.js';
 import { WEBHOOK_STATUSES, type WebhookRow, type WebhookStatus } from '../repositories/webhook.repository.js';
+import { TEST_EVENT } from './webhook.dto.js';
+
+/** What a delivery can be of: a catalogue event, or a test delivery's default event. */
+const DELIVERY_EVENTS: readonly string[] = [...DOMAIN_EVENT_TYPES, TEST_EVENT];
 
 export class DeliveryQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ enum: DELIVERY_STATUSES })
   @IsOptional()
   @IsIn(DELIVERY_STATUSES)
   status?: DeliveryStatus;
-  @ApiPropertyOptional({ description: 'Event type', example: 'request_merged', maxLength: 100 })
+  // Checked like `status`: a misspelt type would otherwise answer an empty page, as if nothing had been sent.
+  @ApiPropertyOptional({ description: 'Event type', enum: DELIVERY_EVENTS, example: 'request_merged' })
   @IsOptional()
   @IsString()
-  @MaxLength(100)
+  @IsIn(DELIVERY_EVENTS, {
+    message: 'event must be an event type of the catalogue (spec 6.2) or webhook_test',
+  })
   event?: string;
 }
 

@@ -3,6 +3,7 @@ import {
   ArrayMaxSize,
   ArrayNotEmpty,
   IsArray,
+  IsBoolean,
   IsIn,
   IsInt,
   IsObject,
@@ -69,6 +70,16 @@ export class CreateWebhookDto {
   @IsOptional()
   @IsUUID()
   organizationId?: string;
+
+  @ApiPropertyOptional({
+    default: false,
+    description:
+      'true: the webhook follows its creator, receiving the events of every organization the creator is an active member of ' +
+      '(only those the creator may read), and is managed by its creator alone. false: the events of its own organization only',
+  })
+  @IsOptional()
+  @IsBoolean()
+  allOrganizations?: boolean;
 
   @ApiProperty({ maxLength: 200, minLength: 1 }) @Trimmed() @IsString() @MinLength(1) @MaxLength(200) name: string;
   @ApiPropertyOptional({ maxLength: 2000 }) @IsOptional() @IsString() @MaxLength(2000) description?: string;

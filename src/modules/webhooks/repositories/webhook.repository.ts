@@ -233,7 +233,7 @@ export class WebhookRepository {
 
   /**
    * Whether any webhook may want the organization's events: one of its own, or an all-organizations webhook of one of
-   * its active members (deleted ones are gone; paused ones are ruled out later, per event).
+   * its active members (deleted ones are gone; paused and disabled ones keep their events).
    */
   async anyInOrganization(organizationId: string): Promise<boolean> {
     const rows = await this.tx.manager.query<unknown[]>(
@@ -250,9 +250,9 @@ export class WebhookRepository {
   /**
    * The webhooks an event is queued for (spec 6.1): the organization's own, and the all-organizations webhooks of
    * its active members (whichever organization they were created in; one whose creator has left or been removed
-   * gets nothing more of it); active ones — not paused or disabled — subscribed to its type and created no later
-   * than it occurred. The listener then checks each creator may read the event. Their status is read when the event
-   * is dispatched, normally within milliseconds of its commit.
+   * gets nothing more of it) subscribed to its type and created no later than it occurred. The listener then checks
+   * each creator may read the event. Paused and disabled webhooks are included: issue 12 keeps their events (queued,
+   * not sent) until resume, and the retention job bounds how long.
    */
   async subscribedTo(organizationId: string, eventType: string, eventId: string): Promise<WebhookRow[]> {
     // The outbox row's own occurred_at: the envelope's ISO timestamp has lost the microseconds.
@@ -261,7 +261,6 @@ export class WebhookRepository {
         WHERE ((NOT w.all_organizations AND w.organization_id = $1)
                OR (w.all_organizations AND EXISTS (SELECT 1 FROM organization_members m
                                                     WHERE m.organization_id = $1 AND m.user_id = w.created_by AND m.status = 'active')))
-          AND w.status = 'active'
           AND (w.events @> ARRAY[$2]::text[] OR w.events @> ARRAY['*']::text[])
           AND w.created_at <= (SELECT o.occurred_at FROM outbox o WHERE o.id = $3)`,
       [organizationId, eventType, eventId],

@@ -41,14 +41,14 @@ export class WebhookAccessService {
 
   /**
    * The organization a create call acts in: `organizationId` of the body, else the X-Organization-Id header, else
-   * the caller's default organization (`implicit`: the webhook then follows its creator into every organization).
+   * the caller's default organization (issue 12).
    * The caller must be an active member (unknown or foreign organizations are NOT_FOUND).
    */
   async organizationFor(
     principal: Principal,
     explicit: string | undefined,
     header: string | undefined,
-  ): Promise<{ organizationId: string; isManager: boolean; implicit: boolean }> {
+  ): Promise<{ organizationId: string; isManager: boolean }> {
     const named = await this.namedOrDefaultOrganization(principal, explicit, header);
     if (!named.organizationId) {
       throw AppException.validation([
@@ -62,7 +62,6 @@ export class WebhookAccessService {
     return {
       organizationId: access.organizationId,
       isManager: MANAGER_ROLES.has(access.role),
-      implicit: named.implicit,
     };
   }
 

@@ -57,7 +57,7 @@ export class WebhooksService {
     const secret = generateWebhookSecret();
     const sealed = await this.secretBox.seal(secret);
     return this.tx.run(async () => {
-      const { organizationId, implicit } = await this.access.organizationFor(
+      const { organizationId } = await this.access.organizationFor(
         principal,
         dto.organizationId,
         organizationHeader,
@@ -65,8 +65,8 @@ export class WebhooksService {
       await this.access.requireCreator(principal, organizationId);
       const row = await this.webhooks.insert({
         organizationId,
-        // Spec 2.13's body names no organization: without one, the webhook follows its creator everywhere.
-        allOrganizations: implicit,
+        // Opt-in (docs/webhooks.md): by default a webhook carries its own organization's events only (issue 12).
+        allOrganizations: dto.allOrganizations === true,
         createdBy: principal.userId,
         name: dto.name,
         description: dto.description ?? null,
