@@ -338,6 +338,38 @@ describe('token issuer: authorization endpoint, code and refresh grants, token v
     expect(denied.searchParams.get('code')).toBeNull();
   });
 
+  it('honours response_mode as discovery lists it (query, fragment) and refuses the modes it does not support', async () => {
+    const user = await registerUser(t.http);
+    const client = await createClient(t.http, admin, { allowedScopes: ['doc:read', 'openid'] });
+    const base = { client_id: client.clientId, redirect_uri: REDIRECT, scope: 'openid', state: 'rm' };
+    // A code asked for in the fragment comes back in the fragment, and exchanges as usual.
+    const inFragment = await authorizeWithForms(t.http, { ...base, response_type: 'code', response_mode: 'fragment' }, user);
+    const fragment = new URLSearchParams(inFragment.hash.slice(1));
+    expect({ query: inFragment.searchParams.get('code'), fragment: fragment.get('code'), state: fragment.get('state') }).toEqual({
+      query: null,
+      fragment: expect.stringMatching(/^qac_/),
+      state: 'rm',
+    });
+    await tokenRequest(
+      t.http,
+      { grant_type: 'authorization_code', code: fragment.get('code') as string, redirect_uri: REDIRECT },
+      client,
+    ).expect(200);
+    const inQuery = await authorizeWithForms(t.http, { ...base, response_type: 'code', response_mode: 'query' }, user);
+    expect(inQuery.searchParams.get('code')).toMatch(/^qac_/);
+    // Modes discovery does not list are refused, never answered silently in another mode; a token is never put in a query.
+    for (const [query, where] of [
+      [{ response_type: 'code', response_mode: 'form_post' }, 'query'],
+      [{ response_type: 'code', response_mode: 'bogus' }, 'query'],
+      [{ response_type: 'token', response_mode: 'query' }, 'fragment'],
+    ] as const) {
+      const res = await request(t.http).get('/authorize').query({ ...base, ...query }).expect(303);
+      const location = new URL(res.headers.location);
+      const params = where === 'query' ? location.searchParams : new URLSearchParams(location.hash.slice(1));
+      expect({ query, error: params.get('error'), state: params.get('state') }).toEqual({ query, error: 'invalid_request', state: 'rm' });
+    }
+  });
+
   it('shows the sign-in page again on a wrong password, and supports the implicit token response', async () => {
     const user = await registerUser(t.http);
     const client = await createClient(t.http, admin, { allowedScopes: ['doc:read', 'openid'] });

@@ -273,6 +273,24 @@ describe('third-party login through a real OpenID provider', () => {
     expect(finn.body.payload).toMatchObject({ isNewUser: true, user: { email: placeholderOf('finn') } });
   });
 
+  it('does not send two-step codes to a placeholder address: e-mail enrolment is refused, the other methods work', async () => {
+    idp.accounts.set('gina', { name: 'Gina Nomail' });
+    const gina = await loginAs('gina');
+    expect(gina.body.payload.user.email).toBe(placeholderOf('gina'));
+    const token = { token: gina.body.payload.accessToken as string };
+    const refused = await request(t.http)
+      .post('/api/v1/auth/2fa/enable')
+      .set(bearer(token))
+      .send({ method: 'email' })
+      .expect(400);
+    expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR', details: expect.objectContaining({ field: 'method' }) });
+    expect(
+      (await t.dataSource.query(`SELECT count(*)::int AS n FROM notifications WHERE recipient = $1`, [placeholderOf('gina')]))[0].n,
+    ).toBe(0);
+    const totp = await request(t.http).post('/api/v1/auth/2fa/enable').set(bearer(token)).send({ method: 'totp' }).expect(200);
+    expect(totp.body.payload).toMatchObject({ method: 'totp', status: 'pending' });
+  });
+
   it('a bind refused for a state that is not the caller’s leaves the state to its owner', async () => {
     idp.accounts.set('mia', { email: 'mia@idp.test', email_verified: true, name: 'Mia' });
     idp.accounts.set('gus', { email: 'gus@idp.test', email_verified: true, name: 'Gus' });
@@ -294,6 +312,16 @@ describe('third-party login through a real OpenID provider', () => {
       [state],
     );
     expect(row.used_at).toBeNull();
+    // Nor is a bind state a sign-in's: the sign-in callback refuses it (no account is made from Mia's identity)
+    // and leaves it to the bind it was started for.
+    const notSignIn = await request(t.http)
+      .post('/api/v1/auth/oauth/google/callback')
+      .send({ code: back.searchParams.get('code'), state })
+      .expect(401);
+    expect(notSignIn.body).toMatchObject({ code: 'INVALID_TOKEN', details: expect.objectContaining({ field: 'state' }) });
+    expect(
+      (await t.dataSource.query(`SELECT count(*)::int AS n FROM users WHERE lower(email) = 'mia@idp.test'`))[0].n,
+    ).toBe(0);
     const bound = await request(t.http)
       .post('/api/v1/users/me/oauth/google')
       .set(bearer(mia))
@@ -494,9 +522,49 @@ describe('third-party login through a real OpenID provider', () => {
     const token = { token: carol.body.payload.accessToken };
     const res = await request(t.http).delete('/api/v1/users/me/oauth/google').set(bearer(token)).expect(409);
     expect(res.body.code).toBe('INVALID_STATE');
+    // The way out it names must exist: the API has no way to set a password, so binding another provider it is.
+    expect(res.body.details.reason).toBe('this is your only way to sign in; bind another provider first');
     expect(
       (await request(t.http).get('/api/v1/users/me/oauth').set(bearer(token))).body.payload.items,
     ).toHaveLength(1);
     await request(t.http).delete('/api/v1/users/me/oauth/wechat').set(bearer(token)).expect(404);
+  });
+
+  it('keeps the last way to sign in when two unbinds race: one of the last two bindings stays', async () => {
+    // A second provider on the same test IdP, so one account can hold two bindings.
+    const github = await request(t.http)
+      .post('/api/v1/admin/oidc/providers')
+      .set(bearer(admin))
+      .send({ provider: 'github', issuer: idp.issuer, clientId: idp.clientId, clientSecret: idp.clientSecret })
+      .expect(201);
+    try {
+      for (const round of [1, 2, 3]) {
+        idp.accounts.set(`race-${round}`, { name: `Race ${round}` });
+        const made = await loginAs(`race-${round}`);
+        expect(made.body.payload.isNewUser).toBe(true);
+        const token = { token: made.body.payload.accessToken as string };
+        const start = await request(t.http)
+          .get('/api/v1/auth/oauth/github/authorize')
+          .query({ redirectUri: idp.redirectUri })
+          .set(bearer(token))
+          .expect(200);
+        const back = await idp.signIn(start.body.payload.authorizationUrl, `race-gh-${round}`);
+        await request(t.http)
+          .post('/api/v1/users/me/oauth/github')
+          .set(bearer(token))
+          .send({ authorizationCode: back.searchParams.get('code'), state: start.body.payload.state })
+          .expect(201);
+        // No password, no phone: each binding alone is a way in, but not both may go.
+        const answers = await Promise.all(
+          ['google', 'github'].map((provider) =>
+            request(t.http).delete(`/api/v1/users/me/oauth/${provider}`).set(bearer(token)),
+          ),
+        );
+        expect({ round, statuses: answers.map((res) => res.status).sort() }).toEqual({ round, statuses: [200, 409] });
+        expect((await request(t.http).get('/api/v1/users/me/oauth').set(bearer(token))).body.payload.total).toBe(1);
+      }
+    } finally {
+      await request(t.http).delete(`/api/v1/admin/oidc/providers/${github.body.payload.id}`).set(bearer(admin)).expect(200);
+    }
   });
 });

@@ -465,6 +465,27 @@ describe('two-step verification', () => {
     expect((await verify({ code: await totp(secret) }).set(bearer(user)).expect(409)).body.code).toBe('INVALID_STATE');
   });
 
+  it('concurrent confirmations with one code: one turns it on, the others get 409, and sign-in is two-step with the codes shown', async () => {
+    const user = await registerUser(t.http);
+    const start = await request(t.http).post('/api/v1/auth/2fa/enable').set(bearer(user)).send({ method: 'totp' }).expect(200);
+    const code = await totp(start.body.payload.secret);
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => request(t.http).post('/api/v1/auth/2fa/enable').set(bearer(user)).send({ code })),
+    );
+    expect(answers.map((res) => `${res.status} ${res.body.code ?? 'OK'}`).sort()).toEqual([
+      '200 OK',
+      '409 INVALID_STATE',
+      '409 INVALID_STATE',
+      '409 INVALID_STATE',
+    ]);
+    const confirmed = answers.filter((res) => res.status === 200);
+    // The one answer that said "enabled" is true: sign-in asks for the second step, and its backup codes work.
+    const { challengeToken, methods } = await challenge(user);
+    expect(methods).toEqual(['totp', 'backup_code']);
+    const backupCode: string = confirmed[0].body.payload.backupCodes[0];
+    expect((await verify({ challengeToken, code: backupCode }).expect(200)).body.payload.accessToken).toEqual(expect.any(String));
+  });
+
   it('needs a signed-in caller to enrol, and validates the method', async () => {
     expect(
       (await request(t.http).post('/api/v1/auth/2fa/enable').send({ method: 'totp' }).expect(401)).body.code,

@@ -143,7 +143,8 @@ export abstract class IssuerEndpoints {
   @ApiOperation({
     summary: 'Authorization endpoint: sign-in and consent page (response_type code or token, PKCE S256)',
     description:
-      'Query: response_type, client_id, redirect_uri, scope, state, nonce, code_challenge, code_challenge_method=S256.',
+      'Query: response_type, client_id, redirect_uri, scope, state, nonce, code_challenge, code_challenge_method=S256, prompt, ' +
+      'response_mode (query or fragment; default query for a code, fragment for a token).',
   })
   @ApiResponse({ status: 200, ...HTML_PAGE })
   @ApiResponse(REDIRECT)

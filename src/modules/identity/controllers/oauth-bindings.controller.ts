@@ -40,7 +40,7 @@ export class OAuthBindingsController {
   @ApiOperation({ summary: 'Unbind a third-party identity' })
   @ApiEnvelope(null)
   @ApiNotFoundResponse({ description: 'NOT_FOUND: no identity of this provider is bound', schema: ERROR_ENVELOPE_SCHEMA })
-  @ApiConflictResponse({ description: 'INVALID_STATE: it is the only way left to sign in (set a password or bind another provider first)', schema: ERROR_ENVELOPE_SCHEMA })
+  @ApiConflictResponse({ description: 'INVALID_STATE: it is the only way left to sign in (bind another provider first)', schema: ERROR_ENVELOPE_SCHEMA })
   unbind(@CurrentPrincipal() principal: Principal, @Param() params: ProviderParamDto): Promise<void> {
     return this.bindings.unbind(principal, params.provider);
   }

@@ -27,6 +27,18 @@ export class UsersService {
     return user;
   }
 
+  /**
+   * The account, its row locked until the surrounding transaction ends: changes that must keep the account a
+   * way to sign in (unbinding a provider) run one at a time per account. Call inside a transaction.
+   */
+  async getByIdForUpdate(id: string): Promise<UserEntity> {
+    const user = await this.tx.manager.findOne(UserEntity, { where: { id }, lock: { mode: 'pessimistic_write' } });
+    if (!user) {
+      throw AppException.notFound('user');
+    }
+    return user;
+  }
+
   async findByEmail(email: string): Promise<UserEntity | null> {
     return this.tx.manager
       .createQueryBuilder(UserEntity, 'u')

@@ -22,6 +22,7 @@ import {
   clientRedirect,
   errorRedirect,
   htmlPage,
+  inFragment,
   type PageResult,
   parseAuthorizationRequest,
   type Query,
@@ -415,7 +416,7 @@ export class AuthorizePageService {
         error: 'Your sign-in expired. Sign in again.',
       });
     }
-    const asFragment = request.responseType === 'token';
+    const asFragment = inFragment(request);
     if (single(form, 'decision') !== 'approve') {
       return errorRedirect(
         request.redirectUri,

@@ -11,10 +11,20 @@ export interface AuthorizationRequest {
   clientId: string;
   redirectUri: string;
   responseType: 'code' | 'token';
+  /**
+   * Where the answer goes: the `response_mode` asked for, else the response type's default (query for a code,
+   * fragment for a token). Absent in request tokens signed before it existed: read it with `inFragment()`.
+   */
+  responseMode?: 'query' | 'fragment';
   scopes: string[];
   state?: string;
   nonce?: string;
   codeChallenge?: string;
+}
+
+/** True when the request's answer (approval, denial or error) goes in the redirect URI's fragment. */
+export function inFragment(request: AuthorizationRequest): boolean {
+  return (request.responseMode ?? (request.responseType === 'token' ? 'fragment' : 'query')) === 'fragment';
 }
 
 /** A query string or a posted form, as Express parses it (a repeated name arrives as an array). */
@@ -88,11 +98,17 @@ export function parseAuthorizationRequest(
   }
   const responseType = single(query, 'response_type');
   const state = single(query, 'state');
-  const asFragment = responseType === 'token';
+  // Discovery lists response modes query and fragment: either may be asked for (OAuth 2.0 Multiple Response Type
+  // Encoding Practices); errors go where the answer would, or to the response type's default when the mode is bad.
+  const responseMode = single(query, 'response_mode');
+  const knownMode = responseMode === 'query' || responseMode === 'fragment' ? responseMode : undefined;
+  const tokenInQuery = responseType === 'token' && knownMode === 'query';
+  const asFragment = ((tokenInQuery ? undefined : knownMode) ?? (responseType === 'token' ? 'fragment' : 'query')) === 'fragment';
   const fail = (error: OAuthErrorCode, description: string): PageResult =>
     errorRedirect(redirectUri, asFragment, error, description, typeof state === 'string' ? state : undefined);
   for (const name of [
     'response_type',
+    'response_mode',
     'scope',
     'state',
     'nonce',
@@ -106,6 +122,12 @@ export function parseAuthorizationRequest(
   }
   if (responseType !== 'code' && responseType !== 'token') {
     return fail('unsupported_response_type', 'response_type must be code or token');
+  }
+  if (responseMode !== undefined && knownMode === undefined) {
+    return fail('invalid_request', 'response_mode must be query or fragment');
+  }
+  if (tokenInQuery) {
+    return fail('invalid_request', 'an access token is never sent in the query; use response_mode=fragment');
   }
   if (!client.grantTypes.includes('authorization_code')) {
     return fail('unauthorized_client', 'this client may not use the authorization endpoint');
@@ -131,7 +153,13 @@ export function parseAuthorizationRequest(
     return fail('login_required', 'the issuer keeps no browser session; the user must sign in');
   }
   const nonce = single(query, 'nonce') ?? undefined;
-  const request: AuthorizationRequest = { clientId: client.clientId, redirectUri, responseType, scopes };
+  const request: AuthorizationRequest = {
+    clientId: client.clientId,
+    redirectUri,
+    responseType,
+    responseMode: asFragment ? 'fragment' : 'query',
+    scopes,
+  };
   if (typeof state === 'string') {
     request.state = state;
   }

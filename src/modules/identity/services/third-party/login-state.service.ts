@@ -68,13 +68,17 @@ export class LoginStateService {
     return { ...state, authorizeRequestToken };
   }
 
-  /** Uses up an API-flow state of `provider`; null when unknown, expired, used or a page state. */
+  /**
+   * Uses up a sign-in state of the API flow for `provider`; null when unknown, expired, used, a page state or a
+   * bind state (one a signed-in user started to bind the provider: signing in with it instead would make or enter
+   * the identity's own account and spend the bind). A refused state is not used up.
+   */
   async consume(provider: OAuthProvider, state: string): Promise<LoginState | null> {
     const [row] = returnedRows<StateRow>(
       await this.tx.manager.query(
         `UPDATE oauth_login_states SET used_at = now()
           WHERE state = $1 AND provider = $2 AND used_at IS NULL AND expires_at > now()
-            AND authorize_request_token IS NULL
+            AND authorize_request_token IS NULL AND user_id IS NULL
           RETURNING ${RETURNED}`,
         [state, provider],
       ),

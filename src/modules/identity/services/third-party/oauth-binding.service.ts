@@ -111,13 +111,14 @@ export class OAuthBindingService {
   /** Unbinds; refused (INVALID_STATE) when it is the only way left to sign in. */
   async unbind(principal: Principal, provider: OAuthProvider): Promise<void> {
     await this.tx.run(async () => {
+      // Locked first: two unbinds racing would each count the other's binding and leave the account no way in.
+      const user = await this.users.getByIdForUpdate(principal.userId);
       const connection = await this.tx.manager.findOne(OAuthConnectionEntity, {
         where: { provider, userId: principal.userId },
       });
       if (!connection) {
         throw AppException.notFound(`${provider} binding`);
       }
-      const user = await this.users.getById(principal.userId);
       const others = await this.tx.manager.count(OAuthConnectionEntity, {
         where: { userId: principal.userId },
       });
@@ -126,7 +127,7 @@ export class OAuthBindingService {
           details: [
             {
               field: 'provider',
-              reason: 'this is your only way to sign in; set a password or bind another provider first',
+              reason: 'this is your only way to sign in; bind another provider first',
             },
           ],
         });

@@ -7,6 +7,7 @@ import type { Principal } from '../../../../common/auth/principal.js';
 import { AppException } from '../../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../../common/errors/error-code.js';
 import { TransactionHost } from '../../../../database/transaction-host.js';
+import { isPlaceholderEmail } from '../../dtos/auth.dto.js';
 import {
   type DisableTwoFactorDto,
   type EnableTwoFactorDto,
@@ -257,6 +258,13 @@ export class TwoFactorService {
         return { method: 'sms', status: 'pending', destination: maskDestination(phone) };
       }
       case 'email':
+        // An account made by a provider that shared no e-mail has a reserved placeholder address that no one
+        // receives: codes sent there could never confirm the enrolment (nor, later, a sign-in).
+        if (isPlaceholderEmail(user.email)) {
+          throw AppException.validation([
+            { field: 'method', reason: 'this account has no e-mail address that can receive codes; use totp or sms' },
+          ]);
+        }
         await this.tx.run(async () => {
           await this.savePending(user.id, 'email', null, null);
           await this.codes.issue({
@@ -302,13 +310,25 @@ export class TwoFactorService {
       throw AppException.validation([{ field: 'code', reason: 'the code is wrong or expired' }]);
     }
     const backupCodes = await this.tx.run(async () => {
-      await this.tx.manager.query(
-        `UPDATE user_two_factor
-            SET method = pending_method, totp_secret = pending_secret, last_totp_step = $2, enabled_at = now(),
-                pending_method = NULL, pending_secret = NULL, pending_phone = NULL, pending_created_at = NULL, updated_at = now()
-          WHERE user_id = $1`,
-        [user.id, timeStep],
+      // Only the enrolment that was checked may be turned on, and only once: requests racing with the same TOTP
+      // code all pass the check, and an unconditional update by the later ones copied the already cleared pending
+      // columns, leaving the method empty (sign-in one-step) while every answer said "enabled".
+      const enabled = returnedRows<{ user_id: string }>(
+        await this.tx.manager.query(
+          `UPDATE user_two_factor
+              SET method = pending_method, totp_secret = pending_secret, last_totp_step = $2, enabled_at = now(),
+                  pending_method = NULL, pending_secret = NULL, pending_phone = NULL, pending_created_at = NULL, updated_at = now()
+            WHERE user_id = $1 AND method IS NULL AND pending_method = $3
+              AND pending_secret IS NOT DISTINCT FROM $4 AND pending_phone IS NOT DISTINCT FROM $5
+            RETURNING user_id`,
+          [user.id, timeStep, method, pending.pending_secret, pending.pending_phone],
+        ),
       );
+      if (enabled.length === 0) {
+        throw new AppException(ErrorCode.INVALID_STATE, {
+          details: [{ field: 'method', reason: `the ${method} enrollment was confirmed or replaced meanwhile` }],
+        });
+      }
       const changes: Partial<UserEntity> = { twoFactorEnabled: true };
       if (method === 'sms' && pending.pending_phone) {
         changes.phone = pending.pending_phone;
