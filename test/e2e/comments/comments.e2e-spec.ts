@@ -203,6 +203,12 @@ describe('comments', () => {
       expect(bad.body.code).toBe('VALIDATION_ERROR');
     }
     expect((await request(t.http).post(path).set(bearer(owner)).send({}).expect(400)).body.details.field).toBe('emoji');
+    // Query and body naming different emoji: neither silently wins (the same one twice, in any form, is fine).
+    const both = await request(t.http).post(`${path}?emoji=${encodeURIComponent('🎉')}`).set(bearer(owner)).send({ emoji: '👀' }).expect(400);
+    expect(both.body.details).toMatchObject({ field: 'emoji' });
+    const noParty = await request(t.http).get(`${doc.path}/comments/${comment.id}`).set(bearer(owner)).expect(200);
+    expect(noParty.body.payload.reactions.map((reaction: { emoji: string }) => reaction.emoji)).toEqual(['👍', ':thumbsup:']);
+    await request(t.http).post(`${path}?emoji=thumbsup`).set(bearer(owner)).send({ emoji: ':thumbsup:' }).expect(200);
 
     const removed = await request(t.http).delete(`${path}/${encodeURIComponent('👍')}`).set(bearer(editor)).expect(200);
     expect(removed.body.payload.reactions[0]).toEqual({ emoji: '👍', users: [owner.id], count: 1 });

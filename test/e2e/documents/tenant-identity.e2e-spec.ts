@@ -124,6 +124,27 @@ describe('documents belong to their tenant: per-scope ids, workspace context, re
     await request(t.http).post(`${API}/doc/table/twin/data`).set(bearer(alice)).set('X-Workspace-Id', alice.defaultWorkspaceId).send({ id: 'home-row', values: { name: 'x' } }).expect(201);
   });
 
+  it('finds the one readable match without a context however many same-id documents the caller cannot read', async () => {
+    // 105 older documents with the id in workspaces of the organization the member cannot read (more than one batch
+    // of candidates): they must neither hide the member's one readable document nor change the answer (it used to be
+    // DOC_NOT_FOUND past 25 of them).
+    for (let i = 0; i < 105; i += 1) {
+      const hidden = await addWorkspace(t.dataSource, alice);
+      expect((await create(alice, 'crowded', { workspaceId: hidden })).status).toBe(201);
+    }
+    expect((await create(alice, 'crowded')).status).toBe(201);
+    const member = await newUser(t.http);
+    await addToWorkspace(t.dataSource, alice, member, 'editor');
+
+    const found = await request(t.http).get(`${API}/doc/table/crowded`).set(bearer(member)).expect(200);
+    expect(found.body.payload.document).toMatchObject({ id: 'crowded', workspaceId: alice.defaultWorkspaceId });
+    // The owner reads all 106: ambiguous, listing at most 25 candidates.
+    const ambiguous = await request(t.http).get(`${API}/doc/table/crowded`).set(bearer(alice));
+    expect(ambiguous.status).toBe(409);
+    expect(ambiguous.body.code).toBe('AMBIGUOUS_DOCUMENT');
+    expect(ambiguous.body.payload.candidates).toHaveLength(25);
+  });
+
   it('replaces a type with a source workspace of the same ids: read-only source, local hidden and back after pause and delete', async () => {
     const owner = await newUser(t.http);
     const local = owner.defaultWorkspaceId;
@@ -233,5 +254,22 @@ describe('documents belong to their tenant: per-scope ids, workspace context, re
     expect(operation?.parameters).toEqual(expect.arrayContaining([{ $ref: '#/components/parameters/WorkspaceContextHeader' }]));
     const inline = (operation?.parameters ?? []).filter((p) => 'name' in p && p.name === 'workspaceId');
     expect(inline).toEqual([]);
+  });
+
+  it('declares 409 AMBIGUOUS_DOCUMENT on every operation that opens one document by id', () => {
+    const undeclared: string[] = [];
+    for (const [path, item] of Object.entries(t.openApi.paths)) {
+      if (!path.includes('/{docId}') && path !== `${API}/relations`) {
+        continue;
+      }
+      for (const method of ['get', 'post', 'put', 'patch', 'delete'] as const) {
+        const operation = item[method];
+        const conflict = operation?.responses?.['409'] as { description?: string } | undefined;
+        if (operation && !conflict?.description?.includes('AMBIGUOUS_DOCUMENT')) {
+          undeclared.push(`${method.toUpperCase()} ${path}`);
+        }
+      }
+    }
+    expect(undeclared).toEqual([]);
   });
 });

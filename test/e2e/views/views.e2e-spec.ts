@@ -218,6 +218,43 @@ describe('views: CRUD, validation, access, applied views, chart series, field cl
     await request(t.http).get(`${doc.path}/views/chart/series`).set(bearer(noDataScope)).expect(403);
   });
 
+  it('charts a computed number (a formula) as the query engine aggregates it, and refuses a text formula', async () => {
+    const fields = [
+      { id: 'status', name: 'Status', type: 'text' },
+      { id: 'price', name: 'Price', type: 'number' },
+      { id: 'qty', name: 'Qty', type: 'number' },
+      { id: 'total', name: 'Total', type: 'formula', formula: '{price} * {qty}' },
+      { id: 'label', name: 'Label', type: 'formula', formula: 'UPPER({status})' },
+    ];
+    const sales = await createDocument(t.http, owner, { fields });
+    await createRow(t.http, owner, sales, { id: 's1', values: { status: 'open', price: 10, qty: 2 } });
+    await createRow(t.http, owner, sales, { id: 's2', values: { status: 'open', price: 5, qty: 3 } });
+    await createRow(t.http, owner, sales, { id: 's3', values: { status: 'done', price: 7, qty: 1 } });
+    const grouped = await request(t.http)
+      .post(`${sales.path}/data/query`)
+      .set(bearer(owner))
+      .send({ groupBy: { fields: ['status'], aggregations: [{ kind: 'sum', field: 'total' }] } })
+      .expect(200);
+    expect(grouped.body.payload.groups).toHaveLength(2);
+
+    await request(t.http)
+      .post(`${sales.path}/views`)
+      .set(bearer(editor))
+      .send({ id: 'totals', name: 'Totals', type: 'chart', config: { chartConfig: { xField: 'status', yField: 'total', chartType: 'bar' } } })
+      .expect(201);
+    const series = await request(t.http).get(`${sales.path}/views/totals/series`).set(bearer(viewer)).expect(200);
+    expect(series.body.payload.points).toEqual([
+      { x: { text: 'done' }, y: 7 },
+      { x: { text: 'open' }, y: 35 },
+    ]);
+    const text = await request(t.http)
+      .post(`${sales.path}/views`)
+      .set(bearer(editor))
+      .send({ name: 'Labels', type: 'chart', config: { chartConfig: { xField: 'status', yField: 'label', chartType: 'bar' } } })
+      .expect(400);
+    expect(problemsOf(text.body)).toEqual([expect.objectContaining({ field: 'config.chartConfig.yField', fieldId: 'label' })]);
+  });
+
   it('reads every group of a chart series, beyond one page of groups', async () => {
     const wide = await createDocument(t.http, owner);
     for (let start = 0; start < 150; start += 25) {
@@ -268,6 +305,26 @@ describe('views: CRUD, validation, access, applied views, chart series, field cl
     expect(await events('view_updated', 'untouched')).toHaveLength(0);
     // The cleaned view still applies.
     await request(t.http).get(`${own.path}/data?viewId=v1`).set(bearer(owner)).expect(200);
+  });
+
+  it('serializes concurrent default changes: every call succeeds and one view is the default', async () => {
+    const raced = await createDocument(t.http, owner);
+    const viewIds = Array.from({ length: 8 }, (_, i) => `d${i}`);
+    for (const id of viewIds) {
+      await request(t.http).post(`${raced.path}/views`).set(bearer(owner)).send({ id, name: id, type: 'table' }).expect(201);
+    }
+    // Two users choosing a default at once used to get 409 ALREADY_EXISTS (the one-default index) for a valid call.
+    const answers = await Promise.all(viewIds.map((id) => request(t.http).post(`${raced.path}/views/${id}/default`).set(bearer(owner))));
+    expect(answers.map((res) => res.status)).toEqual(viewIds.map(() => 200));
+    const views = await request(t.http).get(`${raced.path}/views`).set(bearer(owner)).expect(200);
+    expect(views.body.payload.items.filter((view: { isDefault: boolean }) => view.isDefault)).toHaveLength(1);
+    // Each change names the default it replaced: they form one chain, the first from none.
+    const changes = (await t.dataSource.query(
+      `SELECT payload FROM outbox WHERE event_type = 'view_default_changed' AND doc_id = $1 ORDER BY seq`,
+      [raced.docId],
+    )) as Array<{ payload: { viewId: string; previousDefaultViewId: string | null } }>;
+    expect(changes).toHaveLength(viewIds.length);
+    expect(changes.map((row) => row.payload.previousDefaultViewId)).toEqual([null, ...changes.slice(0, -1).map((row) => row.payload.viewId)]);
   });
 
   it('keeps one default view per document; the type-level defaultViewId is the fallback', async () => {

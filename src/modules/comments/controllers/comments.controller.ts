@@ -138,7 +138,7 @@ export class CommentsController {
     @Query() query: ReactionQueryDto,
     @Body() body: ReactionBodyDto,
   ): Promise<CommentResponseDto> {
-    return this.comments.addReaction(doc, commentId, query.emoji ?? body.emoji);
+    return this.comments.addReaction(doc, commentId, { query: query.emoji, body: body.emoji });
   }
 
   @Delete(':commentId/reactions/:emoji')

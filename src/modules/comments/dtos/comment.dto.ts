@@ -97,7 +97,7 @@ export class UpdateCommentDto {
 }
 
 export class ReactionBodyDto {
-  @ApiPropertyOptional({ description: 'One emoji (👍) or a short name (:thumbsup: or thumbsup); the query parameter wins', maxLength: 64 })
+  @ApiPropertyOptional({ description: 'One emoji (👍) or a short name (:thumbsup: or thumbsup); with the query parameter emoji too, both must name the same reaction (VALIDATION_ERROR otherwise)', maxLength: 64 })
   @IsOptional()
   @IsString()
   @MaxLength(64)

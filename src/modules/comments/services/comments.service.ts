@@ -222,9 +222,9 @@ export class CommentsService {
     return this.get(ctx, commentId);
   }
 
-  /** One reaction per person per emoji: adding it again changes nothing. */
-  async addReaction(ctx: DocumentContext, commentId: string, emoji: string | undefined): Promise<CommentResponseDto> {
-    const canonical = parseEmoji(emoji);
+  /** One reaction per person per emoji: adding it again changes nothing. The emoji comes in the query or the body. */
+  async addReaction(ctx: DocumentContext, commentId: string, emoji: { query?: string; body?: string }): Promise<CommentResponseDto> {
+    const canonical = reactionEmoji(emoji);
     await this.tx.run(async () => {
       const record = await this.find(ctx, commentId, true);
       if (await this.comments.addReaction(record.id, canonical, ctx.principal.userId)) {
@@ -375,6 +375,20 @@ function normalTarget(target: CommentTarget): CommentTarget {
     ...((target.fieldId ?? null) !== null ? { fieldId: target.fieldId } : {}),
     ...((target.rowId ?? null) !== null ? { rowId: target.rowId } : {}),
   };
+}
+
+/**
+ * The emoji of `POST /reactions`, from the query or the body (spec 4.4). Both given must name the same reaction
+ * (`thumbsup` and `:thumbsup:` do): with two different ones neither silently wins (VALIDATION_ERROR), as for the
+ * other values a call may give twice (the document context, a properties `version`).
+ */
+function reactionEmoji(given: { query?: string; body?: string }): string {
+  const fromQuery = given.query === undefined ? undefined : parseEmoji(given.query);
+  const fromBody = given.body === undefined ? undefined : parseEmoji(given.body);
+  if (fromQuery !== undefined && fromBody !== undefined && fromQuery !== fromBody) {
+    throw AppException.validation([{ field: 'emoji', reason: 'the emoji query parameter and the body name different emoji; give one' }]);
+  }
+  return fromQuery ?? fromBody ?? parseEmoji(undefined);
 }
 
 function parseEmoji(input: string | undefined): string {

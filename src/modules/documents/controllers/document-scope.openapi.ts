@@ -35,7 +35,36 @@ function isContextParameter(parameter: AnyParameter): boolean {
   return 'name' in parameter && (parameter.in === 'query' || parameter.in === 'header') && CONTEXT_NAMES.has(parameter.name);
 }
 
-/** Adds the context parameters to every operation under the given path prefixes, by reference. */
+const AMBIGUOUS =
+  'AMBIGUOUS_DOCUMENT: no context was given and several documents the caller can read have this type and id ' +
+  '(payload docType, docId, candidates [{organizationId, workspaceId}]); retry with workspaceId or organizationId';
+
+/**
+ * Every operation that opens one document by id (`{docId}` in the path; `POST /relations` opens both ends) can answer
+ * 409 AMBIGUOUS_DOCUMENT when called without a context: declared here once, next to the parameters that avoid it,
+ * added to the operation's own 409 (ALREADY_EXISTS, CONFLICT, …) when it has one. The body is the error envelope the
+ * operation's other failures declare.
+ */
+function declareAmbiguous(path: string, operation: OperationObject): void {
+  if (!path.includes('/{docId}') && !path.endsWith('/relations')) {
+    return;
+  }
+  const responses = operation.responses;
+  const conflict = responses['409'];
+  if (conflict && 'description' in conflict) {
+    if (!conflict.description.includes('AMBIGUOUS_DOCUMENT')) {
+      conflict.description = `${conflict.description}; ${AMBIGUOUS}`;
+    }
+    return;
+  }
+  const envelope = ['404', '403', '400'].map((status) => responses[status]).find((response) => response !== undefined && 'content' in response);
+  responses['409'] = { description: AMBIGUOUS, ...(envelope && 'content' in envelope && envelope.content ? { content: envelope.content } : {}) };
+}
+
+/**
+ * Adds the context parameters to every operation under the given path prefixes, by reference, and declares the
+ * 409 AMBIGUOUS_DOCUMENT a lookup without context may answer.
+ */
 export function declareDocumentScope(document: OpenAPIObject, prefixes: readonly string[]): void {
   document.components = { ...document.components, parameters: { ...document.components?.parameters, ...DOCUMENT_SCOPE_PARAMETERS } };
   const refs = Object.keys(DOCUMENT_SCOPE_PARAMETERS).map((name) => ({ $ref: `#/components/parameters/${name}` }));
@@ -47,6 +76,7 @@ export function declareDocumentScope(document: OpenAPIObject, prefixes: readonly
       const operation = item[method];
       if (operation) {
         operation.parameters = [...(operation.parameters ?? []).filter((parameter) => !isContextParameter(parameter)), ...refs];
+        declareAmbiguous(path, operation);
       }
     }
   }

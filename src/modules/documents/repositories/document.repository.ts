@@ -166,16 +166,21 @@ export class DocumentRepository {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
-  /** Documents with this type and id in the given organizations (the caller's), workspace-level and organization-level. */
-  async findInOrganizations(organizationIds: readonly string[], docType: string, docId: string, limit: number): Promise<DocumentRecord[]> {
+  /**
+   * Documents with this type and id in the given organizations (the caller's), workspace-level and organization-level,
+   * oldest first, `limit` at a time: `after` (a document's internal id) continues after that document. The key is
+   * compared in SQL (a subquery reads its `created_at`), since a JavaScript Date would drop the microseconds.
+   */
+  async findInOrganizations(organizationIds: readonly string[], docType: string, docId: string, limit: number, after?: string): Promise<DocumentRecord[]> {
     if (organizationIds.length === 0) {
       return [];
     }
     const rows = await this.tx.manager.query<DocumentRow[]>(
       `SELECT ${COLUMNS} FROM documents d
         WHERE d.organization_id = ANY($1::uuid[]) AND d.doc_type = $2 AND d.doc_id = $3 AND d.deleted_at IS NULL
+          AND ($5::uuid IS NULL OR (d.created_at, d.id) > (SELECT a.created_at, a.id FROM documents a WHERE a.id = $5::uuid))
         ORDER BY d.created_at, d.id LIMIT $4`,
-      [organizationIds, docType, docId, limit],
+      [organizationIds, docType, docId, limit, after ?? null],
     );
     return rows.map(toRecord);
   }

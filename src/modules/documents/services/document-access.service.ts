@@ -78,8 +78,11 @@ export function docNotFound(): AppException {
 export const READ_ONLY_REASON = 'the document type is served read-only through a data-source reference';
 export const SOURCE_READ_REASON = 'read permission on the source workspace required';
 
-/** Candidates read for a lookup without context; more than this many readable ones are reported as ambiguous anyway. */
+/** Readable candidates an AMBIGUOUS_DOCUMENT answer lists at most; the lookup stops once it has found this many. */
 const MAX_CANDIDATES = 25;
+
+/** Candidates read per statement while a lookup without context looks for readable ones. */
+const CANDIDATE_BATCH = 100;
 
 export function rightsOfWorkspace(access: WorkspaceAccess): DocumentRights {
   return {
@@ -400,13 +403,23 @@ export class DocumentAccessService {
 
   private async openWithoutContext(principal: Principal, docType: string, docId: string): Promise<DocumentContext> {
     const organizationIds = await this.organizations.activeOrganizationIds(principal.userId);
-    const candidates = await this.documents.findInOrganizations(organizationIds, docType, docId, MAX_CANDIDATES);
+    // Every candidate is checked until enough readable ones are found: a cap on the candidates read (readable or
+    // not) let documents in workspaces the caller cannot read crowd out the one they can (DOC_NOT_FOUND instead of
+    // it), an answer that depended on what the caller cannot see.
     const readable: DocumentContext[] = [];
-    for (const document of candidates) {
-      const ctx = await this.readableWithoutContext(principal, document);
-      if (ctx) {
-        readable.push(ctx);
+    let after: string | undefined;
+    while (readable.length < MAX_CANDIDATES) {
+      const candidates = await this.documents.findInOrganizations(organizationIds, docType, docId, CANDIDATE_BATCH, after);
+      for (const document of candidates) {
+        const ctx = readable.length < MAX_CANDIDATES ? await this.readableWithoutContext(principal, document) : null;
+        if (ctx) {
+          readable.push(ctx);
+        }
       }
+      if (candidates.length < CANDIDATE_BATCH) {
+        break;
+      }
+      after = candidates[candidates.length - 1]?.uuid;
     }
     if (readable.length === 1) {
       return readable[0] as DocumentContext;

@@ -15,7 +15,6 @@ export type ViewConfig = Record<string, unknown>;
 
 const SELECT_TYPES: readonly FieldType[] = ['single_select', 'multi_select'];
 const DATE_TYPES: readonly FieldType[] = ['date', 'datetime'];
-const NUMERIC_TYPES: readonly FieldType[] = ['number', 'currency', 'percent', 'rating', 'duration', 'auto_number'];
 const MAX_GROUP_FIELDS = 5;
 /** The keys of each type section (spec 2.7; `aggregation` is Quire's addition). */
 const KANBAN_KEYS = ['groupByField', 'cardFields'] as const;
@@ -30,6 +29,21 @@ export function chartAggregation(chart: Record<string, unknown>): AggregationKin
   return typeof chart.yField === 'string' ? 'sum' : 'count';
 }
 
+/**
+ * The field types a key needs, or a rule over the field: a chart's `yField` must be one the query engine sums (a
+ * number type, or a formula, lookup or rollup whose result is a number), as `POST /data/query` decides it.
+ */
+type FieldRule = readonly FieldType[] | ((field: FieldDefinition) => boolean);
+
+function fitsRule(field: FieldDefinition, rule: FieldRule): boolean {
+  return typeof rule === 'function' ? rule(field) : rule.includes(field.type);
+}
+
+/** A rule admitting the fields sum/avg aggregate in `fields` (the chart's yField unless it counts). */
+function numericIn(fields: readonly FieldDefinition[]): FieldRule {
+  return (field) => compiles({ groupBy: { aggregations: [{ kind: 'sum', field: field.id }] } }, fields);
+}
+
 class ConfigChecker {
   readonly details: ErrorDetail[] = [];
   private readonly byId: Map<string, FieldDefinition>;
@@ -38,7 +52,7 @@ class ConfigChecker {
     this.byId = new Map(fields.map((field) => [field.id, field]));
   }
 
-  field(value: unknown, path: string, types?: readonly FieldType[], what?: string): void {
+  field(value: unknown, path: string, rule?: FieldRule, what?: string): void {
     if (typeof value !== 'string' || value === '') {
       this.details.push({ field: path, reason: 'must be a field id' });
       return;
@@ -46,8 +60,8 @@ class ConfigChecker {
     const field = this.byId.get(value);
     if (!field) {
       this.details.push({ field: path, fieldId: value, reason: `unknown field ${JSON.stringify(value)}` });
-    } else if (types && !types.includes(field.type)) {
-      this.details.push({ field: path, fieldId: value, reason: `must be ${what ?? types.join(' or ')} (field ${value} is ${field.type})` });
+    } else if (rule && !fitsRule(field, rule)) {
+      this.details.push({ field: path, fieldId: value, reason: `must be ${what ?? (typeof rule === 'function' ? 'another field' : rule.join(' or '))} (field ${value} is ${field.type})` });
     }
   }
 
@@ -163,7 +177,7 @@ export function validateViewConfig(input: unknown, fields: readonly FieldDefinit
     }
     const aggregation = chartAggregation(chart);
     if (chart.yField !== undefined && chart.yField !== null) {
-      check.field(chart.yField, 'config.chartConfig.yField', aggregation === 'count' ? undefined : NUMERIC_TYPES, 'a numeric field');
+      check.field(chart.yField, 'config.chartConfig.yField', aggregation === 'count' ? undefined : numericIn(fields), 'a numeric field');
     } else if (aggregation !== 'count') {
       check.details.push({ field: 'config.chartConfig.yField', reason: `${aggregation} needs a yField` });
     }
@@ -284,9 +298,9 @@ export function settledViewConfig(config: ViewConfig): ViewConfig {
  */
 export function cleanViewConfig(config: ViewConfig, fields: readonly FieldDefinition[]): { config: ViewConfig; changed: boolean } {
   const byId = new Map(fields.map((field) => [field.id, field]));
-  const fits = (id: unknown, types?: readonly FieldType[]): boolean => {
+  const fits = (id: unknown, rule?: FieldRule): boolean => {
     const field = typeof id === 'string' ? byId.get(id) : undefined;
-    return field !== undefined && (!types || types.includes(field.type));
+    return field !== undefined && (!rule || fitsRule(field, rule));
   };
   const out: ViewConfig = JSON.parse(JSON.stringify(config)) as ViewConfig;
   const list = (owner: Record<string, unknown>, key: string): void => {
@@ -294,8 +308,8 @@ export function cleanViewConfig(config: ViewConfig, fields: readonly FieldDefini
       owner[key] = (owner[key] as unknown[]).filter((id) => fits(id));
     }
   };
-  const single = (owner: Record<string, unknown>, key: string, types?: readonly FieldType[]): void => {
-    if (owner[key] !== undefined && owner[key] !== null && !fits(owner[key], types)) {
+  const single = (owner: Record<string, unknown>, key: string, rule?: FieldRule): void => {
+    if (owner[key] !== undefined && owner[key] !== null && !fits(owner[key], rule)) {
       delete owner[key];
     }
   };
@@ -319,7 +333,7 @@ export function cleanViewConfig(config: ViewConfig, fields: readonly FieldDefini
   }
   if (isPlainObject(out.chartConfig)) {
     single(out.chartConfig, 'xField');
-    single(out.chartConfig, 'yField', chartAggregation(out.chartConfig) === 'count' ? undefined : NUMERIC_TYPES);
+    single(out.chartConfig, 'yField', chartAggregation(out.chartConfig) === 'count' ? undefined : numericIn(fields));
     settleChart(out);
   }
   for (const key of ['filters', 'filter']) {

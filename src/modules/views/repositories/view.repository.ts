@@ -87,6 +87,15 @@ export class ViewRepository {
   }
 
   /**
+   * Serializes the changes of a document's default view until the transaction ends (setting a default, deleting
+   * one): two of them at once each saw the old default, and the second then ran into the one-default index
+   * (a 409 ALREADY_EXISTS for a valid call). Taken before the view rows are read.
+   */
+  async lockDefault(documentUuid: string): Promise<void> {
+    await this.tx.manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('views-default:' || $1, 0))`, [documentUuid]);
+  }
+
+  /**
    * Makes `id` the document's one default view: answers the view as stored after the change and the id of the
    * previous default (if another).
    */

@@ -136,6 +136,8 @@ export class ViewsService {
     const { document, principal } = ctx;
     const defaults = await this.defaults(document);
     const view = await this.tx.run(async () => {
+      // The deleted view may be the default: its successor is decided under the same lock as setDefault.
+      await this.views.lockDefault(document.uuid);
       const current = await this.views.find(document.uuid, viewId, true);
       if (!current) {
         throw viewNotFound(viewId);
@@ -159,6 +161,7 @@ export class ViewsService {
   async setDefault(ctx: DocumentContext, viewId: string): Promise<ViewResponseDto> {
     const { document, principal } = ctx;
     await this.tx.run(async () => {
+      await this.views.lockDefault(document.uuid);
       const current = await this.views.find(document.uuid, viewId, true);
       if (!current) {
         throw viewNotFound(viewId);
