@@ -213,6 +213,38 @@ describe('documents: bulk writes', () => {
     expect(events.find((event) => event.event_type === 'data_bulk_operation')?.payload.rowsUpdated).toBe(3);
   });
 
+  it('carries the committed rows in data_bulk_operation up to 100 rows, and only their ids past that', async () => {
+    const outboxOf = async (bulkRequestId: string) =>
+      (
+        await t.dataSource.query<{ payload: { rowIds: string[]; rows: Array<{ rowId: string; version: number; values?: Array<{ fieldId: string; value: unknown }>; deleted?: boolean }> | null } }[]>(
+          `SELECT payload FROM outbox WHERE doc_id = $1 AND event_type = 'data_bulk_operation' AND payload->>'requestId' = $2`,
+          [doc.docId, bulkRequestId],
+        )
+      )[0].payload;
+    const small = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([{ target: { rows: ['b30', 'b31'], field: 'qty' }, value: 4242 }])
+      .expect(200);
+    const smallPayload = await outboxOf(small.body.payload.requestId);
+    expect(smallPayload.rowIds).toEqual(['b30', 'b31']);
+    expect(smallPayload.rows).toHaveLength(2);
+    for (const [i, row] of (smallPayload.rows ?? []).entries()) {
+      const read = (await request(t.http).get(`${doc.path}/data/${row.rowId}`).set(bearer(owner)).expect(200)).body.payload;
+      expect(row).toEqual({ rowId: `b3${i}`, version: read.version, values: read.values });
+      expect(row.values).toContainEqual({ fieldId: 'qty', value: { number: 4242 } });
+    }
+    const ids = Array.from({ length: 101 }, (_, i) => `b${500 + i}`);
+    const large = await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([{ target: { rows: ids, field: 'qty' }, value: 4343 }])
+      .expect(200);
+    const largePayload = await outboxOf(large.body.payload.requestId);
+    expect(largePayload.rows).toBeNull();
+    expect(largePayload.rowIds).toEqual(ids);
+  });
+
   it('needs doc:write for property targets, as PATCH /properties does', async () => {
     const dataOnly = await scopedToken(t, owner, ['data:read', 'data:write']);
     await request(t.http).patch(`${doc.path}/properties`).set(bearer(dataOnly)).send({ properties: { supplier: 'x' } }).expect(403);

@@ -95,7 +95,7 @@ describe('webhooks: all-organizations webhooks (opt-in) belong to their creator'
     await createRow(t.http, creator, docA, { id: 'in-a', values: { name: 'of A' } });
     await waitFor(() => creatorReceiver.received.length > 0, 10_000, 'the delivery of organization A');
     await sleep(500);
-    expect(creatorReceiver.received.map((r) => (r.body as { payload: { rowId: string } }).payload.rowId)).toEqual(['in-a']);
+    expect(creatorReceiver.received.map((r) => (r.body.payload as { rowId: string }).rowId)).toEqual(['in-a']);
   });
 
   it("hides a member's all-organizations webhook from the admins of the organization it was created in: no read, no redirect of the other organizations' events", async () => {

@@ -109,8 +109,12 @@ describe('webhooks: events, payloads, signatures and filters', () => {
     ]) {
       expect(kinds).toContain(type);
     }
-    // The bulk write is one data_bulk_operation, not one call per row.
+    // The bulk write is one data_bulk_operation, not one call per row, carrying the rows as committed.
     expect(receiver.of('data_bulk_operation')).toHaveLength(1);
+    const bulkRows = (receiver.of('data_bulk_operation')[0].body.payload as { rows: Array<{ rowId: string; version: number; values: unknown[] }> }).rows;
+    expect(bulkRows.map((row) => [row.rowId, row.version])).toEqual([['w1', 3], ['w2', 2]]);
+    expect(bulkRows[0].values).toContainEqual({ fieldId: 'qty', value: { number: 5 } });
+    expect(bulkRows[1].values).toEqual(expect.arrayContaining([{ fieldId: 'name', value: { text: 'Gadget' } }, { fieldId: 'qty', value: { number: 7 } }]));
     // The update carries the row as committed (version 2, the new value).
     const updated = receiver.of('data_row_updated')[0].body;
     expect(updated).toMatchObject({

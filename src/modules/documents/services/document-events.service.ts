@@ -11,6 +11,25 @@ import { fieldSummary } from './merge/metadata-merge.service.js';
 import type { RowMergeResult } from './merge/row-merge.service.js';
 
 const MAX_BULK_ROW_IDS = 1000;
+/**
+ * A bulk write of at most this many rows carries each row as committed in its event (`rows`); a larger one carries
+ * `rows: null` and its row ids (docs/webhooks.md): a thousand rows' values would make every delivery and stream
+ * message of it hundreds of kilobytes, and the outbox insert part of the bulk write's own cost (issue 15).
+ */
+export const MAX_BULK_EVENT_ROWS = 100;
+
+/** A row of a `data_bulk_operation` payload: the committed state (a deleted row: its last version, `deleted`). */
+type BulkEventRow =
+  | { rowId: string; version: number; values: ReturnType<typeof rowToValueEntries> }
+  | { rowId: string; version: number; deleted: true };
+
+interface BulkEventFacts {
+  rowsCreated: number;
+  rowsUpdated: number;
+  rowsDeleted: number;
+  rowIds: string[];
+  rows: BulkEventRow[];
+}
 
 /** What a merge's events say, all known before its revision is numbered. */
 export interface MergeFacts {
@@ -28,7 +47,7 @@ export interface MergeFacts {
  * Payloads: request events `{requestId, title, author}` (+ `mergedBy, mergedAt, revisionId, changesApplied` on
  * merge); metadata events `{field{id,name,type,required,defaultValue}, updatedBy, updatedAt}`; data events
  * `{rowId, values, version, requestId, revisionId}`; `data_bulk_operation` `{bulkId, requestId, revisionId,
- * rowsCreated, rowsUpdated, rowsDeleted, rowIds}`; `revision_created` `{revisionId, version, requestId, title,
+ * rowsCreated, rowsUpdated, rowsDeleted, rowIds, rows}` (`rows`: null past MAX_BULK_EVENT_ROWS); `revision_created` `{revisionId, version, requestId, title,
  * mergedBy, stats, createdAt}`.
  */
 @Injectable()
@@ -122,15 +141,20 @@ export class DocumentEventsService {
   /** One event per row written by single-row writes; one `data_bulk_operation` per bulk write. */
   private dataEvents(document: DocumentRecord, result: MergeFacts, fields: readonly FieldDefinition[], folded: FoldedChanges, by: string): NewDomainEvent[] {
     const events: NewDomainEvent[] = [];
-    const bulks = new Map<string, { rowsCreated: number; rowsUpdated: number; rowsDeleted: number; rowIds: string[] }>();
+    const bulks = new Map<string, BulkEventFacts>();
     const base = { requestId: result.request.id, revisionId: result.revisionId };
+    const valuesOf = (row: RowRecord): ReturnType<typeof rowToValueEntries> => rowToValueEntries(row.values, [...fields], row);
     const handle = (row: RowRecord, kind: 'created' | 'updated' | 'deleted'): void => {
       const origin = folded.rows.get(row.id)?.origins[0] ?? 'single';
       if (origin !== 'single') {
-        const bulk = bulks.get(origin) ?? { rowsCreated: 0, rowsUpdated: 0, rowsDeleted: 0, rowIds: [] };
+        const bulk = bulks.get(origin) ?? { rowsCreated: 0, rowsUpdated: 0, rowsDeleted: 0, rowIds: [], rows: [] };
         bulk[kind === 'created' ? 'rowsCreated' : kind === 'updated' ? 'rowsUpdated' : 'rowsDeleted'] += 1;
         if (bulk.rowIds.length < MAX_BULK_ROW_IDS) {
           bulk.rowIds.push(row.id);
+        }
+        // Past the limit the event carries no rows at all (below): the values are worked out only while they may be sent.
+        if (bulk.rows.length <= MAX_BULK_EVENT_ROWS) {
+          bulk.rows.push(kind === 'deleted' ? { rowId: row.id, version: row.version, deleted: true } : { rowId: row.id, version: row.version, values: valuesOf(row) });
         }
         bulks.set(origin, bulk);
         return;
@@ -138,7 +162,7 @@ export class DocumentEventsService {
       const payload =
         kind === 'deleted'
           ? { ...base, rowId: row.id, version: row.version }
-          : { ...base, rowId: row.id, version: row.version, values: rowToValueEntries(row.values, [...fields], row) };
+          : { ...base, rowId: row.id, version: row.version, values: valuesOf(row) };
       events.push(documentEvent(document, `data_row_${kind}`, by, payload));
     };
     result.rows.created.forEach((row) => handle(row, 'created'));
@@ -146,10 +170,11 @@ export class DocumentEventsService {
     result.rows.deleted.forEach((row) => handle(row, 'deleted'));
     const propertiesBulk = folded.properties?.bulkId;
     if (propertiesBulk && !bulks.has(propertiesBulk)) {
-      bulks.set(propertiesBulk, { rowsCreated: 0, rowsUpdated: 0, rowsDeleted: 0, rowIds: [] });
+      bulks.set(propertiesBulk, { rowsCreated: 0, rowsUpdated: 0, rowsDeleted: 0, rowIds: [], rows: [] });
     }
-    for (const [bulkId, counts] of bulks) {
-      events.push(documentEvent(document, 'data_bulk_operation', by, { ...base, bulkId, ...counts, propertiesUpdated: propertiesBulk === bulkId }));
+    for (const [bulkId, facts] of bulks) {
+      const rows = facts.rows.length > MAX_BULK_EVENT_ROWS ? null : facts.rows;
+      events.push(documentEvent(document, 'data_bulk_operation', by, { ...base, bulkId, ...facts, rows, propertiesUpdated: propertiesBulk === bulkId }));
     }
     return events;
   }

@@ -32,6 +32,30 @@ describe('ValueMask', () => {
     expect(event.payload.values).toHaveLength(2);
   });
 
+  it('leaves hidden fields out of every row of a bulk event, and returns an event with nothing hidden as it is', () => {
+    const event = {
+      event: 'data_bulk_operation',
+      payload: {
+        rowIds: ['a', 'b', 'c'],
+        rows: [
+          { rowId: 'a', version: 2, values: [{ fieldId: 'who', value: 1 }, { fieldId: 'tot', value: 9 }] },
+          { rowId: 'b', version: 1, values: [{ fieldId: 'who', value: 2 }] },
+          { rowId: 'c', version: 4, deleted: true },
+        ],
+      },
+    };
+    expect(mask.event(event).payload.rows).toEqual([
+      { rowId: 'a', version: 2, values: [{ fieldId: 'who', value: 1 }] },
+      { rowId: 'b', version: 1, values: [{ fieldId: 'who', value: 2 }] },
+      { rowId: 'c', version: 4, deleted: true },
+    ]);
+    expect(event.payload.rows[0].values).toHaveLength(2);
+    const clean = { payload: { rows: [event.payload.rows[1], event.payload.rows[2]] } };
+    expect(mask.event(clean)).toBe(clean);
+    const large = { payload: { rowIds: ['a'], rows: null } };
+    expect(mask.event(large)).toBe(large);
+  });
+
   it('masks row operations and the value snapshot of a hidden field', () => {
     const rowDelete = {
       target: { kind: 'row' as const, rowId: 'r' },

@@ -74,17 +74,38 @@ export class ValueMask {
     return op;
   }
 
-  /** A domain event without hidden values: the `values` entries of its payload (data_row_created/updated). */
+  /**
+   * A domain event without hidden values: the `values` entries of its payload (data_row_created/updated) and of each
+   * of its `rows` (data_bulk_operation).
+   */
   event<T extends { payload: Record<string, unknown> }>(event: T): T {
-    const values = event.payload.values;
-    if (this.empty || !Array.isArray(values)) {
+    if (this.empty) {
       return event;
     }
+    const { values, rows } = event.payload;
+    if (Array.isArray(values)) {
+      const kept = this.eventEntries(values);
+      return kept === values ? event : { ...event, payload: { ...event.payload, values: kept } };
+    }
+    if (Array.isArray(rows)) {
+      const keptRows = rows.map((row: unknown) => {
+        if (!isPlainObject(row) || !Array.isArray(row.values)) {
+          return row;
+        }
+        const kept = this.eventEntries(row.values);
+        return kept === row.values ? row : { ...row, values: kept };
+      });
+      return keptRows.every((row, i) => row === rows[i]) ? event : { ...event, payload: { ...event.payload, rows: keptRows } };
+    }
+    return event;
+  }
+
+  /** Untyped ValueEntry items of an event without the hidden fields' (the same array when none is hidden). */
+  private eventEntries(values: unknown[]): unknown[] {
     const kept = values.filter(
-      (entry) =>
-        !(isPlainObject(entry) && typeof entry.fieldId === 'string' && this.hidden.has(entry.fieldId)),
+      (entry) => !(isPlainObject(entry) && typeof entry.fieldId === 'string' && this.hidden.has(entry.fieldId)),
     );
-    return kept.length === values.length ? event : { ...event, payload: { ...event.payload, values: kept } };
+    return kept.length === values.length ? values : kept;
   }
 
   private rowSide(side: unknown): unknown {
