@@ -247,6 +247,27 @@ describe('documents: relations', () => {
     expect((await list(orders, '?rowId=o3&type=supplied-by')).length).toBe(1);
   });
 
+  it('reverting the revision that created an edge removes it, with a relation-delete operation; reverting that brings it back', async () => {
+    await createRow(t.http, owner, orders, { id: 'rv-o', values: { name: 'rv-o' } });
+    await createRow(t.http, owner, suppliers, { id: 'rv-s', values: { name: 'rv-s' } });
+    const created = (await relate(editor, edge('rv-o', 'rv-s', 'reverted')).expect(201)).body.payload;
+    expect((await list(orders, '?rowId=rv-o')).map((item) => item.id)).toEqual([created.id]);
+    const revert = async (revisionId: string): Promise<{ revisionId: string; skipped: unknown[] }> =>
+      (await request(t.http).post(`${orders.path}/revisions/${revisionId}/revert`).set(bearer(owner)).expect(200)).body.payload;
+    const undone = await revert(created.request.revisionId);
+    expect(undone.skipped).toEqual([]);
+    expect(await list(orders, '?rowId=rv-o')).toEqual([]);
+    expect(await list(suppliers, '?direction=incoming&rowId=rv-s')).toEqual([]);
+    const revisions = await request(t.http).get(`${orders.path}/revisions?pageSize=1`).set(bearer(owner)).expect(200);
+    const revertRevision = revisions.body.payload.items[0].id;
+    expect(await operations(orders, revertRevision)).toEqual([
+      expect.objectContaining({ type: 'relation-delete', target: { kind: 'row', rowId: 'rv-o' }, oldValue: expect.objectContaining({ id: created.id, type: 'reverted' }), newValue: null }),
+    ]);
+    // The revert of the revert creates the edge again (same id), as a revert of any relation-delete does.
+    await revert(revertRevision);
+    expect((await list(orders, '?rowId=rv-o')).map((item) => [item.id, item.type])).toEqual([[created.id, 'reverted']]);
+  });
+
   it('takes the deprecated apply like every write, answering X-API-Deprecated', async () => {
     await createRow(t.http, owner, orders, { id: 'ap-o', values: { name: 'ap-o' } });
     await createRow(t.http, owner, suppliers, { id: 'ap-s', values: { name: 'ap-s' } });

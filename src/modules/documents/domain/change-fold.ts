@@ -47,6 +47,8 @@ export interface FoldedChanges {
   settingsRevert?: SettingsRevertEntry[];
   /** Free-standing relation edges to create (`relation-create`), in order; the change id is the edge id. */
   relations: { id: string; data: RelationCreateData }[];
+  /** Free-standing relation edges to remove (`relation-delete`, a revert's), by edge id. */
+  relationDeletes: string[];
 }
 
 /** Origin tag of a change: its bulk id, or `single` for a one-row write. */
@@ -142,7 +144,7 @@ function expectationsAfter(previous: StoredRowValues | undefined, values: Stored
 
 /** Folds a request's changes, in recording order, into one effect per target. */
 export function foldChanges(changes: readonly ChangeDraft[]): FoldedChanges {
-  const folded: FoldedChanges = { rows: new Map(), properties: null, metadata: null, settings: null, relations: [] };
+  const folded: FoldedChanges = { rows: new Map(), properties: null, metadata: null, settings: null, relations: [], relationDeletes: [] };
   for (const change of changes) {
     switch (change.type) {
       case 'row-create':
@@ -186,6 +188,9 @@ export function foldChanges(changes: readonly ChangeDraft[]): FoldedChanges {
         break;
       case 'relation-create':
         folded.relations.push({ id: change.targetId, data: change.data });
+        break;
+      case 'relation-delete':
+        folded.relationDeletes.push(change.targetId);
         break;
       default: {
         const unknown: never = change;

@@ -93,6 +93,7 @@ export const CHANGE_TYPES = [
   'metadata-update',
   'settings-update',
   'relation-create',
+  'relation-delete',
 ] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
 export const CHANGE_OPERATIONS = ['create', 'update', 'delete'] as const;
@@ -192,6 +193,14 @@ export interface RelationCreateData {
   metadata: Record<string, unknown>;
 }
 
+/**
+ * `relation-delete`: a free-standing edge of this document removed, by id (`targetId`). Only a revert records one
+ * (the inverse of a `relation-create`); `sourceRowId` is the row the edge starts at.
+ */
+export interface RelationDeleteData {
+  sourceRowId: string;
+}
+
 export const RELATION_DIRECTIONS = ['outgoing', 'bidirectional'] as const;
 export type RelationDirection = (typeof RELATION_DIRECTIONS)[number];
 
@@ -203,7 +212,8 @@ export type ChangeData =
   | PropertyDeleteData
   | MetadataUpdateData
   | SettingsUpdateData
-  | RelationCreateData;
+  | RelationCreateData
+  | RelationDeleteData;
 
 /** A change before it is stored. */
 export type ChangeDraft =
@@ -214,7 +224,8 @@ export type ChangeDraft =
   | { type: 'property-delete'; operation: 'delete'; targetId: string; data: PropertyDeleteData }
   | { type: 'metadata-update'; operation: 'update'; targetId: string; data: MetadataUpdateData }
   | { type: 'settings-update'; operation: 'update'; targetId: string; data: SettingsUpdateData }
-  | { type: 'relation-create'; operation: 'create'; targetId: string; data: RelationCreateData };
+  | { type: 'relation-create'; operation: 'create'; targetId: string; data: RelationCreateData }
+  | { type: 'relation-delete'; operation: 'delete'; targetId: string; data: RelationDeleteData };
 
 /** A stored change (`request_changes` row). */
 export type ChangeRecord = ChangeDraft & {

@@ -98,19 +98,23 @@ describe('inverseOf', () => {
           oldValue: { id: 'e1', type: 'link', direction: 'outgoing', fieldId: null, source: { documentUuid: 'doc', rowId: 'a' }, target: { documentUuid: 'other', rowId: 'x' }, metadata: {} },
           newValue: null,
         }),
-        op({ type: 'relation-create', target: { kind: 'relation', rowId: 'a' }, oldValue: null, newValue: { id: 'e2' } }),
+        op({ type: 'relation-create', target: { kind: 'relation', rowId: 'a' }, oldValue: null, newValue: { id: 'e2', source: { documentUuid: 'doc', rowId: 'a' } } }),
+        op({ type: 'relation-create', target: { kind: 'relation', rowId: 'z' }, oldValue: null, newValue: { id: 'e3', source: { documentUuid: 'other', rowId: 'z' } } }),
       ],
       ctx as never,
     );
-    expect(drafts.map((draft) => draft.type)).toEqual(['settings-update', 'property-update', 'relation-create']);
+    expect(drafts.map((draft) => draft.type)).toEqual(['settings-update', 'property-update', 'relation-delete', 'relation-create']);
     // Only the settings entry the revision changed, on today's settings; the property expected as the revision left it.
     expect(drafts[0]?.data).toEqual({
       settings: { workflow: { requiresApproval: false }, notifications: { onMerge: true } },
       revert: [{ path: ['workflow', 'requiresApproval'], restore: false, expected: undefined }],
     });
     expect(drafts[1]?.data).toEqual({ values: { p: 1 }, replace: false, baseVersion: 2, expected: { p: 2 } });
-    expect(drafts[2]).toMatchObject({ targetId: 'e1', data: { type: 'link', sourceRowId: 'a', target: { documentUuid: 'other', rowId: 'x' } } });
-    expect(skipped).toEqual([expect.objectContaining({ type: 'relation-create' })]);
+    expect(drafts[3]).toMatchObject({ targetId: 'e1', data: { type: 'link', sourceRowId: 'a', target: { documentUuid: 'other', rowId: 'x' } } });
+    // A free-standing edge created is removed by id (operations are undone newest first); one starting in another
+    // document is not this revert's.
+    expect(drafts[2]).toEqual({ type: 'relation-delete', operation: 'delete', targetId: 'e2', data: { sourceRowId: 'a' } });
+    expect(skipped).toEqual([expect.objectContaining({ type: 'relation-create', reason: 'the edge belongs to another document' })]);
   });
 
   it('gives back a relation field reference a row deletion recorded; lists what another document or an unrecorded value held', () => {

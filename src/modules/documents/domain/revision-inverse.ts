@@ -232,11 +232,20 @@ export function inverseOf(ops: readonly OperationRecord[], ctx: InverseContext):
         });
         break;
       }
-      case 'relation-create':
-        if (!op.target.fieldId) {
-          skipped.push({ ordinal: op.ordinal, type: op.type, reason: 'free-standing edges cannot be removed through a change yet' });
+      case 'relation-create': {
+        // A relation field's edge follows the field's restored value (row operations above).
+        if (op.target.fieldId) {
+          break;
         }
+        const edge = obj(op.newValue);
+        const source = obj(edge.source) as unknown as RelationEnd;
+        if (source.documentUuid !== ctx.documentUuid || typeof edge.id !== 'string') {
+          skipped.push({ ordinal: op.ordinal, type: op.type, reason: 'the edge belongs to another document' });
+          break;
+        }
+        relationDrafts.push({ type: 'relation-delete', operation: 'delete', targetId: edge.id, data: { sourceRowId: source.rowId } });
         break;
+      }
       default:
         skipped.push({ ordinal: op.ordinal, type: op.type, reason: 'no inverse' });
     }

@@ -166,6 +166,14 @@ export class RelationRepository {
     return this.deleteWhere(`id = ANY($1::uuid[])`, [ids]);
   }
 
+  /** Removes free-standing edges (no relation field) starting at a row of a document, by id; others are left. */
+  async deleteFree(documentUuid: string, ids: readonly string[]): Promise<RelationRecord[]> {
+    if (ids.length === 0) {
+      return [];
+    }
+    return this.deleteWhere(`source_document_id = $1 AND field_id IS NULL AND id = ANY($2::uuid[])`, [documentUuid, ids]);
+  }
+
   /** Removes every edge from or to these rows of a document (a row delete). */
   async deleteForRows(documentUuid: string, rowIds: readonly string[]): Promise<RelationRecord[]> {
     if (rowIds.length === 0) {

@@ -50,6 +50,7 @@ export function writeTargetsOf(document: DocumentRecord, drafts: ChangeDraft[]):
       case 'property-delete':
       case 'settings-update':
       case 'relation-create':
+      case 'relation-delete':
         return [{ kind: 'document-level' }];
       default:
         return assertNever(draft);

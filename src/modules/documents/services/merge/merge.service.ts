@@ -156,7 +156,7 @@ export class MergeService {
     // The row operations are written to `ops` by apply while PostgreSQL runs its statements; so are the inline
     // changes of a request merged at once.
     const rows = await this.rowMerge.apply({ ...document, rowSeq }, plan.rows, plan.fields, mergedBy, ops, () => written.openedRequest?.inlineChanges());
-    const relation = await this.relationMerge.apply(document, { plan: plan.rows, rows, fields: plan.fields, metadata: plan.metadata, relations: plan.folded.relations }, mergedBy);
+    const relation = await this.relationMerge.apply(document, { plan: plan.rows, rows, fields: plan.fields, metadata: plan.metadata, relations: plan.folded.relations, relationDeletes: plan.folded.relationDeletes }, mergedBy);
     ops.write(relation.operations);
     // Rows of this document that lost a reference to a deleted row are rows this merge updated: their events and
     // computed values follow (the row as last written replaces the one the row merge wrote).

@@ -18,6 +18,8 @@ export interface RelationMergeInput {
   fields: readonly FieldDefinition[];
   metadata: MetadataPlan | null;
   relations: FoldedChanges['relations'];
+  /** Free-standing edges of this document to remove, by id (a revert's `relation-delete` changes). */
+  relationDeletes: FoldedChanges['relationDeletes'];
 }
 
 /** A relation field's reference to a row deleted by the merge (its edge is removed already). */
@@ -85,7 +87,7 @@ export function withoutReferences(values: StoredRowValues, references: readonly 
  * The relation part of a merge (docs/documents.md, "Relations"), run after the rows are written, in the merge's
  * transaction: (1) edges of relation fields deleted or converted go; (2) the edges of each relation field value
  * that changed are made equal to the value (every reference must name an existing row, else VALIDATION_ERROR);
- * (3) free-standing edges of `relation-create` changes are inserted; (4) edges from and to deleted rows go, and a
+ * (3) free-standing edges of `relation-create` changes are inserted, those of `relation-delete` changes removed; (4) edges from and to deleted rows go, and a
  * reference to a deleted row is taken out of the relation field value that held it: a row of this document as a
  * `row-update` of this revision, a row of another document by a revision of that document (MergeService). Every
  * edge created or removed is a ChangeOperation of the revision.
@@ -109,6 +111,10 @@ export class RelationMergeService {
     }
     ops.push(...(await this.mirrorFieldValues(document, input, userId)));
     ops.push(...(await this.createEdges(document, input.relations, userId)));
+    // An edge removed meanwhile (its row deleted) is simply not there: nothing to record.
+    for (const edge of await this.relations.deleteFree(document.uuid, input.relationDeletes)) {
+      ops.push(deleteOp(edge, edge.source.rowId));
+    }
     const removal = await this.removeRowEdges(document, input.rows.deleted, userId);
     ops.push(...removal.operations);
     return { ...removal, operations: ops };
