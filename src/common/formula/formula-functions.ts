@@ -114,10 +114,24 @@ const text = (arg: Thunk): string => toText(arg());
 const unitOf = (arg: Thunk | undefined, fallback: DateUnit): DateUnit =>
   arg ? (dateUnit(text(arg)) ?? fail()) : fallback;
 
+/** `value` with its decimal point moved `places` digits (exact in decimal: 1.005 moved 2 is 100.5, not 100.49999…). */
+function shift(value: number, places: number): number {
+  const [mantissa, exponent] = value.toExponential().split('e');
+  return Number(`${mantissa}e${Number(exponent) + places}`);
+}
+
+/**
+ * Rounds half away from zero at `digits` decimals, in the number's shortest decimal digits (what a reader sees):
+ * multiplying by 10^digits first would round 1.005 down and lose the digits of 1e21 or of 2.4999999999 plus a nudge.
+ */
 function roundTo(value: number, digits: number, mode: (n: number) => number): number {
-  const factor = 10 ** Math.trunc(digits);
-  const sign = value < 0 ? -1 : 1;
-  return finite((sign * mode(Math.abs(value) * factor + 1e-9 * (mode === Math.round ? 1 : 0))) / factor);
+  const places = Math.trunc(digits);
+  const scaled = Number.isFinite(places) ? shift(Math.abs(value), places) : Infinity;
+  if (value === 0 || !Number.isFinite(scaled) || scaled >= 2 ** 52) {
+    return value; // no digit is stored below that place: nothing to round
+  }
+  const rounded = (value < 0 ? -1 : 1) * shift(mode(scaled), -places);
+  return rounded === 0 ? 0 : finite(rounded);
 }
 
 function aggregate(evaluate: (numbers: number[]) => RuntimeValue): FunctionSpec {

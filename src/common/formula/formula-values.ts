@@ -197,6 +197,12 @@ export function diffDates(start: Date, end: Date, unit: DateUnit): number {
 
 const pad = (value: number, width = 2): string => String(value).padStart(width, '0');
 
+/**
+ * The tokens of DATETIME_FORMAT, longest first where one starts another; anything else in a format is copied. The
+ * SQL compiler of NOW()/TODAY() formulas splits a format with the same list, so both write the same text.
+ */
+export const DATE_FORMAT_TOKENS = /YYYY|YY|MM|M|DD|D|HH|H|mm|ss|SSS/g;
+
 /** Formats a date in UTC with the tokens YYYY YY MM M DD D HH H mm ss SSS (anything else is copied). */
 export function formatDate(date: Date, format: string): string {
   const parts: Record<string, string> = {
@@ -212,5 +218,5 @@ export function formatDate(date: Date, format: string): string {
     ss: pad(date.getUTCSeconds()),
     SSS: pad(date.getUTCMilliseconds(), 3),
   };
-  return format.replace(/YYYY|YY|MM|M|DD|D|HH|H|mm|ss|SSS/g, (token) => parts[token]);
+  return format.replace(DATE_FORMAT_TOKENS, (token) => parts[token]);
 }

@@ -200,6 +200,13 @@ describe('formula functions', () => {
     ['ROUND(-2.5)', -3],
     ['ROUND(1.005, 2)', 1.01],
     ['ROUND(1234, -2)', 1200],
+    // Rounded in the decimal digits, not by adding a nudge after multiplying by 10^digits.
+    ['ROUND(2.4999999999)', 2],
+    ['ROUND(-0.49999999995)', 0],
+    ['ROUND(1e21, 2)', 1e21],
+    ['ROUND(1e24, 2)', 1e24],
+    ['ROUND(0.0000001234, 9)', 1.23e-7],
+    ['ROUND(123.456, 400)', 123.456],
     ['ROUND({e})', null],
     ['CEIL(1.2)', 2],
     ['CEIL(-1.2)', -1],

@@ -16,4 +16,4 @@ export {
   type RowAggregate,
 } from './formula.checker.js';
 export { FUNCTIONS as FORMULA_FUNCTIONS } from './formula-functions.js';
-export { dateUnit, type DateUnit } from './formula-values.js';
+export { DATE_FORMAT_TOKENS, dateUnit, type DateUnit } from './formula-values.js';

@@ -189,6 +189,101 @@ describe('documents: queries over computed fields (volatile formulas, lookups)',
     });
   });
 
+  // A volatile formula is shown as the Node evaluator computes it and filtered and sorted as its SQL computes it;
+  // both must agree, or a row is not found by the very value it shows (`YEAR(NOW()) * 0` only makes each volatile).
+  describe('the SQL of a volatile formula agrees with the value a read shows', () => {
+    let doc: DocHandle;
+    const VOLATILE = [
+      'blankEq',
+      'blankNe',
+      'small',
+      'large',
+      'fmt',
+      'months',
+      'years',
+      'over',
+      'far',
+      'round',
+    ];
+
+    beforeAll(async () => {
+      const formula = (id: string, text: string): Record<string, string> => ({
+        id,
+        name: id,
+        type: 'formula',
+        formula: text,
+      });
+      doc = await createDocument(t.http, owner, {
+        docType: 'cq-agree',
+        fields: [
+          { id: 't', name: 'T', type: 'text' },
+          { id: 'n', name: 'N', type: 'number' },
+          { id: 'd', name: 'D', type: 'date' },
+          { id: 'd2', name: 'D2', type: 'date' },
+          { id: 'dt', name: 'DT', type: 'datetime' },
+          formula('blankEq', '({t} = "") = (YEAR(NOW()) > 0)'),
+          formula('blankNe', '({t} != "") = (YEAR(NOW()) > 0)'),
+          formula('small', 'TEXT({n} / 100) & TEXT(YEAR(NOW()) * 0)'),
+          formula('large', 'TEXT({n} * 1e10) & TEXT(YEAR(NOW()) * 0)'),
+          formula('fmt', 'DATETIME_FORMAT(DATEADD({dt}, YEAR(NOW()) * 0, "days"), "D/M/YY H:mm:ss.SSS Due")'),
+          formula('months', 'DATEDIFF({d}, DATEADD({d2}, YEAR(NOW()) * 0, "days"), "months")'),
+          formula('years', 'DATEDIFF({d}, DATEADD({d2}, YEAR(NOW()) * 0, "days"), "years")'),
+          formula('over', 'IF(YEAR(NOW()) > 0, {n} * 1e300 * 1e300, 0)'),
+          formula('far', 'DATEADD(TODAY(), {n} * 1000, "years")'),
+          formula('round', 'ROUND({n} * 1e15, 2) + YEAR(NOW()) * 0'),
+        ],
+      });
+      await createRow(t.http, owner, doc, {
+        id: 'r1',
+        values: { t: 'x', n: 0.001, d: '2024-01-31', d2: '2024-02-29', dt: '2024-05-01T08:03:05.123Z' },
+      });
+      await createRow(t.http, owner, doc, {
+        id: 'r2',
+        values: { n: 1e6, d: '2020-02-29', d2: '2021-02-28' },
+      });
+    });
+
+    it('shows the values of the formula language (docs/formulas.md)', async () => {
+      const rows = await readAll(doc);
+      const nextYear = new Date(`${day(0)}T00:00:00.000Z`);
+      nextYear.setUTCFullYear(nextYear.getUTCFullYear() + 1);
+      expect(rows.map((row) => VOLATILE.map((id) => plain(row, id)))).toEqual([
+        [
+          false,
+          true,
+          '0.000010',
+          '100000000',
+          '1/5/24 8:03:05.123 1ue',
+          1,
+          0,
+          undefined,
+          nextYear.toISOString(),
+          1e12,
+        ],
+        [true, false, '100000', '100000000000000000', undefined, 12, 1, undefined, undefined, 1e21],
+      ]);
+    });
+
+    it('finds every row by the value it shows, and sorts without failing', async () => {
+      for (const row of await readAll(doc)) {
+        for (const id of VOLATILE) {
+          const shown = plain(row, id);
+          const condition =
+            shown === undefined
+              ? { field: id, operator: 'is_empty' }
+              : { field: id, operator: 'eq', value: shown };
+          expect([id, await matching(doc, condition)]).toEqual([id, expect.arrayContaining([row.id])]);
+        }
+      }
+      for (const id of VOLATILE) {
+        expect([id, (await query(doc, { sorts: [{ field: id, direction: 'asc' }] })).items.length]).toEqual([
+          id,
+          2,
+        ]);
+      }
+    });
+  });
+
   // A lookup is a list: a range operator matches when one element satisfies it, as eq and in already did.
   describe('range operators on lookups', () => {
     let dst: DocHandle;

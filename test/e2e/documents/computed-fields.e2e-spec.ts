@@ -609,6 +609,55 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
     });
   });
 
+  // A lookup over a relation into its own document reads the field of that id here: deleting the field is refused
+  // like deleting a formula's input, once such a link exists (it used to be accepted, the lookup keeping a stale
+  // value). A lookup whose links reach only another document's field of that id does not block it.
+  it('refuses deleting a field that a lookup reads through links into its own document, naming the lookup', async () => {
+    const fields = [
+      { id: 'qty', name: 'Qty', type: 'number' },
+      { id: 'name', name: 'Name', type: 'text' },
+      { id: 'up', name: 'Up', type: 'relation' },
+      {
+        id: 'upQty',
+        name: 'Up qty',
+        type: 'lookup',
+        lookup: { relationFieldId: 'up', targetFieldId: 'qty' },
+      },
+      { id: 'items', name: 'Items', type: 'relation' },
+      {
+        id: 'names',
+        name: 'Names',
+        type: 'lookup',
+        lookup: { relationFieldId: 'items', targetFieldId: 'name' },
+      },
+    ];
+    const tree = await createDocument(t.http, owner, { docType: 'cf-tree', fields });
+    await createRow(t.http, owner, tree, { id: 'root', values: { qty: 5 } });
+    const productRef = { docType: products.docType, docId: products.docId, rowId: 'p1' };
+    await createRow(t.http, owner, tree, {
+      id: 'leaf',
+      values: { qty: 1, up: ['root'], items: [productRef] },
+    });
+    expect(await value(tree, 'leaf', 'upQty')).toEqual([5]);
+
+    const res = await putMetadata(
+      tree,
+      fields.filter((field) => field.id !== 'qty'),
+    ).expect(400);
+    expect(res.body.code).toBe('VALIDATION_ERROR');
+    expect(res.body.details).toMatchObject({ fieldId: 'qty', dependents: ['upQty'] });
+    expect(await value(tree, 'leaf', 'upQty')).toEqual([5]);
+    // Removing the lookup in the same write is allowed; so is deleting `name`, which `names` reads elsewhere.
+    await putMetadata(
+      tree,
+      fields.filter((field) => field.id !== 'name'),
+    ).expect(200);
+    await putMetadata(
+      tree,
+      fields.filter((field) => !['qty', 'name', 'upQty'].includes(field.id)),
+    ).expect(200);
+  });
+
   it('empties lookups and rollups over a document that is deleted', async () => {
     const gone = await createDocument(t.http, owner, { docType: 'cf-gone', fields: PRODUCT_FIELDS });
     const reader = await createDocument(t.http, owner, { docType: 'cf-reader', fields: ORDER_FIELDS });

@@ -8,6 +8,15 @@ import {
 import { formulaTypeOfField, volatileFormulaIds } from '../fields/computed-definitions.js';
 import { FIELD_ID_PATTERN } from '../fields/field-definition.validator.js';
 import type { FieldDefinition } from '../fields/field.types.js';
+import {
+  bind,
+  dateAdd,
+  literal,
+  numberText,
+  scaled,
+  toCharPattern,
+  UNIT_SECONDS,
+} from './formula-sql-runtime.js';
 
 /**
  * Compiles a formula that reads the clock (NOW(), TODAY()) — or reads such a formula, directly or through others
@@ -29,8 +38,6 @@ interface Compiled {
 
 /** Compiled SQL longer than this is refused when the field is defined ("formula too complex"). */
 export const MAX_FORMULA_SQL_LENGTH = 100_000;
-/** An operand SQL up to this length may be repeated in its parent; a longer one is bound once. */
-const INLINE_LENGTH = 120;
 /**
  * A text read as a date like the evaluator's toDate: `YYYY-MM-DD` (UTC midnight) or an ISO date-time (UTC unless
  * it has an offset); a day past the month's end rolls over as in JavaScript. Anything else is NULL, never an error.
@@ -40,19 +47,6 @@ const DATE_FROM_MATCH = `CASE WHEN m[1]::int > 0 AND m[2]::int BETWEEN 1 AND 12 
 
 /** to_char format of a timestamp as JavaScript's toISOString writes it (UTC, milliseconds). */
 export const ISO_FORMAT = `'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'`;
-const UNIT_SECONDS: Record<string, number> = {
-  milliseconds: 0.001,
-  seconds: 1,
-  minutes: 60,
-  hours: 3600,
-  days: 86400,
-  weeks: 604800,
-};
-
-function literal(text: string): string {
-  return `'${text.replace(/'/g, "''")}'`;
-}
-
 function unsupported(what: string, pos: number): never {
   throw new FormulaError(`${what} is not supported in a formula using NOW() or TODAY()`, pos);
 }
@@ -62,6 +56,7 @@ function asText(value: Compiled): string {
     case 'text':
       return value.sql;
     case 'number':
+      return numberText(value);
     case 'boolean':
       return `(${value.sql})::text`;
     case 'date':
@@ -101,26 +96,6 @@ function asDate(value: Compiled): Compiled {
     case 'blank':
       return { sql: 'NULL::timestamptz', type: 'date' };
   }
-}
-
-/**
- * Builds SQL that may name each operand several times: a short operand is repeated, a longer one is computed once
- * in a sub-select (`o.f1`, `o.f2`…), so nested operators do not multiply the SQL.
- */
-function bind(operands: readonly Compiled[], build: (sql: string[]) => string): string {
-  const bound: string[] = [];
-  const refs = operands.map((operand) => {
-    if (operand.sql.length <= INLINE_LENGTH) {
-      return operand.sql;
-    }
-    bound.push(operand.sql);
-    return `o.f${bound.length}`;
-  });
-  if (bound.length === 0) {
-    return build(refs);
-  }
-  const columns = bound.map((_, index) => `f${index + 1}`).join(', ');
-  return `(SELECT ${build(refs)} FROM (SELECT ${bound.join(', ')} OFFSET 0) AS o(${columns}))`;
 }
 
 function blank(value: Compiled): string {
@@ -224,7 +199,8 @@ class FormulaSqlCompiler {
       case 'number':
         return { sql: `(${node.value})::double precision`, type: 'number', notNull: true };
       case 'text':
-        return { sql: `${literal(node.value)}::text`, type: 'text' };
+        // "" is blank, as in the evaluator: `{t} = ""` holds for an empty t, `"" < "b"` is false.
+        return { sql: node.value === '' ? 'NULL::text' : `${literal(node.value)}::text`, type: 'text' };
       case 'boolean':
         return { sql: node.value ? 'TRUE' : 'FALSE', type: 'boolean', notNull: true };
       case 'field':
@@ -255,12 +231,7 @@ class FormulaSqlCompiler {
       const sql = bind([left, right], ([l, r]) => {
         const a = `COALESCE(${l}, 0)`;
         const b = `COALESCE(${r}, 0)`;
-        const value =
-          op === '/'
-            ? `${a} / NULLIF(${b}, 0)`
-            : op === '%'
-              ? `${a} - ${b} * trunc(${a} / NULLIF(${b}, 0))`
-              : `${a} ${op} ${b}`;
+        const value = op === '*' || op === '/' || op === '%' ? scaled(op, a, b) : `${a} ${op} ${b}`;
         return notNull
           ? `(${value})`
           : `(CASE WHEN (${l}) IS NULL AND (${r}) IS NULL THEN NULL ELSE ${value} END)`;
@@ -323,11 +294,15 @@ class FormulaSqlCompiler {
         const [start, end] = args().map(asDate);
         const unit = this.unit(node.args[2]);
         if (unit === 'months' || unit === 'years') {
+          // As the evaluator's diffDates (not age(), which counts 2024-01-31 → 2024-02-29 as 0 months): the
+          // calendar months between, less one when start moved by them (clamped to the month's end) passes end.
           return number(
             bind([start, end], ([s, e]) => {
-              const age = `age((${e}) AT TIME ZONE 'UTC', (${s}) AT TIME ZONE 'UTC')`;
-              const months = `(extract(year FROM ${age}) * 12 + extract(month FROM ${age}))`;
-              return `(${unit === 'years' ? `trunc(${months} / 12)` : months})::double precision`;
+              const [su, eu] = [`((${s}) AT TIME ZONE 'UTC')`, `((${e}) AT TIME ZONE 'UTC')`];
+              const raw = `((extract(year FROM ${eu}) - extract(year FROM ${su})) * 12 + extract(month FROM ${eu}) - extract(month FROM ${su}))::integer`;
+              const shifted = `(${su} + ${raw} * interval '1 month')`;
+              const months = `(${raw} - CASE WHEN ${raw} > 0 AND ${shifted} > ${eu} THEN 1 WHEN ${raw} < 0 AND ${shifted} < ${eu} THEN -1 ELSE 0 END)`;
+              return `(${unit === 'years' ? `trunc(${months} / 12.0)` : months})::double precision`;
             }),
           );
         }
@@ -339,11 +314,7 @@ class FormulaSqlCompiler {
         const [value, amount] = args();
         const date = asDate(value);
         const unit = this.unit(node.args[2]);
-        const interval =
-          unit === 'months' || unit === 'years'
-            ? `(trunc(${amount.sql}) * interval '1 ${unit === 'years' ? 'year' : 'month'}')`
-            : `((${amount.sql}) * ${UNIT_SECONDS[unit]} * interval '1 second')`;
-        return { sql: `((${date.sql}) + ${interval})`, type: 'date' };
+        return { sql: bind([date, amount], ([d, n]) => dateAdd(d, n, unit)), type: 'date' };
       }
       case 'IF': {
         const [condition, then, otherwise] = args();
@@ -385,11 +356,11 @@ class FormulaSqlCompiler {
         if (format && format.kind !== 'text') {
           return unsupported('a computed date format', format.pos);
         }
-        const pattern = (format?.value ?? 'YYYY-MM-DD')
-          .replace(/mm/g, 'MI')
-          .replace(/HH/g, 'HH24')
-          .replace(/ss/g, 'SS');
-        return { sql: `to_char((${date.sql}) AT TIME ZONE 'UTC', ${literal(pattern)})`, type: 'text' };
+        const pattern = toCharPattern(format?.value ?? 'YYYY-MM-DD');
+        return {
+          sql: `NULLIF(to_char((${date.sql}) AT TIME ZONE 'UTC', ${literal(pattern)}), '')`,
+          type: 'text',
+        };
       }
       default:
         return unsupported(node.name, node.pos);
@@ -409,4 +380,25 @@ export function compileVolatileFormula(
   const compiled = new FormulaSqlCompiler(fields, volatile).compile(parseFormula(field.formula ?? ''));
   // Dates are queried like datetime fields: ISO UTC text, whose text order is time order.
   return compiled.type === 'date' ? { sql: asText(compiled), type: 'date' } : compiled;
+}
+
+/**
+ * The SQL over `r` of the row fields among `fieldIds` that are NOW()/TODAY() formulas, by id: never stored, so a
+ * property formula aggregating one (`SUM({late})`) reads this expression rather than a stored value (there is none;
+ * the sum used to be 0). Other fields are left out: their stored values are what rows show.
+ */
+export function volatileFieldSql(
+  fields: readonly FieldDefinition[],
+  fieldIds: readonly string[],
+): Map<string, string> {
+  const volatile = volatileFormulaIds(fields);
+  const byId = new Map(fields.map((field) => [field.id, field]));
+  const result = new Map<string, string>();
+  for (const id of fieldIds) {
+    const field = byId.get(id);
+    if (field && volatile.has(id) && !result.has(id)) {
+      result.set(id, compileVolatileFormula(field, fields, volatile).sql);
+    }
+  }
+  return result;
 }

@@ -212,6 +212,8 @@ export class ComputedValuesRepository {
     documentUuid: string,
     fn: 'SUM' | 'AVG' | 'MIN' | 'MAX' | 'COUNT',
     fieldId: string,
+    // The field's value as SQL over `r` when it is not stored (a NOW()/TODAY() formula: volatileFieldSql).
+    valueSql?: string,
   ): Promise<StoredValue> {
     if (fieldId === '*') {
       const rows = await this.tx.manager.query<{ value: string }[]>(
@@ -222,14 +224,17 @@ export class ComputedValuesRepository {
     }
     // In numeric, not double precision: a sum past 1.8e308 overflowed in PostgreSQL (an error on the read, and on
     // the read-back of a committed property write); here it comes back as text and becomes an empty value.
-    const number = `(CASE WHEN jsonb_typeof(r."values" -> $2::text) = 'number' THEN (r."values" -> $2::text)::numeric END)`;
+    const number = valueSql
+      ? `(${valueSql})::numeric`
+      : `(CASE WHEN jsonb_typeof(r."values" -> $2::text) = 'number' THEN (r."values" -> $2::text)::numeric END)`;
+    const present = valueSql
+      ? `(${valueSql}) IS NOT NULL`
+      : `r."values" ? $2::text AND r."values" -> $2::text <> 'null'::jsonb`;
     const expression =
-      fn === 'COUNT'
-        ? `count(*) FILTER (WHERE r."values" ? $2::text AND r."values" -> $2::text <> 'null'::jsonb)`
-        : `${fn.toLowerCase()}(${number})`;
+      fn === 'COUNT' ? `count(*) FILTER (WHERE ${present})` : `${fn.toLowerCase()}(${number})`;
     const rows = await this.tx.manager.query<{ value: string | null }[]>(
       `SELECT (${expression})::text AS value FROM document_rows r WHERE r.document_id = $1`,
-      [documentUuid, fieldId],
+      valueSql ? [documentUuid] : [documentUuid, fieldId],
     );
     const value = rows[0]?.value;
     if (value === null || value === undefined) {

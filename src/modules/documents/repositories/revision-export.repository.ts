@@ -155,7 +155,13 @@ export class RevisionExportRepository {
    * `FN:fieldId`, computed like the live ones (ComputedValuesRepository.aggregate): in numeric, a total beyond the
    * double range (or no total) empty, a SUM of nothing 0.
    */
-  async aggregatesAsOf(documentUuid: string, version: number, aggregates: readonly RowAggregate[]): Promise<Map<string, StoredValue>> {
+  async aggregatesAsOf(
+    documentUuid: string,
+    version: number,
+    aggregates: readonly RowAggregate[],
+    // SQL over `r` of the fields that are not stored (NOW()/TODAY() formulas: volatileFieldSql), by id.
+    valueSql: ReadonlyMap<string, string> = new Map(),
+  ): Promise<Map<string, StoredValue>> {
     const result = new Map<string, StoredValue>();
     if (aggregates.length === 0) {
       return result;
@@ -165,13 +171,20 @@ export class RevisionExportRepository {
       if (aggregate.fieldId === '*') {
         return `count(*)::text AS a${index}`;
       }
+      const computed = valueSql.get(aggregate.fieldId);
+      if (computed) {
+        const expression = aggregate.fn === 'COUNT' ? `count(*) FILTER (WHERE (${computed}) IS NOT NULL)` : `${aggregate.fn.toLowerCase()}((${computed})::numeric)`;
+        return `(${expression})::text AS a${index}`;
+      }
       params.push(aggregate.fieldId);
       const key = `$${params.length}::text`;
       const number = `(CASE WHEN jsonb_typeof(r."values" -> ${key}) = 'number' THEN (r."values" -> ${key})::numeric END)`;
       const expression = aggregate.fn === 'COUNT' ? `count(*) FILTER (WHERE r."values" ? ${key})` : `${aggregate.fn.toLowerCase()}(${number})`;
       return `(${expression})::text AS a${index}`;
     });
-    const [row] = await this.tx.manager.query<Record<string, string | null>[]>(`SELECT ${columns.join(', ')} FROM (${ROWS_AS_OF}) r`, params);
+    // The row columns under the names a computed expression reads (r.created_at …), as document_rows has them.
+    const rows = `SELECT "values", "createdAt" AS created_at, "createdBy" AS created_by, "updatedAt" AS updated_at, "updatedBy" AS updated_by FROM (${ROWS_AS_OF}) a`;
+    const [row] = await this.tx.manager.query<Record<string, string | null>[]>(`SELECT ${columns.join(', ')} FROM (${rows}) r`, params);
     aggregates.forEach((aggregate, index) => {
       const text = row?.[`a${index}`];
       const total = text === null || text === undefined ? null : Number(text);

@@ -49,8 +49,9 @@ export class ComputedMetadataService {
   }
 
   /**
-   * The fields deleted or retyped from `before` to `after` that lookups or rollups of other documents read, each
-   * with those readers (`docType/docId:fieldId`) and a sentence saying so. Also asked when a request merges: a
+   * The fields deleted or retyped from `before` to `after` that lookups or rollups of other documents read (named
+   * `docType/docId:fieldId`), or this document's own through links into its rows (named by their id), each with a
+   * sentence saying so. Also asked when a request merges: a
    * lookup may have started reading the field after the change was recorded.
    */
   async readersOfRemoved(
@@ -66,9 +67,9 @@ export class ComputedMetadataService {
     if (gone.length === 0) {
       return [];
     }
-    const readers = (await this.values.readers(document.organizationId, document.uuid)).filter(
-      (reader) => reader.documentUuid !== document.uuid,
-    );
+    // This document's own lookups count too when their links reach its rows (a relation into its own document):
+    // the metadata alone cannot tell, the target id naming a field here or in the document a link reaches.
+    const readers = await this.values.readers(document.organizationId, document.uuid);
     const byDocument = new Map<string, Set<string>>();
     readers.forEach((reader) =>
       byDocument.set(
@@ -78,8 +79,10 @@ export class ComputedMetadataService {
     );
     const dependents = new Map<string, string[]>();
     for (const [documentUuid, relationFieldIds] of byDocument) {
-      const reader = await this.documents.findByUuid(documentUuid);
-      for (const field of reader?.metadata.fields ?? []) {
+      const own = documentUuid === document.uuid;
+      const reader = own ? document : await this.documents.findByUuid(documentUuid);
+      // Its own lookups as the change leaves them: one removed in the same write reads nothing.
+      for (const field of (own ? after : reader?.metadata.fields) ?? []) {
         const ref =
           field.type === 'lookup' ? field.lookup : field.type === 'rollup' ? field.rollup : undefined;
         if (
@@ -90,7 +93,7 @@ export class ComputedMetadataService {
         ) {
           dependents.set(ref.targetFieldId, [
             ...(dependents.get(ref.targetFieldId) ?? []),
-            `${reader.docType}/${reader.docId}:${field.id}`,
+            own ? field.id : `${reader.docType}/${reader.docId}:${field.id}`,
           ]);
         }
       }
@@ -98,7 +101,9 @@ export class ComputedMetadataService {
     return [...dependents].map(([fieldId, names]) => ({
       fieldId,
       dependents: names,
-      reason: `field ${fieldId} is ${next.has(fieldId) ? 'retyped' : 'deleted'} but ${names.join(', ')} in other documents read it; change or remove them first`,
+      reason: names.every((name) => name.includes(':'))
+        ? `field ${fieldId} is ${next.has(fieldId) ? 'retyped' : 'deleted'} but ${names.join(', ')} in other documents read it; change or remove them first`
+        : `field ${fieldId} is ${next.has(fieldId) ? 'retyped' : 'deleted'} but ${names.join(', ')} read it through links into this document${names.some((name) => name.includes(':')) ? ' or from other documents' : ''}; change or remove them first`,
     }));
   }
 

@@ -13,6 +13,7 @@ import type { DocumentMetadata, DocumentRecord, RowRecord } from '../../domain/d
 import { ComputedValuesRepository } from '../../repositories/computed-values.repository.js';
 import { DocumentRepository } from '../../repositories/document.repository.js';
 import type { DraftOverlayRow } from '../../repositories/row-query.repository.js';
+import { volatileFieldSql } from '../../query/formula-sql.js';
 import type { LinkedSource } from './computed-access.service.js';
 import type { ValueMask } from './value-mask.js';
 
@@ -43,9 +44,13 @@ export class ComputedReadService {
       return values;
     }
     const aggregates = new Map<string, StoredValue>();
+    const computed = volatileFieldSql(metadata.fields, planned.aggregates.map((aggregate) => aggregate.fieldId));
     for (const aggregate of planned.aggregates) {
       if (aggregate.fieldId === '*' || !mask.hides(aggregate.fieldId)) {
-        aggregates.set(`${aggregate.fn}:${aggregate.fieldId}`, await this.values.aggregate(document.uuid, aggregate.fn, aggregate.fieldId));
+        aggregates.set(
+          `${aggregate.fn}:${aggregate.fieldId}`,
+          await this.values.aggregate(document.uuid, aggregate.fn, aggregate.fieldId, computed.get(aggregate.fieldId)),
+        );
       }
     }
     const hidden = hiddenPropertyFormulas(planned, (fieldId) => mask.hides(fieldId));

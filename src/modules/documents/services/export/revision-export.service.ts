@@ -11,6 +11,7 @@ import type { DocumentContext } from '../document-access.service.js';
 import { RevisionHistoryService } from '../revision-history.service.js';
 import { ComputedAccessService } from '../computed/computed-access.service.js';
 import { cellOf, CONTENT_TYPES, type ExportFormat, type ExportSink, sinkFor } from './export-writers.js';
+import { volatileFieldSql } from '../../query/formula-sql.js';
 import { computedPlan, evaluatePropertyFormulas, hiddenPropertyFormulas, planPropertyFormulas, recomputeFormulas } from '../../fields/computed-row.evaluator.js';
 
 /** Rows fetched from the cursor per batch. */
@@ -231,7 +232,12 @@ export class RevisionExportService {
         ? evaluatePropertyFormulas(
             propertyFormulas,
             asOf.properties,
-            await this.exports.aggregatesAsOf(ctx.document.uuid, revision.version, propertyFormulas.aggregates.filter((aggregate) => !mask.hides(aggregate.fieldId))),
+            await this.exports.aggregatesAsOf(
+              ctx.document.uuid,
+              revision.version,
+              propertyFormulas.aggregates.filter((aggregate) => !mask.hides(aggregate.fieldId)),
+              volatileFieldSql(asOf.metadata.fields, propertyFormulas.aggregates.map((aggregate) => aggregate.fieldId)),
+            ),
             now,
             hiddenPropertyFormulas(propertyFormulas, (fieldId) => mask.hides(fieldId)),
           )
