@@ -15,9 +15,10 @@ import { MetricsService } from './modules/metrics/metrics.service.js';
 import { Reflector } from '@nestjs/core';
 import { WsAdapter } from '@nestjs/platform-ws';
 import { readsAsJson, refuseUnreadBody } from './common/http/body-type.middleware.js';
-import { answerUnknownPaths } from './common/http/unknown-path.middleware.js';
+import { answerNotFound, answerUnknownPaths } from './common/http/unknown-path.middleware.js';
 import { limitBodyDepth } from './common/http/body-depth.middleware.js';
 import { lowerCaseTenantIds } from './common/http/tenant-id-case.middleware.js';
+import { assignRequestId } from './common/logging/logger.options.js';
 
 export const API_PREFIX = 'api/v1';
 
@@ -100,6 +101,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
   app.useLogger(app.get(Logger));
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'extended');
+  app.use(assignRequestId);
   // JSON also under its structured-syntax types (application/merge-patch+json …), as text/plain or without a type.
   app.useBodyParser('json', { limit: config.bodyLimitBytes, type: (request: unknown) => readsAsJson(request as Parameters<typeof readsAsJson>[0]) });
   app.useBodyParser('urlencoded', { limit: config.bodyLimitBytes, extended: false });
@@ -122,7 +124,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
   app.use(app.get(MetricsService).middleware);
   app.use(lowerCaseTenantIds);
   // Outside /api/v1, the OpenAPI pages and the host-root routes there is nothing: the 404 envelope, not Express's page.
-  app.use(answerUnknownPaths([API_PREFIX, 'api/docs', 'api/docs-json', ...HOST_ROOT_ROUTES]));
+  app.use(answerUnknownPaths([API_PREFIX, `${API_PREFIX}/{*path}`, 'api/docs', 'api/docs/{*path}', 'api/docs-json', ...HOST_ROOT_ROUTES]));
   app.setGlobalPrefix(API_PREFIX, { exclude: HOST_ROOT_ROUTES });
   // Realtime sockets (docs/realtime.md) share the HTTP server's port.
   app.useWebSocketAdapter(new WsAdapter(app));
@@ -144,7 +146,12 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
     useGlobalPrefix: false,
     customSiteTitle: 'Quire API',
   });
+  app.use(['/api/docs', '/api/docs-json'], answerNotFound);
   clearRoutes();
+  // Served outside the OpenAPI document: the Prometheus scrape and the OpenAPI pages (a wrong method → 405).
+  for (const path of ['/metrics', '/api/docs', '/api/docs-json']) {
+    registerRoute('get', path);
+  }
   for (const [path, item] of Object.entries(document.paths)) {
     for (const method of Object.keys(item)) {
       if (['get', 'post', 'put', 'patch', 'delete', 'head', 'options'].includes(method)) {

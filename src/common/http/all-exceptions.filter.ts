@@ -11,6 +11,7 @@ import { AppException, type ErrorDetail } from '../errors/app.exception.js';
 import { ErrorCode } from '../errors/error-code.js';
 import { mapPgError } from '../errors/pg-error.mapper.js';
 import { messageOf } from '../i18n/error-messages.js';
+import { redactUrl } from '../logging/logger.options.js';
 import { type Envelope, errorDetailsOf } from './envelope.js';
 import { allowedMethodsFor, markUnmatched } from './route-table.js';
 
@@ -89,7 +90,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const app = this.toAppException(exception, request);
 
     if (app.code === ErrorCode.INTERNAL_ERROR) {
-      this.logger.error({ err: exception, path: request.path }, 'unhandled error');
+      this.logger.error({ err: exception, path: redactUrl(request.path) }, 'unhandled error');
     }
     if (response.headersSent) {
       return;

@@ -32,17 +32,40 @@ export function tooDeepPath(value: unknown, limit: number): string | null {
 }
 
 /**
- * What is wrong with a parsed body: nesting deeper than `limit` levels (reported first), or a reserved key
- * (reserved-keys.ts). Walks with two flat stacks and builds no path strings: a 1000-item bulk body has tens of
- * thousands of nodes.
+ * A lone surrogate: JSON may escape one (`"\ud800"`), but it is no Unicode text. Validators choked on it (isEmail
+ * throws URIError: 500 on public routes) and PostgreSQL stores it as U+FFFD, silently changing what was written.
  */
-function bodyProblem(value: unknown, limit: number): 'depth' | 'reserved-key' | null {
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** String.prototype.isWellFormed (native since Node 20; ES2024, past this project's `lib`). */
+const isWellFormed = (String.prototype as unknown as { isWellFormed: (this: string) => boolean }).isWellFormed;
+
+function illFormed(text: string): boolean {
+  return !isWellFormed.call(text);
+}
+
+/** A key fit for an error's `field`: its lone surrogates written as `\uXXXX` escapes. */
+function printable(key: string): string {
+  return key.replace(new RegExp(LONE_SURROGATE.source, 'g'), (unit) => `\\u${unit.charCodeAt(0).toString(16)}`);
+}
+
+/**
+ * What is wrong with a parsed body: nesting deeper than `limit` levels (reported first), a reserved key
+ * (reserved-keys.ts), or text that is not well-formed Unicode. Walks with two flat stacks and builds no path strings:
+ * a 1000-item bulk body has tens of thousands of nodes.
+ */
+function bodyProblem(value: unknown, limit: number): 'depth' | 'reserved-key' | 'ill-formed' | null {
   let reserved = false;
+  let broken = false;
   const items: unknown[] = [value];
   const depths: number[] = [0];
   while (items.length > 0) {
     const item = items.pop();
     const depth = depths.pop() as number;
+    if (typeof item === 'string') {
+      broken ||= illFormed(item);
+      continue;
+    }
     if (item === null || typeof item !== 'object') {
       continue;
     }
@@ -59,11 +82,42 @@ function bodyProblem(value: unknown, limit: number): 'depth' | 'reserved-key' | 
     for (const key of Object.keys(item)) {
       // Keep walking: a too-deep body is refused as such, and the path search below only runs on shallow ones.
       reserved ||= RESERVED_KEYS.has(key);
+      broken ||= illFormed(key);
       items.push((item as Record<string, unknown>)[key]);
       depths.push(depth + 1);
     }
   }
-  return reserved ? 'reserved-key' : null;
+  return reserved ? 'reserved-key' : broken ? 'ill-formed' : null;
+}
+
+/** The path of the first key or string value that is not well-formed Unicode (only called once bodyProblem found one). */
+function illFormedPath(value: unknown, path: string): string | null {
+  if (typeof value === 'string') {
+    return illFormed(value) ? path : null;
+  }
+  if (value === null || typeof value !== 'object') {
+    return null;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i += 1) {
+      const found = illFormedPath(value[i], `${path}[${i}]`);
+      if (found !== null) {
+        return found;
+      }
+    }
+    return null;
+  }
+  for (const key of Object.keys(value)) {
+    const keyPath = `${path}.${printable(key)}`;
+    if (illFormed(key)) {
+      return keyPath;
+    }
+    const found = illFormedPath((value as Record<string, unknown>)[key], keyPath);
+    if (found !== null) {
+      return found;
+    }
+  }
+  return null;
 }
 
 /** The path of the first reserved key in `value` (only called once bodyProblem found one). */
@@ -93,8 +147,9 @@ function reservedKeyPath(value: unknown, path: string): string | null {
 }
 
 /**
- * Refuses, with VALIDATION_ERROR before any pipe walks it, a parsed body nesting deeper than MAX_BODY_DEPTH or
- * using a reserved key (the depth is checked first, so the path search below never recurses past it).
+ * Refuses, with VALIDATION_ERROR before any pipe walks it, a parsed body nesting deeper than MAX_BODY_DEPTH, using a
+ * reserved key, or holding text that is not well-formed Unicode (the depth is checked first, so the path searches
+ * below never recurse past it).
  */
 export function limitBodyDepth(request: Request, _response: Response, next: NextFunction): void {
   const body: unknown = request.body;
@@ -104,6 +159,9 @@ export function limitBodyDepth(request: Request, _response: Response, next: Next
   } else if (problem === 'depth') {
     const path = tooDeepPath(body, MAX_BODY_DEPTH) ?? 'body';
     next(AppException.validation([{ field: 'body', reason: `the body nests deeper than ${MAX_BODY_DEPTH} levels (at ${path.slice(0, 120)}…)` }]));
+  } else if (problem === 'ill-formed') {
+    const path = (illFormedPath(body, 'body') ?? 'body').replace(/^body\.?/, '') || 'body';
+    next(AppException.validation([{ field: path.slice(0, 200), reason: 'text must be well-formed Unicode (it holds a lone surrogate such as \\ud800)' }]));
   } else {
     const path = (reservedKeyPath(body, 'body') ?? 'body').replace(/^body\.?/, '') || 'body';
     const key = path.slice(path.lastIndexOf('.') + 1);

@@ -74,6 +74,17 @@ describe('request logging', () => {
     expect(raw).not.toMatch(/secret-refresh|secret-client|secret-code/);
   });
 
+  it('redacts the secrets some paths carry: invitation tokens and share codes', async () => {
+    const invitation = await logOf('/api/v1/invitations/secret-invitation-token/accept', {});
+    expect(invitation.raw).toContain('/api/v1/invitations/[redacted]/accept');
+    const share = await logOf('/connect/share/secret-share-code?x=1', {});
+    expect(share.raw).toContain('/connect/share/[redacted]?x=1');
+    expect(invitation.raw + share.raw).not.toMatch(/secret-invitation-token|secret-share-code/);
+    // Ids of an organization's invitations are not secrets and stay readable.
+    const byId = await logOf('/api/v1/organizations/o1/invitations/i1', {});
+    expect(byId.raw).toContain('/api/v1/organizations/o1/invitations/i1');
+  });
+
   it('redacts password, token and secret fields in logged objects', async () => {
     const { raw } = await logOf('/x', {}, (req) => {
       (req as IncomingMessage & { log: { info(obj: object, msg: string): void } }).log.info(

@@ -17,6 +17,32 @@ export function requestIdOf(request: IncomingMessage, response: ServerResponse):
   return id;
 }
 
+/** Query parameters that carry credentials (OAuth codes and secrets, realtime connect tokens). */
+const SECRET_QUERY = /([?&](?:token|code|client_secret|refresh_token)=)[^&]*/gi;
+
+/**
+ * Paths whose segment is itself the credential: an invitation token (`/api/v1/invitations/{token}…`) and a share
+ * code (`/connect/share/{code}`). Ids in other paths (`/organizations/{id}/invitations/{invitationId}`) are kept.
+ */
+const SECRET_PATH = /^((?:\/api\/v1)?\/invitations\/|\/connect\/share\/)[^/?#]+/i;
+
+/** A request URL or path fit for the logs: the credentials it may carry are replaced by `[redacted]`. */
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_PATH, '$1[redacted]').replace(SECRET_QUERY, '$1[redacted]');
+}
+
+/**
+ * Mounted first, before the body parsers: gives the request its id and echoes it, so the answers given before Nest's
+ * logging middleware runs (a body the parsers refuse, an unknown path) carry `X-Request-Id` too. pino-http keeps an
+ * id already set (`req.id ||= genReqId(…)`), so the log line of the request has the same id.
+ */
+export function assignRequestId(request: IncomingMessage & { id?: unknown }, response: ServerResponse, next: () => void): void {
+  if (request.id === undefined) {
+    request.id = requestIdOf(request, response);
+  }
+  next();
+}
+
 /** Levels at which pino-http's "request completed" lines (logged at `info`) are written. */
 const REQUEST_LOG_LEVELS = new Set(['trace', 'debug', 'info']);
 
@@ -52,10 +78,7 @@ export function loggerOptions(config: AppConfig): Params {
         req: (req: { id: string; method: string; url: string }) => ({
           id: req.id,
           method: req.method,
-          url: String(req.url).replace(
-            /([?&](?:token|code|client_secret|refresh_token)=)[^&]*/gi,
-            '$1[redacted]',
-          ),
+          url: redactUrl(String(req.url)),
         }),
       },
       autoLogging: logRequests ? { ignore: (req) => QUIET_PATHS.has(String(req.url).split('?')[0]) } : false,

@@ -113,13 +113,24 @@ describe('envelope and errors', () => {
   });
 
   it('answers paths outside the API with the 404 envelope, not an HTML page', async () => {
-    for (const path of ['/users/me', '/api/v2/users/me', '/api', '/']) {
+    // Also below the host-root routes that serve one path only (`/health/x` used to get Express's HTML page).
+    for (const path of ['/users/me', '/api/v2/users/me', '/api', '/', '/health/x', '/health/ready/x', '/metrics/x', '/token/x', '/jwks.json/x', '/api/docs-json/x']) {
       const res = await request(t.http).get(path).expect(404);
       expect(res.headers['content-type']).toContain('application/json');
       expect(res.body).toMatchObject({ success: false, code: 'NOT_FOUND' });
     }
     await request(t.http).get('/health').expect(200);
+    await request(t.http).get('/health/').expect(200);
     await request(t.http).get('/api/docs-json').expect(200);
+    await request(t.http).get('/api/docs/').expect(200);
+    const unknownFile = await request(t.http).get('/api/docs/x').expect(404);
+    expect(unknownFile.body).toMatchObject({ success: false, code: 'NOT_FOUND' });
+    // The scrape and the OpenAPI pages are outside the OpenAPI document, yet a wrong method on them is still a 405.
+    for (const path of ['/metrics', '/api/docs-json', '/api/docs']) {
+      const res = await request(t.http).post(path).expect(405);
+      expect(res.body).toMatchObject({ success: false, code: 'METHOD_NOT_ALLOWED' });
+      expect(res.headers.allow).toBe('GET');
+    }
   });
 
   it('refuses JavaScript object member names as body keys, anywhere in the body (the validator dropped them silently)', async () => {
@@ -133,6 +144,22 @@ describe('envelope and errors', () => {
     }
     const proto = await request(t.http).post('/api/v1/auth/register').set('Content-Type', 'application/json').send('{"email":"k@example.test","__proto__":{"isAdmin":true}}').expect(400);
     expect(proto.body.details).toMatchObject({ field: '__proto__' });
+  });
+
+  it('refuses text that is not well-formed Unicode (a lone surrogate) anywhere in a body, instead of a 500', async () => {
+    // Raw JSON: the escapes reach the parser as written. isEmail choked on "\ud800" (URIError, 500), on a public route.
+    const cases: Array<[string, string]> = [
+      ['{"email":"\\ud800@example.com","password":"correct horse battery"}', 'email'],
+      ['{"email":"k@example.test","password":"correct horse battery","displayName":"a\\udc00b"}', 'displayName'],
+      ['{"email":"k@example.test","password":"correct horse battery","extra":[{"\\ud83d":1}]}', 'extra[0].\\ud83d'],
+    ];
+    for (const [body, field] of cases) {
+      const res = await request(t.http).post('/api/v1/auth/register').set('Content-Type', 'application/json').send(body).expect(400);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field, reason: expect.stringContaining('well-formed Unicode') } });
+    }
+    // A surrogate pair (an emoji) is fine.
+    const emoji = await request(t.http).post('/api/v1/auth/register').set('Content-Type', 'application/json').send('{"email":"emoji@example.test","password":"correct horse battery","displayName":"\\ud83d\\ude00"}').expect(201);
+    expect(emoji.body.payload.user.displayName).toBe('\u{1F600}');
   });
 
   it('reads integer query parameters as decimal digits only, and names the type problem first', async () => {
@@ -207,5 +234,13 @@ describe('envelope and errors', () => {
     expect(given.headers['x-request-id']).toBe('abc-123');
     const generated = await request(t.http).get('/health').expect(200);
     expect(generated.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    // Also on the answers given before routing: body refused by the parsers, unknown paths (they had none).
+    const refused = [
+      await request(t.http).post('/api/v1/auth/login').set('X-Request-Id', 'abc-124').set('Content-Type', 'application/json').send('{"email":').expect(400),
+      await request(t.http).post('/api/v1/auth/login').set('X-Request-Id', 'abc-124').set('Content-Type', 'application/xml').send('<a/>').expect(415),
+      await request(t.http).post('/api/v1/auth/login').set('X-Request-Id', 'abc-124').set('Content-Type', 'application/json').send(`{"x":"${'a'.repeat(6 * 1024 * 1024)}"}`).expect(413),
+      await request(t.http).get('/users/me').set('X-Request-Id', 'abc-124').expect(404),
+    ];
+    expect(refused.map((res) => res.headers['x-request-id'])).toEqual(['abc-124', 'abc-124', 'abc-124', 'abc-124']);
   });
 });

@@ -3,6 +3,7 @@ import { DocumentSourceService } from '../../../src/modules/tenancy/services/doc
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { addMember, API, bearer, organizationWithRoles, registerUser, type TestUser } from './tenancy-helpers.js';
 import { problemsOf } from '../../utils/error-details.js';
+import { blockedSessions, holdLock } from '../../utils/row-locks.js';
 
 describe('tenancy: data-source references', () => {
   let t: TestApp;
@@ -111,11 +112,39 @@ describe('tenancy: data-source references', () => {
     expect(old.body.payload.status).toBe('inactive');
   });
 
+  it('two active references of one type added at once: one 201, the other ALREADY_EXISTS naming the winner', async () => {
+    const { org, owner, source, target, base } = await setup();
+    const other = await createWorkspace(owner, org.id, { visibility: 'public' });
+    // Holding the target's row lets both creates pass their checks and queue at the insert's foreign-key check.
+    const lock = await holdLock(t.dataSource, `SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE`, [target]);
+    const first = request(t.http).post(base).set(bearer(owner)).send({ sourceWorkspaceId: source, docType: 'catalog' }).then((r) => r);
+    await blockedSessions(t.dataSource, 1);
+    const second = request(t.http).post(base).set(bearer(owner)).send({ sourceWorkspaceId: other, docType: 'catalog' }).then((r) => r);
+    await blockedSessions(t.dataSource, 2);
+    await lock.release();
+    const results = await Promise.all([first, second]);
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
+    const winner = results.find((r) => r.status === 201)!.body.payload;
+    expect(results.find((r) => r.status === 409)!.body).toMatchObject({
+      code: 'ALREADY_EXISTS',
+      details: { field: 'docType', reason: expect.stringContaining('pause it first') },
+      payload: { referenceId: winner.id },
+    });
+    expect(await sources.resolve(target, 'catalog')).toEqual({ workspaceId: winner.sourceWorkspaceId, readOnly: true, referenceId: winner.id });
+  });
+
   it('validates the body: self reference, unknown or foreign source, bad docType and status', async () => {
     const { member, target, base } = await setup();
     const other = await organizationWithRoles(t.http);
     const self = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: target, docType: 'catalog' }).expect(400);
     expect(self.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'sourceWorkspaceId' } });
+    // UUIDs are case-insensitive: the target's id in upper case is a self reference too (it used to reach the
+    // database's CHECK and answer 500), here and in the workspace's set.
+    const selfUpper = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: target.toUpperCase(), docType: 'catalog' }).expect(400);
+    expect(selfUpper.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'sourceWorkspaceId' } });
+    const workspace = base.replace(/\/data-source-references$/, '');
+    const selfInSet = await request(t.http).patch(workspace).set(bearer(member)).send({ dataSourceReferences: [{ sourceWorkspaceId: target.toUpperCase(), docType: 'catalog' }] }).expect(400);
+    expect(selfInSet.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'sourceWorkspaceId' } });
     const foreign = await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: other.org.defaultWorkspaceId, docType: 'catalog' }).expect(404);
     expect(foreign.body.code).toBe('NOT_FOUND');
     await request(t.http).post(base).set(bearer(member)).send({ sourceWorkspaceId: '00000000-0000-4000-8000-000000000000', docType: 'catalog' }).expect(404);

@@ -268,6 +268,29 @@ describe('tenancy: concurrent membership changes', () => {
     expect(await joinRequests(org.id, applicant.id)).toEqual([{ status: 'approved', role: 'guest', reviewed_by: admin.id }]);
   });
 
+  it('two adds of one user to a workspace at once: one 201, the other ALREADY_MEMBER with memberId, not ALREADY_EXISTS', async () => {
+    const { org, owner, member } = await organizationWithRoles(t.http);
+    const workspaceId = org.defaultWorkspaceId;
+    const path = `/organizations/${org.id}/workspaces/${workspaceId}/members`;
+    // Holding the workspace row lets both adds pass their checks and queue at the insert's foreign-key check.
+    const lock = await holdLock(t.dataSource, `SELECT 1 FROM workspaces WHERE id = $1 FOR UPDATE`, [workspaceId]);
+    const first = send('post', path, owner, { userId: member.id });
+    await blockedSessions(t.dataSource, 1);
+    const second = send('post', path, owner, { userId: member.id, role: 'viewer' });
+    await blockedSessions(t.dataSource, 2);
+    await lock.release();
+    const results = await Promise.all([first, second]);
+    expect(results.map((r) => r.status).sort()).toEqual([201, 409]);
+    const added = results.find((r) => r.status === 201)!;
+    expect(results.find((r) => r.status === 409)!.body).toMatchObject({
+      code: 'ALREADY_MEMBER',
+      details: { field: 'userId' },
+      payload: { memberId: added.body.payload.id },
+    });
+    const rows = await t.dataSource.query(`SELECT role FROM workspace_members WHERE workspace_id = $1 AND user_id = $2`, [workspaceId, member.id]);
+    expect(rows).toEqual([{ role: added.body.payload.role }]);
+  });
+
   it('a join request that waited for the add of its applicant answers ALREADY_MEMBER and leaves nothing pending', async () => {
     const { org, admin } = await organizationWithRoles(t.http);
     const applicant = await registerUser(t.http);

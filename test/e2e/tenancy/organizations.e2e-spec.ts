@@ -196,6 +196,11 @@ describe('tenancy: organizations', () => {
     await request(t.http).post(`${API}/organizations/${org.id}/transfer-ownership`).set(bearer(admin)).send({ userId: admin.id }).expect(403);
     const notMember = await request(t.http).post(`${API}/organizations/${org.id}/transfer-ownership`).set(bearer(owner)).send({ userId: member.id }).expect(400);
     expect(notMember.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'userId' } });
+    // The owner's own id in upper case is still the owner: it used to pass the check and demote the owner to admin,
+    // leaving the organization without an owner-role member.
+    const toSelf = await request(t.http).post(`${API}/organizations/${org.id}/transfer-ownership`).set(bearer(owner)).send({ userId: owner.id.toUpperCase() }).expect(400);
+    expect(toSelf.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'userId', reason: 'you already own this organization' } });
+    expect(await t.dataSource.query(`SELECT user_id FROM organization_members WHERE organization_id = $1 AND role = 'owner'`, [org.id])).toEqual([{ user_id: owner.id }]);
     const moved = await request(t.http).post(`${API}/organizations/${org.id}/transfer-ownership`).set(bearer(owner)).send({ userId: admin.id }).expect(200);
     expect(moved.body.payload).toMatchObject({ ownerId: admin.id, role: 'admin' });
     const asNewOwner = await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(admin)).expect(200);
@@ -235,6 +240,14 @@ describe('tenancy: organizations', () => {
     const other = await createOrganization(t.http, outsider);
     const ok = await request(t.http).patch(`${API}/users/me`).set(bearer(owner)).send({ defaultOrganizationId: org.id, defaultWorkspaceId: org.defaultWorkspaceId }).expect(200);
     expect(ok.body.payload).toMatchObject({ defaultOrganizationId: org.id, defaultWorkspaceId: org.defaultWorkspaceId });
+    // UUIDs in upper case name the same organization and workspace (they used to be "another organization").
+    const upper = await request(t.http)
+      .patch(`${API}/users/me`)
+      .set(bearer(owner))
+      .send({ defaultOrganizationId: org.id.toUpperCase(), defaultWorkspaceId: org.defaultWorkspaceId.toUpperCase() })
+      .expect(200);
+    expect(upper.body.payload).toMatchObject({ defaultOrganizationId: org.id, defaultWorkspaceId: org.defaultWorkspaceId });
+    await request(t.http).patch(`${API}/users/me`).set(bearer(owner)).send({ defaultWorkspaceId: org.defaultWorkspaceId.toUpperCase() }).expect(200);
 
     const foreign = await request(t.http).patch(`${API}/users/me`).set(bearer(member)).send({ defaultOrganizationId: other.id }).expect(400);
     expect(foreign.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'defaultOrganizationId' } });
@@ -360,5 +373,43 @@ describe('tenancy: organizations', () => {
     await request(t.http).delete(`${API}/doc/things/gone-${suffix}`).set(bearer(owner)).expect(200);
     const res = await request(t.http).get(`${API}/organizations/${owner.defaultOrganizationId}`).set(bearer(owner)).expect(200);
     expect(res.body.payload.statistics.documentCount).toBe(1);
+  });
+
+  it('refuses a body on the routes that take none (VALIDATION_ERROR naming its keys), changing nothing; {} is fine', async () => {
+    const { org, owner, member, outsider, memberIds } = await organizationWithRoles(t.http);
+    const base = `${API}/organizations/${org.id}`;
+    const ws = (await request(t.http).post(`${base}/workspaces`).set(bearer(owner)).send({ name: 'W', slug: uniqueSlug('ws') }).expect(201)).body.payload.id;
+    const wsMember = (await request(t.http).post(`${base}/workspaces/${ws}/members`).set(bearer(owner)).send({ userId: member.id }).expect(201)).body.payload.id;
+    const ref = (await request(t.http).post(`${base}/workspaces/${ws}/data-source-references`).set(bearer(owner)).send({ sourceWorkspaceId: org.defaultWorkspaceId, docType: 'notes' }).expect(201)).body.payload.id;
+    const invitation = (await request(t.http).post(`${base}/invitations`).set(bearer(owner)).send({ email: outsider.email }).expect(201)).body.payload;
+    const joinRequest = (await request(t.http).post(`${base}/join-requests`).set(bearer(outsider)).send({}).expect(201)).body.payload.id;
+    const calls: Array<[method: 'post' | 'delete', path: string, by: typeof owner]> = [
+      ['post', `${API}/invitations/${invitation.token}/accept`, outsider],
+      ['post', `${API}/invitations/${invitation.token}/decline`, outsider],
+      ['delete', `${base}/invitations/${invitation.id}`, owner],
+      ['delete', `${base}/join-requests/${joinRequest}`, outsider],
+      ['delete', `${base}/workspaces/${ws}/data-source-references/${ref}`, owner],
+      ['delete', `${base}/workspaces/${ws}/members/${wsMember}`, owner],
+      ['post', `${base}/workspaces/${ws}/archive`, owner],
+      ['post', `${base}/workspaces/${ws}/restore`, owner],
+      ['delete', `${base}/workspaces/${ws}`, owner],
+      ['delete', `${base}/members/${memberIds.member}`, owner],
+      ['post', `${base}/leave`, member],
+      ['delete', base, owner],
+    ];
+    for (const [method, path, by] of calls) {
+      const res = await request(t.http)[method](path).set(bearer(by)).send({ role: 'owner' });
+      expect([`${method} ${path}`, res.status, res.body.code, res.body.details]).toEqual([`${method} ${path}`, 400, 'VALIDATION_ERROR', { field: 'role', reason: 'property role should not exist' }]);
+    }
+    // Nothing happened: every record is as it was.
+    expect((await request(t.http).get(`${base}/invitations/${invitation.id}`).set(bearer(owner)).expect(200)).body.payload.status).toBe('pending');
+    expect((await request(t.http).get(`${base}/join-requests/${joinRequest}`).set(bearer(owner)).expect(200)).body.payload.status).toBe('pending');
+    await request(t.http).get(`${base}/workspaces/${ws}/data-source-references/${ref}`).set(bearer(owner)).expect(200);
+    await request(t.http).get(`${base}/workspaces/${ws}/members/${wsMember}`).set(bearer(owner)).expect(200);
+    expect((await request(t.http).get(`${base}/workspaces/${ws}`).set(bearer(owner)).expect(200)).body.payload.archived).toBe(false);
+    await request(t.http).get(`${base}/members/${memberIds.member}`).set(bearer(owner)).expect(200);
+    // An empty object is no body.
+    await request(t.http).post(`${base}/workspaces/${ws}/archive`).set(bearer(owner)).send({}).expect(200);
+    await request(t.http).delete(base).set(bearer(owner)).send({}).expect(200);
   });
 });

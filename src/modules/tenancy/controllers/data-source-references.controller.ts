@@ -8,6 +8,7 @@ import { type Page, PageQueryDto } from '../../../common/http/pagination.js';
 import { CreateDataSourceReferenceDto, DataSourceReferenceResponseDto, UpdateDataSourceReferenceDto } from '../dtos/data-source-reference.dto.js';
 import { RequireWorkspaceRole } from '../guards/tenancy-roles.decorators.js';
 import { DataSourceReferencesService } from '../services/data-source-references.service.js';
+import { NoBody } from '../../../common/http/no-body.decorator.js';
 
 @ApiTags('data-source references')
 @Controller('organizations/:organizationId/workspaces/:workspaceId/data-source-references')
@@ -90,6 +91,7 @@ export class DataSourceReferencesController {
     @Param('organizationId') organizationId: string,
     @Param('workspaceId') workspaceId: string,
     @Param('refId') refId: string,
+    @NoBody() _body: undefined,
   ): Promise<null> {
     return this.references.remove(principal, organizationId, workspaceId, refId);
   }

@@ -6,6 +6,7 @@ import type { Principal } from '../../../common/auth/principal.js';
 import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { InvitationAcceptedDto, InvitationDetailsDto } from '../dtos/invitation.dto.js';
 import { InvitationTokensService } from '../services/invitation-tokens.service.js';
+import { NoBody } from '../../../common/http/no-body.decorator.js';
 
 @ApiTags('invitations')
 @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown token, or the organization is archived', schema: ERROR_ENVELOPE_SCHEMA })
@@ -28,7 +29,7 @@ export class InvitationTokensController {
   @HttpCode(200)
   @ApiOperation({ summary: "Accept: the signed-in user's e-mail must match; creates the member record" })
   @ApiEnvelope(InvitationAcceptedDto)
-  accept(@CurrentPrincipal() principal: Principal, @Param('token') token: string): Promise<InvitationAcceptedDto> {
+  accept(@CurrentPrincipal() principal: Principal, @Param('token') token: string, @NoBody() _body: undefined): Promise<InvitationAcceptedDto> {
     return this.tokens.accept(principal, token);
   }
 
@@ -39,7 +40,7 @@ export class InvitationTokensController {
   @HttpCode(200)
   @ApiOperation({ summary: 'Decline (status becomes `revoked`, with `declinedAt`); the e-mail must match' })
   @ApiEnvelope(InvitationDetailsDto)
-  decline(@CurrentPrincipal() principal: Principal, @Param('token') token: string): Promise<InvitationDetailsDto> {
+  decline(@CurrentPrincipal() principal: Principal, @Param('token') token: string, @NoBody() _body: undefined): Promise<InvitationDetailsDto> {
     return this.tokens.decline(principal, token);
   }
 }

@@ -8,6 +8,7 @@ import type { Page } from '../../../common/http/pagination.js';
 import { CreatedInvitationDto, CreateInvitationDto, InvitationQueryDto, InvitationResponseDto } from '../dtos/invitation.dto.js';
 import { RequireOrgRole } from '../guards/tenancy-roles.decorators.js';
 import { InvitationsService } from '../services/invitations.service.js';
+import { NoBody } from '../../../common/http/no-body.decorator.js';
 
 @ApiTags('invitations')
 @Controller('organizations/:organizationId/invitations')
@@ -63,6 +64,7 @@ export class InvitationsController {
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,
     @Param('invitationId') invitationId: string,
+    @NoBody() _body: undefined,
   ): Promise<InvitationResponseDto> {
     return this.invitations.revoke(principal, organizationId, invitationId);
   }

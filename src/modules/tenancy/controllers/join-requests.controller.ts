@@ -14,6 +14,7 @@ import {
 } from '../dtos/join-request.dto.js';
 import { RequireOrgRole } from '../guards/tenancy-roles.decorators.js';
 import { JoinRequestsService } from '../services/join-requests.service.js';
+import { NoBody } from '../../../common/http/no-body.decorator.js';
 
 const requestNotFound = 'NOT_FOUND: unknown join request or organization, or the caller is neither the applicant nor a member';
 
@@ -71,6 +72,7 @@ export class JoinRequestsController {
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,
     @Param('requestId') requestId: string,
+    @NoBody() _body: undefined,
   ): Promise<JoinRequestResponseDto> {
     return this.requests.cancel(principal, organizationId, requestId);
   }

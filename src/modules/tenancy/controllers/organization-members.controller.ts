@@ -8,6 +8,7 @@ import type { Page } from '../../../common/http/pagination.js';
 import { AddMemberDto, MemberQueryDto, MemberResponseDto, UpdateMemberDto } from '../dtos/member.dto.js';
 import { RequireOrgRole } from '../guards/tenancy-roles.decorators.js';
 import { OrganizationMembersService } from '../services/organization-members.service.js';
+import { NoBody } from '../../../common/http/no-body.decorator.js';
 
 @ApiTags('organization members')
 @Controller('organizations/:organizationId/members')
@@ -64,7 +65,7 @@ export class OrganizationMembersController {
   @RequireOrgRole('admin')
   @ApiOperation({ summary: 'Remove a member (owner or admin; the owner cannot be removed)' })
   @ApiEnvelope(null)
-  remove(@CurrentPrincipal() principal: Principal, @Param('organizationId') organizationId: string, @Param('memberId') memberId: string): Promise<null> {
+  remove(@CurrentPrincipal() principal: Principal, @Param('organizationId') organizationId: string, @Param('memberId') memberId: string, @NoBody() _body: undefined): Promise<null> {
     return this.members.remove(principal, organizationId, memberId);
   }
 }

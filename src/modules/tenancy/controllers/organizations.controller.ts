@@ -7,6 +7,7 @@ import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-env
 import { CreateOrganizationDto, OrganizationDetailDto, TransferOwnershipDto, UpdateOrganizationDto } from '../dtos/organization.dto.js';
 import { RequireOrgRole } from '../guards/tenancy-roles.decorators.js';
 import { OrganizationsService } from '../services/organizations.service.js';
+import { NoBody } from '../../../common/http/no-body.decorator.js';
 
 @ApiTags('organizations')
 @Controller('organizations')
@@ -49,7 +50,7 @@ export class OrganizationsController {
   @RequireOrgRole('owner')
   @ApiOperation({ summary: 'Archive (soft delete) the organization (owner only)' })
   @ApiEnvelope(null)
-  archive(@CurrentPrincipal() principal: Principal, @Param('organizationId') organizationId: string): Promise<null> {
+  archive(@CurrentPrincipal() principal: Principal, @Param('organizationId') organizationId: string, @NoBody() _body: undefined): Promise<null> {
     return this.organizations.archive(principal, organizationId);
   }
 
@@ -59,7 +60,7 @@ export class OrganizationsController {
   @ApiNotFoundResponse({ description: 'NOT_FOUND: unknown or archived organization, or not a member', schema: ERROR_ENVELOPE_SCHEMA })
   @ApiOperation({ summary: 'Leave the organization, also while suspended (the owner must transfer ownership first)' })
   @ApiEnvelope(null)
-  leave(@CurrentPrincipal() principal: Principal, @Param('organizationId') organizationId: string): Promise<null> {
+  leave(@CurrentPrincipal() principal: Principal, @Param('organizationId') organizationId: string, @NoBody() _body: undefined): Promise<null> {
     return this.organizations.leave(principal, organizationId);
   }
 

@@ -8,6 +8,7 @@ import type { Page } from '../../../common/http/pagination.js';
 import { AddWorkspaceMemberDto, UpdateWorkspaceMemberDto, WorkspaceMemberQueryDto, WorkspaceMemberResponseDto } from '../dtos/workspace-member.dto.js';
 import { RequireWorkspaceRole } from '../guards/tenancy-roles.decorators.js';
 import { WorkspaceMembersService } from '../services/workspace-members.service.js';
+import { NoBody } from '../../../common/http/no-body.decorator.js';
 
 @ApiTags('workspace members')
 @Controller('organizations/:organizationId/workspaces/:workspaceId/members')
@@ -81,6 +82,7 @@ export class WorkspaceMembersController {
     @Param('organizationId') organizationId: string,
     @Param('workspaceId') workspaceId: string,
     @Param('memberId') memberId: string,
+    @NoBody() _body: undefined,
   ): Promise<null> {
     return this.members.remove(principal, organizationId, workspaceId, memberId);
   }

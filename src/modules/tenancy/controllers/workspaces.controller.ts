@@ -8,6 +8,7 @@ import type { Page } from '../../../common/http/pagination.js';
 import { CreateWorkspaceDto, UpdateWorkspaceDto, WorkspaceQueryDto, WorkspaceResponseDto } from '../dtos/workspace.dto.js';
 import { RequireOrgRole, RequireWorkspacePermission, RequireWorkspaceRole } from '../guards/tenancy-roles.decorators.js';
 import { WorkspacesService } from '../services/workspaces.service.js';
+import { NoBody } from '../../../common/http/no-body.decorator.js';
 
 @ApiTags('workspaces')
 @Controller('organizations/:organizationId/workspaces')
@@ -76,6 +77,7 @@ export class WorkspacesController {
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,
     @Param('workspaceId') workspaceId: string,
+    @NoBody() _body: undefined,
   ): Promise<null> {
     return this.workspaces.remove(principal, organizationId, workspaceId);
   }
@@ -91,6 +93,7 @@ export class WorkspacesController {
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,
     @Param('workspaceId') workspaceId: string,
+    @NoBody() _body: undefined,
   ): Promise<WorkspaceResponseDto> {
     return this.workspaces.archive(principal, organizationId, workspaceId);
   }
@@ -106,6 +109,7 @@ export class WorkspacesController {
     @CurrentPrincipal() principal: Principal,
     @Param('organizationId') organizationId: string,
     @Param('workspaceId') workspaceId: string,
+    @NoBody() _body: undefined,
   ): Promise<WorkspaceResponseDto> {
     return this.workspaces.restore(principal, organizationId, workspaceId);
   }

@@ -4,7 +4,7 @@ import { DOC_TYPE_PATTERN, DOC_TYPE_RULE } from '../../../common/http/client-ids
 import { FixedEcho, ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { DATA_SOURCE_REFERENCE_STATUSES, type DataSourceReferenceStatus } from '../entities/data-source-reference.entity.js';
 import type { DataSourceReferenceEntity } from '../entities/data-source-reference.entity.js';
-import { isoRequired } from './tenancy-common.dto.js';
+import { isoRequired, LowerCaseUuid } from './tenancy-common.dto.js';
 
 /**
  * The one kind of data-source reference (spec 2.3, 4.3: "replacement mode"): the source workspace's data replaces the
@@ -18,6 +18,7 @@ const MODE_DESCRIPTION =
 /** One reference as written (create, and items of a workspace's `dataSourceReferences`). */
 export class DataSourceReferenceInputDto {
   @ApiProperty({ format: 'uuid', description: 'A workspace of the same organization the caller may read' })
+  @LowerCaseUuid()
   @IsUUID()
   sourceWorkspaceId: string;
 

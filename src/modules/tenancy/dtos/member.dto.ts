@@ -3,10 +3,10 @@ import { IsIn, IsOptional, IsString, IsUUID, MaxLength } from 'class-validator';
 import { FixedEcho, ReadOnlyEcho } from '../../../common/http/validation-decorators.js';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { MEMBER_STATUSES, type MemberStatus, ORGANIZATION_ROLES, type OrganizationRole } from '../entities/organization-member.entity.js';
-import { UserSummaryDto } from './tenancy-common.dto.js';
+import { LowerCaseUuid, UserSummaryDto } from './tenancy-common.dto.js';
 
 export class AddMemberDto {
-  @ApiProperty({ format: 'uuid' }) @IsUUID() userId: string;
+  @ApiProperty({ format: 'uuid' }) @LowerCaseUuid() @IsUUID() userId: string;
   @ApiPropertyOptional({ enum: ORGANIZATION_ROLES, default: 'member', description: '`owner` only by transfer-ownership' })
   @IsOptional()
   @IsIn(ORGANIZATION_ROLES)

@@ -6,7 +6,7 @@ import { ORGANIZATION_TYPES, type OrganizationEntity, type OrganizationType } fr
 import { ORGANIZATION_NAME_MAX } from '../policies/organization-name.js';
 import { effectiveSettings, settingsProblem } from '../policies/organization-roles.js';
 import { FixedEcho, PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
-import { isoRequired } from './tenancy-common.dto.js';
+import { isoRequired, LowerCaseUuid } from './tenancy-common.dto.js';
 
 export const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 const SLUG_RULE = 'lower-case letters, digits and hyphens, 1-64 characters, not starting or ending with a hyphen';
@@ -76,6 +76,7 @@ export class UpdateOrganizationDto {
 
 export class TransferOwnershipDto {
   @ApiProperty({ format: 'uuid', description: 'An active member who becomes the owner; the previous owner becomes admin' })
+  @LowerCaseUuid()
   @IsUUID()
   userId: string;
 }

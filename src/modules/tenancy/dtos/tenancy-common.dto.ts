@@ -1,4 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
 
 /** Who a member, inviter or applicant is: a read-only summary of the user record. */
 export class UserSummaryDto {
@@ -15,3 +16,10 @@ export function iso(date: Date | string | null | undefined): string | null {
 export function isoRequired(date: Date | string): string {
   return new Date(date).toISOString();
 }
+
+/**
+ * A UUID a client names (a user, a source workspace) in lower case, as PostgreSQL answers it: UUIDs compare
+ * case-insensitively (RFC 9562), so the services' comparisons with stored ids (the owner transferring to
+ * themselves, a workspace referencing itself, a reference set keyed by source) must not depend on the case sent.
+ */
+export const LowerCaseUuid = (): PropertyDecorator => Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.toLowerCase() : value));

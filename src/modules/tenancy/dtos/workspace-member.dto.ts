@@ -4,10 +4,10 @@ import { FixedEcho, ReadOnlyEcho } from '../../../common/http/validation-decorat
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { MEMBER_STATUSES, type MemberStatus } from '../entities/organization-member.entity.js';
 import { WORKSPACE_ROLES, type WorkspaceRole } from '../entities/workspace-member.entity.js';
-import { UserSummaryDto } from './tenancy-common.dto.js';
+import { LowerCaseUuid, UserSummaryDto } from './tenancy-common.dto.js';
 
 export class AddWorkspaceMemberDto {
-  @ApiProperty({ format: 'uuid', description: 'Must already be a member of the organization' }) @IsUUID() userId: string;
+  @ApiProperty({ format: 'uuid', description: 'Must already be a member of the organization' }) @LowerCaseUuid() @IsUUID() userId: string;
   @ApiPropertyOptional({ enum: WORKSPACE_ROLES, default: 'editor' }) @IsOptional() @IsIn(WORKSPACE_ROLES) role?: WorkspaceRole;
 }
 

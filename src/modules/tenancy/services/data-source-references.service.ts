@@ -52,6 +52,7 @@ export class DataSourceReferencesService {
         throw AppException.forbidden('only organization owners and admins may force a data-source reference');
       }
       await this.requireReadableSource(principal, access, dto.sourceWorkspaceId);
+      await this.serialize(access.workspaceId);
       const same = await this.tx.manager.findOne(DataSourceReferenceEntity, {
         where: { workspaceId, docType: dto.docType, sourceWorkspaceId: dto.sourceWorkspaceId },
       });
@@ -91,6 +92,7 @@ export class DataSourceReferencesService {
   ): Promise<DataSourceReferenceResponseDto> {
     return this.tx.run(async () => {
       const access = await this.access.requireIn(principal.userId, organizationId, workspaceId, 'manage');
+      await this.serialize(access.workspaceId);
       const ref = await this.find(workspaceId, refId, true);
       requireOwnIdentity(dto, ref);
       if (dto.status !== ref.status) {
@@ -147,6 +149,7 @@ export class DataSourceReferencesService {
       }
       wanted.set(k, item);
     });
+    await this.serialize(access.workspaceId);
     const existing = await this.tx.manager.find(DataSourceReferenceEntity, { where: { workspaceId: access.workspaceId }, lock: { mode: 'pessimistic_write' } });
     const existingByKey = new Map(existing.map((r) => [key(r.sourceWorkspaceId, r.docType), r]));
     const existingById = new Map(existing.map((r) => [r.id, r]));
@@ -215,7 +218,7 @@ export class DataSourceReferencesService {
 
   /** The source must be another workspace of the same organization that the caller may read. */
   private async requireReadableSource(principal: Principal, target: WorkspaceAccess, sourceWorkspaceId: string): Promise<void> {
-    if (sourceWorkspaceId === target.workspaceId) {
+    if (sameUuid(sourceWorkspaceId, target.workspaceId)) {
       throw AppException.validation([{ field: 'sourceWorkspaceId', reason: 'a workspace cannot reference itself' }]);
     }
     const source = isUuid(sourceWorkspaceId) ? await this.access.resolve(principal.userId, sourceWorkspaceId).catch(() => null) : null;
@@ -225,6 +228,15 @@ export class DataSourceReferencesService {
     if (!source.canRead) {
       throw AppException.forbidden('read permission on the source workspace required');
     }
+  }
+
+  /**
+   * Changes to one workspace's references run one after another (until commit), so the duplicate and "one active
+   * per type" checks see what a concurrent change committed and answer ALREADY_EXISTS with its referenceId, rather
+   * than the unique indexes refusing the second insert or enable without naming the reference.
+   */
+  private async serialize(workspaceId: string): Promise<void> {
+    await this.tx.manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`data-source-references:${workspaceId}`]);
   }
 
   private async activeFor(workspaceId: string, docType: string): Promise<DataSourceReferenceEntity | null> {

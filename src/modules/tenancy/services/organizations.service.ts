@@ -3,6 +3,7 @@ import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { mapPgError } from '../../../common/errors/pg-error.mapper.js';
+import { sameUuid } from '../../../common/uuids.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { OutboxService } from '../../events/outbox.service.js';
 import {
@@ -128,7 +129,7 @@ export class OrganizationsService {
   async transferOwnership(principal: Principal, organizationId: string, dto: TransferOwnershipDto): Promise<OrganizationDetailDto> {
     return this.tx.run(async () => {
       const caller = await this.access.require(principal.userId, organizationId, 'owner', true);
-      if (dto.userId === principal.userId) {
+      if (sameUuid(dto.userId, principal.userId)) {
         throw AppException.validation([{ field: 'userId', reason: 'you already own this organization' }]);
       }
       const target = await this.tx.manager.findOne(OrganizationMemberEntity, { where: { organizationId, userId: dto.userId } });

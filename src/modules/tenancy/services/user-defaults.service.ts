@@ -30,6 +30,9 @@ export class UserDefaultsService {
     organizationId?: string | null,
     workspaceId?: string | null,
   ): Promise<{ defaultWorkspaceId: string | null } | undefined> {
+    // UUIDs compare case-insensitively; stored ids are lower case, and the checks below compare with them.
+    organizationId = typeof organizationId === 'string' ? organizationId.toLowerCase() : organizationId;
+    workspaceId = typeof workspaceId === 'string' ? workspaceId.toLowerCase() : workspaceId;
     if (organizationId === null) {
       if (workspaceId !== undefined && workspaceId !== null) {
         throw AppException.validation([{ field: 'defaultWorkspaceId', reason: 'a default workspace needs a default organization' }]);

@@ -74,6 +74,11 @@ export class WorkspaceMembersService {
       if (!(await this.organizations.holdMembership(dto.userId, access.organizationId))) {
         throw AppException.validation([{ field: 'userId', reason: 'the user must be a member of the organization first' }]);
       }
+      // Adds of one user to one workspace run one after another: a concurrent second add then sees the first's row
+      // and answers ALREADY_MEMBER with its memberId, rather than failing on the unique key (ALREADY_EXISTS).
+      await this.tx.manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+        `workspace-member:${access.workspaceId}:${dto.userId.toLowerCase()}`,
+      ]);
       const existing = await this.tx.manager.findOne(WorkspaceMemberEntity, { where: { workspaceId, userId: dto.userId } });
       if (existing) {
         throw new AppException(ErrorCode.ALREADY_MEMBER, {
