@@ -21,6 +21,20 @@ describe('mapPgError', () => {
     expect(unknown?.options.details).toEqual([{ field: undefined, reason: 'already exists' }]);
   });
 
+  it('answers an unreachable database with 503 SERVICE_UNAVAILABLE, not a 500', () => {
+    const unreachable = [
+      { driverError: { code: '08006' } },
+      { code: '57P01' },
+      { code: '53300' },
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      new Error('Connection terminated unexpectedly'),
+      new Error('timeout exceeded when trying to connect'),
+    ];
+    for (const error of unreachable) {
+      expect(mapPgError(error)?.code).toBe('SERVICE_UNAVAILABLE');
+    }
+  });
+
   it('leaves errors a client cannot cause unmapped', () => {
     expect(mapPgError({ code: '42P18' })).toBeUndefined();
     expect(mapPgError(new Error('boom'))).toBeUndefined();

@@ -28,11 +28,38 @@ function keyField(detail: string | undefined): string | undefined {
   return last && /^\w+$/.test(last) ? last.replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase()) : undefined;
 }
 
+/** Socket errors of a database connection that could not be made or was lost (node-pg passes them through). */
+const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
+/** node-pg's own messages for a lost connection or a pool that could not hand one out in time. */
+const CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+
 /**
- * Turns PostgreSQL errors that a client can cause into clear codes. Anything not listed stays an internal
- * error: a constraint we did not expect is a bug, not bad input.
+ * The database cannot be reached (down, restarting, out of connections): 503 SERVICE_UNAVAILABLE, as the readiness
+ * probe says, rather than a 500 that reads as a bug. PostgreSQL's class 08 (connection exception), 57P01–57P03
+ * (shutting down, cannot connect now), 53300 (too many connections), and the socket errors of node-pg.
+ */
+function unreachable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) {
+    return false;
+  }
+  const candidate = ((error as { driverError?: unknown }).driverError ?? error) as { code?: unknown; message?: unknown };
+  const code = typeof candidate.code === 'string' ? candidate.code : '';
+  return (
+    code.startsWith('08') ||
+    ['57P01', '57P02', '57P03', '53300'].includes(code) ||
+    CONNECTION_ERRNOS.has(code) ||
+    (typeof candidate.message === 'string' && CONNECTION_MESSAGES.test(candidate.message))
+  );
+}
+
+/**
+ * Turns PostgreSQL errors that a client can cause into clear codes, and an unreachable database into 503. Anything
+ * not listed stays an internal error: a constraint we did not expect is a bug, not bad input.
  */
 export function mapPgError(error: unknown): AppException | undefined {
+  if (unreachable(error)) {
+    return new AppException(ErrorCode.SERVICE_UNAVAILABLE, { details: [{ reason: 'the database cannot be reached; retry later' }] });
+  }
   const pg = pgErrorOf(error);
   if (!pg?.code) {
     return undefined;
