@@ -435,7 +435,7 @@ describe('supply chain: resources', () => {
             filterGroup: { operator: 'AND', conditions: [{ fieldId: 'ghost', operator: 'eq', value: 1 }] },
           },
         },
-        'shareScope.filterGroup',
+        'shareScope.filterGroup.conditions[0].fieldId',
       ],
       [
         { defaultReceiverConfig: { suggestedAcceptMode: 'sometimes' } },

@@ -28,7 +28,10 @@ interface SyncLog {
 /**
  * Defects of the supply-chain audit (NAME=supply): unknown keys inside sync configurations, null for non-nullable
  * PATCH fields, the buyer's logs of rows outside the share scope, catalog deletion by a member, impossible calendar
- * dates, connector state moves and paged field lists.
+ * dates, connector state moves and paged field lists. Then (issue-14 audit): concurrent batch writes, value paths of
+ * a batch appended to a request, rows created through updates without row_created, rules whose target field is gone,
+ * unknown filter fields named by their condition (and connector source-filter operands checked), bindings activated
+ * while their connection was paused, and local edits the catalog overwrites.
  */
 describe('supply chain: supply audit fixes', () => {
   let t: TestApp;
@@ -407,5 +410,338 @@ describe('supply chain: supply audit fixes', () => {
       `/organizations/${S}/catalogs/${catalog}`,
     );
     expect([stored.sharingEnabled, stored.catalogType]).toEqual([true, 'product']);
+  });
+
+  it('10. concurrent batch-updates of different rows all apply (no deadlock answered 409)', async () => {
+    const catalog = await createCatalog(t, sup, S, 'C10', [text('sku'), number('price')]);
+    await writeCatalogRows(t, sup, S, catalog, [{ target: { row: 'r0' }, values: { sku: 'R0', price: 0 } }]);
+    const writers = 6;
+    // Upserts (create and update), explicit creates, and order-book sync requests merged at once: each was one
+    // request created and then merged in one transaction, which deadlocked on the document row under concurrency.
+    const batches = await Promise.all(
+      Array.from({ length: writers }, (_, i) =>
+        send(sup, 'post', `/organizations/${S}/catalogs/${catalog}/rows/batch-update`, {
+          rows: [
+            { target: { row: `n${i}` }, values: { sku: `N${i}`, price: i } },
+            ...(i === 0 ? [{ target: { row: 'r0' }, values: { price: 100 } }] : []),
+          ],
+        }),
+      ),
+    );
+    expect(batches.map((answer) => [answer.status, answer.code])).toEqual(
+      Array.from({ length: writers }, () => [200, undefined]),
+    );
+    const rows = await rowsOf(t, sup, 'catalog', catalog, S);
+    expect(rows.map((row) => row.id).sort()).toEqual(
+      ['r0', ...Array.from({ length: writers }, (_, i) => `n${i}`)].sort(),
+    );
+    expect(rows.find((row) => row.id === 'r0')?.values.price).toBe(100);
+    const creates = await Promise.all(
+      Array.from({ length: writers }, (_, i) =>
+        send(sup, 'post', `/organizations/${S}/catalogs/${catalog}/rows/batch-update`, {
+          rows: [{ target: { row: `c${i}` }, values: { sku: `C${i}` }, operation: 'create' }],
+        }),
+      ),
+    );
+    expect(creates.map((answer) => answer.status)).toEqual(Array.from({ length: writers }, () => 200));
+
+    const ob = await createOrderBook(t, buyer, B, 'OB10', [text('sku')]);
+    const accepted = await Promise.all(
+      Array.from({ length: writers }, (_, i) =>
+        send(buyer, 'post', `/organizations/${B}/orderbooks/${ob}/requests`, {
+          status: 'accepted',
+          message: `erp ${i}`,
+          changes: [{ operation: 'create_row', rowId: `o${i}`, values: { sku: `O${i}` } }],
+        }),
+      ),
+    );
+    expect(
+      accepted.map((answer) => [answer.status, (answer.payload as { status?: string } | null)?.status]),
+    ).toEqual(Array.from({ length: writers }, () => [201, 'accepted']));
+    expect((await rowsOf(t, buyer, 'orderbook', ob, B)).length).toBe(writers);
+  });
+
+  it('11. a batch appended to an open request names a value problem by the path the client sent', async () => {
+    const catalog = await createCatalog(t, sup, S, 'C11', [text('sku'), number('qty')]);
+    const opened = await call<{ id: string }>(
+      t,
+      sup,
+      'post',
+      `/doc/catalog/${catalog}/requests?organizationId=${S}`,
+      {
+        title: 'draft',
+      },
+    );
+    const path = `/organizations/${S}/catalogs/${catalog}/rows/batch-update?requestId=${opened.id}`;
+    const asObject = await send(sup, 'post', path, {
+      rows: [{ id: 'p1', values: { sku: 'P', qty: 'many' } }],
+    });
+    expect([asObject.status, fieldsOf(asObject)]).toEqual([400, ['rows[0].values.qty']]);
+    const asArray = await send(sup, 'post', path, {
+      rows: [
+        { id: 'p1', values: { sku: 'P' } },
+        {
+          id: 'p2',
+          values: [
+            { fieldId: 'sku', value: 'P' },
+            { fieldId: 'qty', value: 'many' },
+          ],
+        },
+      ],
+    });
+    expect([asArray.status, fieldsOf(asArray)]).toEqual([400, ['rows[1].values[1].value']]);
+  });
+
+  it('13. without row_created in eventTypes, an update of a row the order book lacks creates nothing', async () => {
+    const catalog = await createCatalog(t, sup, S, 'C13', [text('sku'), number('price')]);
+    const conn = await createConnection(t, sup, S, catalog, {
+      propagationEvents: { eventTypes: ['row_updated', 'field_value_changed', 'row_deleted'] },
+    });
+    await writeCatalogRows(t, sup, S, catalog, [
+      { target: { row: 'old' }, values: { sku: 'OLD', price: 1 } },
+    ]);
+    // The buyer already holds OLD (matched by sku); NEW is never created in the order book.
+    const ob = await createOrderBook(t, buyer, B, 'OB13', [], [conn]);
+    await call(
+      t,
+      buyer,
+      'post',
+      `/organizations/${B}/orderbooks/${ob}/rows/batch-update`,
+      {
+        rows: [{ target: { row: 'mine' }, values: { sku: 'OLD', price: 1 } }],
+      },
+      200,
+    );
+    const binding = await createBinding(t, buyer, B, ob, {
+      connectionId: conn,
+      receiverFilter: { deduplicationStrategy: 'by_field', deduplicationFieldIds: ['sku'] },
+    });
+    await settleSync(t, worker);
+    await writeCatalogRows(t, sup, S, catalog, [
+      { target: { row: 'new' }, values: { sku: 'NEW', price: 2 } },
+    ]);
+    await settleSync(t, worker);
+    await writeCatalogRows(t, sup, S, catalog, [
+      { target: { row: 'new' }, values: { price: 3 } },
+      { target: { row: 'old' }, values: { price: 4 } },
+    ]);
+    await settleSync(t, worker);
+    const rows = await rowsOf(t, buyer, 'orderbook', ob, B);
+    const logs = await call<{ items: SyncLog[] }>(
+      t,
+      buyer,
+      'get',
+      `/organizations/${B}/orderbooks/${ob}/sync-logs?bindingId=${binding.id}&pageSize=100`,
+    );
+    expect(rows.map((row) => [row.id, row.values.sku, row.values.price])).toEqual([['mine', 'OLD', 4]]);
+    expect(
+      logs.items
+        .filter((log) => log.sourceRowId === 'new')
+        .map((log) => [log.eventType, log.outcome, log.reason]),
+    ).toEqual([
+      [
+        'row_updated',
+        'filtered',
+        'event type row_created is not propagated by this connection: the row is not in the order book',
+      ],
+      ['row_created', 'filtered', 'event type row_created is not propagated by this connection'],
+    ]);
+  });
+
+  it('14. a rule whose order-book field was deleted is reported as left out, not dropped silently', async () => {
+    const catalog = await createCatalog(t, sup, S, 'C14', [text('sku'), number('price')]);
+    const conn = await createConnection(t, sup, S, catalog, {});
+    await writeCatalogRows(t, sup, S, catalog, [{ target: { row: 'p1' }, values: { sku: 'P1', price: 1 } }]);
+    const ob = await createOrderBook(t, buyer, B, 'OB14', [], [conn]);
+    const binding = await createBinding(t, buyer, B, ob, { connectionId: conn });
+    await settleSync(t, worker);
+    const meta = await call<{ fields: Array<{ id: string }> }>(
+      t,
+      buyer,
+      'get',
+      `/doc/orderbook/${ob}/metadata?organizationId=${B}`,
+    );
+    await call(t, buyer, 'put', `/doc/orderbook/${ob}/metadata?organizationId=${B}`, {
+      ...meta,
+      fields: meta.fields.filter((field) => field.id !== 'price'),
+    });
+    await writeCatalogRows(t, sup, S, catalog, [
+      { target: { row: 'p1' }, values: { sku: 'P1b', price: 2 } },
+      { target: { row: 'p2' }, values: { sku: 'P2', price: 3 } },
+    ]);
+    await settleSync(t, worker);
+    const logs = await call<{ items: Array<SyncLog & { details: Record<string, unknown> | null }> }>(
+      t,
+      buyer,
+      'get',
+      `/organizations/${B}/orderbooks/${ob}/sync-logs?bindingId=${binding.id}&pageSize=2`,
+    );
+    const left = '; left out: price (the target has no field "price")';
+    expect(logs.items.map((log) => [log.sourceRowId, log.outcome, log.reason]).sort()).toEqual([
+      ['p1', 'accepted', `updated${left}`],
+      ['p2', 'accepted', `created${left}`],
+    ]);
+    expect(logs.items[0]?.details).toEqual({
+      mappingErrors: [{ targetFieldId: 'price', reason: 'the target has no field "price"' }],
+    });
+    expect((await rowsOf(t, buyer, 'orderbook', ob, B)).map((row) => row.values.sku).sort()).toEqual([
+      'P1b',
+      'P2',
+    ]);
+  });
+
+  it('15. an unknown filter field is named by its condition; connector source-filter operands must fit', async () => {
+    const catalog = await createCatalog(t, sup, S, 'C15', [text('sku'), number('price')]);
+    const nested = {
+      operator: 'OR',
+      conditions: [{ fieldId: 'sku', operator: 'eq', value: 'A' }],
+      groups: [
+        {
+          operator: 'AND',
+          conditions: [
+            { fieldId: 'price', operator: 'gt', value: 1 },
+            { fieldId: 'ghost', operator: 'eq', value: 1 },
+          ],
+        },
+      ],
+    };
+    const scope = await send(sup, 'post', `/organizations/${S}/catalogs/${catalog}/connections`, {
+      name: 'c15',
+      shareScope: { mode: 'filter', filterGroup: nested },
+    });
+    expect([scope.status, fieldsOf(scope)]).toEqual([
+      400,
+      ['shareScope.filterGroup.groups[0].conditions[1].fieldId'],
+    ]);
+    const conn = await createConnection(t, sup, S, catalog, {});
+    const ob = await createOrderBook(t, buyer, B, 'OB15', [], [conn]);
+    const filtered = await send(buyer, 'post', `/organizations/${B}/orderbooks/${ob}/bindings`, {
+      connectionId: conn,
+      receiverFilter: {
+        filterGroup: nested,
+        acceptMode: 'selective',
+        manualAcceptRules: {
+          autoAcceptIf: { operator: 'AND', conditions: [{ fieldId: 'nope', operator: 'eq', value: 1 }] },
+        },
+      },
+    });
+    expect([filtered.status, fieldsOf(filtered)]).toEqual([
+      400,
+      [
+        'receiverFilter.filterGroup.groups[0].conditions[1].fieldId',
+        'receiverFilter.manualAcceptRules.autoAcceptIf.conditions[0].fieldId',
+      ],
+    ]);
+    const target = await createCatalog(t, sup, S, 'C15 copy', [text('sku'), number('price')]);
+    const connector = (sourceFilter: unknown): Promise<Answer> =>
+      send(sup, 'post', `/organizations/${S}/connectors`, {
+        name: 'k15',
+        connectorType: 'catalog_clone',
+        sourceDocId: catalog,
+        targetDocId: target,
+        catalogCloneConfig: { sourceFilter },
+      });
+    const misfit = await connector({
+      operator: 'AND',
+      conditions: [{ fieldId: 'price', operator: 'gt', value: 'abc' }],
+    });
+    expect([misfit.status, fieldsOf(misfit)]).toEqual([
+      400,
+      ['catalogCloneConfig.sourceFilter.conditions[0].value'],
+    ]);
+    const ghost = await connector(nested);
+    expect([ghost.status, fieldsOf(ghost)]).toEqual([
+      400,
+      ['catalogCloneConfig.sourceFilter.groups[0].conditions[1].fieldId'],
+    ]);
+    const fits = await connector({
+      operator: 'AND',
+      conditions: [{ fieldId: 'price', operator: 'gt', value: 5 }],
+    });
+    expect(fits.status).toBe(201);
+  });
+
+  it('16. a binding activated while its connection is paused gets its initial sync on resume', async () => {
+    const catalog = await createCatalog(t, sup, S, 'C16', [text('sku'), number('price')]);
+    const conn = await createConnection(t, sup, S, catalog, {});
+    await writeCatalogRows(t, sup, S, catalog, [
+      { target: { row: 'p1' }, values: { sku: 'P1', price: 1 } },
+      { target: { row: 'p2' }, values: { sku: 'P2', price: 2 } },
+    ]);
+    const synced = await createOrderBook(t, buyer, B, 'OB16 synced', [], [conn]);
+    await createBinding(t, buyer, B, synced, { connectionId: conn });
+    await settleSync(t, worker);
+    await call(t, sup, 'post', `/organizations/${S}/connections/${conn}/pause`, undefined, 200);
+    // Changes made while paused are not replayed (docs): p3 reaches neither order book on resume.
+    await writeCatalogRows(t, sup, S, catalog, [{ target: { row: 'p3' }, values: { sku: 'P3', price: 3 } }]);
+    const late = await createOrderBook(t, buyer, B, 'OB16 late', [], [conn]);
+    const binding = await createBinding(t, buyer, B, late, { connectionId: conn });
+    expect(binding.status).toBe('active');
+    await settleSync(t, worker);
+    expect(await rowsOf(t, buyer, 'orderbook', late, B)).toEqual([]);
+    await call(t, sup, 'post', `/organizations/${S}/connections/${conn}/resume`, undefined, 200);
+    await settleSync(t, worker);
+    const skus = async (ob: string): Promise<unknown[]> =>
+      (await rowsOf(t, buyer, 'orderbook', ob, B)).map((row) => row.values.sku).sort();
+    expect(await skus(late)).toEqual(['P1', 'P2', 'P3']);
+    expect(await skus(synced)).toEqual(['P1', 'P2']);
+    // Resuming again later queues nothing more for it.
+    await call(t, sup, 'post', `/organizations/${S}/connections/${conn}/pause`, undefined, 200);
+    await call(t, sup, 'post', `/organizations/${S}/connections/${conn}/resume`, undefined, 200);
+    const [{ n }] = await t.dataSource.query<Array<{ n: number }>>(
+      `SELECT count(*)::int AS n FROM sync_propagation_jobs WHERE binding_id = $1`,
+      [binding.id],
+    );
+    expect(n).toBe(1);
+  });
+
+  it('12. a local edit the catalog overwrites (keep_upstream, or a sync field) is traced in the sync log', async () => {
+    const catalog = await createCatalog(t, sup, S, 'C12', [text('sku'), number('price'), number('qty')]);
+    const conn = await createConnection(t, sup, S, catalog, {});
+    await writeCatalogRows(t, sup, S, catalog, [
+      { target: { row: 'p1' }, values: { sku: 'P1', price: 10, qty: 1 } },
+    ]);
+    const ob = await createOrderBook(t, buyer, B, 'OB12', [], [conn]);
+    const binding = await createBinding(t, buyer, B, ob, {
+      connectionId: conn,
+      fieldMapping: {
+        rules: [
+          { sourceFieldId: 'sku', targetFieldId: 'sku' },
+          { sourceFieldId: 'price', targetFieldId: 'price', propagationMode: 'sync' },
+          { sourceFieldId: 'qty', targetFieldId: 'qty' },
+        ],
+      },
+      conflictResolution: {
+        defaultStrategy: 'keep_local',
+        fieldStrategies: { qty: { strategy: 'keep_upstream' } },
+      },
+    });
+    await settleSync(t, worker);
+    const [row] = await rowsOf(t, buyer, 'orderbook', ob, B);
+    await call(t, buyer, 'put', `/doc/orderbook/${ob}/data/${row?.id ?? ''}?organizationId=${B}`, {
+      values: { price: 1, qty: 2 },
+    });
+    await call(t, sup, 'patch', `/organizations/${S}/catalogs/${catalog}/rows/p1`, {
+      values: { price: 11, qty: 5 },
+    });
+    await settleSync(t, worker);
+    expect((await rowsOf(t, buyer, 'orderbook', ob, B))[0]?.values).toMatchObject({ price: 11, qty: 5 });
+    const logs = await call<{ items: Array<SyncLog & { details: Record<string, unknown> | null }> }>(
+      t,
+      buyer,
+      'get',
+      `/organizations/${B}/orderbooks/${ob}/sync-logs?bindingId=${binding.id}&pageSize=1`,
+    );
+    const [latest] = logs.items;
+    expect(latest?.outcome).toBe('accepted');
+    expect(latest?.reason).toBe(
+      "updated; replaced the order book's local values (price: keep_upstream, qty: keep_upstream)",
+    );
+    expect(latest?.details).toEqual({
+      overwritten: [
+        { fieldId: 'price', strategy: 'keep_upstream' },
+        { fieldId: 'qty', strategy: 'keep_upstream' },
+      ],
+    });
   });
 });

@@ -142,6 +142,14 @@ export function planBinding(input: PlanInput): Plan {
         matchedBy = input.receiverFilter?.deduplicationStrategy ?? null;
       }
     }
+    // An update of a row the order book lacks would create it: only a connection propagating row_created creates rows.
+    if (!targetRowId && change.kind === 'updated' && eventScope('created', input.eventTypes) === 'skip') {
+      log(
+        'filtered',
+        'event type row_created is not propagated by this connection: the row is not in the order book',
+      );
+      continue;
+    }
     const decision = decideAccept(input.receiverFilter, read);
     if (!targetRowId) {
       const id = link?.targetRowId ?? input.newRowId();
@@ -170,6 +178,8 @@ export function planBinding(input: PlanInput): Plan {
     const lastValues = link?.targetRowId === targetRowId ? link.lastValues : undefined;
     const update: Record<string, unknown> = {};
     const kept: { fieldId: string; strategy: string }[] = [];
+    // Local edits the catalog's value replaces (keep_upstream, latest_wins lost, a sync field): traced in the log.
+    const overwritten: { fieldId: string; strategy: string }[] = [];
     const nextLast: Record<string, unknown> = { ...(lastValues ?? {}) };
     // Values proposed in a pending request are kept next to the previous ones until the next run: the buyer may
     // still accept (the row then holds the proposal) or reject (it keeps the previous value) — neither is a local edit.
@@ -214,6 +224,9 @@ export function planBinding(input: PlanInput): Plan {
         nextLast[fieldId] = storedValue;
         continue;
       }
+      if (outcome.conflict) {
+        overwritten.push({ fieldId, strategy: outcome.strategy });
+      }
       update[fieldId] = value;
       nextLast[fieldId] = storedValue;
       if (decision === 'pending') {
@@ -246,6 +259,7 @@ export function planBinding(input: PlanInput): Plan {
     const details = {
       ...(mappingErrors ?? {}),
       ...(kept.length > 0 ? { kept } : {}),
+      ...(overwritten.length > 0 ? { overwritten } : {}),
       ...(matchedBy ? { matchedBy } : {}),
     };
     recordDecision(
@@ -335,11 +349,12 @@ function recordDecision(
   }
   plan.changes.push(change);
   const verb = change.kind === 'create' ? 'created' : change.kind === 'update' ? 'updated' : 'deleted';
+  const replaced = overwrittenReason(details, change.decision === 'pending');
   if (conflict) {
     log(
       'conflict',
       withLeftOut(
-        `${verb}; ${keptReason((details?.kept ?? []) as { fieldId: string; strategy: string }[])}`,
+        `${verb}; ${keptReason((details?.kept ?? []) as { fieldId: string; strategy: string }[])}${replaced}`,
         mappingErrorsOf(details),
       ),
       change.targetRowId,
@@ -347,7 +362,7 @@ function recordDecision(
     );
     return;
   }
-  const reason = change.decision === 'accept' ? verb : `${verb} in a pending request`;
+  const reason = `${change.decision === 'accept' ? verb : `${verb} in a pending request`}${replaced}`;
   log(
     change.decision === 'accept' ? 'accepted' : 'pending',
     withLeftOut(because ? `${reason}: ${because}` : reason, mappingErrorsOf(details)),
@@ -384,6 +399,15 @@ function stampedOnUpdate(input: PlanInput, read: ReturnType<PlanInput['reader']>
 
 function keptReason(kept: readonly { fieldId: string; strategy: string }[]): string {
   return `kept the order book's local values (${kept.map((item) => `${item.fieldId}: ${item.strategy}`).join(', ')})`;
+}
+
+/** `; replaced the order book's local values (price: keep_upstream)` when the change overwrites local edits. */
+function overwrittenReason(details: Record<string, unknown> | undefined, proposed: boolean): string {
+  const overwritten = (details?.overwritten ?? []) as { fieldId: string; strategy: string }[];
+  const fields = overwritten.map((item) => `${item.fieldId}: ${item.strategy}`).join(', ');
+  return overwritten.length === 0
+    ? ''
+    : `; ${proposed ? 'would replace' : 'replaced'} the order book's local values (${fields})`;
 }
 
 function targetsOfChangedFields(mapping: FieldMapping | null, changed: readonly string[]): Set<string> {

@@ -20,14 +20,26 @@ export function fitToOrderBook(
   sources: ReadonlyMap<string, string>,
   read: ReturnType<PlanInput['reader']>,
 ): { stored: Record<string, unknown>; errors: MappingResult['errors']; rowError: string | null } {
+  // A rule whose target field was deleted since it was written is left out and said so (the stored form would drop
+  // the unknown field without a word).
+  const missing: MappingResult['errors'] = [];
+  for (const fieldId of Object.keys(values)) {
+    if (input.mapping.targetType(fieldId) === undefined) {
+      delete values[fieldId];
+      missing.push({ targetFieldId: fieldId, reason: `the target has no field "${fieldId}"` });
+    }
+  }
+  if (missing.length > 0 && Object.keys(values).length === 0) {
+    return { stored: {}, errors: missing, rowError: missing.map((error) => error.reason).join('; ') };
+  }
   let whole: unknown;
   try {
-    return { stored: input.toStored(values), errors: [], rowError: null };
+    return { stored: input.toStored(values), errors: missing, rowError: null };
   } catch (error) {
     whole = error;
   }
   const stored: Record<string, unknown> = {};
-  const errors: MappingResult['errors'] = [];
+  const errors: MappingResult['errors'] = [...missing];
   const storedOf = (fieldId: string, value: unknown): Record<string, unknown> | Error => {
     try {
       return input.toStored({ [fieldId]: value });

@@ -1,6 +1,8 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { BindingActivations } from '../../supply-chain/services/binding-activations.js';
+import { PropagationJobRepository } from '../repositories/propagation-job.repository.js';
 import { ReconcileScheduler } from '../services/reconcile-scheduler.service.js';
+import { SupplyChainPort } from '../services/supply-chain.port.js';
 
 /**
  * Spec 3: a binding "becomes active and begins syncing". When it becomes active (created active, or approved) it
@@ -15,11 +17,23 @@ export class BindingActivatedListener implements OnModuleInit {
   constructor(
     private readonly activations: BindingActivations,
     private readonly reconciles: ReconcileScheduler,
+    private readonly port: SupplyChainPort,
+    private readonly jobs: PropagationJobRepository,
   ) {}
 
   onModuleInit(): void {
     this.activations.onActivated(async (binding) => {
       await this.reconciles.schedule(binding, { kind: 'initial_sync' });
+    });
+    // A binding created active (or approved) while its connection was paused got no job then: it gets its initial
+    // sync when the connection resumes. Bindings that already have jobs keep the rule that changes made while the
+    // connection was paused are not replayed.
+    this.activations.onConnectionResumed(async (connection) => {
+      for (const binding of await this.port.activeBindings(connection.id)) {
+        if (!(await this.jobs.hasAny(binding.id))) {
+          await this.reconciles.schedule(binding, { kind: 'initial_sync' });
+        }
+      }
     });
   }
 }

@@ -187,6 +187,16 @@ export class PropagationJobRepository {
     return { items, total: Number(count?.count ?? 0) };
   }
 
+  /** Whether the binding has any job in the ledger (its initial sync, or a change it received). */
+  async hasAny(bindingId: string): Promise<boolean> {
+    const row = await queryFirst<{ found: boolean }>(
+      this.tx,
+      `SELECT EXISTS (SELECT 1 FROM sync_propagation_jobs WHERE binding_id = $1) AS found`,
+      [bindingId],
+    );
+    return row?.found === true;
+  }
+
   async pendingCount(): Promise<number> {
     const row = await queryFirst<{ count: string }>(
       this.tx,

@@ -261,7 +261,14 @@ export class PropagationBatch {
     // Deduplication: a first pass finds the mapped keys of rows without a link; their order-book matches are looked up.
     const dedupFields = dedupFieldIds(receiverFilter);
     if (dedupFields.length > 0) {
-      const dry = planBinding(input);
+      // The dry pass lets creates through even when the connection does not propagate row_created: an update of a
+      // row the order book lacks is planned as a create, and only its dedup match decides whether it may go as an
+      // update of that row (the real pass filters it otherwise).
+      const eventTypes =
+        input.eventTypes.length > 0 && !input.eventTypes.includes('row_created')
+          ? [...input.eventTypes, 'row_created']
+          : input.eventTypes;
+      const dry = planBinding({ ...input, eventTypes });
       const wanted = dry.changes
         .filter((change) => change.kind === 'create')
         .map((change) => change.values[dedupFields[0] as string]);

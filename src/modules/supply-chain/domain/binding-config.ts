@@ -1,7 +1,7 @@
 import type { ErrorDetail } from '../../../common/errors/app.exception.js';
 import type { FieldDefinition } from '../../documents/fields/field.types.js';
 import {
-  filterFieldIds,
+  filterFieldRefs,
   filterOperandDetails,
   formulaSourceFieldIds,
   unknownFieldDetails,
@@ -50,13 +50,11 @@ export function bindingFieldProblems(
     }
   });
   const filter = config.receiverFilter;
-  for (const id of filterFieldIds(filter.filterGroup)) {
-    sourceRefs.push(['receiverFilter.filterGroup', id]);
-  }
+  sourceRefs.push(...filterFieldRefs(filter.filterGroup, 'receiverFilter.filterGroup'));
   for (const key of ['autoAcceptIf', 'requireApprovalIf', 'autoRejectIf'] as const) {
-    for (const id of filterFieldIds(filter.manualAcceptRules?.[key])) {
-      sourceRefs.push([`receiverFilter.manualAcceptRules.${key}`, id]);
-    }
+    sourceRefs.push(
+      ...filterFieldRefs(filter.manualAcceptRules?.[key], `receiverFilter.manualAcceptRules.${key}`),
+    );
   }
   for (const id of filter.deduplicationFieldIds ?? []) {
     targetRefs.push(['receiverFilter.deduplicationFieldIds', id]);

@@ -23,6 +23,23 @@ export function filterFieldIds(group: FilterGroup | undefined): string[] {
 }
 
 /**
+ * `[path, fieldId]` pairs of every condition of a filter group, nested groups included: an unknown field id is named
+ * where it was written (`shareScope.filterGroup.groups[0].conditions[1].fieldId`), not by its whole group.
+ */
+export function filterFieldRefs(group: FilterGroup | undefined, path: string): Array<[string, string]> {
+  if (!group) {
+    return [];
+  }
+  return [
+    ...group.conditions.map((condition, index): [string, string] => [
+      `${path}.conditions[${index}].fieldId`,
+      condition.fieldId,
+    ]),
+    ...group.groups.flatMap((inner, index) => filterFieldRefs(inner, `${path}.groups[${index}]`)),
+  ];
+}
+
+/**
  * VALIDATION_ERROR entries for field ids that the document does not have: `refs` are `[path, fieldId]` pairs,
  * `known` the document's field ids.
  */

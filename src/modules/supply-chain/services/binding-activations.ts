@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import type { BindingRecord } from '../domain/supply-chain.types.js';
+import type { BindingRecord, ConnectionRecord } from '../domain/supply-chain.types.js';
 
 export type BindingActivatedListener = (binding: BindingRecord) => Promise<void>;
+export type ConnectionResumedListener = (connection: ConnectionRecord) => Promise<void>;
 
 /**
  * Tells whoever registered (supply-chain-sync: the initial sync) that a binding became `active` — created active
@@ -11,6 +12,7 @@ export type BindingActivatedListener = (binding: BindingRecord) => Promise<void>
 @Injectable()
 export class BindingActivations {
   private readonly listeners: BindingActivatedListener[] = [];
+  private readonly resumeListeners: ConnectionResumedListener[] = [];
 
   onActivated(listener: BindingActivatedListener): void {
     this.listeners.push(listener);
@@ -19,6 +21,20 @@ export class BindingActivations {
   async activated(binding: BindingRecord): Promise<void> {
     for (const listener of this.listeners) {
       await listener(binding);
+    }
+  }
+
+  /**
+   * A paused connection was resumed, in that transaction: bindings activated while it was paused got no initial sync
+   * then (nothing is queued for a connection that is not active), so they get it now.
+   */
+  onConnectionResumed(listener: ConnectionResumedListener): void {
+    this.resumeListeners.push(listener);
+  }
+
+  async connectionResumed(connection: ConnectionRecord): Promise<void> {
+    for (const listener of this.resumeListeners) {
+      await listener(connection);
     }
   }
 }

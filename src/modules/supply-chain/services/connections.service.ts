@@ -18,7 +18,7 @@ import type {
 } from '../dtos/connection.dto.js';
 import { ConfigChecker } from '../dtos/sync-config.validation.js';
 import {
-  filterFieldIds,
+  filterFieldRefs,
   filterOperandDetails,
   formulaSourceFieldIds,
   unknownFieldDetails,
@@ -30,6 +30,7 @@ import { type ConnectionChanges, ConnectionRepository } from '../repositories/co
 import { isUuid } from '../repositories/sql.js';
 import { ConnectionAdmissionService, connectionInvalidState } from './connection-admission.service.js';
 import { ShareScopeChanges } from './share-scope-changes.js';
+import { BindingActivations } from './binding-activations.js';
 import { toScField } from './field-helpers.js';
 import { CATALOG_DOC_TYPE, notFound, SupplyChainAccessService } from './supply-chain-access.service.js';
 import { OrganizationDirectoryService } from '../../tenancy/services/organization-directory.service.js';
@@ -61,6 +62,7 @@ export class ConnectionsService {
     private readonly bindings: BindingRepository,
     private readonly shareScopeChanges: ShareScopeChanges,
     private readonly organizations: OrganizationDirectoryService,
+    private readonly activations: BindingActivations,
   ) {}
 
   async create(
@@ -244,7 +246,11 @@ export class ConnectionsService {
           `${action} needs a connection in state ${rule.from.join(' or ')}; it is ${connection.status}`,
         );
       }
-      return this.toDto(await this.connections.setStatus(connection.id, rule.to, principal.userId), 'owner');
+      const updated = await this.connections.setStatus(connection.id, rule.to, principal.userId);
+      if (action === 'resume') {
+        await this.activations.connectionResumed(updated);
+      }
+      return this.toDto(updated, 'owner');
     });
   }
 
@@ -324,9 +330,7 @@ export class ConnectionsService {
   ): void {
     const known = new Set(fields.map((field) => field.id));
     const refs: Array<[string, string]> =
-      scope?.type === 'filter'
-        ? filterFieldIds(scope.filterGroup).map((id) => ['shareScope.filterGroup', id])
-        : [];
+      scope?.type === 'filter' ? filterFieldRefs(scope.filterGroup, 'shareScope.filterGroup') : [];
     const rules = receiverConfig?.suggestedFieldMapping?.rules ?? [];
     rules.forEach((rule, index) => {
       const at = `defaultReceiverConfig.suggestedFieldMapping.rules[${index}]`;

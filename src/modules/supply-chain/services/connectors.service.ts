@@ -6,8 +6,10 @@ import { type Page, pageOf } from '../../../common/http/pagination.js';
 import type { ConnectorConfig, ConnectorRecord, ConnectorType } from '../domain/supply-chain.types.js';
 import type { ConnectorResponseDto, CreateConnectorDto } from '../dtos/connector.dto.js';
 import { ConfigChecker } from '../dtos/sync-config.validation.js';
+import type { FieldDefinition } from '../../documents/fields/field.types.js';
 import {
-  filterFieldIds,
+  filterFieldRefs,
+  filterOperandDetails,
   formulaSourceFieldIds,
   unknownFieldDetails,
 } from '../dtos/sync-config-fields.validation.js';
@@ -93,7 +95,7 @@ export class ConnectorsService {
     this.checkFields(
       config as ConnectorConfig,
       CONFIG_KEY[type],
-      new Set(source.document.metadata.fields.map((field) => field.id)),
+      source.document.metadata.fields,
       new Set(target.document.metadata.fields.map((field) => field.id)),
     );
     const record = await this.connectors.insert({
@@ -181,7 +183,12 @@ export class ConnectorsService {
     return record;
   }
 
-  private checkFields(config: ConnectorConfig, key: string, source: Set<string>, target: Set<string>): void {
+  private checkFields(
+    config: ConnectorConfig,
+    key: string,
+    source: readonly FieldDefinition[],
+    target: Set<string>,
+  ): void {
     const sourceRefs: Array<[string, string]> = [];
     const targetRefs: Array<[string, string]> = [];
     config.fieldMapping.rules.forEach((rule, index) => {
@@ -195,12 +202,12 @@ export class ConnectorsService {
         targetRefs.push([`${key}.fieldMapping.rules[${index}].targetFieldId`, id]);
       }
     });
-    for (const id of filterFieldIds(config.sourceFilter)) {
-      sourceRefs.push([`${key}.sourceFilter`, id]);
-    }
+    sourceRefs.push(...filterFieldRefs(config.sourceFilter, `${key}.sourceFilter`));
     const details = [
-      ...unknownFieldDetails(sourceRefs, source, 'the source'),
+      ...unknownFieldDetails(sourceRefs, new Set(source.map((field) => field.id)), 'the source'),
       ...unknownFieldDetails(targetRefs, target, 'the target'),
+      // Operands that cannot fit the field they test, as for share scopes and receiver filters.
+      ...filterOperandDetails(config.sourceFilter, `${key}.sourceFilter`, source),
     ];
     if (details.length > 0) {
       throw AppException.validation(details);

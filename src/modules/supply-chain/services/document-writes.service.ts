@@ -174,15 +174,28 @@ export class DocumentWritesService {
       };
       if (requestId) {
         // One write appending every row change, tagged as one bulk: merged, one data_bulk_operation event.
-        await this.rows.batch(ctx, resolved, { requestId });
+        await this.rows.batch(ctx, resolved, { requestId }).catch((error: unknown) => {
+          throw nameValuePaths(error, resolved);
+        });
         return { requestId, merged: false, revisionId: null, ...counts };
       }
-      const request = await this.openRequest(ctx, resolved, title, description);
       if (ctx.document.settings.workflow?.requiresApproval === true) {
+        // Stays open for the approval: an explicit request, which keeps the description.
+        const request = await this.openRequest(ctx, resolved, title, description);
         return { requestId: request, merged: false, revisionId: null, ...counts };
       }
-      const merged = await this.requests.merge(ctx, request);
-      return { requestId: request, merged: true, revisionId: merged.revision.id, ...counts };
+      // Merged at once through the change engine's rows-only write, as `/doc/…/data/bulk`: rows locked in id order,
+      // the document row only when the revision is numbered. Creating a request and then merging it in this
+      // transaction deadlocked concurrent batches of one document (each request insert holds a key-share lock on the
+      // document row, and each merge then wanted it exclusively: 409 CONFLICT for all but one).
+      const written = await this.rows.batch(ctx, resolved, { title }).catch((error: unknown) => {
+        throw nameValuePaths(error, resolved);
+      });
+      if (written.requestId === null) {
+        // Every row op builds a change, so the engine always records a request.
+        throw new Error('a batch write answered without its request');
+      }
+      return { requestId: written.requestId, merged: written.merged, revisionId: written.revisionId, ...counts };
     });
   }
 
@@ -229,6 +242,31 @@ export class DocumentWritesService {
       throw renamePaths(error, ops);
     }
   }
+}
+
+/**
+ * A value problem of `RowsService.batch` names the row (`rows[i]`, the op's path) and the field as `fieldId`; the
+ * client is told the path it sent, as for the request form below: `rows[i].values.{fieldId}` (values as an object)
+ * or `rows[i].values[k].value` (a ValueEntry array).
+ */
+function nameValuePaths(error: unknown, ops: RowOp[]): unknown {
+  if (!(error instanceof AppException) || !error.options.details) {
+    return error;
+  }
+  const byPath = new Map(ops.map((op) => [op.path, op]));
+  const details = error.options.details.map((detail) => {
+    const op = typeof detail.field === 'string' ? byPath.get(detail.field) : undefined;
+    const fieldId = detail.fieldId;
+    if (!op || typeof fieldId !== 'string') {
+      return detail;
+    }
+    if (op.valuesByField) {
+      return { ...detail, field: `${op.path}.values.${fieldId}` };
+    }
+    const index = op.values.findIndex((entry) => entry.fieldId === fieldId);
+    return index < 0 ? detail : { ...detail, field: `${op.path}.values[${index}].value` };
+  });
+  return new AppException(error.code, { ...error.options, details });
 }
 
 /**
