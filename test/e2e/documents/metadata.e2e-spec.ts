@@ -157,6 +157,49 @@ describe('documents: metadata', () => {
     expect(current.body.payload.fields.map((f: { id: string }) => f.id)).toEqual(['name', 'amount', 'color', 'done', 'n']);
   });
 
+  it('refuses a field attribute spec 2.5 does not name (a misspelt required was dropped: the field was not required), naming it', async () => {
+    const before = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
+    const fields = [...before.fields, { id: 'sku2', name: 'SKU', type: 'text', requird: true }];
+    const res = await request(t.http).put(`${doc.path}/metadata`).set(bearer(owner)).send({ fields }).expect(400);
+    expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: `fields[${before.fields.length}].requird`, fieldId: 'sku2' } });
+    const properties = await request(t.http)
+      .put(`${doc.path}/metadata`)
+      .set(bearer(owner))
+      .send({ fields: before.fields, properties: [{ id: 'region', name: 'Region', type: 'text', hidden: true }] })
+      .expect(400);
+    expect(properties.body.details).toMatchObject({ field: 'properties[0].hidden' });
+    const created = await request(t.http)
+      .post(`/api/v1/doc/${doc.docType}`)
+      .set(bearer(owner))
+      .send({ id: 'attr-typo', workspaceId: owner.defaultWorkspaceId, metadata: { fields: [{ id: 'a', name: 'A', type: 'text', uniqe: true }] } })
+      .expect(400);
+    expect(created.body.details).toMatchObject({ field: 'metadata.fields[0].uniqe' });
+    const after = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
+    expect(after).toEqual(before);
+    // What GET answers is accepted back unchanged (resultType of a formula included).
+    await request(t.http).put(`${doc.path}/metadata`).set(bearer(owner)).send({ fields: after.fields, properties: after.properties }).expect(200);
+  });
+
+  it('refuses a metadata key other than fields and properties in a metadata-update change and on document creation, as PUT does', async () => {
+    const before = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
+    const put = await request(t.http).put(`${doc.path}/metadata`).set(bearer(owner)).send({ fields: before.fields, propertys: [] }).expect(400);
+    expect(put.body.details).toMatchObject({ field: 'propertys' });
+    // The same misspelt key used to be ignored here: the request recorded no property definitions without a word.
+    const change = await request(t.http)
+      .post(`${doc.path}/requests`)
+      .set(bearer(owner))
+      .send({ title: 'Typo', changes: [{ type: 'metadata-update', target: { kind: 'metadata' }, newValue: { fields: before.fields, propertys: [] } }] })
+      .expect(400);
+    expect(change.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'changes[0].propertys' } });
+    const created = await request(t.http)
+      .post(`/api/v1/doc/${doc.docType}`)
+      .set(bearer(owner))
+      .send({ id: 'meta-typo', workspaceId: owner.defaultWorkspaceId, metadata: { fields: [], propertys: [{ id: 'p', name: 'P', type: 'text' }] } })
+      .expect(400);
+    expect(created.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'metadata.propertys' } });
+    await request(t.http).get(`/api/v1/doc/${doc.docType}/meta-typo?workspaceId=${owner.defaultWorkspaceId}`).set(bearer(owner)).expect(404);
+  });
+
   it('takes an enum rule with its values under config.enum (keyed by the rule, as config.pattern) and enforces it', async () => {
     const fields = [{ id: 'size', name: 'Size', type: 'text', validations: [{ ruleType: 'enum', config: { enum: ['S', 'M'] }, message: { en: 'S or M' } }] }];
     const enumDoc = await createDocument(t.http, owner, { fields });

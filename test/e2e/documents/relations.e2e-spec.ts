@@ -196,6 +196,8 @@ describe('documents: relations', () => {
     const before = await edgeCount();
     const refused = await request(t.http).post(`${orders.path}/data`).set(bearer(owner)).send({ id: 'o5', values: { name: 'five', links: [{ rowId: 'ghost' }] } }).expect(400);
     expect(refused.body.code).toBe('VALIDATION_ERROR');
+    // Issue 5: a value failure names the field ({fieldId, reason}), and the row holding the reference.
+    expect(refused.body.details).toMatchObject({ field: 'links', fieldId: 'links', rowId: 'o5', reason: 'row ghost does not exist' });
     await request(t.http).get(`${orders.path}/data/o5`).set(bearer(owner)).expect(404);
     expect(await edgeCount()).toBe(before);
 

@@ -228,6 +228,43 @@ describe('documents: requests, merge and revisions', () => {
     expect(valueOf(row.body.payload, 'qty')).toEqual({ number: 4 });
   });
 
+  it('refuses a settings key PUT /settings refuses, in a settings-update change and on document creation; nothing is stored', async () => {
+    // PUT /settings takes permissions, notifications and workflow only; a request's settings-update and the settings of
+    // POST /doc are the same write and used to store {bogus: 1} into the settings.
+    await request(t.http).put(`${doc.path}/settings`).set(bearer(owner)).send({ bogus: 1 }).expect(400);
+    const before = (await request(t.http).get(`${doc.path}/requests?pageSize=100`).set(bearer(owner)).expect(200)).body.payload.total;
+    const refused = await request(t.http)
+      .post(`${doc.path}/requests`)
+      .set(bearer(owner))
+      .send({ title: 'Settings', changes: [{ type: 'settings-update', target: { kind: 'settings' }, newValue: { bogus: 1, workflow: {} } }] })
+      .expect(400);
+    expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'changes[0].bogus' } });
+    expect((await request(t.http).get(`${doc.path}/requests?pageSize=100`).set(bearer(owner)).expect(200)).body.payload.total).toBe(before);
+    const created = await request(t.http)
+      .post(`/api/v1/doc/${doc.docType}`)
+      .set(bearer(owner))
+      .send({ id: 'settings-bogus', workspaceId: owner.defaultWorkspaceId, settings: { bogus: 1 } })
+      .expect(400);
+    expect(created.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'bogus' } });
+    await request(t.http).get(`/api/v1/doc/${doc.docType}/settings-bogus?workspaceId=${owner.defaultWorkspaceId}`).set(bearer(owner)).expect(404);
+    expect((await request(t.http).get(`${doc.path}/settings`).set(bearer(owner)).expect(200)).body.payload).not.toHaveProperty('bogus');
+  });
+
+  it('shows the draft settings with requestId: GET /settings and the bundle settings section, as every draft read', async () => {
+    const reqId = await openRequest(owner, 'Settings draft');
+    await request(t.http).put(`${doc.path}/settings?requestId=${reqId}`).set(bearer(owner)).send({ notifications: { onMerge: true } }).expect(200);
+    const committed = (await request(t.http).get(`${doc.path}/settings`).set(bearer(owner)).expect(200)).body.payload;
+    expect(committed.notifications).not.toEqual({ onMerge: true });
+    const draft = await request(t.http).get(`${doc.path}/settings?requestId=${reqId}`).set(bearer(owner)).expect(200);
+    expect(draft.body.payload.notifications).toEqual({ onMerge: true });
+    const bundle = await request(t.http).get(`${doc.path}?include=settings,metadata&requestId=${reqId}`).set(bearer(owner)).expect(200);
+    expect(bundle.body.payload.settings.notifications).toEqual({ onMerge: true });
+    const plain = await request(t.http).get(`${doc.path}?include=settings`).set(bearer(owner)).expect(200);
+    expect(plain.body.payload.settings).toEqual(committed);
+    await request(t.http).get(`${doc.path}/settings?requestId=00000000-0000-0000-0000-000000000000`).set(bearer(owner)).expect(404);
+    await request(t.http).post(`${doc.path}/requests/${reqId}/close`).set(bearer(owner)).expect(200);
+  });
+
   it('takes a property-delete change naming target.fieldId as the removal of that property only', async () => {
     const own = await createDocument(t.http, owner, {
       properties: [

@@ -4,7 +4,7 @@ import { CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decor
 import type { Principal } from '../../../common/auth/principal.js';
 import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import type { Page } from '../../../common/http/pagination.js';
-import { BundleQueryDto, DocumentListQueryDto, DocumentScopeQueryDto, WriteQueryDto } from '../dtos/document-query.dto.js';
+import { BundleQueryDto, DocumentListQueryDto, DocumentScopeQueryDto, DraftReadQueryDto, WriteQueryDto } from '../dtos/document-query.dto.js';
 import {
   CreateDocumentDto,
   DocumentBundleDto,
@@ -89,8 +89,8 @@ export class DocumentsController {
   @DocumentAccess('read')
   @ApiOperation({ summary: 'Document settings' })
   @ApiEnvelope(SettingsResponseDto)
-  settings(@CurrentDocument() doc: DocumentContext, @Query() _query: DocumentScopeQueryDto): SettingsResponseDto {
-    return this.metadata.getSettings(doc);
+  settings(@CurrentDocument() doc: DocumentContext, @Query() query: DraftReadQueryDto): Promise<SettingsResponseDto> {
+    return this.metadata.getSettings(doc, query.requestId);
   }
 
   @Put(':docId/settings')

@@ -34,6 +34,7 @@ export type NotificationKey = (typeof NOTIFICATION_KEYS)[number];
 
 const PERMISSION_BOOLEANS = ['allowComment', 'requireApproval'] as const;
 const WORKFLOW_KEYS = ['requiresApproval', 'approvers', 'autoMerge'] as const;
+const SETTINGS_SECTIONS = ['permissions', 'notifications', 'workflow'] as const;
 const MAX_SUBJECTS = 500;
 
 /** The rights the narrowing rule needs (a subset of DocumentRights). */
@@ -110,7 +111,14 @@ export function validateDocumentSettings(input: unknown): DocumentSettings {
     throw AppException.validation([{ field: 'settings', reason: 'settings must be an object' }]);
   }
   const details: ErrorDetail[] = [];
-  for (const section of ['permissions', 'notifications', 'workflow'] as const) {
+  // The sections of spec 2.11 and nothing else, as PUT /settings (whitelisted DTO) refuses: a settings-update change of
+  // POST /requests and the settings of POST /doc reach only this check and used to store any other key.
+  for (const key of Object.keys(input)) {
+    if (!SETTINGS_SECTIONS.includes(key as (typeof SETTINGS_SECTIONS)[number])) {
+      details.push({ field: key, reason: `unknown key; expected ${SETTINGS_SECTIONS.join(', ')}` });
+    }
+  }
+  for (const section of SETTINGS_SECTIONS) {
     const value = input[section];
     if (value !== undefined && value !== null && !isPlainObject(value)) {
       details.push({ field: section, reason: `${section} must be an object` });

@@ -14,7 +14,7 @@ function details(input: unknown): ErrorDetail[] {
 describe('validateFieldDefinitions', () => {
   it('accepts and normalizes valid definitions', () => {
     const fields = validateFieldDefinitions([
-      { id: 'title', name: 'Title', type: 'text', required: true, extra: 'dropped' },
+      { id: 'title', name: 'Title', type: 'text', required: true, resultType: 'text' },
       {
         id: 'status',
         name: 'Status',
@@ -59,6 +59,8 @@ describe('validateFieldDefinitions', () => {
       { id: 'g', name: 'G', type: 'text', validations: [{ ruleType: 'pattern', config: { pattern: '[' } }] },
       { id: 'h', name: 'H', type: 'rating', defaultValue: 9 },
       { id: 'i', name: 'I', type: 'formula', defaultValue: 1 },
+      // An attribute spec 2.5 does not name is refused, not dropped (a misspelt `required` left the field optional).
+      { id: 'j', name: 'J', type: 'text', requird: true },
     ]);
     expect(found.map((detail) => detail.field)).toEqual([
       'fields[1].id',
@@ -72,6 +74,7 @@ describe('validateFieldDefinitions', () => {
       'fields[7].validations[0].config.pattern',
       'fields[8].defaultValue',
       'fields[9].defaultValue',
+      'fields[10].requird',
     ]);
   });
 

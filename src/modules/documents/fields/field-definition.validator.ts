@@ -16,6 +16,25 @@ export const FIELD_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 export const MAX_FIELDS = 500;
 const MAX_NAME_LENGTH = 255;
 const MAX_OPTIONS = 1000;
+/**
+ * The attributes of a field (spec 2.5), and `resultType`, which reads answer for formulas (set by the server; sent
+ * back, it is ignored). Anything else is refused rather than dropped: a misspelt `requird` used to leave the field
+ * optional without a word.
+ */
+const FIELD_KEYS: ReadonlySet<string> = new Set([
+  'id',
+  'name',
+  'type',
+  'required',
+  'unique',
+  'defaultValue',
+  'selectOptions',
+  'validations',
+  'formula',
+  'lookup',
+  'rollup',
+  'resultType',
+]);
 
 function isStringMap(value: unknown): value is Record<string, string> {
   return isPlainObject(value) && Object.values(value).every((text) => typeof text === 'string');
@@ -140,6 +159,13 @@ export function validateFieldDefinitions(input: unknown, path = 'fields'): Field
     }
     const before = errors.length;
     const { id, name, type } = raw;
+    for (const key of Object.keys(raw).filter((key) => !FIELD_KEYS.has(key))) {
+      errors.push({
+        ...(typeof id === 'string' ? { fieldId: id } : {}),
+        field: `${at}.${key}`,
+        reason: `unknown field attribute; expected ${[...FIELD_KEYS].join(', ')}`,
+      });
+    }
     if (typeof id !== 'string' || !FIELD_ID_PATTERN.test(id)) {
       errors.push({ field: `${at}.id`, reason: 'id must match ^[A-Za-z0-9_-]{1,64}$' });
     } else if (RESERVED_KEYS.has(id)) {

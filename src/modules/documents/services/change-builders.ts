@@ -153,6 +153,23 @@ export async function buildPropertiesDelete(scope: DraftScope, version?: number)
   return change;
 }
 
+/** The keys a metadata body has (spec 2.5, and the `version` GET answers); `at`: where it sits in the body. */
+const METADATA_KEYS: ReadonlySet<string> = new Set(['fields', 'properties', 'version']);
+
+/**
+ * Refuses any other key, as PUT /metadata (a whitelisted DTO) does: a metadata-update change and the `metadata` of
+ * POST /doc reach only this check, and a misspelt `propertys` used to be ignored without a word.
+ */
+export function assertMetadataKeys(input: unknown, at = ''): void {
+  if (!isPlainObject(input)) {
+    return;
+  }
+  const unknown = Object.keys(input).filter((key) => !METADATA_KEYS.has(key));
+  if (unknown.length > 0) {
+    throw AppException.validation(unknown.map((key) => ({ field: `${at}${key}`, reason: 'unknown key; expected fields, properties' })));
+  }
+}
+
 /**
  * A complete new metadata (`fields` required, `properties` optional — kept when omitted). Returns null when it
  * equals the metadata in force. Refuses making a field unique while existing rows share a value.
@@ -165,6 +182,7 @@ export async function buildMetadataUpdate(
   at = '',
 ): Promise<ChangeDraft | null> {
   const paths = { fields: `${at}fields`, properties: `${at}properties` };
+  assertMetadataKeys(input, at);
   if (input.fields === undefined || input.fields === null) {
     throw AppException.validation([{ field: paths.fields, reason: 'fields is required' }]);
   }

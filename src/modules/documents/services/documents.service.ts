@@ -18,7 +18,7 @@ import { ComputedFieldsService } from './computed/computed-fields.service.js';
 import { ComputedAccessService } from './computed/computed-access.service.js';
 import { DocumentDeletionListeners } from './document-deletion-listeners.js';
 import { BundleSections } from './bundle-sections.js';
-import { buildMetadataUpdate, parseSettings } from './change-builders.js';
+import { assertMetadataKeys, buildMetadataUpdate, parseSettings } from './change-builders.js';
 import { ChangeEngineService } from './change-engine.service.js';
 import {
   DOC_ID_PATTERN,
@@ -31,7 +31,7 @@ import {
   READ_ONLY_REASON,
   rightsOfWorkspace,
 } from './document-access.service.js';
-import { DraftReadService } from './draft-read.service.js';
+import { DraftReadService, draftSettings } from './draft-read.service.js';
 import { RowQueryService } from './row-query.service.js';
 import { CLIENT_ID_RULE, DOC_TYPE_RULE, isReservedDocumentId } from '../../../common/http/client-ids.js';
 
@@ -99,6 +99,7 @@ export class DocumentsService {
       : await this.organizationRights(principal, organizationId);
     const settings = dto.settings ? parseSettings(dto.settings) : {};
     if (dto.metadata) {
+      assertMetadataKeys(dto.metadata, 'metadata.');
       validateFieldDefinitions(dto.metadata.fields ?? [], 'metadata.fields');
       validateFieldDefinitions(dto.metadata.properties ?? [], 'metadata.properties');
     }
@@ -268,7 +269,8 @@ export class DocumentsService {
         bundle.revisions = items.map((revision) => toRevisionDto(revision, document.metadata, (operations.get(revision.id) ?? []).map((op) => mask.operation(op))));
       }
       if (sections.has('settings')) {
-        bundle.settings = toSettingsDto(document.settings);
+        // With requestId the draft's, as the other sections show it (a request may change the settings).
+        bundle.settings = toSettingsDto(draftSettings(document, draft.folded));
       }
       return bundle;
     }, 'REPEATABLE READ');

@@ -93,8 +93,15 @@ export class DraftReadService {
     if (request.status !== 'open') {
       return document.settings;
     }
-    const folded = foldChanges(await this.requests.changes(request.id, { targetIds: [SETTINGS_TARGET] }));
-    // A revert's entries on the settings as they are now, as its merge applies them.
-    return folded.settingsRevert ? applySettingsRevert(document.settings, folded.settingsRevert) : (folded.settings ?? document.settings);
+    return draftSettings(document, foldChanges(await this.requests.changes(request.id, { targetIds: [SETTINGS_TARGET] })));
   }
+}
+
+/** The settings of a draft (`folded`: its request's changes folded; null for the document as it is). */
+export function draftSettings(document: DocumentRecord, folded: FoldedChanges | null): DocumentSettings {
+  if (!folded) {
+    return document.settings;
+  }
+  // A revert's entries on the settings as they are now, as its merge applies them.
+  return folded.settingsRevert ? applySettingsRevert(document.settings, folded.settingsRevert) : (folded.settings ?? document.settings);
 }

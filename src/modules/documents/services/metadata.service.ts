@@ -54,8 +54,9 @@ export class MetadataService {
     return { ...view, request: toWriteResult(outcome), conversions: outcome.merge?.conversions ?? [] };
   }
 
-  getSettings(ctx: DocumentContext): SettingsResponseDto {
-    return toSettingsDto(ctx.document.settings);
+  /** The settings; with `requestId` the draft's (the request's settings change over the document's), as other reads. */
+  async getSettings(ctx: DocumentContext, requestId?: string): Promise<SettingsResponseDto> {
+    return toSettingsDto(requestId === undefined ? ctx.document.settings : await this.drafts.settings(ctx.document, requestId));
   }
 
   async putSettings(ctx: DocumentContext, body: unknown, params: WriteParams): Promise<SettingsWriteResponseDto> {

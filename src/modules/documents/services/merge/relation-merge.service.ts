@@ -186,7 +186,17 @@ export class RelationMergeService {
         await this.access.assertMayRead(target, userId);
       }
     }
-    details.push(...(await this.missingRows(add.map((edge) => ({ documentUuid: edge.targetDocumentUuid, rowId: edge.targetRowId, field: edge.fieldId as string })))));
+    details.push(
+      ...(await this.missingRows(
+        add.map((edge) => ({
+          documentUuid: edge.targetDocumentUuid,
+          rowId: edge.targetRowId,
+          field: edge.fieldId as string,
+          // a value failure names its field and the row holding the reference, as every value failure does
+          holder: { fieldId: edge.fieldId as string, rowId: edge.sourceRowId },
+        })),
+      )),
+    );
     if (details.length > 0) {
       throw AppException.validation(details);
     }
@@ -349,7 +359,9 @@ export class RelationMergeService {
     return inWorkspace ?? (await this.documents.findOrganizationLevel(document.organizationId, docType, docId));
   }
 
-  private async missingRows(ends: readonly { documentUuid: string; rowId: string; field: string }[]): Promise<ErrorDetail[]> {
+  private async missingRows(
+    ends: readonly { documentUuid: string; rowId: string; field: string; holder?: { fieldId: string; rowId: string } }[],
+  ): Promise<ErrorDetail[]> {
     const byDocument = new Map<string, string[]>();
     for (const end of ends) {
       byDocument.set(end.documentUuid, [...(byDocument.get(end.documentUuid) ?? []), end.rowId]);
@@ -360,7 +372,7 @@ export class RelationMergeService {
     }
     return ends
       .filter((end) => !found.get(end.documentUuid)?.has(end.rowId))
-      .map((end) => ({ field: end.field, reason: `row ${end.rowId} does not exist` }));
+      .map((end) => ({ field: end.field, ...(end.holder ?? {}), reason: `row ${end.rowId} does not exist` }));
   }
 }
 
