@@ -204,6 +204,8 @@ describe('documents: queries over computed fields (volatile formulas, lookups)',
       'over',
       'far',
       'round',
+      'roundFrac',
+      'roundHuge',
     ];
 
     beforeAll(async () => {
@@ -231,6 +233,9 @@ describe('documents: queries over computed fields (volatile formulas, lookups)',
           formula('over', 'IF(YEAR(NOW()) > 0, {n} * 1e300 * 1e300, 0)'),
           formula('far', 'DATEADD(TODAY(), {n} * 1000, "years")'),
           formula('round', 'ROUND({n} * 1e15, 2) + YEAR(NOW()) * 0'),
+          // Digits are truncated (1.6 → 1) and any number of them is taken (past ±400 the answer is fixed).
+          formula('roundFrac', 'ROUND({n} * 1260 + YEAR(NOW()) * 0, 1.6)'),
+          formula('roundHuge', 'ROUND({n} + YEAR(NOW()) * 0, 1e10)'),
         ],
       });
       await createRow(t.http, owner, doc, {
@@ -259,8 +264,10 @@ describe('documents: queries over computed fields (volatile formulas, lookups)',
           undefined,
           nextYear.toISOString(),
           1e12,
+          1.3,
+          0.001,
         ],
-        [true, false, '100000', '100000000000000000', undefined, 12, 1, undefined, undefined, 1e21],
+        [true, false, '100000', '100000000000000000', undefined, 12, 1, undefined, undefined, 1e21, 1260000000, 1e6],
       ]);
     });
 

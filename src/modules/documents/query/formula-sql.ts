@@ -337,9 +337,14 @@ class FormulaSqlCompiler {
       case 'ISBLANK':
         return { sql: blank(args()[0]), type: 'boolean' };
       case 'ROUND': {
+        // As the evaluator's roundTo: the digits truncated (1.6 → 1); a value with no stored digit below that place
+        // (|x|·10^p ≥ 2^52) comes back unchanged. Past ±400 places the answer no longer changes (the value, or 0),
+        // so the digits are clamped there and never overflow an integer (1e10 digits failed the whole query).
         const [value, digits] = args();
+        const places = `LEAST(GREATEST(trunc(COALESCE(${digits?.sql ?? '0'}, 0)), -400), 400)::integer`;
         return number(
-          `round((${value.sql})::numeric, COALESCE(${digits?.sql ?? '0'}, 0)::integer)::double precision`,
+          `(SELECT CASE WHEN abs(r.x) * power(10::numeric, r.p) >= 4503599627370496 THEN r.x ELSE round(r.x, r.p) END
+              FROM (SELECT ((${value.sql})::double precision)::numeric AS x, ${places} AS p) r)::double precision`,
         );
       }
       case 'ABS':
