@@ -1305,6 +1305,12 @@ describe('supply chain: resources', () => {
       .get(`${API}/doc/orderbook/${orderBookId}/data/o1?organizationId=${B.id}`)
       .set(bearer(bGuest))
       .expect(200);
+    // The document request it was merged as carries the message as its description.
+    const documentRequest = await http()
+      .get(`${API}/doc/orderbook/${orderBookId}/requests/${accepted.body.payload.documentRequestId}?organizationId=${B.id}`)
+      .set(bearer(bMember))
+      .expect(200);
+    expect(documentRequest.body.payload).toMatchObject({ status: 'merged', description: 'initial load' });
     const [event] = await t.dataSource.query(
       `SELECT organization_id, payload FROM outbox WHERE event_type = 'orderbook_sync_request_created' AND payload->>'requestId' = $1`,
       [accepted.body.payload.requestId],

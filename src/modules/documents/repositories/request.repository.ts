@@ -77,7 +77,7 @@ export class RequestRepository {
    * `changedAt` are provisional until the merge sets them from what the commit returned (MergeService.merge).
    */
   mergedAtOnceDraft(
-    input: { documentUuid: string; organizationId: string; workspaceId: string | null; title: string; author: string },
+    input: { documentUuid: string; organizationId: string; workspaceId: string | null; title: string; description: string | null; author: string },
     changes: readonly ChangeDraft[],
   ): { request: RequestRecord; changes: ChangeRecord[]; insert: MergedAtOnceInsert } {
     const now = new Date();
@@ -88,7 +88,7 @@ export class RequestRepository {
       organizationId: input.organizationId,
       workspaceId: input.workspaceId,
       title: input.title,
-      description: null,
+      description: input.description,
       status: 'open',
       author: input.author,
       reviewers: [],

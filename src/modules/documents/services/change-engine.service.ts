@@ -35,6 +35,8 @@ export interface WriteOptions {
   newRequest?: { title: string; description: string | null; reviewers: string[] };
   /** Title of the request a write without `requestId` is wrapped in. */
   title: string;
+  /** Description of that request (e.g. a supply-chain sync request's message); none by default. */
+  description?: string | null;
   /** The write changes rows only (no metadata, settings or properties): it may run without the document lock. */
   rowsOnly?: boolean;
   /**
@@ -237,7 +239,7 @@ export class ChangeEngineService {
         // The request is drawn here and written, already merged, by the statement that numbers its revision: one
         // round trip less per write. The writer is its author and only contributor.
         const draft = this.requests.mergedAtOnceDraft(
-          { documentUuid: document.uuid, organizationId: document.organizationId, workspaceId: document.workspaceId, title: opts.title, author: userId },
+          { documentUuid: document.uuid, organizationId: document.organizationId, workspaceId: document.workspaceId, title: opts.title, description: opts.description ?? null, author: userId },
           drafts,
         );
         const createdEvent = this.events.requestEvent(document, 'request_created', draft.request, userId);
@@ -272,7 +274,7 @@ export class ChangeEngineService {
             organizationId: document.organizationId,
             workspaceId: document.workspaceId,
             title: explicit?.title ?? opts.title,
-            description: explicit?.description ?? null,
+            description: explicit ? explicit.description : (opts.description ?? null),
             author: userId,
             reviewers: explicit?.reviewers ?? [],
             implicit: !explicit,

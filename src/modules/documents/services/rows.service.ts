@@ -148,13 +148,13 @@ export class RowsService {
   async batch(
     ctx: DocumentContext,
     ops: ReadonlyArray<{ operation: 'create' | 'update' | 'delete'; rowId: string; values: unknown; path: string }>,
-    params: WriteParams & { title?: string },
+    params: WriteParams & { title?: string; description?: string | null },
   ): Promise<WriteResultDto> {
     // A POST route: the access guard asks `permissions.delete` of DELETE routes only.
     await this.access.assertMayRecordDeletions(ctx, ops.map((op) => `row-${op.operation}`));
     const origin = { bulkId: randomUUID() };
     const title = params.title ?? `Batch of ${ops.length} rows`;
-    const outcome = await this.engine.write(ctx, { ...params, title, rowsOnly: true, valuesValidated: true }, async (scope) => {
+    const outcome = await this.engine.write(ctx, { ...params, title, description: params.description, rowsOnly: true, valuesValidated: true }, async (scope) => {
       const changes: ChangeDraft[] = [];
       for (const op of ops) {
         try {

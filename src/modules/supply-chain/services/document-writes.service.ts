@@ -188,7 +188,7 @@ export class DocumentWritesService {
       // the document row only when the revision is numbered. Creating a request and then merging it in this
       // transaction deadlocked concurrent batches of one document (each request insert holds a key-share lock on the
       // document row, and each merge then wanted it exclusively: 409 CONFLICT for all but one).
-      const written = await this.rows.batch(ctx, resolved, { title }).catch((error: unknown) => {
+      const written = await this.rows.batch(ctx, resolved, { title, description }).catch((error: unknown) => {
         throw nameValuePaths(error, resolved);
       });
       if (written.requestId === null) {

@@ -276,6 +276,7 @@ export class MergeService {
           organizationId: holder.organizationId,
           workspaceId: holder.workspaceId,
           title: `References to rows deleted by ${document.docType}/${document.docId} revision ${revision.version}`,
+          description: null,
           author: mergedBy,
         },
         drafts,
