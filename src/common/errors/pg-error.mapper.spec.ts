@@ -26,13 +26,16 @@ describe('mapPgError', () => {
       { driverError: { code: '08006' } },
       { code: '57P01' },
       { code: '53300' },
-      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+      { driverError: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) },
       new Error('Connection terminated unexpectedly'),
       new Error('timeout exceeded when trying to connect'),
     ];
     for (const error of unreachable) {
       expect(mapPgError(error)?.code).toBe('SERVICE_UNAVAILABLE');
     }
+    // The same socket codes from something else of the request (a DNS lookup, an outgoing call) are not the database.
+    expect(mapPgError(Object.assign(new Error('getaddrinfo ENOTFOUND x'), { code: 'ENOTFOUND' }))).toBeUndefined();
+    expect(mapPgError(Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:443'), { code: 'ECONNREFUSED' }))).toBeUndefined();
   });
 
   it('leaves errors a client cannot cause unmapped', () => {

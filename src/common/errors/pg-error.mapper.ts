@@ -28,8 +28,11 @@ function keyField(detail: string | undefined): string | undefined {
   return last && /^\w+$/.test(last) ? last.replace(/_([a-z])/g, (_match, letter: string) => letter.toUpperCase()) : undefined;
 }
 
-/** Socket errors of a database connection that could not be made or was lost (node-pg passes them through). */
-const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'EAI_AGAIN']);
+/**
+ * Socket errors of a database connection that could not be made or was lost, counted only as TypeORM wraps them (a
+ * query's `driverError`): the same codes from an outgoing call of the request (a DNS lookup) are not the database's.
+ */
+const CONNECTION_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE']);
 /** node-pg's own messages for a lost connection or a pool that could not hand one out in time. */
 const CONNECTION_MESSAGES = /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
 
@@ -42,12 +45,13 @@ function unreachable(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) {
     return false;
   }
-  const candidate = ((error as { driverError?: unknown }).driverError ?? error) as { code?: unknown; message?: unknown };
+  const driverError = (error as { driverError?: unknown }).driverError;
+  const candidate = (driverError ?? error) as { code?: unknown; message?: unknown };
   const code = typeof candidate.code === 'string' ? candidate.code : '';
   return (
-    code.startsWith('08') ||
+    /^08[0-9A-Z]{3}$/.test(code) ||
     ['57P01', '57P02', '57P03', '53300'].includes(code) ||
-    CONNECTION_ERRNOS.has(code) ||
+    (driverError !== undefined && CONNECTION_ERRNOS.has(code)) ||
     (typeof candidate.message === 'string' && CONNECTION_MESSAGES.test(candidate.message))
   );
 }

@@ -200,6 +200,20 @@ describe('documents: metadata', () => {
     await request(t.http).get(`/api/v1/doc/${doc.docType}/meta-typo?workspaceId=${owner.defaultWorkspaceId}`).set(bearer(owner)).expect(404);
   });
 
+  it('checks the version a metadata-update change names, as PUT /metadata does', async () => {
+    const read = (await request(t.http).get(`${doc.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
+    const withVersion = (version: unknown) =>
+      request(t.http)
+        .post(`${doc.path}/requests`)
+        .set(bearer(owner))
+        .send({ title: 'As read', changes: [{ type: 'metadata-update', target: { kind: 'metadata' }, newValue: { ...read, fields: [...read.fields, { id: `v${String(version)}`, name: 'V', type: 'text' }], version } }] });
+    const stale = await withVersion(read.version - 1);
+    expect([stale.status, stale.body.code, stale.body.payload]).toEqual([409, 'VERSION_CONFLICT', { currentVersion: read.version, yourVersion: read.version - 1 }]);
+    expect((await withVersion('x')).status).toBe(400);
+    const current = await withVersion(read.version).expect(201);
+    await request(t.http).post(`${doc.path}/requests/${current.body.payload.id}/close`).set(bearer(owner)).expect(200);
+  });
+
   it('takes an enum rule with its values under config.enum (keyed by the rule, as config.pattern) and enforces it', async () => {
     const fields = [{ id: 'size', name: 'Size', type: 'text', validations: [{ ruleType: 'enum', config: { enum: ['S', 'M'] }, message: { en: 'S or M' } }] }];
     const enumDoc = await createDocument(t.http, owner, { fields });

@@ -130,8 +130,8 @@ function checkReference(
 }
 
 /**
- * Validates field definitions (metadata `fields` or `properties`) and returns them normalized (unknown keys
- * dropped). Errors are collected into one VALIDATION_ERROR with `details[].field` such as `fields[2].type`.
+ * Validates field definitions (metadata `fields` or `properties`) and returns them normalized (an attribute spec 2.5
+ * does not name is refused, FIELD_KEYS; `resultType`, set by the server, is ignored). Errors are collected into one VALIDATION_ERROR with `details[].field` such as `fields[2].type`.
  * Checks: ids match FIELD_ID_PATTERN and are unique, names present, types known, select option ids unique,
  * validation rules well-formed (patterns compile), lookup/rollup point at relation fields of the same list,
  * rollup agg valid, defaultValue parses for the type (computed types take none), no text holds U+0000.

@@ -77,8 +77,12 @@ export function toMetadataDto(metadata: DocumentMetadata, version: number): Meta
   return { fields: metadata.fields.map(toFieldDto), properties: metadata.properties.map(toFieldDto), version };
 }
 
+/**
+ * The three sections of spec 2.11 and nothing else: keys outside them, stored before every write path refused them,
+ * are not answered, so what GET answers can always be written back.
+ */
 export function toSettingsDto(settings: DocumentSettings): SettingsResponseDto {
-  return { permissions: settings.permissions ?? {}, notifications: settings.notifications ?? {}, workflow: settings.workflow ?? {}, ...settings };
+  return { permissions: settings.permissions ?? {}, notifications: settings.notifications ?? {}, workflow: settings.workflow ?? {} };
 }
 
 export function toRowDto(row: RowRecord, fields: readonly FieldDefinition[]): RowResponseDto {

@@ -166,7 +166,7 @@ export function assertMetadataKeys(input: unknown, at = ''): void {
   }
   const unknown = Object.keys(input).filter((key) => !METADATA_KEYS.has(key));
   if (unknown.length > 0) {
-    throw AppException.validation(unknown.map((key) => ({ field: `${at}${key}`, reason: 'unknown key; expected fields, properties' })));
+    throw AppException.validation(unknown.map((key) => ({ field: `${at}${key}`, reason: 'unknown key; expected fields, properties, version' })));
   }
 }
 
