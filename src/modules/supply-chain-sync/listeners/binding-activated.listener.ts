@@ -29,10 +29,10 @@ export class BindingActivatedListener implements OnModuleInit {
     // sync when the connection resumes. Bindings that already have jobs keep the rule that changes made while the
     // connection was paused are not replayed.
     this.activations.onConnectionResumed(async (connection) => {
-      for (const binding of await this.port.activeBindings(connection.id)) {
-        if (!(await this.jobs.hasAny(binding.id))) {
-          await this.reconciles.schedule(binding, { kind: 'initial_sync' });
-        }
+      const bindings = await this.port.activeBindings(connection.id);
+      const neverSynced = await this.jobs.withoutJobs(bindings.map((binding) => binding.id));
+      for (const binding of bindings.filter((item) => neverSynced.has(item.id))) {
+        await this.reconciles.schedule(binding, { kind: 'initial_sync' });
       }
     });
   }

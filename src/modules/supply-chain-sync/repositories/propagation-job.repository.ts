@@ -188,13 +188,17 @@ export class PropagationJobRepository {
   }
 
   /** Whether the binding has any job in the ledger (its initial sync, or a change it received). */
-  async hasAny(bindingId: string): Promise<boolean> {
-    const row = await queryFirst<{ found: boolean }>(
-      this.tx,
-      `SELECT EXISTS (SELECT 1 FROM sync_propagation_jobs WHERE binding_id = $1) AS found`,
-      [bindingId],
+  /** Which of these bindings never had a job (one query, whatever their number). */
+  async withoutJobs(bindingIds: readonly string[]): Promise<Set<string>> {
+    if (bindingIds.length === 0) {
+      return new Set();
+    }
+    const rows = await this.tx.manager.query<{ id: string }[]>(
+      `SELECT b.id FROM unnest($1::uuid[]) AS b(id)
+        WHERE NOT EXISTS (SELECT 1 FROM sync_propagation_jobs j WHERE j.binding_id = b.id)`,
+      [bindingIds],
     );
-    return row?.found === true;
+    return new Set(rows.map((row) => row.id));
   }
 
   async pendingCount(): Promise<number> {
