@@ -90,17 +90,26 @@ function bodyProblem(value: unknown, limit: number): 'depth' | 'reserved-key' | 
   return reserved ? 'reserved-key' : broken ? 'ill-formed' : null;
 }
 
-/** The path of the first key or string value that is not well-formed Unicode (only called once bodyProblem found one). */
-function illFormedPath(value: unknown, path: string): string | null {
+/** What a path search looks for: a bad key, and (optionally) a bad string value. */
+interface PathTest {
+  key: (key: string) => boolean;
+  text?: (text: string) => boolean;
+}
+
+const ILL_FORMED: PathTest = { key: illFormed, text: illFormed };
+const RESERVED: PathTest = { key: (key) => RESERVED_KEYS.has(key) };
+
+/** The path of the first key or string value `test` refuses (only called once bodyProblem found one). */
+function firstPath(value: unknown, path: string, test: PathTest): string | null {
   if (typeof value === 'string') {
-    return illFormed(value) ? path : null;
+    return test.text?.(value) ? path : null;
   }
   if (value === null || typeof value !== 'object') {
     return null;
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i += 1) {
-      const found = illFormedPath(value[i], `${path}[${i}]`);
+      const found = firstPath(value[i], `${path}[${i}]`, test);
       if (found !== null) {
         return found;
       }
@@ -109,36 +118,10 @@ function illFormedPath(value: unknown, path: string): string | null {
   }
   for (const key of Object.keys(value)) {
     const keyPath = `${path}.${printable(key)}`;
-    if (illFormed(key)) {
+    if (test.key(key)) {
       return keyPath;
     }
-    const found = illFormedPath((value as Record<string, unknown>)[key], keyPath);
-    if (found !== null) {
-      return found;
-    }
-  }
-  return null;
-}
-
-/** The path of the first reserved key in `value` (only called once bodyProblem found one). */
-function reservedKeyPath(value: unknown, path: string): string | null {
-  if (value === null || typeof value !== 'object') {
-    return null;
-  }
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i += 1) {
-      const found = reservedKeyPath(value[i], `${path}[${i}]`);
-      if (found !== null) {
-        return found;
-      }
-    }
-    return null;
-  }
-  for (const key of Object.keys(value)) {
-    if (RESERVED_KEYS.has(key)) {
-      return `${path}.${key}`;
-    }
-    const found = reservedKeyPath((value as Record<string, unknown>)[key], `${path}.${key}`);
+    const found = firstPath((value as Record<string, unknown>)[key], keyPath, test);
     if (found !== null) {
       return found;
     }
@@ -160,10 +143,10 @@ export function limitBodyDepth(request: Request, _response: Response, next: Next
     const path = tooDeepPath(body, MAX_BODY_DEPTH) ?? 'body';
     next(AppException.validation([{ field: 'body', reason: `the body nests deeper than ${MAX_BODY_DEPTH} levels (at ${path.slice(0, 120)}…)` }]));
   } else if (problem === 'ill-formed') {
-    const path = (illFormedPath(body, 'body') ?? 'body').replace(/^body\.?/, '') || 'body';
+    const path = (firstPath(body, 'body', ILL_FORMED) ?? 'body').replace(/^body\.?/, '') || 'body';
     next(AppException.validation([{ field: path.slice(0, 200), reason: 'text must be well-formed Unicode (it holds a lone surrogate such as \\ud800)' }]));
   } else {
-    const path = (reservedKeyPath(body, 'body') ?? 'body').replace(/^body\.?/, '') || 'body';
+    const path = (firstPath(body, 'body', RESERVED) ?? 'body').replace(/^body\.?/, '') || 'body';
     const key = path.slice(path.lastIndexOf('.') + 1);
     next(AppException.validation([{ field: path.slice(0, 200), reason: `"${key}" is reserved (a JavaScript object member name) and cannot be used as a key` }]));
   }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AppException } from '../../../common/errors/app.exception.js';
+import { decimalIntegerOf } from '../../../common/http/pagination.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import type { RowValuesInput } from '../fields/field-type.registry.js';
 import { parseRowValues } from '../fields/field-type.registry.js';
@@ -167,6 +168,24 @@ export function assertMetadataKeys(input: unknown, at = ''): void {
   const unknown = Object.keys(input).filter((key) => !METADATA_KEYS.has(key));
   if (unknown.length > 0) {
     throw AppException.validation(unknown.map((key) => ({ field: `${at}${key}`, reason: 'unknown key; expected fields, properties, version' })));
+  }
+}
+
+/**
+ * The optimistic lock of a metadata-update change naming `version` (GET /metadata answers it), checked as PUT
+ * /metadata checks it: the merged version, plus one when the request being built already changes the metadata.
+ */
+export async function assertMetadataVersion(scope: DraftScope, sent: unknown): Promise<void> {
+  if (sent === undefined || sent === null) {
+    return;
+  }
+  const version = decimalIntegerOf(sent);
+  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0) {
+    throw AppException.validation([{ field: 'newValue.version', reason: 'version must be a non-negative integer' }]);
+  }
+  const current = scope.document.metadataVersion + ((await scope.metadata()) === scope.document.metadata ? 0 : 1);
+  if (version !== current) {
+    throw versionConflict(current, version);
   }
 }
 

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { isUUID } from 'class-validator';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
-import { decimalIntegerOf, type Page, pageOf } from '../../../common/http/pagination.js';
+import { type Page, pageOf } from '../../../common/http/pagination.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { RowValuesInput } from '../fields/field-type.registry.js';
 import type { FieldDefinition } from '../fields/field.types.js';
@@ -27,8 +27,8 @@ import {
   buildRowDelete,
   buildRowUpdate,
   buildSettingsUpdate,
+  assertMetadataVersion,
   parseSettings,
-  versionConflict,
 } from './change-builders.js';
 import { assertOpen, ChangeEngineService } from './change-engine.service.js';
 import { ComputedMetadataService } from './computed/computed-metadata.service.js';
@@ -46,24 +46,6 @@ import { RequestHooks } from './request-hooks.js';
 const MAX_DIFF_OPERATIONS = 100_000;
 
 /** Change requests: create with changes, list, read, diff, conflicts, merge, close, reopen (spec section 3). */
-/**
- * The optimistic lock of a metadata-update change naming `version` (GET /metadata answers it), checked as PUT
- * /metadata checks it: the merged version, plus one when the request being built already changes the metadata.
- */
-async function assertMetadataVersion(scope: DraftScope, sent: unknown): Promise<void> {
-  if (sent === undefined || sent === null) {
-    return;
-  }
-  const version = decimalIntegerOf(sent);
-  if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0) {
-    throw AppException.validation([{ field: 'newValue.version', reason: 'version must be a non-negative integer' }]);
-  }
-  const current = scope.document.metadataVersion + ((await scope.metadata()) === scope.document.metadata ? 0 : 1);
-  if (version !== current) {
-    throw versionConflict(current, version);
-  }
-}
-
 /**
  * The field list after one `field-create`, `field-update` or `field-delete` change of a request body (spec 2.9),
  * on the list the request builds on. The result is validated as any metadata update.
