@@ -152,10 +152,25 @@ describe('token issuer: authorization endpoint, code and refresh grants, token v
       nonce: 'n-123',
       email: user.email,
     });
-    await request(t.http)
+    const byGet = await request(t.http)
       .get('/userinfo')
       .set('Authorization', `Bearer ${res.body.access_token}`)
       .expect(200);
+    // OIDC Core 5.3.1: POST answers as GET does (a relying party may send an empty form).
+    const byPost = await request(t.http)
+      .post('/userinfo')
+      .type('form')
+      .send('')
+      .set('Authorization', `Bearer ${res.body.access_token}`)
+      .expect(200);
+    expect(byPost.body.sub).toBe(user.id);
+    expect(byPost.body.email).toBe(user.email);
+    expect(byPost.body.sub).toEqual(byGet.body.sub);
+    await request(t.http)
+      .post('/api/v1/auth/userinfo')
+      .set('Authorization', `Bearer ${res.body.access_token}`)
+      .expect(200);
+    await request(t.http).post('/userinfo').expect(401);
 
     // The code is single use; replaying it revokes what it produced.
     const replay = await tokenRequest(
@@ -343,9 +358,17 @@ describe('token issuer: authorization endpoint, code and refresh grants, token v
     const client = await createClient(t.http, admin, { allowedScopes: ['doc:read', 'openid'] });
     const base = { client_id: client.clientId, redirect_uri: REDIRECT, scope: 'openid', state: 'rm' };
     // A code asked for in the fragment comes back in the fragment, and exchanges as usual.
-    const inFragment = await authorizeWithForms(t.http, { ...base, response_type: 'code', response_mode: 'fragment' }, user);
+    const inFragment = await authorizeWithForms(
+      t.http,
+      { ...base, response_type: 'code', response_mode: 'fragment' },
+      user,
+    );
     const fragment = new URLSearchParams(inFragment.hash.slice(1));
-    expect({ query: inFragment.searchParams.get('code'), fragment: fragment.get('code'), state: fragment.get('state') }).toEqual({
+    expect({
+      query: inFragment.searchParams.get('code'),
+      fragment: fragment.get('code'),
+      state: fragment.get('state'),
+    }).toEqual({
       query: null,
       fragment: expect.stringMatching(/^qac_/),
       state: 'rm',
@@ -355,7 +378,11 @@ describe('token issuer: authorization endpoint, code and refresh grants, token v
       { grant_type: 'authorization_code', code: fragment.get('code') as string, redirect_uri: REDIRECT },
       client,
     ).expect(200);
-    const inQuery = await authorizeWithForms(t.http, { ...base, response_type: 'code', response_mode: 'query' }, user);
+    const inQuery = await authorizeWithForms(
+      t.http,
+      { ...base, response_type: 'code', response_mode: 'query' },
+      user,
+    );
     expect(inQuery.searchParams.get('code')).toMatch(/^qac_/);
     // Modes discovery does not list are refused, never answered silently in another mode; a token is never put in a query.
     for (const [query, where] of [
@@ -363,10 +390,17 @@ describe('token issuer: authorization endpoint, code and refresh grants, token v
       [{ response_type: 'code', response_mode: 'bogus' }, 'query'],
       [{ response_type: 'token', response_mode: 'query' }, 'fragment'],
     ] as const) {
-      const res = await request(t.http).get('/authorize').query({ ...base, ...query }).expect(303);
+      const res = await request(t.http)
+        .get('/authorize')
+        .query({ ...base, ...query })
+        .expect(303);
       const location = new URL(res.headers.location);
       const params = where === 'query' ? location.searchParams : new URLSearchParams(location.hash.slice(1));
-      expect({ query, error: params.get('error'), state: params.get('state') }).toEqual({ query, error: 'invalid_request', state: 'rm' });
+      expect({ query, error: params.get('error'), state: params.get('state') }).toEqual({
+        query,
+        error: 'invalid_request',
+        state: 'rm',
+      });
     }
   });
 

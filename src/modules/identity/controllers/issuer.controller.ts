@@ -198,7 +198,8 @@ export abstract class IssuerEndpoints {
   })
   @ApiResponse({
     status: 503,
-    description: 'Step `third_party`: the provider cannot be reached; the sign-in page again with the problem',
+    description:
+      'Step `third_party`: the provider cannot be reached; the sign-in page again with the problem',
     content: { 'text/html': { schema: str } },
   })
   async authorizeStep(
@@ -243,7 +244,11 @@ export abstract class IssuerEndpoints {
   // HTTP Basic client authentication, or none here when client_id and client_secret come as form fields.
   @ApiSecurity('client-basic')
   @ApiSecurity({})
-  @ApiHeader({ name: 'authorization', required: false, description: 'Basic base64(client_id:client_secret), or leave out and send the form fields' })
+  @ApiHeader({
+    name: 'authorization',
+    required: false,
+    description: 'Basic base64(client_id:client_secret), or leave out and send the form fields',
+  })
   @ApiResponse({
     status: 200,
     description: 'RFC 6749 token response, also in `payload`',
@@ -288,7 +293,29 @@ export abstract class IssuerEndpoints {
   @RequireScopes('openid')
   @RawResponse()
   @ApiOperation({ summary: 'OpenID Connect userinfo of the bearer token (claims limited by its scopes)' })
-  @ApiResponse({
+  @UserInfoResponse()
+  async userinfo(@CurrentPrincipal() principal: Principal): Promise<Hybrid<UserInfoClaims>> {
+    return hybrid(await this.metadata.userinfo(principal));
+  }
+
+  /** OIDC Core 5.3.1: the UserInfo endpoint answers POST as it answers GET (the token in the header). */
+  @Post('userinfo')
+  @HttpCode(200)
+  @RequireScopes('openid')
+  @RawResponse()
+  @ApiOperation({
+    summary:
+      'OpenID Connect userinfo by POST (OIDC Core 5.3.1); the same claims as GET; the bearer token in the header',
+  })
+  @UserInfoResponse()
+  async userinfoByPost(@CurrentPrincipal() principal: Principal): Promise<Hybrid<UserInfoClaims>> {
+    return hybrid(await this.metadata.userinfo(principal));
+  }
+}
+
+/** The claims userinfo answers, by GET or POST. */
+function UserInfoResponse(): MethodDecorator {
+  return ApiResponse({
     status: 200,
     description: 'Claims, also in `payload`',
     schema: hybridSchema(
@@ -304,10 +331,7 @@ export abstract class IssuerEndpoints {
       },
       ['sub'],
     ),
-  })
-  async userinfo(@CurrentPrincipal() principal: Principal): Promise<Hybrid<UserInfoClaims>> {
-    return hybrid(await this.metadata.userinfo(principal));
-  }
+  });
 }
 
 /** `{auth_url}`: the issuer endpoints at the host root. */
