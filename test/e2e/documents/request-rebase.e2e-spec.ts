@@ -280,4 +280,230 @@ describe('documents: re-basing a conflicting row of a request', () => {
     expect(valueOf(replaced, 'qty')).toEqual({ number: 2 });
     expect(valueOf(replaced, 'price')).toBeUndefined();
   });
+  describe('properties', () => {
+    let props: DocHandle;
+    beforeAll(async () => {
+      props = await createDocument(t.http, alice, {
+        properties: [
+          { id: 'supplier', name: 'Supplier', type: 'text' },
+          { id: 'budget', name: 'Budget', type: 'number' },
+        ],
+      });
+      await request(t.http)
+        .post(`${props.path}/properties`)
+        .set(bearer(alice))
+        .send({ properties: { supplier: 'ACME', budget: 1 } })
+        .expect(201);
+    });
+
+    const propertiesOf = async () =>
+      Object.fromEntries(
+        (
+          await request(t.http).get(`${props.path}/properties`).set(bearer(alice)).expect(200)
+        ).body.payload.properties.map((entry: { fieldId: string; value: unknown }) => [
+          entry.fieldId,
+          entry.value,
+        ]),
+      );
+
+    it('conflict → PATCH with the committed version → the request merges over the committed properties', async () => {
+      const open = await request(t.http)
+        .post(`${props.path}/requests`)
+        .set(bearer(bob))
+        .send({ title: 'p' })
+        .expect(201);
+      const reqId = open.body.payload.id;
+      await request(t.http)
+        .patch(`${props.path}/properties?requestId=${reqId}&version=1`)
+        .set(bearer(bob))
+        .send({ properties: { budget: 2 } })
+        .expect(200);
+      await request(t.http)
+        .patch(`${props.path}/properties`)
+        .set(bearer(alice))
+        .send({ properties: { supplier: 'Globex' } })
+        .expect(200);
+
+      const refused = await request(t.http)
+        .post(`${props.path}/requests/${reqId}/merge`)
+        .set(bearer(bob))
+        .expect(409);
+      expect(refused.body.payload.conflicts).toEqual([
+        expect.objectContaining({
+          type: 'properties-changed',
+          targetId: 'properties',
+          baseVersion: 1,
+          currentVersion: 2,
+        }),
+      ]);
+      expect(refused.body.payload.conflicts[0].reason).toContain('version 2 to re-base');
+
+      // An older version, or the draft's own version, does not re-base.
+      const stale = await request(t.http)
+        .patch(`${props.path}/properties?requestId=${reqId}&version=1`)
+        .set(bearer(bob))
+        .send({ properties: { budget: 3 } })
+        .expect(409);
+      expect(stale.body).toMatchObject({
+        code: 'VERSION_CONFLICT',
+        payload: { currentVersion: 3, yourVersion: 1 },
+      });
+      await request(t.http)
+        .patch(`${props.path}/properties?requestId=${reqId}&version=2`)
+        .set(bearer(bob))
+        .send({ properties: { budget: 3 } })
+        .expect(200);
+      expect(
+        (await request(t.http).get(`${props.path}/requests/${reqId}/conflicts`).set(bearer(bob)).expect(200))
+          .body.payload,
+      ).toEqual({
+        mergeable: true,
+        conflicts: [],
+      });
+      // The same version again, now that the properties are not in conflict, is the draft's version check as always.
+      await request(t.http)
+        .patch(`${props.path}/properties?requestId=${reqId}&version=2`)
+        .set(bearer(bob))
+        .send({ properties: { budget: 4 } })
+        .expect(409);
+
+      await request(t.http).post(`${props.path}/requests/${reqId}/merge`).set(bearer(bob)).expect(200);
+      // Bob's budget over Alice's supplier.
+      expect(await propertiesOf()).toEqual({ supplier: { text: 'Globex' }, budget: { number: 3 } });
+    });
+
+    it('re-bases a delete of the properties (DELETE with the committed version)', async () => {
+      const open = await request(t.http)
+        .post(`${props.path}/requests`)
+        .set(bearer(bob))
+        .send({ title: 'd' })
+        .expect(201);
+      const reqId = open.body.payload.id;
+      await request(t.http)
+        .delete(`${props.path}/properties?requestId=${reqId}`)
+        .set(bearer(bob))
+        .expect(200);
+      await request(t.http)
+        .patch(`${props.path}/properties`)
+        .set(bearer(alice))
+        .send({ properties: { budget: 9 } })
+        .expect(200);
+      const version = (await request(t.http).get(`${props.path}/properties`).set(bearer(alice)).expect(200))
+        .body.payload.version;
+      await request(t.http).post(`${props.path}/requests/${reqId}/merge`).set(bearer(bob)).expect(409);
+      await request(t.http)
+        .delete(`${props.path}/properties?requestId=${reqId}&version=${version}`)
+        .set(bearer(bob))
+        .expect(200);
+      await request(t.http).post(`${props.path}/requests/${reqId}/merge`).set(bearer(bob)).expect(200);
+      expect(await propertiesOf()).toEqual({});
+    });
+  });
+  // Metadata needs manage rights: the owner writes the request and the direct changes.
+  describe('metadata', () => {
+    it('conflict → PUT /metadata with the committed version → the request merges its metadata as written', async () => {
+      const meta = await createDocument(t.http, alice, {
+        fields: [{ id: 'name', name: 'Name', type: 'text' }],
+      });
+      const committed = async () =>
+        (await request(t.http).get(`${meta.path}/metadata`).set(bearer(alice)).expect(200)).body.payload;
+      const start = await committed();
+      const open = await request(t.http)
+        .post(`${meta.path}/requests`)
+        .set(bearer(alice))
+        .send({ title: 'm' })
+        .expect(201);
+      const reqId = open.body.payload.id;
+      const color = { id: 'color', name: 'Color', type: 'text' };
+      await request(t.http)
+        .put(`${meta.path}/metadata?requestId=${reqId}`)
+        .set(bearer(alice))
+        .send({ fields: [...start.fields, color], version: start.version })
+        .expect(200);
+      const size = { id: 'size', name: 'Size', type: 'number' };
+      await request(t.http)
+        .put(`${meta.path}/metadata`)
+        .set(bearer(alice))
+        .send({ fields: [...start.fields, size] })
+        .expect(200);
+      const now = await committed();
+
+      const refused = await request(t.http)
+        .post(`${meta.path}/requests/${reqId}/merge`)
+        .set(bearer(alice))
+        .expect(409);
+      expect(refused.body.payload.conflicts).toEqual([
+        expect.objectContaining({
+          type: 'metadata-changed',
+          baseVersion: start.version,
+          currentVersion: now.version,
+        }),
+      ]);
+      expect(refused.body.payload.conflicts[0].reason).toContain(`version ${now.version} to re-base`);
+      // An older version does not re-base.
+      await request(t.http)
+        .put(`${meta.path}/metadata?requestId=${reqId}`)
+        .set(bearer(alice))
+        .send({ fields: [...now.fields, color], version: start.version })
+        .expect(409);
+
+      // The author reads the committed metadata, adds their field to it and sends it with its version.
+      await request(t.http)
+        .put(`${meta.path}/metadata?requestId=${reqId}`)
+        .set(bearer(alice))
+        .send({ fields: [...now.fields, color], version: now.version })
+        .expect(200);
+      expect(
+        (await request(t.http).get(`${meta.path}/requests/${reqId}/conflicts`).set(bearer(alice)).expect(200))
+          .body.payload,
+      ).toEqual({
+        mergeable: true,
+        conflicts: [],
+      });
+      await request(t.http).post(`${meta.path}/requests/${reqId}/merge`).set(bearer(alice)).expect(200);
+      expect((await committed()).fields.map((field: { id: string }) => field.id)).toEqual([
+        'name',
+        'size',
+        'color',
+      ]);
+    });
+
+    it('re-bases with the draft unchanged: the same metadata sent with the committed version', async () => {
+      const meta = await createDocument(t.http, alice, {
+        fields: [{ id: 'name', name: 'Name', type: 'text' }],
+      });
+      const start = (await request(t.http).get(`${meta.path}/metadata`).set(bearer(alice)).expect(200)).body
+        .payload;
+      const open = await request(t.http)
+        .post(`${meta.path}/requests`)
+        .set(bearer(alice))
+        .send({ title: 'm' })
+        .expect(201);
+      const reqId = open.body.payload.id;
+      const mine = [...start.fields, { id: 'color', name: 'Color', type: 'text' }];
+      await request(t.http)
+        .put(`${meta.path}/metadata?requestId=${reqId}`)
+        .set(bearer(alice))
+        .send({ fields: mine })
+        .expect(200);
+      // A direct rename; the request's draft already holds what its author wants (the rename is dropped by it).
+      await request(t.http)
+        .put(`${meta.path}/metadata`)
+        .set(bearer(alice))
+        .send({ fields: [{ id: 'name', name: 'Title', type: 'text' }] })
+        .expect(200);
+      const now = (await request(t.http).get(`${meta.path}/metadata`).set(bearer(alice)).expect(200)).body
+        .payload;
+      await request(t.http).post(`${meta.path}/requests/${reqId}/merge`).set(bearer(alice)).expect(409);
+      await request(t.http)
+        .put(`${meta.path}/metadata?requestId=${reqId}`)
+        .set(bearer(alice))
+        .send({ fields: mine, version: now.version })
+        .expect(200);
+      await request(t.http).post(`${meta.path}/requests/${reqId}/merge`).set(bearer(alice)).expect(200);
+      const merged = (await request(t.http).get(`${meta.path}/metadata`).set(bearer(alice)).expect(200)).body
+        .payload;
+      expect(merged.fields.map((field: { name: string }) => field.name)).toEqual(['Name', 'Color']);
+    });
+  });
 });

@@ -160,7 +160,7 @@ export function foldChanges(changes: readonly ChangeDraft[]): FoldedChanges {
       }
       case 'property-update': {
         const previous = folded.properties;
-        const baseVersion = previous?.baseVersion ?? change.data.baseVersion;
+        const baseVersion = previous && change.data.rebase !== true ? previous.baseVersion : change.data.baseVersion;
         const bulkId = change.data.origin?.bulkId;
         const expected = expectationsAfter(previous?.expected, change.data.values, change.data.replace, change.data.expected);
         folded.properties = change.data.replace
@@ -169,13 +169,19 @@ export function foldChanges(changes: readonly ChangeDraft[]): FoldedChanges {
         break;
       }
       case 'property-delete':
-        folded.properties = { set: {}, replace: true, cleared: true, baseVersion: folded.properties?.baseVersion ?? change.data.baseVersion };
+        folded.properties = {
+          set: {},
+          replace: true,
+          cleared: true,
+          baseVersion: folded.properties && change.data.rebase !== true ? folded.properties.baseVersion : change.data.baseVersion,
+        };
         break;
       case 'metadata-update':
         folded.metadata = {
           fields: change.data.fields,
           properties: change.data.properties,
-          baseMetadataVersion: folded.metadata?.baseMetadataVersion ?? change.data.baseMetadataVersion,
+          baseMetadataVersion:
+            folded.metadata && change.data.rebase !== true ? folded.metadata.baseMetadataVersion : change.data.baseMetadataVersion,
         };
         break;
       case 'settings-update':

@@ -137,6 +137,11 @@ export interface PropertyUpdateData {
   values: StoredRowValues;
   replace: boolean;
   baseVersion: number;
+  /**
+   * Sent with the properties' committed version while the request's properties are in conflict (docs/documents.md,
+   * "Re-basing"): the request's base becomes `baseVersion`.
+   */
+  rebase?: true;
   origin?: ChangeOrigin;
   /**
    * A revert's: the values the reverted revision left (`null`: none). The merge refuses a property whose value is
@@ -148,6 +153,8 @@ export interface PropertyUpdateData {
 
 export interface PropertyDeleteData {
   baseVersion: number;
+  /** As on PropertyUpdateData. */
+  rebase?: true;
 }
 
 /** `metadata-update`: the complete new metadata and the metadata version it was written against. */
@@ -155,6 +162,8 @@ export interface MetadataUpdateData {
   fields: FieldDefinition[];
   properties: FieldDefinition[];
   baseMetadataVersion: number;
+  /** Sent with the committed metadata version while the request's metadata is in conflict: the base becomes it. */
+  rebase?: true;
 }
 
 export interface SettingsUpdateData {

@@ -107,7 +107,7 @@ export class PropertiesWriteQueryDto extends WriteQueryDto {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 0,
-    description: 'Optimistic lock: the properties version the caller last read (a body version, when also given, must be the same)',
+    description: 'Optimistic lock: the properties version the caller last read (a body version, when also given, must be the same); with requestId, the committed version re-bases properties in conflict (docs/documents.md)',
   })
   @IsOptional()
   @QueryInt()

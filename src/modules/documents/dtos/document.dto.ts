@@ -85,7 +85,7 @@ export class UpdateMetadataDto {
   @ApiPropertyOptional({
     type: 'integer',
     minimum: 0,
-    description: 'Optimistic lock: the `version` of the metadata as read (GET /metadata, with the same requestId); 409 VERSION_CONFLICT when it is no longer current; a number, or its decimal string (as the row version)',
+    description: 'Optimistic lock: the `version` of the metadata as read (GET /metadata, with the same requestId); 409 VERSION_CONFLICT when it is no longer current; a number, or its decimal string (as the row version). With requestId, the committed version re-bases metadata in conflict (docs/documents.md)',
   })
   @PresentNotNull()
   @Int64Body()

@@ -27,7 +27,7 @@ export class PropertiesBodyDto {
   @Allow()
   properties: unknown;
 
-  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Optimistic lock (also accepted as query parameter on PATCH). int64: a number, or its decimal string as proto3 JSON writes it' })
+  @ApiPropertyOptional({ type: 'integer', minimum: 0, description: 'Optimistic lock (also accepted as query parameter on PATCH). int64: a number, or its decimal string as proto3 JSON writes it. With requestId, the committed version re-bases properties in conflict (docs/documents.md)' })
   @PresentNotNull()
   @Int64Body()
   @IsInt()

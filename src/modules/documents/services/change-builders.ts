@@ -118,7 +118,7 @@ export type PropertiesWriteMode = 'create' | 'replace' | 'patch';
 /**
  * Document property values: `create` and `replace` give the complete set (required properties enforced,
  * defaults applied on create), `patch` changes only the named ones (`null` clears). `version` is checked
- * against the properties' current version (VERSION_CONFLICT).
+ * against the properties' current version (VERSION_CONFLICT), or re-bases properties in conflict (as `rebases` rows).
  */
 export async function buildPropertiesWrite(
   scope: DraftScope,
@@ -128,7 +128,8 @@ export async function buildPropertiesWrite(
   origin?: ChangeOrigin,
 ): Promise<ChangeDraft> {
   const current = await scope.properties();
-  if (version !== undefined && version !== current.version) {
+  const rebase = version !== undefined && current.rebaseVersion === version;
+  if (version !== undefined && version !== current.version && !rebase) {
     throw versionConflict(current.version, version);
   }
   const metadata = await scope.metadata();
@@ -138,7 +139,7 @@ export async function buildPropertiesWrite(
     type: 'property-update',
     operation: mode === 'create' ? 'create' : 'update',
     targetId: PROPERTIES_TARGET,
-    data: { values, replace: !partial, baseVersion: current.baseVersion, ...(origin ? { origin } : {}) },
+    data: { values, replace: !partial, baseVersion: current.baseVersion, ...(rebase ? { rebase: true as const } : {}), ...(origin ? { origin } : {}) },
   } as ChangeDraft;
   scope.push(change);
   return change;
@@ -146,10 +147,16 @@ export async function buildPropertiesWrite(
 
 export async function buildPropertiesDelete(scope: DraftScope, version?: number): Promise<ChangeDraft> {
   const current = await scope.properties();
-  if (version !== undefined && version !== current.version) {
+  const rebase = version !== undefined && current.rebaseVersion === version;
+  if (version !== undefined && version !== current.version && !rebase) {
     throw versionConflict(current.version, version);
   }
-  const change: ChangeDraft = { type: 'property-delete', operation: 'delete', targetId: PROPERTIES_TARGET, data: { baseVersion: current.baseVersion } };
+  const change: ChangeDraft = {
+    type: 'property-delete',
+    operation: 'delete',
+    targetId: PROPERTIES_TARGET,
+    data: { baseVersion: current.baseVersion, ...(rebase ? { rebase: true as const } : {}) },
+  };
   scope.push(change);
   return change;
 }
@@ -175,23 +182,36 @@ export function assertMetadataKeys(input: unknown, at = ''): void {
  * The optimistic lock of a metadata-update change naming `version` (GET /metadata answers it), checked as PUT
  * /metadata checks it: the merged version, plus one when the request being built already changes the metadata.
  */
-export async function assertMetadataVersion(scope: DraftScope, sent: unknown): Promise<void> {
+export async function assertMetadataVersion(scope: DraftScope, sent: unknown): Promise<boolean> {
   if (sent === undefined || sent === null) {
-    return;
+    return false;
   }
   const version = decimalIntegerOf(sent);
   if (typeof version !== 'number' || !Number.isSafeInteger(version) || version < 0) {
     throw AppException.validation([{ field: 'newValue.version', reason: 'version must be a non-negative integer' }]);
   }
-  const current = scope.document.metadataVersion + ((await scope.metadata()) === scope.document.metadata ? 0 : 1);
+  return checkMetadataVersion(scope, version);
+}
+
+/**
+ * A metadata `version` against the one GET /metadata shows this writer (VERSION_CONFLICT), or re-basing metadata in
+ * conflict (as `rebases` rows; docs/documents.md): true when it re-bases.
+ */
+export async function checkMetadataVersion(scope: DraftScope, version: number): Promise<boolean> {
+  const { version: current, rebaseVersion } = await scope.metadataVersions();
+  if (version === rebaseVersion) {
+    return true;
+  }
   if (version !== current) {
     throw versionConflict(current, version);
   }
+  return false;
 }
 
 /**
  * A complete new metadata (`fields` required, `properties` optional — kept when omitted). Returns null when it
- * equals the metadata in force. Refuses making a field unique while existing rows share a value.
+ * equals the metadata in force, unless it re-bases the request's metadata (`rebase`, see checkMetadataVersion).
+ * Refuses making a field unique while existing rows share a value.
  */
 export async function buildMetadataUpdate(
   scope: DraftScope,
@@ -199,6 +219,7 @@ export async function buildMetadataUpdate(
   uniqueDuplicates: (fieldId: string) => Promise<boolean>,
   // Where `fields` and `properties` sit in the body, for error paths (`metadata.` in a document create).
   at = '',
+  rebase = false,
 ): Promise<ChangeDraft | null> {
   const paths = { fields: `${at}fields`, properties: `${at}properties` };
   assertMetadataKeys(input, at);
@@ -213,7 +234,7 @@ export async function buildMetadataUpdate(
   checkDependents(current.properties, writtenProperties, paths.properties);
   const { fields, properties } = checkComputedDefinitions(written, writtenProperties, paths);
   checkVolatileFormulas(fields, paths.fields);
-  if (canonicalJson({ fields, properties }) === canonicalJson({ fields: current.fields, properties: current.properties })) {
+  if (!rebase && canonicalJson({ fields, properties }) === canonicalJson({ fields: current.fields, properties: current.properties })) {
     return null;
   }
   for (const update of diffFields(current.fields, fields).updated) {
@@ -225,7 +246,7 @@ export async function buildMetadataUpdate(
     type: 'metadata-update',
     operation: 'update',
     targetId: METADATA_TARGET,
-    data: { fields, properties, baseMetadataVersion: scope.document.metadataVersion },
+    data: { fields, properties, baseMetadataVersion: scope.document.metadataVersion, ...(rebase ? { rebase: true as const } : {}) },
   };
   scope.push(change);
   return change;

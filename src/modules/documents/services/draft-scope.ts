@@ -1,7 +1,7 @@
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
 import type { FieldDefinition, StoredRowValues, StoredValue } from '../fields/field.types.js';
 import { handlerFor } from '../fields/field-type.registry.js';
-import { applyPropertiesEffect, applySet, foldChanges } from '../domain/change-fold.js';
+import { applyPropertiesEffect, applySet, foldChanges, type MetadataEffect } from '../domain/change-fold.js';
 import {
   type ChangeDraft,
   type DocumentMetadata,
@@ -34,7 +34,13 @@ export interface DraftRowState {
 export interface DraftProperties {
   values: StoredRowValues;
   version: number;
+  /** The committed version. */
   baseVersion: number;
+  /**
+   * The committed version while the request's properties are in conflict (it changes them on top of an older
+   * version: the merge would answer `properties-changed`), else null: a change sent with it re-bases them.
+   */
+  rebaseVersion: number | null;
 }
 
 export interface UniqueCheckRow {
@@ -90,9 +96,26 @@ export class DraftScope {
   }
 
   async metadata(): Promise<DocumentMetadata> {
-    const changes = (await this.recorded([METADATA_TARGET])).filter((change) => change.type === 'metadata-update');
-    const folded = foldChanges(changes).metadata;
+    const folded = await this.metadataEffect();
     return folded ? { fields: folded.fields, properties: folded.properties } : this.document.metadata;
+  }
+
+  /**
+   * The metadata version a writer sees (GET /metadata: the merged one, plus one when the request changes the
+   * metadata), and the committed version while the request's metadata is in conflict (it was written against an
+   * older one: the merge would answer `metadata-changed`), else null: a change sent with it re-bases the metadata.
+   */
+  async metadataVersions(): Promise<{ version: number; rebaseVersion: number | null }> {
+    const folded = await this.metadataEffect();
+    const committed = this.document.metadataVersion;
+    return folded
+      ? { version: committed + 1, rebaseVersion: folded.baseMetadataVersion !== committed ? committed : null }
+      : { version: committed, rebaseVersion: null };
+  }
+
+  private async metadataEffect(): Promise<MetadataEffect | null> {
+    const changes = (await this.recorded([METADATA_TARGET])).filter((change) => change.type === 'metadata-update');
+    return foldChanges(changes).metadata;
   }
 
   async rows(rowIds: readonly string[]): Promise<Map<string, DraftRowState>> {
@@ -144,8 +167,13 @@ export class DraftScope {
     const changes = (await this.recorded([PROPERTIES_TARGET])).filter((change) => change.type.startsWith('property-'));
     const effect = foldChanges(changes).properties;
     return effect
-      ? { values: applyPropertiesEffect(current, effect), version: baseVersion + 1, baseVersion }
-      : { values: current, version: baseVersion, baseVersion };
+      ? {
+          values: applyPropertiesEffect(current, effect),
+          version: baseVersion + 1,
+          baseVersion,
+          rebaseVersion: effect.baseVersion !== baseVersion ? baseVersion : null,
+        }
+      : { values: current, version: baseVersion, baseVersion, rebaseVersion: null };
   }
 
   /**

@@ -4,7 +4,7 @@ import { toMetadataDto, toSettingsDto, toWriteResult } from '../mappers/document
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { RowRepository } from '../repositories/row.repository.js';
 import type { FieldDefinition } from '../fields/field.types.js';
-import { buildMetadataUpdate, buildSettingsUpdate, parseSettings, versionConflict } from './change-builders.js';
+import { buildMetadataUpdate, buildSettingsUpdate, checkMetadataVersion, parseSettings } from './change-builders.js';
 import { ChangeEngineService } from './change-engine.service.js';
 import { ComputedMetadataService } from './computed/computed-metadata.service.js';
 import { type DocumentContext, DocumentAccessService } from './document-access.service.js';
@@ -34,15 +34,8 @@ export class MetadataService {
    */
   async put(ctx: DocumentContext, body: { fields?: unknown; properties?: unknown; version?: number }, params: WriteParams): Promise<MetadataWriteResponseDto> {
     const outcome = await this.engine.write(ctx, { ...params, title: 'Update metadata' }, async (scope) => {
-      if (body.version !== undefined) {
-        // The version as GET /metadata shows it to this writer: the merged one, plus one when the request it
-        // writes to already changes the metadata.
-        const current = (await this.get({ ...ctx, document: scope.document }, scope.request?.id)).version;
-        if (current !== body.version) {
-          throw versionConflict(current, body.version);
-        }
-      }
-      const change = await buildMetadataUpdate(scope, body, async (fieldId) => (await this.rows.duplicateValues(scope.document.uuid, fieldId)).length > 0);
+      const rebase = body.version !== undefined && (await checkMetadataVersion(scope, body.version));
+      const change = await buildMetadataUpdate(scope, body, async (fieldId) => (await this.rows.duplicateValues(scope.document.uuid, fieldId)).length > 0, '', rebase);
       if (change) {
         // Lookups of other documents reading a field deleted or retyped here (docs/formulas.md).
         await this.computed.checkMetadataChange(scope.document, (change.data as { fields: FieldDefinition[] }).fields);

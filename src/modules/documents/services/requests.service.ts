@@ -239,8 +239,11 @@ export class RequestsService {
         // records. Without target.fieldId every property is cleared, as DELETE /properties does.
         return fieldId ? buildPropertiesWrite(scope, { [fieldId]: null } as RowValuesInput, 'patch') : buildPropertiesDelete(scope);
       case 'metadata-update':
-        await assertMetadataVersion(scope, (change.newValue as { version?: unknown } | null)?.version);
-        return this.buildMetadataChange(scope, (change.newValue ?? {}) as { fields?: unknown; properties?: unknown });
+        return this.buildMetadataChange(
+          scope,
+          (change.newValue ?? {}) as { fields?: unknown; properties?: unknown },
+          await assertMetadataVersion(scope, (change.newValue as { version?: unknown } | null)?.version),
+        );
       case 'field-create':
       case 'field-update':
       case 'field-delete': {
@@ -259,8 +262,8 @@ export class RequestsService {
   }
 
   /** A new metadata for the draft, by the rules of PUT /metadata (also readers in other documents, docs/formulas.md). */
-  private async buildMetadataChange(scope: DraftScope, input: { fields?: unknown; properties?: unknown }): Promise<ChangeDraft | null> {
-    const draft = await buildMetadataUpdate(scope, input, async (id) => (await this.rows.duplicateValues(scope.document.uuid, id)).length > 0);
+  private async buildMetadataChange(scope: DraftScope, input: { fields?: unknown; properties?: unknown }, rebase = false): Promise<ChangeDraft | null> {
+    const draft = await buildMetadataUpdate(scope, input, async (id) => (await this.rows.duplicateValues(scope.document.uuid, id)).length > 0, '', rebase);
     if (draft) {
       await this.computed.checkMetadataChange(scope.document, (draft.data as { fields: FieldDefinition[] }).fields);
     }

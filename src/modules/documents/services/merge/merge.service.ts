@@ -317,7 +317,7 @@ export class MergeService {
           targetId: 'properties',
           baseVersion: folded.properties.baseVersion,
           currentVersion: record?.version ?? 0,
-          reason: 'the properties were changed since the change was recorded',
+          reason: `the properties were changed since the change was recorded; append a change of the properties with version ${record?.version ?? 0} to re-base them`,
         });
       }
       if (folded.properties.expected) {

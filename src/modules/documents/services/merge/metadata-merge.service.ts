@@ -53,7 +53,7 @@ export class MetadataMergeService {
         targetId: 'metadata',
         baseVersion: effect.baseMetadataVersion,
         currentVersion: document.metadataVersion,
-        reason: 'the metadata was changed since the change was recorded',
+        reason: `the metadata was changed since the change was recorded; append a metadata change with version ${document.metadataVersion} to re-base it`,
       });
     }
     const fields = diffFields(document.metadata.fields, effect.fields);
