@@ -247,6 +247,36 @@ describe('documents belong to their tenant: per-scope ids, workspace context, re
     await request(t.http).put(`${API}/doc/catalog/catalog-1/metadata?organizationId=${alice.defaultOrganizationId}`).set(bearer(member)).send({ fields: FIELDS }).expect(403);
   });
 
+  it('refuses a suspended member naming the organization before any document is looked up, as a workspace context does', async () => {
+    const owner = await newUser(t.http);
+    const suspended = await newUser(t.http);
+    const org = owner.defaultOrganizationId;
+    await request(t.http).post(`${API}/doc/catalog`).set(bearer(owner)).send({ id: 'org-level', organizationId: org, workspaceId: null, metadata: { fields: FIELDS } }).expect(201);
+    const added = await request(t.http).post(`${API}/organizations/${org}/members`).set(bearer(owner)).send({ userId: suspended.id, role: 'member' }).expect(201);
+    await request(t.http).patch(`${API}/organizations/${org}/members/${added.body.payload.id}`).set(bearer(owner)).send({ status: 'suspended' }).expect(200);
+
+    // The organization-level document that exists and an id that exists nowhere get the same answer (the one the
+    // workspace context gives such a member: FORBIDDEN, read permission required), by query and by header, on the
+    // document's routes and on the realtime ones.
+    for (const suffix of ['', '/data', '/metadata', '/settings', '/views', '/comments', '/revisions']) {
+      const taken = await request(t.http).get(`${API}/doc/catalog/org-level${suffix}?organizationId=${org}`).set(bearer(suspended));
+      const free = await request(t.http).get(`${API}/doc/catalog/free-${Date.now()}${suffix}?organizationId=${org}`).set(bearer(suspended));
+      expect({ suffix, ...(answer(taken) as object) }).toEqual({ suffix, ...(answer(free) as object) });
+      expect(taken.status).toBe(403);
+    }
+    const byHeader = await request(t.http).get(`${API}/doc/catalog/org-level/data`).set(bearer(suspended)).set('X-Organization-Id', org);
+    const freeByHeader = await request(t.http).get(`${API}/doc/catalog/free-id/data`).set(bearer(suspended)).set('X-Organization-Id', org);
+    expect(answer(byHeader)).toEqual(answer(freeByHeader));
+    const deleted = await request(t.http).delete(`${API}/doc/catalog/org-level?organizationId=${org}`).set(bearer(suspended));
+    const deletedFree = await request(t.http).delete(`${API}/doc/catalog/free-id?organizationId=${org}`).set(bearer(suspended));
+    expect(answer(deleted)).toEqual(answer(deletedFree));
+    const users = await request(t.http).get(`/realtime/doc/catalog/org-level/users?organizationId=${org}`).set(bearer(suspended));
+    const usersFree = await request(t.http).get(`/realtime/doc/catalog/free-id/users?organizationId=${org}`).set(bearer(suspended));
+    expect(answer(users)).toEqual(answer(usersFree));
+    // Nothing was deleted, and the document still answers its owner.
+    await request(t.http).get(`${API}/doc/catalog/org-level?organizationId=${org}`).set(bearer(owner)).expect(200);
+  });
+
   it('documents the context parameters once in the OpenAPI document', () => {
     const parameters = t.openApi.components?.parameters ?? {};
     expect(Object.keys(parameters)).toEqual(expect.arrayContaining(['WorkspaceContext', 'WorkspaceContextHeader', 'OrganizationContext', 'OrganizationContextHeader']));

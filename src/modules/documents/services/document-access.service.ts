@@ -394,6 +394,11 @@ export class DocumentAccessService {
 
   private async openInOrganization(principal: Principal, docType: string, docId: string, organizationId: string): Promise<DocumentContext> {
     const rights = await this.organizationRights(principal, organizationId);
+    // As in a workspace context: a member without read rights (suspended) is refused before any document is looked
+    // up, so the answer does not tell an existing organization-level document from a free id.
+    if (!rights.canRead) {
+      throw AppException.forbidden('read permission required');
+    }
     const document = await this.documents.findOrganizationLevel(organizationId, docType, docId);
     if (!document) {
       throw docNotFound();
@@ -410,8 +415,13 @@ export class DocumentAccessService {
     let after: string | undefined;
     while (readable.length < MAX_CANDIDATES) {
       const candidates = await this.documents.findInOrganizations(organizationIds, docType, docId, CANDIDATE_BATCH, after);
+      // The access to every candidate's workspace in one statement: unreadable candidates cost no query each.
+      const accesses = await this.workspaces.resolveMany(
+        principal.userId,
+        candidates.flatMap((document) => (document.workspaceId === null ? [] : [document.workspaceId])),
+      );
       for (const document of candidates) {
-        const ctx = readable.length < MAX_CANDIDATES ? await this.readableWithoutContext(principal, document) : null;
+        const ctx = readable.length < MAX_CANDIDATES ? await this.readableWithoutContext(principal, document, accesses) : null;
         if (ctx) {
           readable.push(ctx);
         }
@@ -438,12 +448,16 @@ export class DocumentAccessService {
   }
 
   /** A candidate of a lookup without context, if the caller can read it directly and no reference hides it. */
-  private async readableWithoutContext(principal: Principal, document: DocumentRecord): Promise<DocumentContext | null> {
+  private async readableWithoutContext(
+    principal: Principal,
+    document: DocumentRecord,
+    accesses: ReadonlyMap<string, WorkspaceAccess>,
+  ): Promise<DocumentContext | null> {
     if (document.workspaceId === null) {
       const rights = await this.workspaces.resolveOrganizationLevel(principal.userId, document.organizationId).catch(() => null);
       return rights?.canRead ? { document, access: { ...rights, workspaceId: null, archived: false }, readOnly: false, principal, viaWorkspaceId: null } : null;
     }
-    const access = await this.workspaces.resolve(principal.userId, document.workspaceId).catch(() => null);
+    const access = accesses.get(document.workspaceId);
     if (!access?.canRead) {
       return null;
     }

@@ -94,18 +94,31 @@ export class WorkspaceAccessService {
     return accessOf(row);
   }
 
+  /**
+   * resolve() for many workspaces in one statement (uncached): the access of each one the user is a member of the
+   * organization of; the others (unknown, deleted, another tenant's) are absent, as resolve() answers NOT_FOUND.
+   */
+  async resolveMany(userId: string, workspaceIds: readonly string[]): Promise<Map<string, WorkspaceAccess>> {
+    const ids = [...new Set(workspaceIds.filter(isUuid))];
+    const rows = ids.length === 0 ? [] : await this.loadAccessRows(userId, ids);
+    return new Map(rows.filter((row) => row.org_role).map((row) => [row.workspace_id, accessOf(row)]));
+  }
+
   private async loadAccessRow(userId: string, workspaceId: string): Promise<AccessRow | null> {
-    const rows = await this.tx.manager.query<AccessRow[]>(
+    return (await this.loadAccessRows(userId, [workspaceId]))[0] ?? null;
+  }
+
+  private async loadAccessRows(userId: string, workspaceIds: readonly string[]): Promise<AccessRow[]> {
+    return this.tx.manager.query<AccessRow[]>(
       `SELECT w.organization_id, w.id AS workspace_id, w.visibility, (w.archived_at IS NOT NULL) AS archived,
               om.role AS org_role, om.status AS org_status, wm.role AS ws_role, wm.status AS ws_status
          FROM workspaces w
          JOIN organizations o ON o.id = w.organization_id AND o.archived_at IS NULL
          LEFT JOIN organization_members om ON om.organization_id = w.organization_id AND om.user_id = $2
          LEFT JOIN workspace_members wm ON wm.workspace_id = w.id AND wm.user_id = $2
-        WHERE w.id = $1 AND w.deleted_at IS NULL`,
-      [workspaceId, userId],
+        WHERE w.id = ANY($1::uuid[]) AND w.deleted_at IS NULL`,
+      [workspaceIds, userId],
     );
-    return rows[0] ?? null;
   }
 
   /**
