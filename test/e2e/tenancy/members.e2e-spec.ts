@@ -125,6 +125,22 @@ describe('tenancy: organization members', () => {
     await request(t.http).post(`${API}/organizations/${org.id}/members`).set(bearer(member)).send({ userId: other.id }).expect(403);
     await request(t.http).get(`${API}/organizations/${org.id}/members/${memberIds.admin}`).set(bearer(member)).expect(403);
     await request(t.http).post(`${API}/organizations/${org.id}/workspaces`).set(bearer(member)).send({ name: 'W', slug: 'w' }).expect(403);
+    // Refused before anything of the organization is told: a real workspace id and an unknown one answer alike.
+    const workspaces = await request(t.http).get(`${API}/organizations/${org.id}/workspaces`).set(bearer(owner)).expect(200);
+    const realId = workspaces.body.payload.items[0].id as string;
+    for (const suffix of ['', '/members', '/data-source-references']) {
+      const [real, unknown] = await Promise.all(
+        [realId, '3f0c2a4e-9b1d-4c7e-8a55-0d6f1e2b3c4d'].map((id) => request(t.http).get(`${API}/organizations/${org.id}/workspaces/${id}${suffix}`).set(bearer(member))),
+      );
+      expect({ suffix, status: unknown.status, code: unknown.body.code, message: unknown.body.message, details: unknown.body.details }).toEqual({
+        suffix,
+        status: 403,
+        code: 'FORBIDDEN',
+        message: real.body.message,
+        details: real.body.details,
+      });
+      expect(real.status).toBe(403);
+    }
 
     await request(t.http).patch(`${API}/organizations/${org.id}/members/${memberIds.member}`).set(bearer(admin)).send({ status: 'active' }).expect(200);
     await request(t.http).get(`${API}/organizations/${org.id}/members/${memberIds.admin}`).set(bearer(member)).expect(200);

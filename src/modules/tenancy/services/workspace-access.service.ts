@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
 import { TtlCache } from '../../../common/cache/ttl-cache.js';
 import { AccessChangeListener } from '../../../database/access-change.listener.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
@@ -192,11 +193,24 @@ export class WorkspaceAccessService {
     if (!isUuid(organizationId) || !isUuid(workspaceId)) {
       throw AppException.notFound('workspace');
     }
-    const access = await this.resolve(userId, workspaceId);
-    if (access.organizationId !== organizationId) {
+    const access = await this.resolve(userId, workspaceId).catch(nullWhenNotFound);
+    const inOrganization = access !== null && access.organizationId === organizationId;
+    if (!inOrganization || !allows(access, need)) {
+      // A suspended member of the organization is refused before anything of it is told (docs/tenancy.md): a real
+      // workspace id and an unknown one answer alike. Only on the way to a refusal, so allowed calls pay nothing.
+      await this.refuseSuspendedMember(userId, organizationId);
+    }
+    if (!inOrganization) {
       throw AppException.notFound('workspace');
     }
     return this.check(access, need);
+  }
+
+  private async refuseSuspendedMember(userId: string, organizationId: string): Promise<void> {
+    const rights = await this.resolveOrganizationLevel(userId, organizationId).catch(nullWhenNotFound);
+    if (rights && !rights.canRead) {
+      throw AppException.forbidden('your membership of this organization is suspended');
+    }
   }
 
   private check(access: WorkspaceAccess, need: WorkspaceNeed): WorkspaceAccess {
@@ -206,6 +220,14 @@ export class WorkspaceAccessService {
     }
     return access;
   }
+}
+
+/** For `.catch`: a NOT_FOUND refusal becomes null; anything else (a database failure) goes on. */
+function nullWhenNotFound(error: unknown): null {
+  if (error instanceof AppException && error.code === ErrorCode.NOT_FOUND) {
+    return null;
+  }
+  throw error;
 }
 
 export function allows(access: WorkspaceAccess, need: WorkspaceNeed): boolean {
