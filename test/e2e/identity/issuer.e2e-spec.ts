@@ -282,6 +282,44 @@ describe('token issuer: authorization endpoint, code and refresh grants, token v
       .expect(201);
   });
 
+  it('an administrator’s first-party token narrowed at /token cannot administer (providers, signing keys)', async () => {
+    const signedIn = await request(t.http)
+      .post('/api/v1/auth/login')
+      .send({ email: admin.email, password: admin.password })
+      .expect(200);
+    const narrowed = (
+      await tokenRequest(t.http, {
+        grant_type: 'refresh_token',
+        client_id: 'quire',
+        refresh_token: signedIn.body.payload.refreshToken,
+        scope: 'doc:read',
+      }).expect(200)
+    ).body;
+    const bearerOf = { Authorization: `Bearer ${narrowed.access_token as string}` };
+    const kid = decodeProtectedHeader(admin.token).kid;
+    for (const [method, path, body] of [
+      ['get', '/api/v1/admin/oidc/providers', undefined],
+      ['post', '/api/v1/admin/oidc/providers', { provider: 'github', issuer: 'https://github.com', clientId: 'x' }],
+      ['post', '/api/v1/admin/signing-keys/rotate', undefined],
+    ] as const) {
+      const res = await request(t.http)[method](path).set(bearerOf).send(body);
+      expect({ path, status: res.status, code: res.body.code, reason: res.body.details?.reason }).toEqual({
+        path,
+        status: 403,
+        code: 'FORBIDDEN',
+        reason: expect.stringContaining('every scope'),
+      });
+    }
+    // Nothing was rotated: the key that signed the admin's token still signs new ones.
+    const fresh = await request(t.http)
+      .post('/api/v1/auth/login')
+      .send({ email: admin.email, password: admin.password })
+      .expect(200);
+    expect(decodeProtectedHeader(fresh.body.payload.accessToken).kid).toBe(kid);
+    // The administrator's full session still administers.
+    await request(t.http).get('/api/v1/admin/oidc/providers').set(bearer(admin)).expect(200);
+  });
+
   it('lists an OAuth authorization among the user’s sessions; ending it stops the client', async () => {
     const user = await registerUser(t.http);
     const client = await createClient(t.http, admin);

@@ -291,6 +291,35 @@ describe('third-party login through a real OpenID provider', () => {
     expect(totp.body.payload).toMatchObject({ method: 'totp', status: 'pending' });
   });
 
+  it('starts a binding only for a full first-party session: an API key or a token narrowed at /token gets 403', async () => {
+    const user = await registerUser(t.http);
+    const key = await request(t.http)
+      .post('/api/v1/api-keys')
+      .set(bearer(user))
+      .send({ name: 'every scope', scopes: ['doc:read', 'profile', 'openid', 'email'] })
+      .expect(201);
+    const narrowed = await request(t.http)
+      .post('/token')
+      .type('form')
+      .send({ grant_type: 'refresh_token', client_id: 'quire', refresh_token: user.refreshToken, scope: 'profile' })
+      .expect(200);
+    for (const [label, credential] of [
+      ['API key', key.body.payload.key as string],
+      ['narrowed token', narrowed.body.access_token as string],
+    ]) {
+      const res = await request(t.http)
+        .get('/api/v1/auth/oauth/google/authorize')
+        .query({ redirectUri: idp.redirectUri })
+        .set('Authorization', `Bearer ${credential}`);
+      expect({ label, status: res.status, code: res.body.code }).toEqual({ label, status: 403, code: 'FORBIDDEN' });
+    }
+    const [{ n }] = await t.dataSource.query<Array<{ n: number }>>(
+      'SELECT count(*)::int AS n FROM oauth_login_states WHERE user_id = $1',
+      [user.id],
+    );
+    expect(n).toBe(0);
+  });
+
   it('a bind refused for a state that is not the caller’s leaves the state to its owner', async () => {
     idp.accounts.set('mia', { email: 'mia@idp.test', email_verified: true, name: 'Mia' });
     idp.accounts.set('gus', { email: 'gus@idp.test', email_verified: true, name: 'Gus' });

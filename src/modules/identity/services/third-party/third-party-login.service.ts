@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { Request } from 'express';
 import { credentialOf } from '../../../../common/auth/auth.guard.js';
 import { CredentialVerifier } from '../../../../common/auth/credential-verifier.js';
+import { assertFirstPartySession } from '../../../../common/auth/first-party-session.guard.js';
 import { AppException } from '../../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../../common/errors/error-code.js';
 import { TransactionHost } from '../../../../database/transaction-host.js';
@@ -70,6 +71,9 @@ export class ThirdPartyLoginService {
       if (principal.kind !== 'session') {
         throw AppException.forbidden('binding a provider needs a signed-in session');
       }
+      // The bind that finishes this flow (`POST /users/me/oauth/{provider}`) needs a session with every scope; a
+      // token narrowed at /token could not finish it, so it does not start it either.
+      assertFirstPartySession(principal);
       userId = principal.userId;
     }
     const state = await this.states.create(provider, redirectUri, userId);
