@@ -174,6 +174,7 @@ describe('documents: row deletions record the references they take out of relati
     let products: DocHandle;
     let orders: DocHandle;
     let ordersBefore: string;
+    let ordersSettings: string;
     let deleted: string;
     const item = (rowId: string): Ref => ({ docType: 'products', docId: products.docId, rowId });
 
@@ -221,11 +222,12 @@ describe('documents: row deletions record the references they take out of relati
         .send({ id: 'o2', values: { title: 'two', items: [item('p2')] } })
         .expect(201);
       ordersBefore = o2.body.payload.request.revisionId;
-      await request(t.http)
+      const settings = await request(t.http)
         .put(`${orders.path}/settings`)
         .set(bearer(owner))
         .send({ workflow: { requiresApproval: true } })
         .expect(200);
+      ordersSettings = settings.body.payload.request.revisionId;
       const res = await request(t.http).delete(`${products.path}/data/p2`).set(bearer(editor)).expect(200);
       deleted = res.body.payload.request.revisionId;
     });
@@ -272,6 +274,34 @@ describe('documents: row deletions record the references they take out of relati
         'relation-delete',
         'relation-delete',
       ]);
+    });
+
+    it("announces the referencing rows' change once, as committed: no lookup-only event of a state never committed", async () => {
+      type Event = { id: string; event: string; payload: Record<string, unknown> };
+      const all: Event[] = (await get(`/realtime/doc/orders/${orders.docId}/events?pageSize=100`).expect(200)).body
+        .payload.items;
+      const settingsEvent = all.find(
+        (item) => item.event === 'revision_created' && item.payload.revisionId === ordersSettings,
+      ) as Event;
+      // Oldest first, after the settings change: the follow-up revision's events, nothing else.
+      const after = all.filter((item) => BigInt(item.id) > BigInt(settingsEvent.id)).reverse();
+      expect(after.map((item) => item.event)).toEqual([
+        'request_created',
+        'request_merged',
+        'data_bulk_operation',
+        'revision_created',
+      ]);
+      const bulk = after[2]?.payload as { rows: { rowId: string; version: number; values: { fieldId: string; value: unknown }[] }[] };
+      expect(bulk.rows.map((entry) => [entry.rowId, entry.version])).toEqual([
+        ['o1', 2],
+        ['o2', 2],
+      ]);
+      expect(bulk.rows[0]?.values).toEqual(
+        expect.arrayContaining([
+          { fieldId: 'items', value: { relation: [item('p1')] } },
+          { fieldId: 'total', value: { number: 10 } },
+        ]),
+      );
     });
 
     it('exports the referencing document as it stood, references included', async () => {

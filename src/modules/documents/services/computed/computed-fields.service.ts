@@ -18,6 +18,13 @@ import { computedPlan, computeRow, type ComputedPlan } from '../../fields/comput
 import { documentEvent } from '../../../events/domain-event.js';
 
 const BATCH = 2000;
+
+/** Who caused a recomputation (`triggeredBy` of its events) and the document whose write or deletion caused it. */
+interface Cause {
+  by: string;
+  documentUuid: string;
+}
+
 /** Documents a change may ripple through (lookups of lookups); a longer chain is cut (docs/formulas.md). */
 const MAX_DEPTH = 8;
 /** Above this many recomputed rows in one dependent document, one data_bulk_operation instead of row events. */
@@ -29,6 +36,13 @@ export interface ComputedMergeInput {
   rows: RowMergeResult;
   /** The relation ChangeOperations of the merge: their source rows' lookups follow. */
   relationOps: readonly NewOperation[];
+  /**
+   * Rows of other documents that lose a reference to a row this merge deleted and record that in a revision of
+   * their own, after this one (`MergeService.dropReferencesElsewhere`): that merge recomputes and announces them
+   * as committed, so they are left out here (else they were announced twice, first with their lookups recomputed
+   * while their relation value still named the deleted row — a state never committed).
+   */
+  mergedElsewhere?: readonly { documentUuid: string; rowId: string }[];
   mergedBy: string;
 }
 
@@ -99,10 +113,13 @@ export class ComputedFieldsService {
     for (const id of changed) {
       seen.add(`${document.uuid}|${id}`);
     }
-    // Rows of other documents whose edge to this document was removed (deleted rows) follow as well.
+    // Rows of other documents whose edge to this document was removed (deleted rows) follow as well, unless their
+    // own revision takes the reference out (and recomputes them) right after this merge.
+    const cause: Cause = { by: input.mergedBy, documentUuid: document.uuid };
+    const mergedElsewhere = new Set((input.mergedElsewhere ?? []).map((row) => `${row.documentUuid}|${row.rowId}`));
     const orphaned = new Map<string, Set<string>>();
     for (const source of sourcesOf(input.relationOps)) {
-      if (source.documentUuid !== document.uuid) {
+      if (source.documentUuid !== document.uuid && !mergedElsewhere.has(`${source.documentUuid}|${source.rowId}`)) {
         orphaned.set(source.documentUuid, (orphaned.get(source.documentUuid) ?? new Set()).add(source.rowId));
       }
     }
@@ -111,10 +128,10 @@ export class ComputedFieldsService {
     ];
     for (const [documentUuid, rowIds] of orphaned) {
       frontier.push(
-        ...(await this.recomputeDependents(documentUuid, [...rowIds], seen, now, input.mergedBy, null)),
+        ...(await this.recomputeDependents(documentUuid, [...rowIds], seen, now, cause, null)),
       );
     }
-    await this.followDependents(document.organizationId, frontier, seen, now, input.mergedBy);
+    await this.followDependents(document.organizationId, frontier, seen, now, cause);
   }
 
   /**
@@ -126,17 +143,18 @@ export class ComputedFieldsService {
     const now = new Date();
     const seen = new Set<string>();
     const frontier: Frontier[] = [];
+    const cause: Cause = { by: deletedBy, documentUuid: document.uuid };
     for (const dependent of await this.values.dependentsOfDocument(document.uuid)) {
       if (dependent.documentUuid !== document.uuid) {
         frontier.push(
-          ...(await this.recomputeDependents(dependent.documentUuid, dependent.rowIds, seen, now, deletedBy, {
+          ...(await this.recomputeDependents(dependent.documentUuid, dependent.rowIds, seen, now, cause, {
             relationFieldId: dependent.fieldId,
             fields: null,
           })),
         );
       }
     }
-    await this.followDependents(document.organizationId, frontier, seen, now, deletedBy);
+    await this.followDependents(document.organizationId, frontier, seen, now, cause);
   }
 
   /** Recomputes, level by level, the rows of other documents whose lookups read the rows of `frontier`. */
@@ -145,7 +163,7 @@ export class ComputedFieldsService {
     start: Frontier[],
     seen: Set<string>,
     now: Date,
-    by: string,
+    cause: Cause,
   ): Promise<void> {
     let frontier = start;
     const readerDocs = new Map<string, DocumentRecord | null>();
@@ -164,7 +182,7 @@ export class ComputedFieldsService {
               dependent.rowIds,
               seen,
               now,
-              by,
+              cause,
               { relationFieldId: dependent.fieldId, fields: item.fields },
             )),
           );
@@ -208,7 +226,7 @@ export class ComputedFieldsService {
     rowIds: readonly string[],
     seen: Set<string>,
     now: Date,
-    by: string,
+    cause: Cause,
     via: { relationFieldId: string; fields: Set<string> | null } | null,
   ): Promise<Frontier[]> {
     const fresh = rowIds.filter((id) => !seen.has(`${documentUuid}|${id}`));
@@ -241,17 +259,29 @@ export class ComputedFieldsService {
       const rows = await this.values.rowsByIds(documentUuid, fresh.slice(i, i + BATCH), true);
       changed.push(...(await this.recompute(documentUuid, plan, rows, now, false, fields)));
     }
-    await this.announce(target, changed, by);
+    await this.announce(target, changed, cause);
     return changed.length > 0 ? [{ documentUuid, rowIds: changed.map((row) => row.id), fields }] : [];
   }
 
   /**
    * Webhooks and the realtime stream of the dependent document see the new values: `data_row_updated` per row
    * (`computed: true`, no request or revision), or one `data_bulk_operation` when many rows changed.
+   *
+   * A document's events must commit in id order: the stream hands each client the events after its position
+   * (docs/realtime.md, "Across instances"), and the document's own writes number their events under its row lock.
+   * These events are numbered long before this transaction commits (the rest of the merge follows), so the dependent
+   * document's row is share-locked first: a write of that document committing meanwhile waits, and numbers its
+   * events after these (else every open stream skipped them). Not for the document the merge itself locks when it
+   * numbers its revision (lookups between its own rows): a share lock taken there first would turn two concurrent
+   * merges of it into a deadlock.
    */
-  private async announce(document: DocumentRecord, rows: readonly RowRecord[], by: string): Promise<void> {
+  private async announce(document: DocumentRecord, rows: readonly RowRecord[], cause: Cause): Promise<void> {
     if (rows.length === 0) {
       return;
+    }
+    const by = cause.by;
+    if (document.uuid !== cause.documentUuid) {
+      await this.documents.shareLock(document.uuid);
     }
     const common = { requestId: null, revisionId: null, computed: true };
     if (rows.length > EVENTS_PER_ROW_MAX) {

@@ -169,7 +169,7 @@ export class MergeService {
       }
     }
     // Formulas, lookups and rollups of this document and of the documents linking to it (docs/formulas.md).
-    await this.computed.afterMerge(document, { metadata: plan.metadata, fields: plan.fields, rows, relationOps: relation.operations, mergedBy });
+    await this.computed.afterMerge(document, { metadata: plan.metadata, fields: plan.fields, rows, relationOps: relation.operations, mergedElsewhere: relation.elsewhere.map((reference) => reference.holder), mergedBy });
 
     // The revision is numbered last, in one statement that takes the document row lock until commit and records
     // the merge's events: everything before ran under row locks only (or under the document lock the caller took
