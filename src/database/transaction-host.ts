@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import type pg from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
@@ -281,6 +282,44 @@ export class TransactionHost implements OnApplicationShutdown {
       state.afterCommit.push(hook);
     } else {
       hook();
+    }
+  }
+
+  /**
+   * Runs `work` inside the current transaction behind a savepoint: if it throws, what it wrote is rolled back to the
+   * savepoint — and so are the after-commit hooks and collected items it registered, and the memos (they may hold
+   * what it read or wrote) — and the error is rethrown; the transaction itself stays usable, so the caller may
+   * commit what came before. Needs an open transaction (not a group of writes).
+   */
+  async savepoint<T>(work: () => Promise<T>): Promise<T> {
+    const state = this.storage.getStore();
+    if (!state || state.grouped) {
+      throw new Error('savepoint needs an open transaction of its own');
+    }
+    const name = `sp_${randomUUID().replace(/-/g, '')}`;
+    const hooks = state.afterCommit.length;
+    const collected = new Map([...(state.collected ?? new Map<object, unknown[]>())].map(([collector, items]) => [collector, items.length]));
+    await state.manager.query(`SAVEPOINT ${name}`);
+    try {
+      const result = await work();
+      await state.manager.query(`RELEASE SAVEPOINT ${name}`);
+      return result;
+    } catch (error) {
+      // A connection lost meanwhile fails the rollback too: the transaction is gone, the work's error says why.
+      await state.manager.query(`ROLLBACK TO SAVEPOINT ${name}`).catch(() => {
+        throw error;
+      });
+      state.afterCommit.length = hooks;
+      for (const [collector, items] of state.collected ?? []) {
+        const kept = collected.get(collector);
+        if (kept === undefined) {
+          state.collected?.delete(collector);
+        } else {
+          items.length = kept;
+        }
+      }
+      state.memos?.clear();
+      throw error;
     }
   }
 }

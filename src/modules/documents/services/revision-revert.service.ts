@@ -5,16 +5,27 @@ import { assertScopesForChanges } from '../domain/change-kinds.js';
 import { inverseOf, type InverseResult } from '../domain/revision-inverse.js';
 import type { OperationRecord } from '../domain/document.records.js';
 import type { RevertResponseDto } from '../dtos/revision-history.dto.js';
+import type { MergeResponseDto } from '../dtos/request.dto.js';
+import type { RequestRecord } from '../domain/document.records.js';
 import { INLINE_CHANGES, toRequestDto } from '../mappers/document.mapper.js';
+import { DocumentRepository } from '../repositories/document.repository.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
 import { RevisionHistoryRepository } from '../repositories/revision-history.repository.js';
 import { AppException } from '../../../common/errors/app.exception.js';
-import { ChangeEngineService } from './change-engine.service.js';
+import { ChangeEngineService, type WriteOutcome } from './change-engine.service.js';
 import { assertMayChangeStructure, DocumentAccessService, type DocumentContext } from './document-access.service.js';
 import { RequestHooks, type RequestMerged } from './request-hooks.js';
 import { RequestsService } from './requests.service.js';
 import { RevisionHistoryService } from './revision-history.service.js';
 import { documentEvent } from '../../events/domain-event.js';
+
+/** What the revert's unit of work leaves: its request, merged (`merged`), refused by the merge (`refused`) or waiting for approval. */
+interface RevertOutcome {
+  written: WriteOutcome;
+  request: RequestRecord;
+  merged?: MergeResponseDto;
+  refused?: AppException;
+}
 
 /** Operations a revert inverts at most: the inverse is built in Node and recorded as one request's changes. */
 export const MAX_REVERT_OPERATIONS = 100_000;
@@ -38,6 +49,7 @@ export class RevisionRevertService implements OnModuleInit {
     private readonly hooks: RequestHooks,
     private readonly outbox: OutboxService,
     private readonly access: DocumentAccessService,
+    private readonly documents: DocumentRepository,
   ) {}
 
   onModuleInit(): void {
@@ -51,7 +63,10 @@ export class RevisionRevertService implements OnModuleInit {
     }
     let inverse: InverseResult = { drafts: [], skipped: [] };
     const title = `Revert revision ${revision.version}`;
-    const outcome = await this.tx.run(async () => {
+    const outcome = await this.tx.run(async (): Promise<RevertOutcome> => {
+      // The merge below locks the document row; taking that lock first keeps concurrent reverts of one document
+      // from deadlocking (each one's request insert holds the row FOR KEY SHARE, which the other's lock waits for).
+      await this.documents.lock(ctx.document.uuid);
       const written = await this.engine.write(
         ctx,
         { title, newRequest: { title, description: revision.title ? `Reverts "${revision.title}"` : null, reviewers: [] } },
@@ -86,18 +101,31 @@ export class RevisionRevertService implements OnModuleInit {
         organizationId: ctx.document.organizationId,
         workspaceId: ctx.document.workspaceId,
       });
-      return written;
+      if (written.document.settings.workflow?.requiresApproval === true) {
+        return { written, request: written.request };
+      }
+      // The merge runs in the same unit of work, behind a savepoint: a merge the rules refuse (CONFLICT with
+      // {requestId, conflicts}, RESOURCE_LOCKED, …) is undone alone and the revert request commits open, to be fixed
+      // and merged later like any other; any other failure rolls the whole revert back, so an error answer never
+      // leaves a revert request (and its request_created event) behind that the caller was not told about.
+      const request = written.request;
+      try {
+        return { written, request, merged: await this.tx.savepoint(() => this.requestsService.merge(ctx, request.id)) };
+      } catch (error) {
+        if (!(error instanceof AppException)) {
+          throw error;
+        }
+        return { written, request, refused: error };
+      }
     });
-    const request = outcome.request;
-    if (!request) {
-      throw new Error('revert request was not created');
+    if (outcome.refused) {
+      throw outcome.refused;
     }
-    if (outcome.document.settings.workflow?.requiresApproval === true) {
-      return { request: toRequestDto(request, outcome.document, outcome.changes.slice(0, INLINE_CHANGES.single)), revision: null, merged: false, pendingApproval: true, skipped: inverse.skipped };
+    if (!outcome.merged) {
+      const { written, request } = outcome;
+      return { request: toRequestDto(request, written.document, written.changes.slice(0, INLINE_CHANGES.single)), revision: null, merged: false, pendingApproval: true, skipped: inverse.skipped };
     }
-    // A conflict here is CONFLICT with {requestId, conflicts}: the revert request stays open, like any other.
-    const merged = await this.requestsService.merge(ctx, request.id);
-    const { revision: produced, conversions: _conversions, ...requestDto } = merged;
+    const { revision: produced, conversions: _conversions, ...requestDto } = outcome.merged;
     return { request: requestDto, revision: produced, merged: true, pendingApproval: false, skipped: inverse.skipped };
   }
 

@@ -29,7 +29,10 @@ export class AccountService {
 
   async register(dto: RegisterDto, meta: ClientMeta): Promise<TokenPairDto> {
     const passwordHash = await hashPassword(dto.password);
-    const user = await this.tx.run(async () => {
+    // One unit of work: the account, its personal organization and the first session commit together, so a
+    // failure anywhere leaves no account behind that the caller was told was not created (a retry would then be
+    // refused as already registered).
+    return this.tx.run(async () => {
       if (await this.users.findByEmail(dto.email)) {
         throw new AppException(ErrorCode.ALREADY_EXISTS, {
           details: [{ field: 'email', reason: 'already registered' }],
@@ -42,9 +45,9 @@ export class AccountService {
       });
       await this.tx.manager.save(created);
       await this.lifecycle.userRegistered(created);
-      return this.users.getById(created.id);
+      const user = await this.users.getById(created.id);
+      return this.signIn.startSession(user, meta, 'password');
     });
-    return this.signIn.startSession(user, meta, 'password');
   }
 
   /**
