@@ -411,6 +411,36 @@ describe('third-party login through a real OpenID provider', () => {
     ).toBe(true);
   });
 
+  it('a first sign-in whose session cannot be created leaves no account behind; the next one creates it', async () => {
+    idp.accounts.set('edna', { email: 'edna@idp.test', email_verified: true, name: 'Edna Idp' });
+    await t.dataSource.query(`
+      CREATE FUNCTION test_fail_edna_session() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF EXISTS (SELECT 1 FROM oauth_connections WHERE user_id = NEW.user_id AND subject = 'edna') THEN
+          RAISE EXCEPTION 'session insert failed by the test';
+        END IF;
+        RETURN NEW;
+      END $$`);
+    await t.dataSource.query(
+      `CREATE TRIGGER test_fail_edna_session BEFORE INSERT ON sessions FOR EACH ROW EXECUTE FUNCTION test_fail_edna_session()`,
+    );
+    const users = async () => (await t.dataSource.query<Array<{ n: number }>>(`SELECT count(*)::int AS n FROM users`))[0]?.n;
+    const before = await users();
+    try {
+      const failed = await loginAs('edna');
+      expect({ status: failed.status, code: failed.body.code }).toEqual({ status: 500, code: 'INTERNAL_ERROR' });
+      expect(await users()).toBe(before);
+      expect(await t.dataSource.query(`SELECT id FROM oauth_connections WHERE subject = 'edna'`)).toEqual([]);
+    } finally {
+      await t.dataSource.query(`DROP TRIGGER test_fail_edna_session ON sessions`);
+      await t.dataSource.query(`DROP FUNCTION test_fail_edna_session()`);
+    }
+    const next = await loginAs('edna');
+    expect(next.status).toBe(200);
+    expect(next.body.payload).toMatchObject({ isNewUser: true });
+    expect(await users()).toBe((before ?? 0) + 1);
+  });
+
   it('answers 503 SERVICE_UNAVAILABLE, a status the document declares, while a provider cannot be reached', async () => {
     // Loopback plain http is accepted; nothing listens on port 1, so discovery fails at once.
     const created = await request(t.http)

@@ -106,9 +106,16 @@ export class ThirdPartyLoginService {
         { field: 'redirectUri', reason: 'must be the redirectUri of the authorize step the state names' },
       ]);
     }
-    const { user, isNewUser } = await this.identify(provider, code, state, dto.iss);
-    const pair = await this.signIn.finish(user, meta, `oauth:${provider}`);
-    return { ...pair, isNewUser };
+    const config = await this.providers.enabled(provider);
+    const identity = await this.relyingParty.exchange(config, code, state, dto.iss);
+    // The account a first sign-in creates and its first session (or second-step challenge) commit together, as
+    // registration does: a failure leaves no account behind the answer did not report. The provider's exchange
+    // runs before, outside the transaction.
+    return this.tx.run(async () => {
+      const { user, isNewUser } = await this.findOrCreate(provider, identity);
+      const pair = await this.signIn.finish(user, meta, `oauth:${provider}`);
+      return { ...pair, isNewUser };
+    });
   }
 
   /**
