@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { QueryValidationPipe } from './common/http/query-validation.pipe.js';
+import { UndeclaredQueryInterceptor } from './common/http/undeclared-query.interceptor.js';
 import { type NestExpressApplication } from '@nestjs/platform-express';
 import { declareDocumentScope } from './modules/documents/controllers/document-scope.openapi.js';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
@@ -138,7 +139,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
     }),
   );
   app.useGlobalFilters(new AllExceptionsFilter());
-  app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)));
+  app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)), new UndeclaredQueryInterceptor(app.get(Reflector)));
 
   const document = buildOpenApiDocument(app, config);
   SwaggerModule.setup('api/docs', app, document, {

@@ -16,6 +16,7 @@ import {
 import type { DocumentContext, DocumentScope } from '../services/document-access.service.js';
 import { DocumentsService } from '../services/documents.service.js';
 import { MetadataService } from '../services/metadata.service.js';
+import { BodyRequired } from '../../../common/http/body-required.decorator.js';
 import { AcceptsApply } from '../../../common/http/deprecated.decorator.js';
 import { CurrentDocument, DocumentAccess } from './document-access.guard.js';
 import { CurrentDocumentScope } from './document-scope.js';
@@ -96,6 +97,7 @@ export class DocumentsController {
   @Put(':docId/settings')
   @RequireScopes('doc:write')
   @DocumentAccess('manage')
+  @BodyRequired()
   @ApiOperation({ summary: 'Replace document settings (permissions, notifications, workflow)' })
   @ApiEnvelope(SettingsWriteResponseDto)
   @ApiConflictResponse({

@@ -220,6 +220,13 @@ export function validateFieldDefinitions(input: unknown, path = 'fields'): Field
         field.formula = raw.formula;
       }
     }
+    // On a field of another type the reference is not used (a type changed back keeps its old one), but it must
+    // still have its shape: `lookup: 5` used to be accepted without a word.
+    for (const key of ['lookup', 'rollup'] as const) {
+      if (type !== key && raw[key] !== undefined && raw[key] !== null && !isPlainObject(raw[key])) {
+        errors.push({ field: `${at}.${key}`, reason: `${key} must be an object` });
+      }
+    }
     if (type === 'lookup') {
       const lookup = checkReference(raw.lookup, `${at}.lookup`, relationIds, errors, false);
       if (lookup) {

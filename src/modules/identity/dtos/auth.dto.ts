@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsEmail, IsOptional, IsString, Matches, MaxLength, MinLength, ValidateBy } from 'class-validator';
 import { UserResponseDto } from './user.dto.js';
-import { Trimmed } from '../../../common/http/validation-decorators.js';
+import { PresentNotNull, Trimmed } from '../../../common/http/validation-decorators.js';
 
 /** E.164: `+` and 7 to 15 digits. */
 export const PHONE_PATTERN = /^\+[1-9]\d{6,14}$/;
@@ -67,24 +67,24 @@ export class RegisterDto {
  */
 export class LoginDto {
   @ApiPropertyOptional({ example: 'ada@example.com', maxLength: 254 })
-  @IsOptional()
+  @PresentNotNull()
   @IsEmail()
   @MaxLength(254)
   email?: string;
 
   @ApiPropertyOptional({ maxLength: 256 })
-  @IsOptional()
+  @PresentNotNull()
   @IsString()
   @MaxLength(256)
   password?: string;
 
   @ApiPropertyOptional({ example: '+4915112345678', description: 'E.164 phone number of the account', pattern: PHONE_PATTERN.source })
-  @IsOptional()
+  @PresentNotNull()
   @Matches(PHONE_PATTERN, { message: 'phone must be an E.164 number such as +4915112345678' })
   phone?: string;
 
   @ApiPropertyOptional({ example: '042917', description: 'The code sent by SMS to `phone`', pattern: SIX_DIGIT_CODE_PATTERN.source })
-  @IsOptional()
+  @PresentNotNull()
   @Matches(SIX_DIGIT_CODE_PATTERN, { message: 'code must be 6 digits' })
   code?: string;
 }

@@ -62,7 +62,7 @@ export class VerifyTwoFactorDto {
       'confirms the pending enrolment instead, as enable {method, code} does',
     maxLength: 256,
   })
-  @IsOptional()
+  @PresentNotNull()
   @IsString()
   @MaxLength(256)
   challengeToken?: string;

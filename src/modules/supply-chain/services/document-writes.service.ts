@@ -99,6 +99,11 @@ export function parseBatchRows(rows: unknown, path = 'rows'): RowOp[] {
       );
       return;
     }
+    if (raw.metadata !== undefined && raw.metadata !== null && !isPlainObject(raw.metadata)) {
+      // Not stored, but typed: `metadata: "x"` used to pass without a word.
+      errors.push({ field: `${at}.metadata`, reason: 'metadata must be an object' });
+      return;
+    }
     const given = (isPlainObject(target) ? target.row : undefined) ?? raw.id ?? raw.rowId;
     if (given !== undefined && (typeof given !== 'string' || !CLIENT_ID_PATTERN.test(given))) {
       errors.push({ field: `${at}.target.row`, reason: `row id ${CLIENT_ID_RULE}` });

@@ -99,8 +99,18 @@ export function parseSyncChanges(raw: unknown): { changes: SyncChange[]; ops: Re
       });
       return;
     }
+    const sourceRowIdRaw = change.sourceRowId;
+    if (
+      sourceRowIdRaw !== undefined &&
+      sourceRowIdRaw !== null &&
+      (typeof sourceRowIdRaw !== 'string' || sourceRowIdRaw.length > 128)
+    ) {
+      // It used to be dropped when not a string and cut at 128 characters, without a word.
+      errors.push({ field: `${at}.sourceRowId`, reason: 'sourceRowId must be a string of at most 128 characters' });
+      return;
+    }
     const rowId = (rowIdRaw as string | undefined) ?? randomUUID();
-    const sourceRowId = typeof change.sourceRowId === 'string' ? change.sourceRowId.slice(0, 128) : undefined;
+    const sourceRowId = typeof sourceRowIdRaw === 'string' ? sourceRowIdRaw : undefined;
     changes.push({
       operation: op,
       rowId,

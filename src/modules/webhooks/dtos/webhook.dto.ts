@@ -150,7 +150,7 @@ export class UpdateWebhookDto {
     format: 'uuid',
     description: "The webhook's id; when given it must be the id in the path (read form sent back)",
   })
-  @IsOptional()
+  @PresentNotNull()
   @IsString()
   id?: string;
 
