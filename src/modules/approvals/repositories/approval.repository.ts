@@ -44,6 +44,14 @@ export class ApprovalRepository {
     return (await this.find(input.documentUuid, id)) as ApprovalInstanceRecord;
   }
 
+  /**
+   * Key-share-locks the document row (what the instances' foreign key to it takes), before the request and the
+   * instance: the order of a merge, which locks the document row first.
+   */
+  async lockDocument(documentUuid: string): Promise<void> {
+    await this.tx.manager.query(`SELECT 1 FROM documents WHERE id = $1 FOR KEY SHARE`, [documentUuid]);
+  }
+
   async find(documentUuid: string, instanceId: string, lock = false): Promise<ApprovalInstanceRecord | null> {
     if (lock) {
       await this.tx.manager.query(`SELECT 1 FROM approval_instances WHERE id = $1 AND document_id = $2 FOR UPDATE`, [instanceId, documentUuid]);

@@ -117,6 +117,11 @@ export class ApprovalsService implements OnModuleInit {
       throw AppException.forbidden('workspace is archived');
     }
     const instance = await this.tx.run(async () => {
+      // The document row first, as a merge takes it: the decision updates the instance twice, and the second update
+      // checks the instance's foreign key to the document (PostgreSQL checks it for a row version of this
+      // transaction), which waits for a merge holding the document row while that merge waits for the request
+      // locked here — a deadlock, answered 409 CONFLICT to one of a decision and a merge sent at once.
+      await this.approvals.lockDocument(ctx.document.uuid);
       // The request is locked before the instance, in the order of merge, close and appended changes.
       const { requestId } = await this.find(ctx.document, instanceId);
       const request = await this.engine.findRequest(ctx.document, requestId, true);

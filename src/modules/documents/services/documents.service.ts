@@ -282,12 +282,14 @@ export class DocumentsService {
     }
     await this.tx.run(async () => {
       const locked = await this.documents.lock(ctx.document.uuid);
-      if (locked) {
-        await this.documents.softDelete(locked.uuid, ctx.principal.userId);
-        // Lookups of other documents reading this one go empty in the same transaction (docs/formulas.md).
-        await this.computed.afterDocumentDeleted(locked, ctx.principal.userId);
-        await this.deletionListeners.notify(locked, ctx.principal.userId);
+      if (!locked) {
+        // Deleted meanwhile (two deletes at once): the one that waited answers as a delete after it would.
+        throw docNotFound();
       }
+      await this.documents.softDelete(locked.uuid, ctx.principal.userId);
+      // Lookups of other documents reading this one go empty in the same transaction (docs/formulas.md).
+      await this.computed.afterDocumentDeleted(locked, ctx.principal.userId);
+      await this.deletionListeners.notify(locked, ctx.principal.userId);
     });
     return toDocumentDto(ctx.document, ctx.readOnly);
   }

@@ -103,11 +103,14 @@ export class LockRepository {
     return rows[0] ? toLock(rows[0]) : null;
   }
 
-  async delete(doc: Pick<DocRef, 'organizationId' | 'uuid'>, lockId: string): Promise<void> {
-    await this.tx.manager.query(
+  /** Deletes the lock; false when it was already gone (of two releases at once, only one deletes it). */
+  async delete(doc: Pick<DocRef, 'organizationId' | 'uuid'>, lockId: string): Promise<boolean> {
+    // TypeORM answers a DELETE with [rows, rowCount].
+    const [, count] = await this.tx.manager.query<[unknown[], number]>(
       `DELETE FROM realtime_locks WHERE organization_id = $1 AND document_uuid = $2 AND id = $3`,
       [doc.organizationId, doc.uuid, lockId],
     );
+    return count > 0;
   }
 
   /** Deletes a session's locks and returns them (they die with the session). */

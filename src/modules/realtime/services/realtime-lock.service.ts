@@ -116,7 +116,11 @@ export class RealtimeLockService {
       if (lock.userId !== userId && !canManage) {
         throw AppException.forbidden('only the holder or a document manager may release this lock');
       }
-      await this.locks.delete(doc, lockId);
+      // Conditional on the lock still being there: of two releases at once, the one that finds it deleted by the
+      // other answers NOT_FOUND, as a release after it would, and announces nothing a second time.
+      if (!(await this.locks.delete(doc, lockId))) {
+        throw AppException.notFound('lock');
+      }
       await this.bus.publish({ t: 'lock', doc: doc.uuid, action: 'released', lock: { ...lockView(lock) } });
     });
   }
@@ -200,7 +204,9 @@ export class RealtimeLockService {
 
   /** Deletes a lock whose holder lost write access, with the caller's transaction, and announces its release. */
   private async drop(document: DocumentRecord, lock: LockRecord): Promise<void> {
-    await this.locks.delete(document, lock.id);
+    if (!(await this.locks.delete(document, lock.id))) {
+      return; // released meanwhile; its release was announced by whoever deleted it
+    }
     await this.bus.publish({
       t: 'lock',
       doc: document.uuid,

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppException, type ErrorDetail } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
+import { mapPgError } from '../../../common/errors/pg-error.mapper.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { DocumentContext } from '../../documents/services/document-access.service.js';
 import { RequestsService } from '../../documents/services/requests.service.js';
@@ -163,6 +165,28 @@ export class DocumentWritesService {
   ) {}
 
   async batch(
+    ctx: DocumentContext,
+    ops: RowOp[],
+    requestId: string | undefined,
+    title: string,
+    description?: string,
+  ): Promise<BatchUpdateResultDto> {
+    const retryable = !this.tx.inTransaction && ops.some((op) => op.operation === 'upsert');
+    try {
+      return await this.batchOnce(ctx, ops, requestId, title, description);
+    } catch (error) {
+      // An upsert resolved to a create while another write created that row: the INSERT fails with ALREADY_EXISTS.
+      // Run the batch once more (its own transaction rolled back); the upsert now finds the row and updates it, as it
+      // would have had it come second. Not inside a caller's transaction, which the failure has aborted.
+      const known = error instanceof AppException ? error : mapPgError(error);
+      if (retryable && known?.code === ErrorCode.ALREADY_EXISTS) {
+        return this.batchOnce(ctx, ops, requestId, title, description);
+      }
+      throw error;
+    }
+  }
+
+  private async batchOnce(
     ctx: DocumentContext,
     ops: RowOp[],
     requestId: string | undefined,

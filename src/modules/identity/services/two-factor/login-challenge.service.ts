@@ -84,48 +84,60 @@ export class LoginChallengeService {
   /** Checks the code of a challenge; returns the account and how its first step was proven. */
   async verify(dto: SecondStepInput, meta: ClientMeta): Promise<{ user: UserEntity; authMethod: string }> {
     await this.throttle.assertAllowed({ ip: meta.ip });
-    const [challenge] = await this.tx.manager.query<ChallengeRow[]>(
-      `SELECT id, user_id, auth_method, attempts FROM login_challenges
-        WHERE token_hash = $1 AND consumed_at IS NULL AND expires_at > now()`,
-      [hashToken(dto.challengeToken)],
-    );
-    if (!challenge || challenge.attempts >= CHALLENGE_MAX_ATTEMPTS) {
-      throw new AppException(ErrorCode.INVALID_TOKEN, {
-        details: [
-          {
-            field: 'challengeToken',
-            reason: 'the challenge is unknown, expired, used or out of attempts; sign in again',
-          },
-        ],
-      });
-    }
-    const user = await this.users.getById(challenge.user_id);
-    // Wrong codes count per account as well as per address (docs/auth.md, Throttling): the challenge's own
-    // five attempts alone would let every new password sign-in buy five more guesses.
-    const account = userThrottleKey(user.id);
-    await this.throttle.assertAllowed({ account });
-    const ok = await this.twoFactor.checkSecondFactor(user, dto.method, dto.code);
-    if (!ok) {
-      await this.tx.manager.query(`UPDATE login_challenges SET attempts = attempts + 1 WHERE id = $1`, [
-        challenge.id,
-      ]);
-      await this.throttle.recordFailure({ account, ip: meta.ip });
+    // One transaction holding the challenge row: second steps sent at once with one challenge (a double-clicked
+    // button) run one after the other, and the later ones find it used (INVALID_TOKEN) instead of having their code
+    // checked again — a TOTP step or backup code the first one just spent read as a wrong code, answered
+    // INVALID_CREDENTIALS and counted as a failed sign-in.
+    const outcome = await this.tx.run(async () => {
+      const [challenge] = await this.tx.manager.query<ChallengeRow[]>(
+        `SELECT id, user_id, auth_method, attempts FROM login_challenges
+          WHERE token_hash = $1 AND consumed_at IS NULL AND expires_at > now()
+          FOR UPDATE`,
+        [hashToken(dto.challengeToken)],
+      );
+      if (!challenge || challenge.attempts >= CHALLENGE_MAX_ATTEMPTS) {
+        throw new AppException(ErrorCode.INVALID_TOKEN, {
+          details: [
+            {
+              field: 'challengeToken',
+              reason: 'the challenge is unknown, expired, used or out of attempts; sign in again',
+            },
+          ],
+        });
+      }
+      const user = await this.users.getById(challenge.user_id);
+      // Wrong codes count per account as well as per address (docs/auth.md, Throttling): the challenge's own
+      // five attempts alone would let every new password sign-in buy five more guesses.
+      const account = userThrottleKey(user.id);
+      await this.throttle.assertAllowed({ account });
+      const ok = await this.twoFactor.checkSecondFactor(user, dto.method, dto.code);
+      if (!ok) {
+        await this.tx.manager.query(`UPDATE login_challenges SET attempts = attempts + 1 WHERE id = $1`, [
+          challenge.id,
+        ]);
+        return { ok: false as const, account };
+      }
+      const consumed = returnedRows<{ id: string }>(
+        await this.tx.manager.query(
+          `UPDATE login_challenges SET consumed_at = now() WHERE id = $1 AND consumed_at IS NULL RETURNING id`,
+          [challenge.id],
+        ),
+      );
+      if (consumed.length === 0) {
+        throw new AppException(ErrorCode.INVALID_TOKEN, {
+          details: [{ field: 'challengeToken', reason: 'the challenge was already used' }],
+        });
+      }
+      await this.throttle.clearAccount(account);
+      return { ok: true as const, user, authMethod: challenge.auth_method };
+    });
+    if (!outcome.ok) {
+      // Recorded after the transaction (its attempt count committed), so the failure stays counted.
+      await this.throttle.recordFailure({ account: outcome.account, ip: meta.ip });
       throw new AppException(ErrorCode.INVALID_CREDENTIALS, {
         details: [{ field: 'code', reason: 'the code is wrong or expired' }],
       });
     }
-    const consumed = returnedRows<{ id: string }>(
-      await this.tx.manager.query(
-        `UPDATE login_challenges SET consumed_at = now() WHERE id = $1 AND consumed_at IS NULL RETURNING id`,
-        [challenge.id],
-      ),
-    );
-    if (consumed.length === 0) {
-      throw new AppException(ErrorCode.INVALID_TOKEN, {
-        details: [{ field: 'challengeToken', reason: 'the challenge was already used' }],
-      });
-    }
-    await this.throttle.clearAccount(account);
-    return { user, authMethod: challenge.auth_method };
+    return { user: outcome.user, authMethod: outcome.authMethod };
   }
 }
