@@ -32,9 +32,9 @@ describe('documents: re-basing a conflicting row of a request', () => {
     await t.close();
   });
 
-  async function openRequest(user: TestUser): Promise<string> {
+  async function openRequest(user: TestUser, path = doc.path): Promise<string> {
     const res = await request(t.http)
-      .post(`${doc.path}/requests`)
+      .post(`${path}/requests`)
       .set(bearer(user))
       .send({ title: 'Bob edits' })
       .expect(201);
@@ -307,12 +307,7 @@ describe('documents: re-basing a conflicting row of a request', () => {
       );
 
     it('conflict → PATCH with the committed version → the request merges over the committed properties', async () => {
-      const open = await request(t.http)
-        .post(`${props.path}/requests`)
-        .set(bearer(bob))
-        .send({ title: 'p' })
-        .expect(201);
-      const reqId = open.body.payload.id;
+      const reqId = await openRequest(bob, props.path);
       await request(t.http)
         .patch(`${props.path}/properties?requestId=${reqId}&version=1`)
         .set(bearer(bob))
@@ -373,12 +368,7 @@ describe('documents: re-basing a conflicting row of a request', () => {
     });
 
     it('re-bases a delete of the properties (DELETE with the committed version)', async () => {
-      const open = await request(t.http)
-        .post(`${props.path}/requests`)
-        .set(bearer(bob))
-        .send({ title: 'd' })
-        .expect(201);
-      const reqId = open.body.payload.id;
+      const reqId = await openRequest(bob, props.path);
       await request(t.http)
         .delete(`${props.path}/properties?requestId=${reqId}`)
         .set(bearer(bob))
@@ -408,12 +398,7 @@ describe('documents: re-basing a conflicting row of a request', () => {
       const committed = async () =>
         (await request(t.http).get(`${meta.path}/metadata`).set(bearer(alice)).expect(200)).body.payload;
       const start = await committed();
-      const open = await request(t.http)
-        .post(`${meta.path}/requests`)
-        .set(bearer(alice))
-        .send({ title: 'm' })
-        .expect(201);
-      const reqId = open.body.payload.id;
+      const reqId = await openRequest(alice, meta.path);
       const color = { id: 'color', name: 'Color', type: 'text' };
       await request(t.http)
         .put(`${meta.path}/metadata?requestId=${reqId}`)
@@ -474,12 +459,7 @@ describe('documents: re-basing a conflicting row of a request', () => {
       });
       const start = (await request(t.http).get(`${meta.path}/metadata`).set(bearer(alice)).expect(200)).body
         .payload;
-      const open = await request(t.http)
-        .post(`${meta.path}/requests`)
-        .set(bearer(alice))
-        .send({ title: 'm' })
-        .expect(201);
-      const reqId = open.body.payload.id;
+      const reqId = await openRequest(alice, meta.path);
       const mine = [...start.fields, { id: 'color', name: 'Color', type: 'text' }];
       await request(t.http)
         .put(`${meta.path}/metadata?requestId=${reqId}`)
