@@ -3,6 +3,7 @@ import { OrganizationStatisticsService } from '../tenancy/services/organization-
 import { TenancyModule } from '../tenancy/tenancy.module.js';
 import { ComputedValuesRepository } from './repositories/computed-values.repository.js';
 import { ComputedAccessService } from './services/computed/computed-access.service.js';
+import { ComputedEventsRecorder } from './services/computed/computed-events.recorder.js';
 import { ComputedFieldsService } from './services/computed/computed-fields.service.js';
 import { ComputedMetadataService } from './services/computed/computed-metadata.service.js';
 import { ComputedReadService } from './services/computed/computed-read.service.js';
@@ -116,6 +117,7 @@ import { ParticipantsRepository } from './repositories/participants.repository.j
     DocumentNotificationsListener,
     ComputedValuesRepository,
     ComputedFieldsService,
+    ComputedEventsRecorder,
     ComputedAccessService,
     ComputedReadService,
     ComputedMetadataService,

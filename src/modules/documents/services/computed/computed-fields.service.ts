@@ -1,7 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../../database/transaction-host.js';
-import { OutboxService } from '../../../events/outbox.service.js';
-import { rowToValueEntries } from '../../fields/field-type.registry.js';
 import type { FieldDefinition, StoredRowValues, StoredValue } from '../../fields/field.types.js';
 import type { DocumentRecord, RowRecord } from '../../domain/document.records.js';
 import { isPlainObject } from '../../fields/field-value.utils.js';
@@ -15,20 +13,12 @@ import type { NewOperation } from '../../repositories/revision.repository.js';
 import type { MetadataPlan } from '../merge/metadata-merge.service.js';
 import type { RowMergeResult } from '../merge/row-merge.service.js';
 import { computedPlan, computeRow, type ComputedPlan } from '../../fields/computed-row.evaluator.js';
-import { documentEvent } from '../../../events/domain-event.js';
+import { type Cause, ComputedEventsRecorder } from './computed-events.recorder.js';
 
 const BATCH = 2000;
 
-/** Who caused a recomputation (`triggeredBy` of its events) and the document whose write or deletion caused it. */
-interface Cause {
-  by: string;
-  documentUuid: string;
-}
-
 /** Documents a change may ripple through (lookups of lookups); a longer chain is cut (docs/formulas.md). */
 const MAX_DEPTH = 8;
-/** Above this many recomputed rows in one dependent document, one data_bulk_operation instead of row events. */
-const EVENTS_PER_ROW_MAX = 100;
 
 export interface ComputedMergeInput {
   metadata: MetadataPlan | null;
@@ -63,7 +53,7 @@ export class ComputedFieldsService {
     private readonly values: ComputedValuesRepository,
     private readonly documents: DocumentRepository,
     private readonly tx: TransactionHost,
-    private readonly outbox: OutboxService,
+    private readonly events: ComputedEventsRecorder,
   ) {}
 
   /** Whether lookups or rollups of any document (this one included) read this document's rows. */
@@ -259,54 +249,8 @@ export class ComputedFieldsService {
       const rows = await this.values.rowsByIds(documentUuid, fresh.slice(i, i + BATCH), true);
       changed.push(...(await this.recompute(documentUuid, plan, rows, now, false, fields)));
     }
-    await this.announce(target, changed, cause);
+    await this.events.record(target, changed, cause);
     return changed.length > 0 ? [{ documentUuid, rowIds: changed.map((row) => row.id), fields }] : [];
-  }
-
-  /**
-   * Webhooks and the realtime stream of the dependent document see the new values: `data_row_updated` per row
-   * (`computed: true`, no request or revision), or one `data_bulk_operation` when many rows changed.
-   *
-   * A document's events must commit in id order: the stream hands each client the events after its position
-   * (docs/realtime.md, "Across instances"), and the document's own writes number their events under its row lock.
-   * These events are numbered long before this transaction commits (the rest of the merge follows), so the dependent
-   * document's row is share-locked first: a write of that document committing meanwhile waits, and numbers its
-   * events after these (else every open stream skipped them). Not for the document the merge itself locks when it
-   * numbers its revision (lookups between its own rows): a share lock taken there first would turn two concurrent
-   * merges of it into a deadlock.
-   */
-  private async announce(document: DocumentRecord, rows: readonly RowRecord[], cause: Cause): Promise<void> {
-    if (rows.length === 0) {
-      return;
-    }
-    const by = cause.by;
-    if (document.uuid !== cause.documentUuid) {
-      await this.documents.shareLock(document.uuid);
-    }
-    const common = { requestId: null, revisionId: null, computed: true };
-    if (rows.length > EVENTS_PER_ROW_MAX) {
-      await this.outbox.record(
-        documentEvent(document, 'data_bulk_operation', by, {
-          ...common,
-          bulkId: null,
-          rowsCreated: 0,
-          rowsUpdated: rows.length,
-          rowsDeleted: 0,
-          rowIds: rows.slice(0, 1000).map((row) => row.id),
-        }),
-      );
-      return;
-    }
-    await this.outbox.record(
-      ...rows.map((row) =>
-        documentEvent(document, 'data_row_updated', by, {
-          ...common,
-          rowId: row.id,
-          version: row.version,
-          values: rowToValueEntries(row.values, document.metadata.fields, row),
-        }),
-      ),
-    );
   }
 
   private async recomputeAll(
