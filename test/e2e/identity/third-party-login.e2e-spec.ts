@@ -1,3 +1,4 @@
+import { generate } from 'otplib';
 import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { problemsOf } from '../../utils/error-details.js';
@@ -439,6 +440,28 @@ describe('third-party login through a real OpenID provider', () => {
     expect(next.status).toBe(200);
     expect(next.body.payload).toMatchObject({ isNewUser: true });
     expect(await users()).toBe((before ?? 0) + 1);
+  });
+
+  it('asks an account with two-step verification for its second step, whose challenge then signs in', async () => {
+    idp.accounts.set('fay', { email: 'fay@idp.test', email_verified: true, name: 'Fay Idp' });
+    const created = await loginAs('fay');
+    expect(created.status).toBe(200);
+    const fay = { token: created.body.payload.accessToken as string };
+    const enrol = await request(t.http).post('/api/v1/auth/2fa/enable').set(bearer(fay)).send({ method: 'totp' }).expect(200);
+    const secret: string = enrol.body.payload.secret;
+    await request(t.http)
+      .post('/api/v1/auth/2fa/enable')
+      .set(bearer(fay))
+      .send({ method: 'totp', code: await generate({ secret }) })
+      .expect(200);
+
+    const challenged = await loginAs('fay');
+    expect({ status: challenged.status, code: challenged.body.code }).toEqual({ status: 401, code: 'TWO_FACTOR_REQUIRED' });
+    const { challengeToken } = challenged.body.payload;
+    // The enrolment used the current step, which is not accepted twice: the next one.
+    const code = await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 });
+    const signedIn = await request(t.http).post('/api/v1/auth/2fa/verify').send({ challengeToken, method: 'totp', code }).expect(200);
+    expect(signedIn.body.payload).toMatchObject({ accessToken: expect.any(String), user: { id: created.body.payload.user.id } });
   });
 
   it('answers 503 SERVICE_UNAVAILABLE, a status the document declares, while a provider cannot be reached', async () => {

@@ -31,8 +31,8 @@ export class AccountService {
     const passwordHash = await hashPassword(dto.password);
     // One unit of work: the account, its personal organization and the first session commit together, so a
     // failure anywhere leaves no account behind that the caller was told was not created (a retry would then be
-    // refused as already registered).
-    return this.tx.run(async () => {
+    // refused as already registered). Its tokens are signed after the commit (SignInService.tokensFor).
+    const opened = await this.tx.run(async () => {
       if (await this.users.findByEmail(dto.email)) {
         throw new AppException(ErrorCode.ALREADY_EXISTS, {
           details: [{ field: 'email', reason: 'already registered' }],
@@ -45,9 +45,9 @@ export class AccountService {
       });
       await this.tx.manager.save(created);
       await this.lifecycle.userRegistered(created);
-      const user = await this.users.getById(created.id);
-      return this.signIn.startSession(user, meta, 'password');
+      return this.signIn.openSession(await this.users.getById(created.id), meta, 'password');
     });
+    return this.signIn.tokensFor(opened);
   }
 
   /**

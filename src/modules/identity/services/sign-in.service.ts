@@ -13,6 +13,13 @@ import { LoginChallengeService } from './two-factor/login-challenge.service.js';
 import { TwoFactorService } from './two-factor/two-factor.service.js';
 import { UsersService } from './users.service.js';
 
+/** A session row written, its tokens not yet signed (SignInService.openSession). */
+export interface OpenedSession {
+  user: UserEntity;
+  sessionId: string;
+  refreshToken: string;
+}
+
 /**
  * Turns a proven first factor into a signed-in session: directly, or — with two-step verification on — via
  * a challenge (401 TWO_FACTOR_REQUIRED whose payload carries the challenge token). Also refreshes
@@ -44,10 +51,24 @@ export class SignInService {
   }
 
   async startSession(user: UserEntity, meta: ClientMeta, authMethod: string): Promise<TokenPairDto> {
-    const { session, refreshToken } = await this.tx.run(() =>
-      this.sessions.create({ userId: user.id, meta, authMethod }),
-    );
-    return this.pair(user, session.id, refreshToken ?? '');
+    return this.tokensFor(await this.tx.run(() => this.openSession(user, meta, authMethod)));
+  }
+
+  /**
+   * The session row of a sign-in, in the caller's transaction (registration and a first third-party sign-in commit
+   * it with the account they create); `tokensFor` signs its tokens once that transaction has committed.
+   */
+  async openSession(user: UserEntity, meta: ClientMeta, authMethod: string): Promise<OpenedSession> {
+    const { session, refreshToken } = await this.sessions.create({ userId: user.id, meta, authMethod });
+    return { user, sessionId: session.id, refreshToken: refreshToken ?? '' };
+  }
+
+  /**
+   * The token pair of an opened session. Not inside a transaction: signing may re-read the signing key on a
+   * connection of its own, which a pool held by such transactions could not give it.
+   */
+  tokensFor(opened: OpenedSession): Promise<TokenPairDto> {
+    return this.pair(opened.user, opened.sessionId, opened.refreshToken);
   }
 
   /** Rotates a first-party refresh token (client `quire`). */

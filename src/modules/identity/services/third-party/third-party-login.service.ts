@@ -108,14 +108,19 @@ export class ThirdPartyLoginService {
     }
     const config = await this.providers.enabled(provider);
     const identity = await this.relyingParty.exchange(config, code, state, dto.iss);
-    // The account a first sign-in creates and its first session (or second-step challenge) commit together, as
-    // registration does: a failure leaves no account behind the answer did not report. The provider's exchange
-    // runs before, outside the transaction.
-    return this.tx.run(async () => {
+    // The account a first sign-in creates and its first session commit together, as registration's do: a failure
+    // leaves no account behind the answer did not report. The provider's exchange runs before the transaction and
+    // the tokens are signed after it; an account found through its binding signs in as usual (its second step
+    // included: a challenge must outlive the TWO_FACTOR_REQUIRED answer, so it is not opened in a transaction that
+    // answer rolls back).
+    const found = await this.tx.run(async () => {
       const { user, isNewUser } = await this.findOrCreate(provider, identity);
-      const pair = await this.signIn.finish(user, meta, `oauth:${provider}`);
-      return { ...pair, isNewUser };
+      return { user, isNewUser, opened: isNewUser ? await this.signIn.openSession(user, meta, `oauth:${provider}`) : null };
     });
+    const pair = found.opened
+      ? await this.signIn.tokensFor(found.opened)
+      : await this.signIn.finish(found.user, meta, `oauth:${provider}`);
+    return { ...pair, isNewUser: found.isNewUser };
   }
 
   /**
