@@ -135,4 +135,44 @@ describe('realtime event stream: computed row events of a dependent document', (
     expect(computed()?.data.payload).toMatchObject({ rowId: 'x', computed: true });
     expect(JSON.stringify(computed()?.data.payload)).toContain('"list":[10]');
   });
+  it('a merge of the dependent document in progress and a write its lookups follow both commit (no deadlock)', async () => {
+    // The explicit merge locks the orders document, then its request, then row x; the price change locks row x's
+    // dependent document before x. Lined up with the request row held: the merge waits holding the orders document,
+    // the price change waits for it without holding x.
+    const opened = await request(t.http).post(`${orders.path}/requests`).set(bearer(owner)).send({ title: 'x' }).expect(201);
+    const reqId: string = opened.body.payload.id;
+    await request(t.http)
+      .put(`${orders.path}/data/x?requestId=${reqId}`)
+      .set(bearer(owner))
+      .send({ values: { name: 'X3' } })
+      .expect(200);
+    const waiting = async () =>
+      (
+        await t.dataSource.query<Array<{ n: number }>>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        )
+      )[0]?.n ?? 0;
+    const holder = t.dataSource.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    await holder.query(`SELECT 1 FROM requests WHERE id = $1 FOR UPDATE`, [reqId]);
+    const merge = request(t.http).post(`${orders.path}/requests/${reqId}/merge`).set(bearer(owner)).then((res) => res);
+    await waitFor(async () => (await waiting()) === 1, 15_000, 'the merge to wait for its request');
+    const priceChange = request(t.http)
+      .put(`${products.path}/data/a`)
+      .set(bearer(owner))
+      .send({ values: { price: 20 } })
+      .then((res) => res);
+    await waitFor(async () => (await waiting()) === 2, 15_000, 'the price change to wait');
+    await holder.commitTransaction();
+    await holder.release();
+    const [merged, changed] = await Promise.all([merge, priceChange]);
+    expect({ merge: merged.status, priceChange: changed.status, code: changed.body.code }).toEqual({
+      merge: 200,
+      priceChange: 200,
+      code: undefined,
+    });
+    const x = (await request(t.http).get(`${orders.path}/data/x`).set(bearer(owner)).expect(200)).body.payload;
+    expect(JSON.stringify(x.values)).toContain('"list":[20]');
+  });
 });

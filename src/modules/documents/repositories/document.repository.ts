@@ -86,7 +86,7 @@ export class DocumentRepository {
 
   /**
    * Share-locks the document row until the transaction ends: its writes, which number their events under the row's
-   * update lock, wait meanwhile (ComputedEventsRecorder.record).
+   * update lock, wait meanwhile (ComputedFieldsService.recomputeDependents).
    */
   async shareLock(uuid: string): Promise<void> {
     await this.tx.manager.query(prepared(`SELECT 1 FROM documents d WHERE d.id = $1 FOR SHARE`), [uuid]);

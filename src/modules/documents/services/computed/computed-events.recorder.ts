@@ -3,7 +3,6 @@ import { documentEvent } from '../../../events/domain-event.js';
 import { OutboxService } from '../../../events/outbox.service.js';
 import type { DocumentRecord, RowRecord } from '../../domain/document.records.js';
 import { rowToValueEntries } from '../../fields/field-type.registry.js';
-import { DocumentRepository } from '../../repositories/document.repository.js';
 
 /** Who caused a recomputation (`triggeredBy` of its events) and the document whose write or deletion caused it. */
 export interface Cause {
@@ -17,31 +16,18 @@ const EVENTS_PER_ROW_MAX = 100;
 /** The events of rows whose computed values a merge (or a document deletion) changed (ComputedFieldsService). */
 @Injectable()
 export class ComputedEventsRecorder {
-  constructor(
-    private readonly documents: DocumentRepository,
-    private readonly outbox: OutboxService,
-  ) {}
+  constructor(private readonly outbox: OutboxService) {}
 
   /**
    * Webhooks and the realtime stream of the dependent document see the new values: `data_row_updated` per row
-   * (`computed: true`, no request or revision), or one `data_bulk_operation` when many rows changed.
-   *
-   * A document's events must commit in id order: the stream hands each client the events after its position
-   * (docs/realtime.md, "Across instances"), and the document's own writes number their events under its row lock.
-   * These events are numbered long before this transaction commits (the rest of the merge follows), so the dependent
-   * document's row is share-locked first: a write of that document committing meanwhile waits, and numbers its
-   * events after these (else every open stream skipped them). Not for the document the merge itself locks when it
-   * numbers its revision (lookups between its own rows): a share lock taken there first would turn two concurrent
-   * merges of it into a deadlock.
+   * (`computed: true`, no request or revision), or one `data_bulk_operation` when many rows changed. The caller holds
+   * the document's row share-locked (ComputedFieldsService.recomputeDependents: events in id order).
    */
   async record(document: DocumentRecord, rows: readonly RowRecord[], cause: Cause): Promise<void> {
     if (rows.length === 0) {
       return;
     }
     const by = cause.by;
-    if (document.uuid !== cause.documentUuid) {
-      await this.documents.shareLock(document.uuid);
-    }
     const common = { requestId: null, revisionId: null, computed: true };
     if (rows.length > EVENTS_PER_ROW_MAX) {
       await this.outbox.record(

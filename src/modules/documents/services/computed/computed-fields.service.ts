@@ -243,6 +243,16 @@ export class ComputedFieldsService {
       return [];
     }
     fresh.forEach((id) => seen.add(`${documentUuid}|${id}`));
+    if (target.uuid !== cause.documentUuid) {
+      // A document's events must commit in id order: the stream hands each client the events after its position
+      // (docs/realtime.md, "Across instances"), and the document's own writes number theirs under its row lock. The
+      // events recorded below are numbered long before this transaction commits, so the dependent document's row is
+      // share-locked — before any of its rows, the order its own merges lock in (document, then rows), else the two
+      // deadlock: a write of that document committing meanwhile waits and numbers its events after these (else every
+      // open stream skipped them). Not for the merged document itself (lookups between its own rows): it locks its
+      // row when it numbers its revision, and a share lock taken first would turn two of its merges into a deadlock.
+      await this.documents.shareLock(target.uuid);
+    }
     const changed: RowRecord[] = [];
     const fields = new Set<string>();
     for (let i = 0; i < fresh.length; i += BATCH) {
