@@ -8,7 +8,7 @@ const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * The OAuth endpoints take forms (spec 5.5) and answer a body they cannot read in their own format
  * (`invalid_request`, or the login page of /authorize); every other route of the API takes JSON.
  */
-const OWN_FORMAT_ROUTES = /^\/api\/v1\/auth\/(token|authorize)\/?$/i;
+const OWN_FORMAT_ROUTES = /^\/api\/v1\/auth\/(token|authorize|userinfo)\/?$/i;
 
 /**
  * Which bodies the JSON parser reads: the JSON types (`application/json`, `application/*+json`), and — as GitHub's

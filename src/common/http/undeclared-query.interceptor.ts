@@ -11,11 +11,11 @@ import { RAW_RESPONSE } from './envelope.interceptor.js';
 type DeclaredQuery = 'dto' | ReadonlySet<string>;
 
 /** Paths whose document context may be named by query (`workspaceId`, `organizationId`; document-scope.ts). */
-const DOCUMENT_PATHS = /^\/(api\/v1\/(doc\/|relations(\/|$))|realtime\/doc\/)/;
+const DOCUMENT_PATHS = /^\/(api\/v1\/(doc\/|relations(\/|$))|realtime\/doc\/)/i;
 /** Realtime routes also take a connect token as `?token=` (realtime-auth.service.ts). */
-const REALTIME_PATHS = /^\/realtime\//;
+const REALTIME_PATHS = /^\/realtime\//i;
 /** Host-root probes (`/health`, `/metrics`) are not the API: monitors add cache-busting parameters freely. */
-const API_PATHS = /^\/(api\/v1|realtime)(\/|$)/;
+const API_PATHS = /^\/(api\/v1|realtime)(\/|$)/i;
 
 /**
  * Unknown query parameters are refused like unknown body keys (docs/decisions/platform-paging.md): the global

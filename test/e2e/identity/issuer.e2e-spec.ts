@@ -166,8 +166,11 @@ describe('token issuer: authorization endpoint, code and refresh grants, token v
     expect(byPost.body.sub).toBe(user.id);
     expect(byPost.body.email).toBe(user.email);
     expect(byPost.body.sub).toEqual(byGet.body.sub);
+    // On both mounts, with a form body (OIDC Core 5.3.1 sends the POST form-encoded).
     await request(t.http)
       .post('/api/v1/auth/userinfo')
+      .type('form')
+      .send('foo=bar')
       .set('Authorization', `Bearer ${res.body.access_token}`)
       .expect(200);
     await request(t.http).post('/userinfo').expect(401);

@@ -112,6 +112,13 @@ describe('malformed inputs', () => {
     expect((await request(t.http).get(path).set(bearer(owner)).expect(200)).body.payload).toEqual(before);
     await request(t.http).put(path).set(bearer(owner)).send({}).expect(200);
     expect((await request(t.http).get(path).set(bearer(owner)).expect(200)).body.payload.permissions).toEqual({});
+
+    // The type-level settings likewise (PUT /doc/{docType}/setting).
+    const typePath = `/api/v1/doc/guarded/setting?workspaceId=${owner.defaultWorkspaceId}`;
+    await request(t.http).put(typePath).set(bearer(owner)).send({ permissions: { delete: ['owner'] } }).expect(200);
+    const typeBefore = (await request(t.http).get(typePath).set(bearer(owner)).expect(200)).body.payload;
+    refusal(await request(t.http).put(typePath).set(bearer(owner)), 'body');
+    expect((await request(t.http).get(typePath).set(bearer(owner)).expect(200)).body.payload).toEqual(typeBefore);
   });
 
   it('refuses a batch row metadata or a sync change sourceRowId of the wrong type (they used to be dropped or cut silently)', async () => {
@@ -151,11 +158,13 @@ describe('malformed inputs', () => {
 
   it('refuses a query parameter of an operation that takes none, as unknown parameters of the others are', async () => {
     refusal(await request(t.http).get('/api/v1/users/me?fields=id').set(bearer(owner)), 'fields');
+    // Express matches paths without regard to case: so does the refusal.
+    refusal(await request(t.http).get('/API/V1/users/me?fields=id').set(bearer(owner)), 'fields');
     refusal(await request(t.http).patch('/api/v1/users/me?dryRun=true').set(bearer(owner)).send({ displayName: 'Changed' }), 'dryRun');
     const slug = `org-${Date.now()}`;
     refusal(
       await request(t.http)
-        .post('/api/v1/organizations?requestId=r1')
+        .post('/API/v1/organizations?requestId=r1')
         .set(bearer(owner))
         .send({ name: 'Org', slug, type: 'team' }),
       'requestId',

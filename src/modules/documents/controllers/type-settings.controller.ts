@@ -3,6 +3,7 @@ import { ApiNotFoundResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/sw
 import { CurrentPrincipal, RequireScopes } from '../../../common/auth/auth.decorators.js';
 import type { Principal } from '../../../common/auth/principal.js';
 import { ApiEnvelope, ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
+import { BodyRequired } from '../../../common/http/body-required.decorator.js';
 import { DocumentScopeQueryDto } from '../dtos/document-query.dto.js';
 import { TypeSettingsDto, TypeSettingsResponseDto } from '../dtos/type-settings.dto.js';
 import type { DocumentScope } from '../services/document-access.service.js';
@@ -35,6 +36,7 @@ export class TypeSettingsController {
 
   @Put()
   @RequireScopes('doc:write')
+  @BodyRequired()
   @ApiParam({ name: 'docType', type: String })
   @ApiOperation({ summary: 'Replace the type-level settings (defaultViewId, sharing, permissions, retention); needs manage rights' })
   @ApiEnvelope(TypeSettingsResponseDto)

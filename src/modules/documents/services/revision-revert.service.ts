@@ -3,10 +3,9 @@ import { TransactionHost } from '../../../database/transaction-host.js';
 import { OutboxService } from '../../events/outbox.service.js';
 import { assertScopesForChanges } from '../domain/change-kinds.js';
 import { inverseOf, type InverseResult } from '../domain/revision-inverse.js';
-import type { OperationRecord } from '../domain/document.records.js';
+import type { OperationRecord, RequestRecord } from '../domain/document.records.js';
 import type { RevertResponseDto } from '../dtos/revision-history.dto.js';
 import type { MergeResponseDto } from '../dtos/request.dto.js';
-import type { RequestRecord } from '../domain/document.records.js';
 import { INLINE_CHANGES, toRequestDto } from '../mappers/document.mapper.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { PropertiesRepository } from '../repositories/properties.repository.js';
@@ -112,7 +111,8 @@ export class RevisionRevertService implements OnModuleInit {
       try {
         return { written, request, merged: await this.tx.savepoint(() => this.requestsService.merge(ctx, request.id)) };
       } catch (error) {
-        if (!(error instanceof AppException)) {
+        // A refusal (4xx); a failure (5xx: the database unreachable, …) rolls the whole revert back like any other.
+        if (!(error instanceof AppException) || error.status >= 500) {
           throw error;
         }
         return { written, request, refused: error };

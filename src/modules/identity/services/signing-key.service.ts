@@ -67,16 +67,17 @@ export class SigningKeyService {
 
   /**
    * Rotates when the active key is older than `maxAgeSeconds` (0: always). Serialised on an advisory lock
-   * and re-checked under it, so instances running the same schedule rotate once. True when it rotated.
+   * and re-checked under it, so instances running the same schedule rotate once. True when it rotated. A scheduled
+   * check (`maxAgeSeconds` > 0) on a database without a key leaves the first key to its first use (loadOrCreate).
    */
   async rotateIfOlderThan(maxAgeSeconds: number): Promise<boolean> {
     const rotated = await this.keys.manager.transaction(async (manager) => {
       await manager.query(`SELECT pg_advisory_xact_lock(hashtext('quire.signing_keys'))`);
-      const fresh = await manager.query<unknown[]>(
-        `SELECT 1 FROM signing_keys WHERE retired_at IS NULL AND created_at > now() - make_interval(secs => $1)`,
+      const active = await manager.query<Array<{ fresh: boolean }>>(
+        `SELECT created_at > now() - make_interval(secs => $1) AS fresh FROM signing_keys WHERE retired_at IS NULL`,
         [maxAgeSeconds],
       );
-      if (maxAgeSeconds > 0 && fresh.length > 0) {
+      if (maxAgeSeconds > 0 && (active.length === 0 || active.some((key) => key.fresh))) {
         return false;
       }
       await manager.query('UPDATE signing_keys SET retired_at = now() WHERE retired_at IS NULL');
