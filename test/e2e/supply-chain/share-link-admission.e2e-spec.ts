@@ -300,7 +300,7 @@ describe('supply chain: share-link admission', () => {
     await request(t.http).delete(`${API}/organizations/${G}`).set(bearer(gone)).expect(200);
     const after = await send(c, 'get', `/connect/share/${link.code}`);
     expect(after.status).toBe(410);
-    const preview = await send(c, 'get', `/organizations/${C}/connections/${goneConn}?shareCode=${link.code}`);
+    const preview = await send(c, 'get', `/organizations/${C}/connections/${goneConn}`);
     expect(preview.status).toBe(404);
   });
 });
