@@ -212,6 +212,7 @@ export class BatchRowDto {
   @ApiPropertyOptional({ type: BatchRowTargetDto }) target?: BatchRowTargetDto;
   @ApiPropertyOptional({ description: 'Shorthand for target.row' }) id?: string;
   @ApiProperty({
+    oneOf: [{ type: 'array', items: { type: 'object', properties: { fieldId: { type: 'string' }, value: {} } } }, { type: 'object' }],
     description: 'ValueEntry array or object of field id to Value',
     example: [{ fieldId: 'price', value: { number: 12 } }],
   })

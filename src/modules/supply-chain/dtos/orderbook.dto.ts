@@ -14,6 +14,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { ANY_JSON_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { PageQueryDto } from '../../../common/http/pagination.js';
 import { Trimmed } from '../../../common/http/validation-decorators.js';
 import {
@@ -248,9 +249,11 @@ export class OrderBookBindingQueryDto extends PageQueryDto {
 export class SyncValueEntryDto {
   @ApiProperty() fieldId: string;
   @ApiProperty({
-    type: Object,
+    ...ANY_JSON_SCHEMA,
     nullable: true,
-    description: 'A Value (see docs/values.md), or null: clears the field (update_row), leaves it empty (create_row)',
+    description:
+      'A Value or one of its write forms (docs/values.md: a plain string, number, id…), answered as sent; ' +
+      'or null: clears the field (update_row), leaves it empty (create_row)',
     example: { text: 'hello' },
   })
   value: unknown;
