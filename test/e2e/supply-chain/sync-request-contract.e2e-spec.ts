@@ -1,5 +1,5 @@
 import type { OpenAPIV3 } from 'openapi-types';
-import { call, createOrderBook, openSyncApp, type SyncApp, text } from './sync.fixtures.js';
+import { answerOf, call, createOrderBook, openSyncApp, type SyncApp, text } from './sync.fixtures.js';
 
 /** A JSON schema's `type` (OpenAPI 3.0: one type, or none for any value) admits `value`. */
 function typeAdmits(schema: OpenAPIV3.SchemaObject, value: unknown): boolean {
@@ -49,5 +49,32 @@ describe('Sync request changes against their OpenAPI schema', () => {
     expect(typeAdmits(valueSchema, sent)).toBe(true);
     expect(typeAdmits(valueSchema, { text: 'hi' })).toBe(true);
     expect(typeAdmits(valueSchema, null)).toBe(true);
+  });
+
+  it("names the sync request as requestId when an order book's approval gate refuses its accept, and changes nothing", async () => {
+    const [buyer] = s.users;
+    const org = s.orgs[0] as string;
+    const orderBookId = await createOrderBook(s.t, buyer!, org, 'Gated', [text('note')]);
+    await call(s.t, buyer!, 'put', `/doc/orderbook/${orderBookId}/settings?organizationId=${org}`, {
+      workflow: { requiresApproval: true },
+    });
+    const created = await call<{ requestId: string; documentRequestId: string }>(
+      s.t,
+      buyer!,
+      'post',
+      `/organizations/${org}/orderbooks/${orderBookId}/requests`,
+      { requestId: 'gated-1', changes: [{ operation: 'create_row', rowId: 'g1', values: [{ fieldId: 'note', value: 'hi' }] }] },
+    );
+    const path = `/organizations/${org}/orderbooks/${orderBookId}/requests/gated-1`;
+    const before = await call(s.t, buyer!, 'get', path);
+    const refused = await answerOf(s.t, buyer!, 'post', `${path}/accept`, {});
+    // As for a merge conflict of the same route: requestId is the id the client decides with, next to the
+    // document request that met the gate.
+    expect(refused).toMatchObject({
+      status: 409,
+      code: 'APPROVAL_REQUIRED',
+      payload: { requestId: 'gated-1', documentRequestId: created.documentRequestId, instanceId: null, status: null },
+    });
+    expect(await call(s.t, buyer!, 'get', path)).toEqual(before);
   });
 });

@@ -130,6 +130,31 @@ describe('webhooks: management, validation, tenancy and URL safety', () => {
     await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(404);
   });
 
+  it('answers a pause of a paused and a resume of an active webhook with the webhook unchanged', async () => {
+    const hook = await createWebhook(t, owner, { url: receiver.url });
+    // An active webhook in a failure streak: a resume that does not re-enable anything must not clear it (that
+    // would postpone the auto-disable) nor make its waiting retry due ahead of retryInterval.
+    await t.dataSource.query(
+      `UPDATE webhooks SET consecutive_failures = 3, failing_since = now() - interval '1 hour' WHERE id = $1`,
+      [hook.id],
+    );
+    const before = (await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200)).body
+      .payload;
+    const resumed = await request(t.http).post(`${API}/webhooks/${hook.id}/resume`).set(bearer(owner)).expect(200);
+    expect(resumed.body.payload).toEqual(before);
+    const [row] = await t.dataSource.query(`SELECT failing_since FROM webhooks WHERE id = $1`, [hook.id]);
+    expect(row.failing_since).not.toBeNull();
+
+    const paused = (await request(t.http).post(`${API}/webhooks/${hook.id}/pause`).set(bearer(owner)).expect(200))
+      .body.payload;
+    expect(paused).toMatchObject({ status: 'paused', consecutiveFailures: 3 });
+    const again = await request(t.http).post(`${API}/webhooks/${hook.id}/pause`).set(bearer(owner)).expect(200);
+    expect(again.body.payload).toEqual(paused);
+    // The real transition still resets the streak (docs/webhooks.md, "Auto-disable").
+    const active = await request(t.http).post(`${API}/webhooks/${hook.id}/resume`).set(bearer(owner)).expect(200);
+    expect(active.body.payload).toMatchObject({ status: 'active', consecutiveFailures: 0 });
+  });
+
   it.each([
     ['an unknown event', { events: ['row_exploded'] }, 'events'],
     ['no events', { events: [] }, 'events'],

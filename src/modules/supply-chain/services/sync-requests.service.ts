@@ -252,15 +252,20 @@ export class SyncRequestService implements OnModuleInit {
   }
 
   /**
-   * Merges the document request carrying a sync request. A merge conflict names the sync request (`requestId`, the
-   * id the client decides with) and, next to it, the document request that met it (`documentRequestId`).
+   * Merges the document request carrying a sync request. A merge conflict, or the order book's approval gate,
+   * names the sync request (`requestId`, the id the client decides with) and, next to it, the document request
+   * that met it (`documentRequestId`).
    */
   private async mergeCarrier(ctx: DocumentContext, record: SyncRequestRecord, documentRequestId: string): Promise<void> {
     try {
       await this.requests.merge(ctx, documentRequestId);
     } catch (error) {
-      if (error instanceof AppException && error.code === ErrorCode.CONFLICT && isPlainObject(error.options.payload)) {
-        throw new AppException(ErrorCode.CONFLICT, {
+      if (
+        error instanceof AppException &&
+        (error.code === ErrorCode.CONFLICT || error.code === ErrorCode.APPROVAL_REQUIRED) &&
+        isPlainObject(error.options.payload)
+      ) {
+        throw new AppException(error.code, {
           ...error.options,
           payload: { ...error.options.payload, requestId: record.id, documentRequestId },
         });

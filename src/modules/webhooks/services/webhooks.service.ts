@@ -160,19 +160,30 @@ export class WebhooksService {
   /** Stops sending; new events keep queueing and go out, in order, on resume. */
   async pause(principal: Principal, webhookId: string): Promise<WebhookResponseDto> {
     return this.tx.run(async () => {
-      await this.access.manageable(principal, webhookId, true);
+      const webhook = await this.access.manageable(principal, webhookId, true);
+      // Pausing a paused webhook changes nothing (not even `updatedAt`), as a repeated transition should.
+      if (webhook.status === 'paused') {
+        return toWebhookResponse(webhook);
+      }
       return toWebhookResponse(await this.webhooks.setStatus(webhookId, 'paused'));
     });
   }
 
   /** Re-enables a paused or disabled webhook; its queue (and a waiting retry) is due at once. */
   async resume(principal: Principal, webhookId: string): Promise<WebhookResponseDto> {
-    const row = await this.tx.run(async () => {
-      await this.access.manageable(principal, webhookId, true);
+    const { row, resumed } = await this.tx.run(async () => {
+      const webhook = await this.access.manageable(principal, webhookId, true);
+      // An active webhook has nothing to resume: clearing its failure streak would postpone the auto-disable,
+      // and making its waiting retry due would break the retryInterval spacing (spec 6.1).
+      if (webhook.status === 'active') {
+        return { row: webhook, resumed: false };
+      }
       await this.deliveries.makeQueueDue(webhookId);
-      return this.webhooks.setStatus(webhookId, 'active');
+      return { row: await this.webhooks.setStatus(webhookId, 'active'), resumed: true };
     });
-    this.job.kick();
+    if (resumed) {
+      this.job.kick();
+    }
     return toWebhookResponse(row);
   }
 
