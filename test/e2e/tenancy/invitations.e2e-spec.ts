@@ -155,6 +155,17 @@ describe('tenancy: invitations', () => {
     expect(members).toEqual([]);
   });
 
+  it('an overdue invitation of someone who became a member another way ends expired, not revoked', async () => {
+    const { org, owner } = await organizationWithRoles(t.http);
+    const invitee = await registerUser(t.http);
+    const { id } = await invite(owner, org.id, invitee.email);
+    // Past its expiry, not yet moved to expired by the scheduled job or a read.
+    await t.dataSource.query(`UPDATE organization_invitations SET expires_at = now() - interval '1 minute' WHERE id = $1`, [id]);
+    await request(t.http).post(`${API}/organizations/${org.id}/members`).set(bearer(owner)).send({ userId: invitee.id, role: 'member' }).expect(201);
+    const record = await request(t.http).get(`${API}/organizations/${org.id}/invitations/${id}`).set(bearer(owner)).expect(200);
+    expect(record.body.payload).toMatchObject({ status: 'expired', expiredAt: expect.any(String), revokedAt: null, revokedBy: null });
+  });
+
   it('declines (status revoked with declinedAt, no member); a declined invitation cannot be accepted or declined again', async () => {
     const { org, owner } = await organizationWithRoles(t.http);
     const invitee = await registerUser(t.http);

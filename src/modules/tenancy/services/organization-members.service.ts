@@ -177,7 +177,8 @@ export class OrganizationMembersService {
 
   /**
    * A pending invitation of someone who became a member another way (direct add, join request) is revoked by
-   * whoever let them in: left pending, it would let them back in with its role after a later removal.
+   * whoever let them in: left pending, it would let them back in with its role after a later removal. One past its
+   * expiry is left to expire (the next read or the scheduled job moves it): it had ended before anyone revoked it.
    */
   private async settleInvitation(organizationId: string, userId: string, actorId: string): Promise<void> {
     const user = await this.users.findById(userId);
@@ -188,7 +189,11 @@ export class OrganizationMembersService {
       .createQueryBuilder()
       .update(OrganizationInvitationEntity)
       .set({ status: 'revoked', revokedAt: () => 'now()', revokedBy: actorId })
-      .where('organization_id = :organizationId AND status = :pending AND lower(email) = lower(:email)', { organizationId, pending: 'pending', email: user.email })
+      .where('organization_id = :organizationId AND status = :pending AND lower(email) = lower(:email) AND expires_at > now()', {
+        organizationId,
+        pending: 'pending',
+        email: user.email,
+      })
       .execute();
   }
 
