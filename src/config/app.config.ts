@@ -36,6 +36,11 @@ export interface AppConfig {
   auth: {
     accessTokenTtlSeconds: number;
     refreshTokenTtlSeconds: number;
+    /**
+     * How long after a refresh token was rotated presenting it again still answers its successor instead of
+     * revoking the session (clients refreshing from several requests at once; docs/auth.md). 0 turns it off.
+     */
+    refreshTokenReuseGraceSeconds: number;
     adminEmails: string[];
     /** Secret for encrypting stored third-party client secrets; generated and persisted when unset. */
     encryptionKey?: string;
@@ -98,6 +103,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     auth: {
       accessTokenTtlSeconds: readInt(env, 'ACCESS_TOKEN_TTL_SECONDS', 3600, 60, 86_400),
       refreshTokenTtlSeconds: readInt(env, 'REFRESH_TOKEN_TTL_SECONDS', 30 * 86_400, 300, 365 * 86_400),
+      refreshTokenReuseGraceSeconds: readInt(env, 'REFRESH_TOKEN_REUSE_GRACE_SECONDS', 5, 0, 60),
       adminEmails: readList(env, 'ADMIN_EMAILS').map((email) => email.toLowerCase()),
       encryptionKey: readString(env, 'ENCRYPTION_KEY'),
     },

@@ -214,6 +214,19 @@ describe('API keys', () => {
     expect((await request(t.http).get('/api/v1/api-keys').set(bearer(user))).body.payload.total).toBe(0);
   });
 
+  it('refuses ISO 8601 forms that name no readable instant (week dates, basic format) as VALIDATION_ERROR on expiresAt', async () => {
+    const user = await registerUser(t.http);
+    for (const expiresAt of ['2030-W01-1', '20300101T000000Z', '20300101']) {
+      const res = await request(t.http)
+        .post('/api/v1/api-keys')
+        .set(bearer(user))
+        .send({ name: 'x', scopes: ['doc:read'], expiresAt })
+        .expect(400);
+      expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'expiresAt' } });
+    }
+    expect((await request(t.http).get('/api/v1/api-keys').set(bearer(user))).body.payload.total).toBe(0);
+  });
+
   it('refuses a key name made only of whitespace exactly like the empty name, and stores names trimmed', async () => {
     const user = await registerUser(t.http);
     const post = (name: string) => request(t.http).post('/api/v1/api-keys').set(bearer(user)).send({ name, scopes: ['doc:read'] });

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
@@ -49,6 +49,16 @@ export class SecretBoxService {
     return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString(
       'utf8',
     );
+  }
+
+  /**
+   * HMAC-SHA256 (base64url) of `value` under a key derived from the encryption key for `purpose`: a value only this
+   * service can compute, the same on every instance and every call (refresh-token successors, see SessionService).
+   */
+  async mac(purpose: string, value: string): Promise<string> {
+    const { key } = await this.key();
+    const purposeKey = createHmac('sha256', key).update(`quire:${purpose}`).digest();
+    return createHmac('sha256', purposeKey).update(value).digest('base64url');
   }
 
   private key(): Promise<LoadedKey> {

@@ -6,6 +6,7 @@ import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import { AccessChangeListener } from '../../../database/access-change.listener.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { SessionEntity } from '../entities/session.entity.js';
+import { SecretBoxService } from './secret-box.service.js';
 import { hashToken, newOpaqueToken } from './secret-tokens.js';
 import { returnedRows } from '../../../database/sql-result.js';
 import { FIRST_PARTY_CLIENT_ID } from './token.service.js';
@@ -35,7 +36,8 @@ export type RotationResult =
 /**
  * Sessions: one per sign-in (first party) or per OAuth authorization (a refresh-token family). A session owns
  * one current refresh token; rotating it records the old one as spent, and presenting a spent token again
- * revokes the whole session. Access tokens carry the session id (`sid`), so ending a session stops them too.
+ * revokes the whole session (after a short reuse grace window, see rotate()). Access tokens carry the session id
+ * (`sid`), so ending a session stops them too.
  */
 @Injectable()
 export class SessionService {
@@ -43,6 +45,7 @@ export class SessionService {
     private readonly tx: TransactionHost,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly accessChanges: AccessChangeListener,
+    private readonly box: SecretBoxService,
   ) {}
 
   async create(input: NewSession): Promise<{ session: SessionEntity; refreshToken?: string }> {
@@ -62,8 +65,11 @@ export class SessionService {
   }
 
   /**
-   * Exchanges a refresh token of `clientId` for a new one (sliding expiry). A token that was already
-   * rotated revokes its session; the caller throws after this returns so the revocation commits.
+   * Exchanges a refresh token of `clientId` for its successor (sliding expiry). A token that was already
+   * rotated revokes its session — unless it comes back within the reuse grace window
+   * (`REFRESH_TOKEN_REUSE_GRACE_SECONDS`) while its successor is still the session's current, unused token: then
+   * it is a client refreshing from several requests at once, and it gets that same successor again. The caller
+   * throws after a failure returns so the revocation commits.
    * `check` runs on the session inside the rotation's transaction: if it throws (a refresh asking for scopes the
    * session does not hold), the rotation is undone and the presented token stays valid.
    */
@@ -73,7 +79,11 @@ export class SessionService {
     check: (session: SessionEntity) => void = () => undefined,
   ): Promise<RotationResult> {
     const oldHash = hashToken(refreshToken);
-    const next = newOpaqueToken('qrt_');
+    // The successor is derived from the presented token with a server-side key, not drawn at random: requests
+    // racing with one token all compute the same successor, so the ones that lose the race can be handed it
+    // without the token ever being stored (only its hash is). Without the key, a token does not reveal its successor.
+    const next = `qrt_${await this.box.mac('refresh-token-successor', refreshToken)}`;
+    const nextHash = hashToken(next);
     return this.tx.run(async () => {
       const [updated] = returnedRows<{ id: string }>(
         await this.tx.manager.query(
@@ -81,7 +91,7 @@ export class SessionService {
             SET refresh_token_hash = $2, last_used_at = now(), expires_at = now() + make_interval(secs => $4)
           WHERE refresh_token_hash = $1 AND client_id = $3 AND revoked_at IS NULL AND expires_at > now()
           RETURNING id`,
-          [oldHash, hashToken(next), clientId, this.config.auth.refreshTokenTtlSeconds],
+          [oldHash, nextHash, clientId, this.config.auth.refreshTokenTtlSeconds],
         ),
       );
       if (updated) {
@@ -93,11 +103,29 @@ export class SessionService {
         check(session);
         return { ok: true as const, session, refreshToken: next };
       }
-      const spent = await this.tx.manager.query<Array<{ session_id: string }>>(
-        `SELECT session_id FROM spent_refresh_tokens WHERE token_hash = $1`,
-        [oldHash],
+      // A racing rotation that won holds the row lock until it commits; this statement runs after that, so it sees
+      // the spent token. `spent_at` is the winner's transaction time; the clock, not this transaction's start, is
+      // compared with it (so a window of 0 is off even for a transaction that began before the winner's).
+      const spent = await this.tx.manager.query<Array<{ session_id: string; in_grace: boolean }>>(
+        `SELECT session_id, spent_at > clock_timestamp() - make_interval(secs => $2) AS in_grace
+           FROM spent_refresh_tokens WHERE token_hash = $1`,
+        [oldHash, this.config.auth.refreshTokenReuseGraceSeconds],
       );
       if (spent.length > 0) {
+        if (spent[0].in_grace) {
+          // Only while the successor is the current token: once it has been used itself (the presented token is
+          // then spent twice over) this is theft; a revoked, ended or expired session is never revived.
+          const [current] = await this.tx.manager.query<Array<{ id: string }>>(
+            `SELECT id FROM sessions
+              WHERE id = $1 AND refresh_token_hash = $2 AND client_id = $3 AND revoked_at IS NULL AND expires_at > now()`,
+            [spent[0].session_id, nextHash, clientId],
+          );
+          if (current) {
+            const session = await this.tx.manager.findOneByOrFail(SessionEntity, { id: current.id });
+            check(session);
+            return { ok: true as const, session, refreshToken: next };
+          }
+        }
         await this.revoke(spent[0].session_id);
         return { ok: false as const, reason: 'refresh token was already used; the session has been revoked' };
       }
