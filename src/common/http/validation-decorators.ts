@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiPropertyOptional, type ApiPropertyOptions } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { Allow, IsBoolean, IsOptional, ValidateIf } from 'class-validator';
+import { Allow, IsBoolean, IsOptional, ValidateBy, ValidateIf, isISO8601 } from 'class-validator';
 
 /** The field may be left out, but when present it must not be null (non-nullable columns). */
 export const PresentNotNull = (): PropertyDecorator =>
@@ -51,3 +51,21 @@ export const Trimmed = (): PropertyDecorator =>
  * the property's `pattern`, and some client generators (Java's `@Pattern`) match a pattern against the whole value.
  */
 export const NOT_BLANK_PATTERN = /^\s*\S[\s\S]*$/;
+
+/**
+ * An ISO 8601 date or date-time naming one instant: a real calendar day (`strict`: 2030-02-30 does not roll over)
+ * in a form `Date` reads. The validator alone also admits week dates (`2030-W01-1`) and the basic format
+ * (`20300101T000000Z`), which `Date` cannot read: they reached the service as an invalid date. Registered as
+ * `isDateString`, so a failure hides the field's size checks like any kind check.
+ */
+export const IsInstant = (message: string): PropertyDecorator =>
+  ValidateBy(
+    {
+      name: 'isDateString',
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'string' && isISO8601(value, { strict: true }) && !Number.isNaN(Date.parse(value)),
+        defaultMessage: () => message,
+      },
+    },
+  );

@@ -3,7 +3,6 @@ import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
-  IsDateString,
   IsOptional,
   IsString,
   MaxLength,
@@ -11,7 +10,7 @@ import {
 } from 'class-validator';
 import { SCOPES } from '../../../common/auth/principal.js';
 import type { ApiKeyEntity } from '../entities/api-key.entity.js';
-import { Trimmed } from '../../../common/http/validation-decorators.js';
+import { IsInstant, Trimmed } from '../../../common/http/validation-decorators.js';
 
 export class CreateApiKeyDto {
   @ApiProperty({
@@ -44,7 +43,7 @@ export class CreateApiKeyDto {
     example: '2030-01-01T00:00:00Z',
   })
   @IsOptional()
-  @IsDateString({ strict: true })
+  @IsInstant('expiresAt must be an ISO 8601 date or date-time such as 2030-01-01T00:00:00Z')
   expiresAt?: string;
 
   @ApiPropertyOptional({

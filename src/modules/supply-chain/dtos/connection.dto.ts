@@ -1,7 +1,6 @@
 import { ApiExtraModels, ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import {
   Allow,
-  IsDateString,
   IsIn,
   IsInt,
   IsOptional,
@@ -14,7 +13,7 @@ import {
   NotEquals,
 } from 'class-validator';
 import { PageQueryDto } from '../../../common/http/pagination.js';
-import { FixedEcho, PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
+import { FixedEcho, IsInstant, PresentNotNull, ReadOnlyEcho, Trimmed } from '../../../common/http/validation-decorators.js';
 import {
   ACCEPT_MODES,
   ACCESS_MODES,
@@ -205,11 +204,8 @@ export class ConnectionResponseDto {
 export class CreateShareLinkDto {
   @ApiPropertyOptional({ format: 'date-time', description: 'Must be in the future; default: never expires' })
   @IsOptional()
-  // strict: an impossible calendar day (2030-02-30) is refused instead of rolling over to another expiry.
-  @IsDateString(
-    { strict: true },
-    { message: 'expiresAt must be an ISO 8601 date or date-time of a real calendar day' },
-  )
+  // An impossible calendar day (2030-02-30) is refused instead of rolling over to another expiry.
+  @IsInstant('expiresAt must be an ISO 8601 date or date-time of a real calendar day')
   expiresAt?: string;
   @ApiPropertyOptional({
     type: 'integer',
