@@ -1,6 +1,6 @@
 import { Controller, Get, HttpCode, Param, Post, Query, Res } from '@nestjs/common';
 import type { Response } from 'express';
-import { ApiConflictResponse, ApiOperation, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiOperation, ApiResponse, ApiTags } from '@nestjs/swagger';
 import { ERROR_ENVELOPE_SCHEMA } from '../../../common/http/api-envelope.decorator.js';
 import { RawResponse } from '../../../common/http/raw-response.decorator.js';
 import { RequireScopes } from '../../../common/auth/auth.decorators.js';
@@ -10,6 +10,7 @@ import { DocumentScopeQueryDto, PagedScopeQueryDto } from '../dtos/document-quer
 import { RequestResponseDto } from '../dtos/request.dto.js';
 import { ChangeOperationDto, RevisionResponseDto } from '../dtos/revision.dto.js';
 import { HistoryEntryDto, RevertResponseDto, RevisionDiffDto, RevisionDiffQueryDto, RevisionExportQueryDto, RevisionHistoryQueryDto } from '../dtos/revision-history.dto.js';
+import { CONTENT_TYPES } from '../services/export/export-writers.js';
 import { RevisionExportService } from '../services/export/revision-export.service.js';
 import type { DocumentContext } from '../services/document-access.service.js';
 import { RevisionsService } from '../services/revisions.service.js';
@@ -103,8 +104,13 @@ export class RevisionsController {
   @RequireScopes('doc:read', 'data:read')
   @DocumentAccess('read')
   @ApiOperation({ summary: 'The document as it stood at this revision (or, with what=changes, its operations), streamed as a file' })
-  @ApiProduces('application/json', 'application/x-ndjson', 'text/csv', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet')
-  @ApiResponse({ status: 200, description: 'The export, with a Content-Disposition filename', schema: { type: 'string', format: 'binary' } })
+  // The file's media types belong to the 200 alone: @ApiProduces would declare every failure (always the JSON
+  // envelope) as CSV, NDJSON and XLSX too.
+  @ApiResponse({
+    status: 200,
+    description: 'The export, with a Content-Disposition filename',
+    content: Object.fromEntries(Object.values(CONTENT_TYPES).map((type) => [type.split(';')[0], { schema: { type: 'string', format: 'binary' } }])),
+  })
   @ApiResponse({ status: 400, description: 'VALIDATION_ERROR: format or what is not one of the listed values', schema: ERROR_ENVELOPE_SCHEMA })
   export(@CurrentDocument() doc: DocumentContext, @Param('revId') revId: string, @Query() query: RevisionExportQueryDto, @Res() res: Response): Promise<void> {
     return this.exports.export(doc, revId, query, res);

@@ -8,7 +8,7 @@ import { ANY_JSON_SCHEMA } from '../../../common/http/api-envelope.decorator.js'
 
 const VALUE_SCHEMA = {
   description:
-    'One typed key: text, number, boolean, date, selectOption, multiSelect, user, duration, rating, attachments, collaborators, relation (see docs/values.md)',
+    'One typed key: text, number, boolean, date, selectOption, multiSelect, user, duration, rating, attachments, collaborators, relation; list or json for lookup and formula values (see docs/values.md)',
   example: { text: 'hello' },
 };
 
