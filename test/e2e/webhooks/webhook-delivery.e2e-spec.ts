@@ -1,3 +1,4 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Logger } from '@nestjs/common';
 import request from 'supertest';
@@ -129,6 +130,99 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
     expect(failed.map((d) => d.error).sort()).toEqual(['HTTP 302', 'timed out after 1000 ms']);
     expect(elsewhere.received).toHaveLength(0);
     await elsewhere.stop();
+  });
+
+  it('applies a maxRetries changed by PUT to the deliveries already retrying, like timeout and retryInterval', async () => {
+    receiver.fallback = { status: 500 };
+    const lowered = await createWebhook(t, owner, {
+      url: receiver.url,
+      events: ['comment_updated'],
+      maxRetries: 5,
+      retryInterval: 1,
+    });
+    const raised = await createWebhook(t, owner, {
+      url: receiver.url,
+      events: ['comment_updated'],
+      maxRetries: 1,
+      retryInterval: 1,
+    });
+    await recordEvents(t, event('comment_updated', { commentId: 'm' }));
+    for (const hook of [lowered, raised]) {
+      await waitFor(
+        async () => (await deliveriesOf(t, owner, hook.id))[0]?.status === 'retrying',
+        10_000,
+        'the first failed attempt',
+      );
+    }
+    for (const [hook, maxRetries] of [
+      [lowered, 1],
+      [raised, 2],
+    ] as const) {
+      await request(t.http).put(`${API}/webhooks/${hook.id}`).set(bearer(owner)).send({ maxRetries }).expect(200);
+    }
+    for (const hook of [lowered, raised]) {
+      await waitFor(
+        async () => (await deliveriesOf(t, owner, hook.id))[0]?.status === 'failed',
+        15_000,
+        'the delivery to be given up',
+      );
+    }
+    // One first attempt plus maxRetries retries, counted with the value the webhook has now.
+    expect((await deliveriesOf(t, owner, lowered.id))[0].attempts).toBe(2);
+    expect((await deliveriesOf(t, owner, raised.id))[0].attempts).toBe(3);
+  });
+
+  it('records an answer whose body holds NUL bytes, once, instead of sending the delivery again and again', async () => {
+    receiver.fallback = { status: 200, body: 'ok\u0000done' };
+    const hook = await createWebhook(t, owner, {
+      url: receiver.url,
+      events: ['comment_resolved'],
+      maxRetries: 0,
+      timeout: 1,
+    });
+    await recordEvents(t, event('comment_resolved', { commentId: 'nul' }));
+    await waitFor(
+      async () => (await deliveriesOf(t, owner, hook.id))[0]?.status === 'succeeded',
+      10_000,
+      'the attempt to be recorded',
+    );
+    const [delivery] = await deliveriesOf(t, owner, hook.id);
+    const detail = await request(t.http)
+      .get(`${API}/webhooks/${hook.id}/deliveries/${delivery.deliveryId}`)
+      .set(bearer(owner))
+      .expect(200);
+    // PostgreSQL text cannot hold NUL: it is kept as U+FFFD, like any other byte that is not UTF-8 text.
+    expect(detail.body.payload.attemptLog).toEqual([
+      expect.objectContaining({ attempt: 1, success: true, responseBody: 'ok\ufffddone' }),
+    ]);
+    expect(receiver.received).toHaveLength(1);
+  });
+
+  it('treats a 2xx answer whose connection breaks before the body is complete as a failed attempt', async () => {
+    // Announces 100 bytes, sends 5 and closes: the exchange did not complete (a connection error).
+    const truncating = createServer((socket) => {
+      socket.once('data', () => socket.end('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nshort'));
+    });
+    await new Promise<void>((resolve) => truncating.listen(0, '127.0.0.1', resolve));
+    const hook = await createWebhook(t, owner, {
+      url: `http://127.0.0.1:${(truncating.address() as AddressInfo).port}/hook`,
+      events: ['view_created'],
+      maxRetries: 0,
+    });
+    await recordEvents(t, event('view_created', { viewId: 'cut' }));
+    await waitFor(
+      async () => ['failed', 'succeeded'].includes((await deliveriesOf(t, owner, hook.id))[0]?.status ?? ''),
+      10_000,
+      'the attempt',
+    );
+    const [delivery] = await deliveriesOf(t, owner, hook.id);
+    expect(delivery).toMatchObject({ status: 'failed', responseStatus: 200, error: 'aborted' });
+    const detail = await request(t.http)
+      .get(`${API}/webhooks/${hook.id}/deliveries/${delivery.deliveryId}`)
+      .set(bearer(owner))
+      .expect(200);
+    expect(detail.body.payload.attemptLog[0]).toMatchObject({ success: false, error: 'aborted' });
+    await new Promise<void>((resolve) => truncating.close(() => resolve()));
   });
 
   it('disables a webhook after the configured failure streak, e-mails its creator, keeps events while disabled, and resume delivers them in order', async () => {

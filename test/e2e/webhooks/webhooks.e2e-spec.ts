@@ -218,6 +218,31 @@ describe('webhooks: management, validation, tenancy and URL safety', () => {
     expect(got.body.payload).toMatchObject({ name: 'hook', events: ['request_merged'], filters: {} });
   });
 
+  it('refuses a condition path with more than one recursive descent (..), on create and on update', async () => {
+    // Each further `..` multiplies the work by the body's depth: twenty `$..*..*..*..*` conditions on one 100-row
+    // data_bulk_operation held the event loop (every request) for about nine seconds.
+    const conditions = (path: string) => ({ conditions: [{ path, operator: 'exists' }] });
+    for (const path of ['$..*..*', '$..rows..qty', '$.payload..rows[*]..qty']) {
+      const created = await request(t.http)
+        .post(`${API}/webhooks`)
+        .set(bearer(owner))
+        .send({ name: 'deep', url: receiver.url, events: ['*'], filters: conditions(path) })
+        .expect(400);
+      expect(created.body).toMatchObject({
+        code: 'VALIDATION_ERROR',
+        details: { field: 'filters.conditions[0].path' },
+      });
+    }
+    const hook = await createWebhook(t, owner, { url: receiver.url, filters: conditions("$..a['b..c']") });
+    await request(t.http)
+      .put(`${API}/webhooks/${hook.id}`)
+      .set(bearer(owner))
+      .send({ filters: conditions('$..a..b') })
+      .expect(400);
+    const got = await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200);
+    expect(got.body.payload.filters).toEqual(conditions("$..a['b..c']"));
+  });
+
   it.each([
     ['timeout', 'timeout'],
     ['maxRetries', 'maxRetries'],

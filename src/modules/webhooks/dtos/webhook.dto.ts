@@ -37,7 +37,7 @@ export const WEBHOOK_LIMITS = {
 export class WebhookConditionDocDto {
   @ApiProperty({
     example: '$.payload.status',
-    description: "JSONPath into the delivery envelope ($, .name, ..name, .*, [n], [*], ['name'])",
+    description: "JSONPath into the delivery envelope ($, .name, ..name, .*, [n], [*], ['name']; at most one ..)",
   })
   path: string;
   @ApiProperty({ enum: CONDITION_OPERATORS }) operator: string;

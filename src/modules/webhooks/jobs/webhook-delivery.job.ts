@@ -135,7 +135,8 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
       ...signatureHeaders(secrets, delivery.id, startedAt.getTime(), delivery.requestBody),
     };
     const result = await this.send(delivery, headers);
-    const success = result.status !== null && result.status >= 200 && result.status < 300;
+    // A 2xx is success only when the whole exchange completed: a connection that breaks mid-body is a failure.
+    const success = result.error === null && result.status !== null && result.status >= 200 && result.status < 300;
     const outcome = this.outcomeOf(delivery, success);
     return this.tx.run(async () => {
       if (!(await this.queue.lockWebhook(delivery.webhookId))) {

@@ -172,6 +172,19 @@ export class WebhookDeliveryRepository {
     );
   }
 
+  /**
+   * A PUT changed maxRetries: the queued automatic deliveries of the webhook get the difference added to the retries
+   * they have left (never below none), so the retry budget follows the webhook's current value as timeout and
+   * retryInterval do. Manual attempts (redeliveries) and tests are never retried and keep none.
+   */
+  async shiftRetriesLeft(webhookId: string, by: number): Promise<void> {
+    await this.tx.manager.query(
+      `UPDATE webhook_deliveries SET retries_left = GREATEST(0, retries_left + $2)
+        WHERE webhook_id = $1 AND status IN ('pending', 'retrying') AND kind = 'event' AND NOT manual`,
+      [webhookId, by],
+    );
+  }
+
   /** On resume: what waits for a retry is due now instead of at the back-off time it had. */
   async makeQueueDue(webhookId: string): Promise<void> {
     await this.tx.manager.query(

@@ -36,6 +36,7 @@ describe('webhook filters', () => {
       '$.payload.rows[1].qty',
       '$.payload.rows[*].qty',
       '$.payload.*',
+      "$..rows['a..b'].qty",
     ]) {
       expect(isSupportedJsonPath(good)).toBe(true);
     }
@@ -47,6 +48,8 @@ describe('webhook filters', () => {
       '$.payload.rows[?(@.qty>1)]',
       '$.a..',
       '$..[(1)]',
+      '$..rows..qty',
+      '$..*..*',
     ]) {
       expect(isSupportedJsonPath(bad)).toBe(false);
     }

@@ -56,9 +56,21 @@ const MAX_CONDITIONS = 20;
  */
 const STEP = String.raw`(?:\.\.?(?:[A-Za-z_$][\w$-]*|\*)|\[(?:\d+|\*|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\])`;
 const JSON_PATH = new RegExp(`^\\$${STEP}*$`);
+const STEPS = new RegExp(STEP, 'g');
+
+/**
+ * At most one recursive descent (`..`) per path: each further one multiplies the work by the body's depth, and the
+ * filters run inside the outbox dispatch — twenty `$..*..*..*..*` conditions on one 100-row bulk operation held the
+ * event loop for seconds.
+ */
+const MAX_RECURSIVE_STEPS = 1;
 
 export function isSupportedJsonPath(path: string): boolean {
-  return path.length <= 500 && JSON_PATH.test(path);
+  if (path.length > 500 || !JSON_PATH.test(path)) {
+    return false;
+  }
+  const recursive = (path.slice(1).match(STEPS) ?? []).filter((step) => step.startsWith('..')).length;
+  return recursive <= MAX_RECURSIVE_STEPS;
 }
 
 function isScalar(value: unknown): value is string | number | boolean {

@@ -13,6 +13,14 @@ export interface SendResult {
   error: string | null;
 }
 
+/**
+ * The kept part of an answer as text. Bytes that are not UTF-8 become U+FFFD, and so do NUL characters: PostgreSQL
+ * text cannot hold them, and an attempt whose record fails is sent again when its lease expires, over and over.
+ */
+function excerptOf(chunks: Buffer[]): string {
+  return Buffer.concat(chunks).toString('utf8').replaceAll('\u0000', '\ufffd');
+}
+
 /** Resolves every lookup to the address the URL guard checked. */
 function pinnedLookup(destination: CheckedDestination): LookupFunction {
   return (_hostname, options, callback) => {
@@ -60,7 +68,7 @@ export function sendWebhook(
         const done = (): void => {
           finish({
             status: response.statusCode ?? null,
-            bodyExcerpt: Buffer.concat(chunks).toString('utf8'),
+            bodyExcerpt: excerptOf(chunks),
             error: null,
           });
           response.destroy();
@@ -79,7 +87,7 @@ export function sendWebhook(
         response.on('error', (error) =>
           finish({
             status: response.statusCode ?? null,
-            bodyExcerpt: Buffer.concat(chunks).toString('utf8'),
+            bodyExcerpt: excerptOf(chunks),
             error: error.message,
           }),
         );

@@ -144,6 +144,10 @@ export class WebhooksService {
         retryIntervalSeconds: dto.retryInterval,
         credentialScopes: narrowedScopes(webhook.credentialScopes, principal.scopes),
       };
+      if (dto.maxRetries !== undefined && dto.maxRetries !== webhook.maxRetries) {
+        // Deliveries already queued follow the new budget too (docs/webhooks.md, "Success, retries, back-off").
+        await this.deliveries.shiftRetriesLeft(webhookId, dto.maxRetries - webhook.maxRetries);
+      }
       return toWebhookResponse(await this.webhooks.update(webhookId, changes));
     });
   }
