@@ -20,6 +20,7 @@ import { answerNotFound, answerUnknownPaths } from './common/http/unknown-path.m
 import { limitBodyDepth } from './common/http/body-depth.middleware.js';
 import { lowerCaseTenantIds } from './common/http/tenant-id-case.middleware.js';
 import { assignRequestId } from './common/logging/logger.options.js';
+import { RateLimiter } from './common/rate-limit/rate-limiter.service.js';
 
 export const API_PREFIX = 'api/v1';
 
@@ -138,7 +139,7 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
       exceptionFactory: (errors) => AppException.validation(validationDetails(errors)),
     }),
   );
-  app.useGlobalFilters(new AllExceptionsFilter());
+  app.useGlobalFilters(new AllExceptionsFilter({ bearerChallenge: true, limiter: app.get(RateLimiter) }));
   app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)), new UndeclaredQueryInterceptor(app.get(Reflector)));
 
   const document = buildOpenApiDocument(app, config);

@@ -12,6 +12,7 @@ import { ErrorCode } from '../errors/error-code.js';
 import { mapPgError } from '../errors/pg-error.mapper.js';
 import { messageOf } from '../i18n/error-messages.js';
 import { redactUrl } from '../logging/logger.options.js';
+import type { RateLimiter } from '../rate-limit/rate-limiter.service.js';
 import { type Envelope, errorDetailsOf } from './envelope.js';
 import { allowedMethodsFor, markUnmatched } from './route-table.js';
 
@@ -77,8 +78,11 @@ function healthStatusOf(body: unknown): Record<string, unknown> | null {
 export class AllExceptionsFilter implements ExceptionFilter {
   private readonly logger = new Logger('ExceptionFilter');
 
-  /** `bearerChallenge: false` for the OAuth token endpoint, whose errors are not about a bearer token. */
-  constructor(private readonly options: { bearerChallenge: boolean } = { bearerChallenge: true }) {}
+  /**
+   * `bearerChallenge: false` for the OAuth token endpoint, whose errors are not about a bearer token. `limiter`
+   * (the global filter's) counts failures that happened before the rate-limit guard could (spec 8).
+   */
+  constructor(private readonly options: { bearerChallenge: boolean; limiter?: RateLimiter } = { bearerChallenge: true }) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     if (host.getType() !== 'http') {
@@ -87,6 +91,19 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const http = host.switchToHttp();
     const request = http.getRequest<Request>();
     const response = http.getResponse<Response>();
+    // An unknown path, a wrong method or an unreadable body fails before the guards: count it here, and answer
+    // 429 instead once the caller's budget is spent, as the guard would have.
+    const counting = response.headersSent ? null : this.options.limiter?.countUncounted(request, response);
+    if (counting) {
+      void counting
+        .then((refusal) => this.render(refusal ?? exception, request, response))
+        .catch((error: unknown) => this.logger.error({ err: error, path: redactUrl(request.path) }, 'could not render an error'));
+      return;
+    }
+    this.render(exception, request, response);
+  }
+
+  private render(exception: unknown, request: Request, response: Response): void {
     const app = this.toAppException(exception, request);
 
     if (app.code === ErrorCode.INTERNAL_ERROR) {

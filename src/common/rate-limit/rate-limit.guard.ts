@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Injectable, SetMetadata } from
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import type { AuthenticatedRequest } from '../auth/auth.decorators.js';
-import { RateLimiter } from './rate-limiter.service.js';
+import { markRateLimitExempt, RateLimiter } from './rate-limiter.service.js';
 
 export { rateLimitKey } from './rate-limiter.service.js';
 
@@ -29,6 +29,7 @@ export class RateLimitGuard implements CanActivate {
     if (
       this.reflector.getAllAndOverride<boolean>(SKIP_RATE_LIMIT, [context.getHandler(), context.getClass()])
     ) {
+      markRateLimitExempt(context.switchToHttp().getRequest<Request>());
       return true;
     }
     const http = context.switchToHttp();

@@ -21,6 +21,16 @@ export function rateLimitKey(request: Request & AuthenticatedRequest): string {
   return `ip:${request.ip ?? 'unknown'}`;
 }
 
+/** Set on a request once it has been counted (or found exempt), so no later step counts it again. */
+const COUNTED = Symbol('quire:rate-limit-counted');
+
+type CountableRequest = Request & AuthenticatedRequest & { [COUNTED]?: true };
+
+/** `@SkipRateLimit()` routes (probes, scrapes): nothing counts them, not even when they fail. */
+export function markRateLimitExempt(request: Request): void {
+  (request as CountableRequest)[COUNTED] = true;
+}
+
 /**
  * Spec 8: RATE_LIMIT_PER_MINUTE requests per caller per window (fixed windows). Every counted response
  * carries RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset (seconds); a refused one is
@@ -38,6 +48,7 @@ export class RateLimiter {
 
   /** Counts the request against its caller's budget; throws RATE_LIMIT_EXCEEDED once it is spent. */
   async consume(request: Request & AuthenticatedRequest, response: Response): Promise<void> {
+    (request as CountableRequest)[COUNTED] = true;
     const { perMinute: limit, windowMs } = this.config.rateLimit;
     let hit;
     try {
@@ -56,5 +67,21 @@ export class RateLimiter {
         details: [{ reason: `limit of ${limit} requests per ${Math.round(windowMs / 1000)} s reached` }],
       });
     }
+  }
+
+  /**
+   * Counts a request that failed before the guards ran (unknown path, wrong method, a body that could not be
+   * read: malformed, too large, of another type), against its address since no credential was read. Without this
+   * such requests were never counted and never refused. Resolves to the 429 to answer instead once the budget is
+   * spent, else null; `null` at once (no promise) for a request already counted or exempt.
+   */
+  countUncounted(request: Request, response: Response): Promise<AppException | null> | null {
+    if ((request as CountableRequest)[COUNTED]) {
+      return null;
+    }
+    return this.consume(request, response).then(
+      () => null,
+      (error: unknown) => (error instanceof AppException ? error : null),
+    );
   }
 }

@@ -217,6 +217,21 @@ describe('comments', () => {
     await request(t.http).delete(`${path}/${encodeURIComponent('not an emoji')}`).set(bearer(editor)).expect(400);
   });
 
+  it('short names of 1–40 characters, with or without colons; the stored form removes the reaction; 41 is refused', async () => {
+    const comment = (await post(owner, { target: { scope: 'document' }, content: 'Long names' }).expect(201)).body.payload;
+    const path = `${doc.path}/comments/${comment.id}/reactions`;
+    const forty = 'a'.repeat(40);
+    await request(t.http).post(path).set(bearer(owner)).send({ emoji: forty }).expect(200);
+    const again = await request(t.http).post(path).set(bearer(editor)).send({ emoji: `:${forty}:` }).expect(200);
+    expect(again.body.payload.reactions).toEqual([{ emoji: `:${forty}:`, users: [owner.id, editor.id], count: 2 }]);
+    // The form the answer shows names the reaction when removing it.
+    const removed = await request(t.http).delete(`${path}/${encodeURIComponent(`:${forty}:`)}`).set(bearer(editor)).expect(200);
+    expect(removed.body.payload.reactions).toEqual([{ emoji: `:${forty}:`, users: [owner.id], count: 1 }]);
+    const tooLong = await request(t.http).post(path).set(bearer(owner)).send({ emoji: 'a'.repeat(41) }).expect(400);
+    expect(tooLong.body.details.field).toBe('emoji');
+    await request(t.http).post(path).set(bearer(owner)).send({ emoji: `:${'a'.repeat(41)}:` }).expect(400);
+  });
+
   it('pin and resolve carry who and when; resolve raises comment_resolved; resolved filter', async () => {
     const comment = (await post(owner, { target: { scope: 'field', fieldId: 'qty' }, content: 'Pin me' }).expect(201)).body.payload;
     const base = `${doc.path}/comments/${comment.id}`;

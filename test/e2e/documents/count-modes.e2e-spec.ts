@@ -54,6 +54,18 @@ describe('documents: count modes of row lists', () => {
     expect(smallDoc.body.payload).toMatchObject({ total: 20, totalExact: true, countMode: 'estimated' });
   });
 
+  it('knows the exact total on a last page that is exactly full, so no empty page is promised after it', async () => {
+    // 100 matching rows in pages of 20: page 5 is the last and full.
+    const last = await request(t.http).post(`${large.path}/data/query`).set(bearer(owner)).send({ ...half, page: 5 }).expect(200);
+    expect(last.body.payload.items).toHaveLength(20);
+    expect(last.body.payload).toMatchObject({ total: 100, totalPages: 5, totalExact: true, countMode: 'estimated' });
+    // A full page that is not the last stays an estimate of at least one more row.
+    const before = await request(t.http).post(`${large.path}/data/query`).set(bearer(owner)).send({ ...half, page: 4 }).expect(200);
+    expect(before.body.payload.items).toHaveLength(20);
+    expect(before.body.payload.totalExact).toBe(false);
+    expect(before.body.payload.total).toBeGreaterThanOrEqual(81);
+  });
+
   it('leaves the total out with count=none', async () => {
     const none = await request(t.http).post(`${large.path}/data/query`).set(bearer(owner)).send({ ...half, count: 'none' }).expect(200);
     expect(none.body.payload).toMatchObject({ total: null, totalPages: null, totalExact: false, countMode: 'none', page: 1, pageSize: 20 });

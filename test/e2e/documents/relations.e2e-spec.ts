@@ -278,4 +278,24 @@ describe('documents: relations', () => {
     expect(res.body.payload.request).toMatchObject({ merged: true });
     await relate(editor, edge('ap-o', 'ap-s', 'applied-again'), '?apply=maybe').expect(400);
   });
+
+  it('bounds metadata at 16384 bytes of JSON, counted in bytes (UTF-8), not characters; nothing is written past it', async () => {
+    await createRow(t.http, owner, orders, { id: 'mb-o', values: { name: 'mb-o' } });
+    await createRow(t.http, owner, suppliers, { id: 'mb-s', values: { name: 'mb-s' } });
+    // {"note":"…"} is 11 bytes around the text.
+    const ascii = edge('mb-o', 'mb-s', 'meta-ascii');
+    ascii.metadata = { note: 'a'.repeat(16_384 - 11) };
+    await relate(owner, ascii).expect(201);
+    const before = await edgeCount();
+    // 8,187 two-byte characters: 8,198 characters of JSON but 16,385 bytes.
+    const wide = edge('mb-o', 'mb-s', 'meta-wide');
+    wide.metadata = { note: 'é'.repeat(8_187) };
+    const refused = await relate(owner, wide).expect(400);
+    expect(refused.body.code).toBe('VALIDATION_ERROR');
+    expect(problemsOf(refused.body)[0]).toMatchObject({ field: 'metadata' });
+    const over = edge('mb-o', 'mb-s', 'meta-over');
+    over.metadata = { note: 'a'.repeat(16_384 - 10) };
+    await relate(owner, over).expect(400);
+    expect(await edgeCount()).toBe(before);
+  });
 });

@@ -98,6 +98,34 @@ describe('rate limit (RATE_LIMIT_PER_MINUTE=3, in-memory store)', () => {
     await login(t.http, ip).expect(429);
   });
 
+  it('counts requests refused before routing (unknown path, wrong method, unreadable body) against the address', async () => {
+    const ip = address();
+    const user = await registerUser(t.http);
+    const unknown = await request(t.http).get('/api/v1/no-such-route').set('X-Forwarded-For', ip).expect(404);
+    expect(unknown.headers['ratelimit-remaining']).toBe('2');
+    await request(t.http).patch('/api/v1/users/me/organizations').set('X-Forwarded-For', ip).expect(405);
+    // A bearer token is not read before the body is: a malformed body counts against the address too.
+    await request(t.http)
+      .post('/api/v1/organizations')
+      .set('X-Forwarded-For', ip)
+      .set(bearer(user))
+      .set('Content-Type', 'application/json')
+      .send('{broken')
+      .expect(400);
+    // The budget is spent: whatever the request, the address is now refused before anything else.
+    for (const attempt of [
+      request(t.http).get('/api/v1/no-such-route').set('X-Forwarded-For', ip),
+      request(t.http).post('/api/v1/organizations').set('X-Forwarded-For', ip).set('Content-Type', 'application/json').send('{broken'),
+      login(t.http, ip),
+    ]) {
+      const refused = await attempt.expect(429);
+      expect(refused.body).toMatchObject({ success: false, code: 'RATE_LIMIT_EXCEEDED' });
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+    }
+    // The user's own budget is untouched.
+    await request(t.http).get('/api/v1/users/me').set('X-Forwarded-For', ip).set(bearer(user)).expect(200);
+  });
+
   it('does not count health probes or metrics scrapes', async () => {
     for (let i = 0; i < 5; i += 1) {
       await request(t.http).get('/health').expect(200);

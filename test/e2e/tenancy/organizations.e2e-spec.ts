@@ -359,6 +359,26 @@ describe('tenancy: organizations', () => {
     await request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ settings: { defaultJoinRole: 'owner' } }).expect(400);
   });
 
+  it('bounds settings at 16 KB of JSON after the merge, counted in UTF-8 bytes; nothing is stored past it', async () => {
+    const { org, owner } = await organizationWithRoles(t.http);
+    const patch = (settings: Record<string, unknown>): request.Test =>
+      request(t.http).patch(`${API}/organizations/${org.id}`).set(bearer(owner)).send({ settings });
+    const stored = async (): Promise<Record<string, unknown>> =>
+      (await t.dataSource.query(`SELECT settings FROM organizations WHERE id = $1`, [org.id]))[0].settings;
+    // Each PATCH alone fits; merged, they would not.
+    await patch({ a: 'x'.repeat(10_000) }).expect(200);
+    const merged = await patch({ b: 'x'.repeat(10_000) }).expect(400);
+    expect(merged.body.code).toBe('VALIDATION_ERROR');
+    expect(merged.body.details.field).toBe('settings');
+    expect(Object.keys(await stored())).toEqual(['a']);
+    // 6,000 three-byte characters are 6,000 characters but 18,000 bytes.
+    await patch({ a: null, c: '€'.repeat(6_000) }).expect(400);
+    expect(Object.keys(await stored())).toEqual(['a']);
+    // Removing a key makes room again.
+    await patch({ a: null, b: 'x'.repeat(10_000) }).expect(200);
+    expect(Object.keys(await stored())).toEqual(['b']);
+  });
+
   it('counts the live documents of the organization (deleted ones left out)', async () => {
     const owner = await registerUser(t.http);
     const create = (id: string) =>

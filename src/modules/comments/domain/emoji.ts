@@ -5,7 +5,9 @@
 const SHORT_NAME = /^(?::([a-z0-9_+-]{1,40}):|([a-z0-9_+-]{1,40}))$/;
 const NAME_OK = /[a-z]|^[+-]1$/;
 const PICTOGRAPHIC = /\p{Extended_Pictographic}|\p{Emoji_Presentation}|\p{Regional_Indicator}|\u20E3/u;
-const MAX_EMOJI_LENGTH = 32;
+/** The longest short name with its colons (40 + 2, docs/comments.md); it was 32, refusing documented names of 33–40 and
+ * the stored `:name:` form of 31–32-character names. Emoji graphemes (ZWJ sequences, tag flags) stay far below. */
+const MAX_EMOJI_LENGTH = 42;
 
 const segmenter = new Intl.Segmenter('en', { granularity: 'grapheme' });
 

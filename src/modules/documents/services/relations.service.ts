@@ -49,7 +49,8 @@ export class RelationsService {
   ) {}
 
   async create(principal: Principal, scope: DocumentScope, dto: CreateRelationDto, params: { requestId?: string; apply?: boolean } = {}): Promise<RelationWriteResponseDto> {
-    if (dto.metadata !== undefined && JSON.stringify(dto.metadata).length > MAX_METADATA_BYTES) {
+    // Bytes of UTF-8, as the message says: `.length` counted UTF-16 units and let non-Latin text through at up to three times the bound.
+    if (dto.metadata !== undefined && Buffer.byteLength(JSON.stringify(dto.metadata)) > MAX_METADATA_BYTES) {
       throw AppException.validation([{ field: 'metadata', reason: `metadata must be at most ${MAX_METADATA_BYTES} bytes of JSON` }]);
     }
     const source = await this.access.open(principal, dto.source.docType, dto.source.docId, 'write', endScope(dto.source, scope));

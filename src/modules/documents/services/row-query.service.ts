@@ -63,21 +63,31 @@ export interface RowPage<T> extends Omit<Page<T>, 'total' | 'totalPages'> {
 export type RowCursorPage<T> = CursorPage<T> & { readOnly: boolean };
 
 /**
- * Builds the page. A page that is not full tells the exact total by itself (offset + its rows), which also
- * corrects an estimate on the last page; an estimate is never below what the page shows exists.
+ * Builds the page. The last page tells the exact total by itself (offset + its rows), which also corrects an
+ * estimate there; an estimate is never below what the page shows exists. `more` says whether a row follows the
+ * page (read as one row past it); without it only a page that is not full is known to be the last.
  */
-export function rowPageOf<T>(items: T[], paging: { page: number; pageSize: number }, mode: CountMode, counted: number | null, exact: boolean, readOnly: boolean): RowPage<T> {
+export function rowPageOf<T>(
+  items: T[],
+  paging: { page: number; pageSize: number },
+  mode: CountMode,
+  counted: number | null,
+  exact: boolean,
+  readOnly: boolean,
+  more?: boolean,
+): RowPage<T> {
   const offset = (paging.page - 1) * paging.pageSize;
   if (mode === 'none' || counted === null) {
     return { items, page: paging.page, pageSize: paging.pageSize, total: null, totalPages: null, totalExact: false, countMode: mode, readOnly };
   }
   let total = counted;
   let totalExact = exact;
-  if (!exact && items.length < paging.pageSize && (items.length > 0 || offset === 0)) {
+  const followed = more ?? items.length === paging.pageSize;
+  if (!exact && !followed && (items.length > 0 || offset === 0)) {
     total = offset + items.length;
     totalExact = true;
   } else if (!exact) {
-    total = Math.max(total, offset + items.length + (items.length === paging.pageSize ? 1 : 0));
+    total = Math.max(total, offset + items.length + (followed ? 1 : 0));
   }
   return { items, page: paging.page, pageSize: paging.pageSize, total, totalPages: Math.ceil(total / paging.pageSize), totalExact, countMode: mode, readOnly };
 }
@@ -307,7 +317,11 @@ export class RowQueryService {
           : exact
             ? this.queries.count(uuid, compiled, draft.overlay)
             : this.queries.estimate(uuid, compiled, draft.overlay);
-    const page = (): Promise<RowRecord[]> => this.queries.page(uuid, compiled, { limit: paging.pageSize, offset }, draft.overlay);
+    // An estimated total reads one row past the page: a full last page then knows it is the last and answers the
+    // exact total, instead of an estimate promising one more (empty) page.
+    const probeNext = mode !== 'none' && !exact;
+    const page = (): Promise<RowRecord[]> =>
+      this.queries.page(uuid, compiled, { limit: paging.pageSize + (probeNext ? 1 : 0), offset }, draft.overlay);
     // Outside a transaction the page and its total run on two pooled connections at once; inside one (the bundle's
     // snapshot) they share its connection, which takes one statement at a time.
     const [rows, estimated] = this.queries.inTransaction ? [await page(), await total()] : await Promise.all([page(), total()]);
@@ -316,8 +330,8 @@ export class RowQueryService {
     // grouped page past the last group does.
     const pastEnd = mode !== 'none' && !exact && rows.length === 0 && offset > 0;
     const counted = pastEnd ? await this.queries.count(uuid, compiled, draft.overlay) : estimated;
-    const items = rows.map((row) => toRowDto(row, shown));
-    return rowPageOf(items, paging, mode, counted, exact || pastEnd, ctx.readOnly);
+    const items = rows.slice(0, paging.pageSize).map((row) => toRowDto(row, shown));
+    return rowPageOf(items, paging, mode, counted, exact || pastEnd, ctx.readOnly, probeNext ? rows.length > paging.pageSize : undefined);
   }
 
   /** A page of groups (page/pageSize as for rows, in the order of the group keys) with the number of groups. */

@@ -49,10 +49,20 @@ export function settingsProblem(value: unknown): string | null {
   if (raw.defaultJoinRole !== undefined && raw.defaultJoinRole !== null && !(GRANTABLE_ROLES as readonly unknown[]).includes(raw.defaultJoinRole)) {
     return `settings.defaultJoinRole must be one of ${GRANTABLE_ROLES.join(', ')}`;
   }
-  if (JSON.stringify(raw).length > 16_384) {
-    return 'settings must be at most 16 KB of JSON';
-  }
-  return null;
+  return settingsSizeProblem(raw);
+}
+
+const MAX_SETTINGS_BYTES = 16_384;
+
+/**
+ * docs/tenancy.md: settings hold at most 16 KB of JSON, in UTF-8 bytes (`.length` counted UTF-16 units, letting
+ * non-Latin text through at up to three times that). A PATCH merges key by key, so the merged object is checked too.
+ */
+export function settingsSizeProblem(settings: Record<string, unknown>, before?: Record<string, unknown>): string | null {
+  const size = Buffer.byteLength(JSON.stringify(settings));
+  // Settings stored over the bound before the merge was checked may still shrink (`before`: what a PATCH merges into).
+  const grows = before === undefined || size > Buffer.byteLength(JSON.stringify(before));
+  return size > MAX_SETTINGS_BYTES && grows ? 'settings must be at most 16 KB of JSON' : null;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -15,6 +15,7 @@ import {
 } from '../dtos/organization.dto.js';
 import { OrganizationMemberEntity, type OrganizationRole } from '../entities/organization-member.entity.js';
 import { OrganizationEntity } from '../entities/organization.entity.js';
+import { settingsSizeProblem } from '../policies/organization-roles.js';
 import { OrganizationAccessService } from './organization-access.service.js';
 import { OrganizationMembersService } from './organization-members.service.js';
 import { OrganizationProvisioningService } from './organization-provisioning.service.js';
@@ -88,6 +89,11 @@ export class OrganizationsService {
           } else {
             merged[key] = value;
           }
+        }
+        // Each PATCH fits on its own (the DTO checks it); the merge of several must fit too.
+        const tooLarge = settingsSizeProblem(merged, org.settings);
+        if (tooLarge) {
+          throw AppException.validation([{ field: 'settings', reason: tooLarge }]);
         }
         org.settings = merged;
         changed = true;
