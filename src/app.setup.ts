@@ -21,6 +21,7 @@ import { limitBodyDepth } from './common/http/body-depth.middleware.js';
 import { lowerCaseTenantIds } from './common/http/tenant-id-case.middleware.js';
 import { assignRequestId } from './common/logging/logger.options.js';
 import { RateLimiter } from './common/rate-limit/rate-limiter.service.js';
+import { TokenAwareExceptionFilter } from './modules/identity/filters/oauth-token-exception.filter.js';
 
 export const API_PREFIX = 'api/v1';
 
@@ -139,7 +140,13 @@ export function configureApp(app: NestExpressApplication, config: AppConfig): Op
       exceptionFactory: (errors) => AppException.validation(validationDetails(errors)),
     }),
   );
-  app.useGlobalFilters(new AllExceptionsFilter({ bearerChallenge: true, limiter: app.get(RateLimiter) }));
+  const limiter = app.get(RateLimiter);
+  app.useGlobalFilters(
+    new TokenAwareExceptionFilter(
+      new AllExceptionsFilter({ bearerChallenge: true, limiter }),
+      new AllExceptionsFilter({ bearerChallenge: false, limiter }),
+    ),
+  );
   app.useGlobalInterceptors(new EnvelopeInterceptor(app.get(Reflector)), new UndeclaredQueryInterceptor(app.get(Reflector)));
 
   const document = buildOpenApiDocument(app, config);

@@ -278,6 +278,24 @@ describe('OAuth clients and the client-credentials grant', () => {
     expect(both.body.error).toBe('invalid_request');
   });
 
+  it('answers a token request whose body cannot be read in both formats too (malformed, too large, another type)', async () => {
+    for (const path of ['/token', '/api/v1/auth/token', '/API/V1/AUTH/TOKEN']) {
+      const cases = [
+        { send: '{', type: 'application/json', status: 400 },
+        // Left unread, as the route's own check then says: grant_type is missing.
+        { send: '<x/>', type: 'application/xml', status: 400 },
+        { send: 'grant_type=client_credentials', type: 'application/x-www-form-urlencoded; charset=latin1', status: 415 },
+        { send: `grant_type=client_credentials&pad=${'x'.repeat(6 * 1024 * 1024)}`, type: 'application/x-www-form-urlencoded', status: 413 },
+      ];
+      for (const { send, type, status } of cases) {
+        const res = await request(t.http).post(path).set('Content-Type', type).send(send);
+        expect([path, type, res.status]).toEqual([path, type, status]);
+        expect(res.body).toMatchObject({ success: false, error: 'invalid_request', error_description: expect.any(String) });
+        expect(res.headers['cache-control']).toBe('no-store');
+      }
+    }
+  });
+
   it('regenerates the secret: the old one stops working at once', async () => {
     const owner = await registerUser(t.http);
     const client = await createClient(t.http, owner);
