@@ -8,6 +8,7 @@ import { registerUser, type TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import {
   addToWorkspace,
+  addWorkspace,
   bearer,
   createDocument,
   createRow,
@@ -22,6 +23,7 @@ import {
   realtimePath,
   recordEvents,
   sleep,
+  TestSocket,
   waitFor,
 } from './realtime.fixtures.js';
 
@@ -315,6 +317,32 @@ describe('realtime event stream (spec 6.3)', () => {
       .set(bearer(owner));
     expect(badResume.status).toBe(400);
     expect(badResume.body.code).toBe('VALIDATION_ERROR');
+  });
+
+  it('a connect token opens only its own document, not the same id in the context the URL names', async () => {
+    const workspaceId = await addWorkspace(t.dataSource, owner);
+    await createDocument(t.http, owner, { docType: 'products', id: 'shared-id', workspaceId });
+    const { token } = await connectInfo(t.http, owner, doc, owner.defaultWorkspaceId);
+    const path = realtimePath(doc, 'events/stream');
+    for (const [query, header] of [
+      [{ workspaceId, token }, undefined],
+      [{ token }, workspaceId],
+      [{ organizationId: owner.defaultOrganizationId, token }, undefined],
+    ] as const) {
+      // A bounded wait: an accepted stream would never end.
+      const call = request(t.http).get(path).query(query).timeout({ deadline: 5_000 });
+      const res = header ? await call.set('X-Workspace-Id', header) : await call;
+      expect([res.status, res.body.code]).toEqual([401, 'INVALID_TOKEN']);
+    }
+    // Its own context, or none (the sseUrl of /connect names none): served.
+    await request(t.http).head(path).query({ workspaceId: owner.defaultWorkspaceId, token }).expect(200);
+    await request(t.http).head(path).query({ token }).expect(200);
+
+    const socket = await TestSocket.open(
+      `${base.replace('http', 'ws')}/realtime/ws?docType=products&docId=shared-id&workspaceId=${workspaceId}`,
+    );
+    expect((await socket.send('auth', { token })).payload).toMatchObject({ code: 'INVALID_TOKEN' });
+    expect(await socket.closed()).toBe(4401);
   });
 
   it('ends the stream when access is lost: member removed, API key revoked, session ended', async () => {

@@ -175,6 +175,34 @@ describe('realtime across two instances', () => {
     );
   });
 
+  it("an instance shutting down tells the others its sessions left and their locks were released", async () => {
+    const c = await createTestApp(REALTIME_TEST_ENV, { databaseUrl: database.url });
+    const baseC = await listen(c);
+    const onA = await socketOn(a, baseA, owner);
+    let onC: TestSocket | undefined;
+    try {
+      onC = await socketOn(c, baseC, editor);
+      await onC.send('awareness', {
+        update: b64(encodeAwareness([{ clientId: 91, clock: 1, state: { user: { name: 'Editor on C' } } }])),
+      });
+      const lock = await onC.send('lock', { target: { type: 'document' } });
+      expect(lock.kind).toBe('ack');
+      await waitFor(() => onA.pushed('lock_changed').length > 0, 15_000, 'lock news crosses');
+    } finally {
+      await c.close();
+    }
+    expect(await onC.closed()).toBe(1001);
+    // Graceful: the clean-up of its sessions runs before the instance lets go of its database connections.
+    await waitFor(
+      () =>
+        onA.pushed('lock_changed').some((message) => message.action === 'released') &&
+        onA.pushed('presence').some((message) => message.action === 'left' && message.userId === editor.id),
+      5_000,
+      'release and leave notices from the instance shutting down',
+    );
+    onA.close();
+  });
+
   it('relays a large update by reference, and the whole state when that update was compacted away first', async () => {
     const onA = await socketOn(a, baseA, owner);
     const onB = await socketOn(b, baseB, editor);

@@ -251,8 +251,11 @@ describe('realtime write access: socket writes as the HTTP routes allow them, lo
 
     const readOnly = await scopedToken(t, editor, ['doc:read']);
     const url = `${(await connectInfo(t.http, editor, doc, workspaceId)).wsUrl}`;
-    const scoped = await TestSocket.connect(url, readOnly.token);
+    const scoped = await TestSocket.open(url);
     sockets.push(scoped);
+    // The ack's canWrite answers whether a write would be allowed: not without doc:write.
+    const ack = await scoped.send('auth', { token: readOnly.token });
+    expect(ack).toMatchObject({ kind: 'ack', payload: { canWrite: false } });
     expect(refusal(await scoped.send('yjs_update', { update: b64(textUpdate('s')) }))).toEqual({
       kind: 'error',
       code: 'FORBIDDEN',

@@ -239,4 +239,27 @@ describe('realtime socket handshake', () => {
     expect(await rawUpgrade('/api/v1/realtime/ws')).toMatch(/^HTTP\/1\.1 404 Not Found\r\n/);
     expect(await rawUpgrade('/realtime/ws?docType=boards')).toMatch(/^HTTP\/1\.1 101 /);
   });
+
+  it("an API key's IP allow-list sees the socket's client address as HTTP requests do (X-Forwarded-For from a trusted proxy)", async () => {
+    const created = await request(t.http)
+      .post('/api/v1/api-keys')
+      .set(bearer(owner))
+      .send({ name: 'allow-listed', scopes: ['doc:read'], ipAllowlist: ['203.0.113.7'] })
+      .expect(201);
+    const key = created.body.payload.key as string;
+    // The same key through the same (loopback, trusted) proxy over HTTP, for reference.
+    await request(t.http)
+      .get('/realtime/doc/boards/hs-1/users')
+      .query({ workspaceId: owner.defaultWorkspaceId })
+      .set('Authorization', `Bearer ${key}`)
+      .set('X-Forwarded-For', '203.0.113.7')
+      .expect(200);
+    const allowed = await TestSocket.open(docUrl, { headers: { 'X-Forwarded-For': '203.0.113.7' } });
+    sockets.push(allowed);
+    expect((await allowed.send('auth', { token: key })).kind).toBe('ack');
+    const elsewhere = await TestSocket.open(docUrl, { headers: { 'X-Forwarded-For': '198.51.100.1' } });
+    sockets.push(elsewhere);
+    expect((await elsewhere.send('auth', { token: key })).payload).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await elsewhere.closed()).toBe(4403);
+  });
 });

@@ -1,3 +1,4 @@
+import * as encoding from 'lib0/encoding';
 import * as Y from 'yjs';
 import { registerUser, type TestUser } from '../../factories/users.factory.js';
 import { problemsOf } from '../../utils/error-details.js';
@@ -55,6 +56,17 @@ describe('realtime socket: errors name the message field', () => {
     // Awareness already named its field so: unchanged.
     const badAwareness = await socket.send('awareness', { update: b64(new Uint8Array([1, 5, 1, 3])) });
     expect(problemsOf(badAwareness.payload as never).map((problem) => problem.field)).toEqual(['payload.update']);
+
+    // An awareness state nested deeper than anyone's cursor (within the message size) is a bad update, not a
+    // failure of the server re-encoding it for the others.
+    const nested = encoding.createEncoder();
+    encoding.writeVarUint(nested, 1);
+    encoding.writeVarUint(nested, 4242);
+    encoding.writeVarUint(nested, 1);
+    encoding.writeVarString(nested, `${'{"a":'.repeat(20_000)}1${'}'.repeat(20_000)}`);
+    const deepAwareness = await socket.send('awareness', { update: b64(encoding.toUint8Array(nested)) });
+    expect(deepAwareness.payload.code).toBe('VALIDATION_ERROR');
+    expect(problemsOf(deepAwareness.payload as never).map((problem) => problem.field)).toEqual(['payload.update']);
 
     // And the socket still works.
     const ydoc = new Y.Doc();

@@ -54,6 +54,31 @@ export function encodeAwarenessFrame(update: Uint8Array): Uint8Array {
   return encoding.toUint8Array(encoder);
 }
 
+/**
+ * Deepest nesting an awareness state may have (cursors, selections and user info are a few levels deep). A state
+ * nested thousands of levels deep parses, but re-encoding it for the other clients (JSON.stringify) and storing it
+ * with the presence row (jsonb) overflow the stack: it is refused as malformed instead.
+ */
+export const AWARENESS_STATE_MAX_DEPTH = 64;
+
+/** Whether `value` nests no deeper than `max` objects/arrays (walked without recursion). */
+function nestsWithin(value: unknown, max: number): boolean {
+  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (pending.length > 0) {
+    const next = pending.pop() as { value: unknown; depth: number };
+    if (next.value === null || typeof next.value !== 'object') {
+      continue;
+    }
+    if (next.depth >= max) {
+      return false;
+    }
+    for (const child of Object.values(next.value)) {
+      pending.push({ value: child, depth: next.depth + 1 });
+    }
+  }
+  return true;
+}
+
 export interface AwarenessEntry {
   clientId: number;
   clock: number;
@@ -75,6 +100,9 @@ export function decodeAwareness(update: Uint8Array): AwarenessEntry[] {
     const parsed: unknown = JSON.parse(decoding.readVarString(decoder));
     if (parsed !== null && (typeof parsed !== 'object' || Array.isArray(parsed))) {
       throw new Error('awareness state must be an object or null');
+    }
+    if (!nestsWithin(parsed, AWARENESS_STATE_MAX_DEPTH)) {
+      throw new Error(`awareness state nested deeper than ${AWARENESS_STATE_MAX_DEPTH} levels`);
     }
     entries.push({ clientId, clock, state: parsed as Record<string, unknown> | null });
   }

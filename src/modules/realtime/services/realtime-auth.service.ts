@@ -6,6 +6,7 @@ import { CredentialVerifier } from '../../../common/auth/credential-verifier.js'
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
+import { sameUuid } from '../../../common/uuids.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import type { DocumentRecord } from '../../documents/domain/document.records.js';
 import {
@@ -29,6 +30,8 @@ import { WorkspaceAccessService } from '../../tenancy/services/workspace-access.
  */
 const CONNECT_PURPOSE = 'realtime-connect';
 const READ_SCOPE = 'doc:read';
+/** The scope of the socket's Yjs updates, the writes `canWrite` speaks of. */
+const YJS_WRITE_SCOPE = 'doc:write';
 
 interface ConnectClaims {
   doc: string;
@@ -167,14 +170,14 @@ export class RealtimeAuthService {
     if (credential) {
       const claims = await this.tokens.verifyInteraction(CONNECT_PURPOSE, credential);
       if (claims) {
-        return this.fromClaims(claims as unknown as ConnectClaims, { docType, docId });
+        return this.fromClaims(claims as unknown as ConnectClaims, { docType, docId }, scope);
       }
       const principal = await this.verifier.verify(credential, request);
       return this.identify(principal, await this.bindingOf(principal, credential), docType, docId, scope);
     }
     const token = request.query.token;
     if (typeof token === 'string' && token !== '') {
-      return this.fromConnectToken(token, { docType, docId });
+      return this.fromConnectToken(token, { docType, docId }, scope);
     }
     throw new AppException(ErrorCode.UNAUTHORIZED, {
       details: [{ reason: 'missing bearer token or connect token' }],
@@ -196,6 +199,7 @@ export class RealtimeAuthService {
       return this.fromClaims(
         claims as unknown as ConnectClaims,
         named.docType && named.docId ? { docType: named.docType, docId: named.docId } : undefined,
+        named.scope,
       );
     }
     const principal = await this.verifier.verify(token, request);
@@ -246,7 +250,8 @@ export class RealtimeAuthService {
     }
     try {
       const ctx = await this.reopen(identity, 'write');
-      identity.canWrite = true;
+      // A lock (data:write) passing says nothing of doc:write, which the Yjs updates need.
+      identity.canWrite = identity.principal.scopes.includes(YJS_WRITE_SCOPE);
       identity.canManage = ctx.access.canManage;
       return ctx;
     } catch (error) {
@@ -320,6 +325,7 @@ export class RealtimeAuthService {
   private async fromConnectToken(
     token: string,
     named: { docType: string; docId: string },
+    context: DocumentScope,
   ): Promise<RealtimeIdentity> {
     const claims = await this.tokens.verifyInteraction(CONNECT_PURPOSE, token);
     if (!claims) {
@@ -327,14 +333,28 @@ export class RealtimeAuthService {
         details: [{ reason: 'connect token invalid or expired' }],
       });
     }
-    return this.fromClaims(claims as unknown as ConnectClaims, named);
+    return this.fromClaims(claims as unknown as ConnectClaims, named, context);
   }
 
+  /**
+   * `named` and `context` are what the URL says (the document, the workspace or organization it is looked up in);
+   * each part the URL gives must be the token's. The same id names different documents in different workspaces,
+   * so a URL naming another context names another document (the token still decides when the URL names none, as
+   * the sseUrl of /connect does).
+   */
   private async fromClaims(
     claims: ConnectClaims,
     named: { docType: string; docId: string } | undefined,
+    context: DocumentScope = {},
   ): Promise<RealtimeIdentity> {
-    if (named && (named.docType !== claims.dt || named.docId !== claims.di)) {
+    const tokenWorkspace = claims.via ?? claims.ws;
+    const otherContext =
+      (context.workspaceId !== undefined &&
+        (tokenWorkspace === null || !sameUuid(context.workspaceId, tokenWorkspace))) ||
+      (context.organizationId !== undefined &&
+        (!sameUuid(context.organizationId, claims.org) ||
+          (context.workspaceId === undefined && tokenWorkspace !== null)));
+    if ((named && (named.docType !== claims.dt || named.docId !== claims.di)) || otherContext) {
       throw new AppException(ErrorCode.INVALID_TOKEN, {
         details: [{ reason: 'the connect token is for another document' }],
       });
@@ -389,8 +409,14 @@ export class RealtimeAuthService {
     };
   }
 
-  /** Whether a context opened for reading would also open for writing: what open() checks for `write`. */
+  /**
+   * Whether a context opened for reading would also open for writing — what open() checks for `write` — and the
+   * credential carries doc:write: a Yjs update needs both, so a doc:read token is told it cannot write.
+   */
   private async writable(ctx: DocumentContext): Promise<boolean> {
+    if (!ctx.principal.scopes.includes(YJS_WRITE_SCOPE)) {
+      return false;
+    }
     try {
       this.access.check(ctx.access, 'write', ctx.readOnly);
       await this.access.narrowBySettings(ctx, 'write');

@@ -21,6 +21,8 @@ import { RealtimeEventRepository } from '../repositories/realtime-event.reposito
 import { RealtimeBus } from './realtime-bus.service.js';
 
 const PAGE = 500;
+/** How long shutting down waits for the closed sessions' clean-ups (their notices to the other instances). */
+const SHUTDOWN_CLEAN_UP_MS = 5_000;
 
 /**
  * The instance's open streams and sockets, by document. Delivers each document's committed events in id
@@ -41,6 +43,8 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
   private heartbeatTimer?: NodeJS.Timeout;
   private recheckTimer?: NodeJS.Timeout;
   private rechecking = false;
+  /** Clean-ups of closed sessions still running (presence, locks, awareness and the notices about them). */
+  private readonly cleanUps = new Set<Promise<void>>();
 
   constructor(
     private readonly bus: RealtimeBus,
@@ -79,11 +83,32 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
     this.recheckTimer.unref();
   }
 
-  /** Before the HTTP server closes: it would otherwise wait for every open event stream. */
-  beforeApplicationShutdown(): void {
+  /**
+   * Before the HTTP server closes: it would otherwise wait for every open event stream. Then waits (bounded) for
+   * the closed sessions' clean-ups: the database pool closes right after, and a clean-up cut off there left the other
+   * instances' sockets without the `left` and `released` notices (the rows were swept, the locks looked held).
+   */
+  async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.heartbeatTimer);
     clearInterval(this.recheckTimer);
     this.forEachClient((client) => client.close('GOING_AWAY'));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.cleanUps]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, SHUTDOWN_CLEAN_UP_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** Keeps a closed session's clean-up in view until it ends, so shutting down can wait for it. */
+  track(cleanUp: Promise<void>): void {
+    this.cleanUps.add(cleanUp);
+    const done = (): void => {
+      this.cleanUps.delete(cleanUp);
+    };
+    cleanUp.then(done, done);
   }
 
   clientsOf(documentUuid: string): HubClient[] {

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
 import type { Request } from 'express';
 import type { RawData, WebSocket } from 'ws';
 import { AppException } from '../../../common/errors/app.exception.js';
@@ -93,12 +94,13 @@ export class RealtimeSessionService {
     private readonly awareness: AwarenessService,
     private readonly messages: RealtimeMessagesService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly adapterHost: HttpAdapterHost,
   ) {}
 
   accept(socket: WebSocket, request: IncomingMessage): void {
     const session = new RealtimeSession(socket, this.config.realtime, {
       recheck: (identity) => this.auth.stillAllowed(identity),
-      closed: (closed) => void this.cleanUp(closed),
+      closed: (closed) => this.hub.track(this.cleanUp(closed)),
     });
     // The ws adapter logs every socket error at error level with its stack. They are the client's doing (a frame
     // over the cap, bad framing, a reset connection) and any client could flood the log with them: debug only.
@@ -259,7 +261,7 @@ export class RealtimeSessionService {
       };
       // The credential verifier reads the caller's address, method and path (API key allow-lists, usage log).
       const httpLike = {
-        ip: request.socket.remoteAddress,
+        ip: this.clientAddress(request),
         method: 'GET',
         url: url.pathname,
         originalUrl: url.pathname,
@@ -311,6 +313,25 @@ export class RealtimeSessionService {
       session.replyError(acknowledged ? null : seq, error);
       session.close(handshakeCloseReason(error, authenticated));
     }
+  }
+
+  /**
+   * The caller's address as Express gives it to HTTP requests (`req.ip`: X-Forwarded-For from the proxies
+   * TRUST_PROXY trusts, else the socket's), so an API key's IP allow-list and usage log see the same client over
+   * the socket as over HTTP. The socket's own address would be the proxy's behind one.
+   */
+  private clientAddress(request: IncomingMessage): string | undefined {
+    const express = this.adapterHost.httpAdapter?.getInstance() as { request?: object } | undefined;
+    if (!express?.request) {
+      return request.socket.remoteAddress;
+    }
+    // Express's request prototype (it knows the app and its `trust proxy fn`) over this request's headers and socket.
+    const view = Object.create(express.request, {
+      headers: { value: request.headers },
+      socket: { value: request.socket },
+      connection: { value: request.socket },
+    }) as { ip?: string };
+    return view.ip;
   }
 
   /** Answers a first message that cannot open the session, then closes (4400, or 4401 without a token). */
