@@ -3,7 +3,7 @@ import * as Y from 'yjs';
 import { registerUser, type TestUser } from '../../factories/users.factory.js';
 import { problemsOf } from '../../utils/error-details.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
-import { encodeSync, SYNC_UPDATE } from '../../../src/modules/realtime/domain/yjs-wire.js';
+import { encodeSync, SYNC_STEP2, SYNC_UPDATE } from '../../../src/modules/realtime/domain/yjs-wire.js';
 import {
   addToWorkspace,
   addWorkspace,
@@ -194,6 +194,19 @@ describe('realtime write access: socket writes as the HTTP routes allow them, lo
     // The owner is never narrowed: the same socket protocol writes for them.
     expect((await watcher.send('yjs_update', { update: b64(textUpdate('owner')) })).kind).toBe('ack');
     expect(await sharedText(doc)).toBe('owner');
+  });
+
+  it("a viewer's empty sync step 2 (what a stock provider answers the server's step 1 with) draws no error", async () => {
+    const doc = await newDoc();
+    const viewer = await newMember('viewer');
+    const { socket, ack } = await socketOf(viewer, doc);
+    expect(ack.canWrite).toBe(false);
+    socket.ws.send(encodeSync(SYNC_STEP2, Y.encodeStateAsUpdate(new Y.Doc())));
+    // Frames are answered in order: the refusal of a real update after it is the first error frame.
+    const refused = await sendBinaryUpdate(socket, 'viewer-refused');
+    expect(refusal(refused)).toMatchObject({ kind: 'error', code: 'FORBIDDEN' });
+    expect(socket.messages.filter((message) => message.kind === 'error')).toHaveLength(1);
+    expect(await sharedText(doc)).toBe('');
   });
 
   it('narrowing permissions.edit or demoting an editor takes effect at the next socket write, not at the next re-check', async () => {

@@ -39,6 +39,20 @@ export function decodeFrame(data: Uint8Array): BinaryFrame {
   throw new Error(`unknown sync step ${step}`);
 }
 
+/**
+ * Whether an update carries nothing (no structs, no deletions): the sync step 2 a stock provider answers the
+ * server's step 1 with when it has nothing the server lacks — what every read-only client sends on connect.
+ * A malformed update is not "empty": it is left for the write path to refuse.
+ */
+export function isEmptyUpdate(update: Uint8Array): boolean {
+  try {
+    const { structs, ds } = Y.decodeUpdate(update);
+    return structs.length === 0 && ds.clients.size === 0;
+  } catch {
+    return false;
+  }
+}
+
 export function encodeSync(step: number, body: Uint8Array): Uint8Array {
   const encoder = encoding.createEncoder();
   encoding.writeVarUint(encoder, MESSAGE_SYNC);

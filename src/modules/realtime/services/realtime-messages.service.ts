@@ -4,7 +4,7 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { lockTargetFieldProblem, normalizeTarget } from '../domain/lock-targets.js';
 import type { ClientMessage } from '../domain/realtime-messages.js';
-import { decodeFrame, encodeSync, fromBase64, SYNC_STEP1, SYNC_STEP2, toBase64 } from '../domain/yjs-wire.js';
+import { decodeFrame, encodeSync, fromBase64, isEmptyUpdate, SYNC_STEP1, SYNC_STEP2, toBase64 } from '../domain/yjs-wire.js';
 import { AwarenessService } from './awareness.service.js';
 import { PresenceService } from './presence.service.js';
 import { RealtimeAuthService } from './realtime-auth.service.js';
@@ -127,6 +127,11 @@ export class RealtimeMessagesService {
           return;
         }
         case 'update':
+          // An update without content changes nothing, so it needs no write rights: a read-only stock provider
+          // answers the server's step 1 with one on every connect, and was refused each time.
+          if (isEmptyUpdate(frame.update)) {
+            return;
+          }
           // Refused like a JSON yjs_update, with an error frame (seq null): nothing is stored or relayed.
           await this.auth.authorizeWrite(identity, 'doc:write');
           await this.yjs.applyUpdate(
