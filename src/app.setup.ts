@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import { QueryValidationPipe } from './common/http/query-validation.pipe.js';
 import { UndeclaredQueryInterceptor } from './common/http/undeclared-query.interceptor.js';
@@ -17,6 +18,7 @@ import { Reflector } from '@nestjs/core';
 import { WsAdapter } from '@nestjs/platform-ws';
 import { readsAsJson, refuseUnreadBody } from './common/http/body-type.middleware.js';
 import { answerNotFound, answerUnknownPaths } from './common/http/unknown-path.middleware.js';
+import { answerClientErrors } from './common/http/client-error.handler.js';
 import { limitBodyDepth } from './common/http/body-depth.middleware.js';
 import { lowerCaseTenantIds } from './common/http/tenant-id-case.middleware.js';
 import { assignRequestId } from './common/logging/logger.options.js';
@@ -102,6 +104,8 @@ export function buildOpenApiDocument(app: INestApplication, config: AppConfig): 
 /** The one place that sets up the HTTP edge; main.ts and the tests both call it. */
 export function configureApp(app: NestExpressApplication, config: AppConfig): OpenAPIObject {
   app.useLogger(app.get(Logger));
+  // Requests Node's parser refuses (oversized headers, malformed request lines) never reach Express: the envelope too.
+  answerClientErrors(app.getHttpServer() as Server);
   app.set('trust proxy', config.trustProxy);
   app.set('query parser', 'extended');
   app.use(assignRequestId);

@@ -1,6 +1,9 @@
 import { HttpStatus } from '@nestjs/common';
 import { ErrorCode } from './error-code.js';
 
+/** RFC 6585 section 5; Nest's HttpStatus has no member for it. */
+const REQUEST_HEADER_FIELDS_TOO_LARGE = 431 as HttpStatus;
+
 /** One HTTP status per error code. `satisfies Record<ErrorCode, …>` makes a missing code a compile error. */
 export const ERROR_HTTP_STATUS = {
   [ErrorCode.UNAUTHORIZED]: HttpStatus.UNAUTHORIZED,
@@ -17,6 +20,8 @@ export const ERROR_HTTP_STATUS = {
   [ErrorCode.BAD_USER_NAME]: HttpStatus.BAD_REQUEST,
   [ErrorCode.INTERNAL_ERROR]: HttpStatus.INTERNAL_SERVER_ERROR,
   [ErrorCode.PAYLOAD_TOO_LARGE]: HttpStatus.PAYLOAD_TOO_LARGE,
+  [ErrorCode.REQUEST_HEADER_FIELDS_TOO_LARGE]: REQUEST_HEADER_FIELDS_TOO_LARGE,
+  [ErrorCode.REQUEST_TIMEOUT]: HttpStatus.REQUEST_TIMEOUT,
   [ErrorCode.METHOD_NOT_ALLOWED]: HttpStatus.METHOD_NOT_ALLOWED,
   [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: HttpStatus.UNSUPPORTED_MEDIA_TYPE,
   [ErrorCode.SERVICE_UNAVAILABLE]: HttpStatus.SERVICE_UNAVAILABLE,

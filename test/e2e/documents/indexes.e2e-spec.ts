@@ -1,6 +1,12 @@
+import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { compileQuery } from '../../../src/modules/documents/query/query.compiler.js';
-import { INDEX_MIN_ROWS, INDEX_MIN_USES } from '../../../src/modules/documents/services/document-index.service.js';
+import { FieldIndexRepository } from '../../../src/modules/documents/repositories/field-index.repository.js';
+import {
+  DocumentIndexService,
+  INDEX_MIN_ROWS,
+  INDEX_MIN_USES,
+} from '../../../src/modules/documents/services/document-index.service.js';
 import type { TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { bearer, createDocument, type DocHandle, newUser, PRODUCT_FIELDS } from './documents.fixtures.js';
@@ -74,5 +80,67 @@ describe('documents: expression indexes on demand', () => {
       const rows = await t.dataSource.query(`SELECT 1 FROM pg_indexes WHERE indexname = $1`, [index.index_name]);
       return rows.length === 0 ? true : undefined;
     });
+  });
+
+  /** Writes a random (incompressible) text of about 8 KB as `name` of a new row and reads it back. */
+  async function writeLongName(): Promise<void> {
+    const text = randomBytes(6144).toString('base64');
+    const created = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ values: { name: text } });
+    expect(created.status).toBe(201);
+    const read = await request(t.http).get(`${doc.path}/data/${created.body.payload.id}`).set(bearer(owner)).expect(200);
+    expect(JSON.stringify(read.body.payload)).toContain(text);
+  }
+
+  it('builds no btree index for a text field, so a long text value stays writable', async () => {
+    const body = { sorts: [{ field: 'name', direction: 'asc' }], pageSize: 20 };
+    for (let i = 0; i < INDEX_MIN_USES; i += 1) {
+      await request(t.http).post(`${doc.path}/data/query`).set(bearer(owner)).send(body).expect(200);
+    }
+    // Let the background work settle, then do what the build does for the field (earlier versions built a btree
+    // index on it, and an index entry holds at most 2704 bytes: the write below answered 500).
+    const service = t.app.get(DocumentIndexService);
+    await service.beforeApplicationShutdown();
+    await service.ensure(uuid, PRODUCT_FIELDS.find((field) => field.id === 'name') as never);
+    await writeLongName();
+    const recorded = await t.dataSource.query(`SELECT 1 FROM document_field_indexes WHERE document_id = $1 AND field_id = 'name'`, [uuid]);
+    expect(recorded).toHaveLength(0);
+  });
+
+  it('drops at start-up a text index an earlier version built, so long values are writable again', async () => {
+    // An index as earlier versions built it for `sku` (the text handler's sort expression).
+    const expression = `("values" ->> 'sku'::text)`;
+    const indexName = 'dfx_0123456789abcdef01234567';
+    const service = t.app.get(DocumentIndexService);
+    await service.beforeApplicationShutdown();
+    // A wanted index (a number field's) survives the start-up pass.
+    const kept = await service.ensure(uuid, PRODUCT_FIELDS.find((field) => field.id === 'qty') as never);
+    expect(kept).toMatch(/^dfx_/);
+    const repository = t.app.get(FieldIndexRepository);
+    await repository.claim(uuid, 'sku', indexName, expression);
+    await repository.build(uuid, indexName, expression);
+    const write = () =>
+      request(t.http)
+        .post(`${doc.path}/data`)
+        .set(bearer(owner))
+        .send({ values: { name: 'x', sku: randomBytes(6144).toString('base64') } });
+    // The state an upgrade starts from: the index refuses the long value (index row size … exceeds … 2704).
+    expect((await write()).status).toBe(500);
+
+    // Another instance starting on the same database drops it.
+    const restarted = await createTestApp({}, { databaseUrl: t.config.database.url });
+    try {
+      await waitFor(async () => {
+        const rows = await t.dataSource.query(
+          `SELECT (SELECT count(*)::int FROM pg_indexes WHERE indexname = $1) + (SELECT count(*)::int FROM document_field_indexes WHERE index_name = $1) AS n`,
+          [indexName],
+        );
+        return rows[0].n === 0 ? true : undefined;
+      });
+    } finally {
+      await restarted.close();
+    }
+    expect((await write()).status).toBe(201);
+    const survivors = await t.dataSource.query(`SELECT 1 FROM pg_indexes WHERE indexname = $1`, [kept]);
+    expect(survivors).toHaveLength(1);
   });
 });

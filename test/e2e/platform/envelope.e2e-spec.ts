@@ -229,6 +229,49 @@ describe('envelope and errors', () => {
     });
   });
 
+  /** Sends raw bytes and reads until the server closes the connection (fails if it never does). */
+  async function rawExchange(bytes: string): Promise<{ status: number; headers: string; body: string }> {
+    const port = Number(new URL(await listening(t)).port);
+    const { connect } = await import('node:net');
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+      const chunks: Buffer[] = [];
+      const timer = setTimeout(() => reject(new Error('the server kept the connection open')), 5000);
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        clearTimeout(timer);
+        resolve(Buffer.concat(chunks).toString('utf8'));
+      });
+    });
+    const [head = '', body = ''] = answer.split('\r\n\r\n');
+    return { status: Number(head.split(' ')[1]), headers: head, body };
+  }
+
+  it('answers a request line and headers over Node\'s limit with the 431 envelope and closes the connection', async () => {
+    for (const bytes of [
+      `GET /api/v1/users/me?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `GET /api/v1/users/me HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    ]) {
+      const res = await rawExchange(bytes);
+      expect(res.status).toBe(431);
+      expect(res.headers).toMatch(/content-type: application\/json/i);
+      expect(JSON.parse(res.body)).toMatchObject({
+        success: false,
+        code: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+        message: expect.objectContaining({ en: expect.any(String), zh: expect.any(String) }),
+        payload: null,
+        details: { reason: expect.any(String) },
+      });
+    }
+  });
+
+  it('answers a malformed request line with the 400 envelope and closes the connection', async () => {
+    const res = await rawExchange('GARBAGE\r\n\r\n');
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body)).toMatchObject({ success: false, code: 'VALIDATION_ERROR', payload: null, details: { reason: 'malformed HTTP request' } });
+  });
+
   it('echoes X-Request-Id, or generates one', async () => {
     const given = await request(t.http).get('/health').set('X-Request-Id', 'abc-123').expect(200);
     expect(given.headers['x-request-id']).toBe('abc-123');

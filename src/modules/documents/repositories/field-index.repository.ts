@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import type { FieldDefinition } from '../fields/field.types.js';
 
 export interface FieldIndexRecord {
   fieldId: string;
@@ -24,6 +25,18 @@ export class FieldIndexRepository {
     return this.dataSource.query<FieldIndexRecord[]>(
       `SELECT field_id AS "fieldId", index_name AS "indexName", expression, status FROM document_field_indexes WHERE document_id = $1`,
       [documentUuid],
+    );
+  }
+
+  /**
+   * Every recorded index with the current definition of its field (null when the field is gone), for the start-up
+   * pass that drops the indexes the service no longer builds.
+   */
+  async listWithFields(): Promise<(FieldIndexRecord & { documentUuid: string; field: FieldDefinition | null })[]> {
+    return this.dataSource.query(
+      `SELECT i.document_id AS "documentUuid", i.field_id AS "fieldId", i.index_name AS "indexName", i.expression, i.status,
+              (SELECT f FROM jsonb_array_elements(d.metadata -> 'fields') AS f WHERE f ->> 'id' = i.field_id LIMIT 1) AS field
+         FROM document_field_indexes i JOIN documents d ON d.id = i.document_id`,
     );
   }
 

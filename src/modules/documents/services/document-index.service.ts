@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { type BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { type BeforeApplicationShutdown, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { FieldDefinition } from '../fields/field.types.js';
 import { FIELD_ID_PATTERN } from '../fields/field-definition.validator.js';
 import { handlerForField } from '../fields/field-type.registry.js';
@@ -13,12 +13,17 @@ import { FieldIndexRepository } from '../repositories/field-index.repository.js'
 export const INDEX_MIN_ROWS = 10_000;
 /** Queries sorting or filtering by a field (per document, per process) before its index is built. */
 export const INDEX_MIN_USES = 3;
-const INDEXED_FAMILIES: ReadonlySet<QueryFamily> = new Set(['number', 'date', 'datetime', 'text', 'id', 'select']);
+/**
+ * Families whose indexed value has a bounded size. Not `text`: a btree entry holds at most 2704 bytes, so a long
+ * text value (the API accepts far longer ones) made every write of it fail once its field was indexed. Dates,
+ * numbers, user ids and option ids (at most 255 characters) always fit.
+ */
+const INDEXED_FAMILIES: ReadonlySet<QueryFamily> = new Set(['number', 'date', 'datetime', 'id', 'select']);
 
 /**
  * The SQL expression the query compiler uses for a field, with the field id as a literal and without the `r.`
  * alias, so that an index on it matches the compiled queries once PostgreSQL folds the bound field-id parameter
- * (custom plans). The sort expression when it needs no other parameter (numbers, dates, text), else the comparison
+ * (custom plans). The sort expression when it needs no other parameter (numbers, dates, user ids), else the comparison
  * expression (select option ids). Null for types an expression index does not help.
  */
 export function indexExpression(field: FieldDefinition): string | null {
@@ -54,7 +59,7 @@ function fieldsOfFilter(node: FilterNode | null, into: string[]): string[] {
  * the selectivities it needs to use them. See docs/documents.md.
  */
 @Injectable()
-export class DocumentIndexService implements BeforeApplicationShutdown {
+export class DocumentIndexService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(DocumentIndexService.name);
   private readonly uses = new Map<string, number>();
   private readonly scheduled = new Set<string>();
@@ -115,6 +120,23 @@ export class DocumentIndexService implements BeforeApplicationShutdown {
       return null;
     }
     return name;
+  }
+
+  /**
+   * Drops, in the background, every recorded index that `ensure` would no longer build as it stands: its field is
+   * gone, or its expression is not the field's current one (text fields, indexed by earlier versions, whose long
+   * values then failed to write). Runs at every start, so indexes built before an upgrade stop costing writes.
+   */
+  onApplicationBootstrap(): void {
+    this.spawn(async () => {
+      const recorded = await this.indexes.listWithFields();
+      for (const index of recorded) {
+        if ((index.field ? indexExpression(index.field) : null) !== index.expression) {
+          await this.indexes.drop(index.indexName);
+          this.logger.log({ documentUuid: index.documentUuid, fieldId: index.fieldId, index: index.indexName }, 'unwanted expression index dropped');
+        }
+      }
+    });
   }
 
   /** Drops the indexes of fields that were deleted or changed type (call after the merge committed). */
