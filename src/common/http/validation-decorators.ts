@@ -54,17 +54,23 @@ export const NOT_BLANK_PATTERN = /^\s*\S[\s\S]*$/;
 
 /**
  * An ISO 8601 date or date-time naming one instant: a real calendar day (`strict`: 2030-02-30 does not roll over)
- * in a form `Date` reads. The validator alone also admits week dates (`2030-W01-1`) and the basic format
- * (`20300101T000000Z`), which `Date` cannot read: they reached the service as an invalid date. Registered as
- * `isDateString`, so a failure hides the field's size checks like any kind check.
+ * in the extended calendar form (`2030-01-12`, `2030-01-12T10:00:00Z`). The validator alone also admits week dates
+ * (`2030-W01-1`) and the basic format (`20300101T000000Z`), which `Date` cannot read, and ordinal dates, which it
+ * misreads (`2030-012`, the 12th of January, became the 1st of December). Registered as `isDateString`, so a
+ * failure hides the field's size checks like any kind check.
  */
+const CALENDAR_DATE = /^\d{4}-\d{2}-\d{2}(?:$|[Tt])/;
+
 export const IsInstant = (message: string): PropertyDecorator =>
   ValidateBy(
     {
       name: 'isDateString',
       validator: {
         validate: (value: unknown) =>
-          typeof value === 'string' && isISO8601(value, { strict: true }) && !Number.isNaN(Date.parse(value)),
+          typeof value === 'string' &&
+          CALENDAR_DATE.test(value) &&
+          isISO8601(value, { strict: true }) &&
+          !Number.isNaN(Date.parse(value)),
         defaultMessage: () => message,
       },
     },

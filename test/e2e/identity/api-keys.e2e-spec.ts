@@ -214,9 +214,9 @@ describe('API keys', () => {
     expect((await request(t.http).get('/api/v1/api-keys').set(bearer(user))).body.payload.total).toBe(0);
   });
 
-  it('refuses ISO 8601 forms that name no readable instant (week dates, basic format) as VALIDATION_ERROR on expiresAt', async () => {
+  it('refuses ISO 8601 forms that name no readable instant (week dates, basic format, ordinal dates) as VALIDATION_ERROR on expiresAt', async () => {
     const user = await registerUser(t.http);
-    for (const expiresAt of ['2030-W01-1', '20300101T000000Z', '20300101']) {
+    for (const expiresAt of ['2030-W01-1', '20300101T000000Z', '20300101', '2030-012', '2030-01']) {
       const res = await request(t.http)
         .post('/api/v1/api-keys')
         .set(bearer(user))

@@ -288,7 +288,7 @@ describe('supply chain: supply audit fixes', () => {
   it('5. share link expiresAt must be a real calendar day in a form that names an instant (not a week date or the basic format)', async () => {
     const catalog = await createCatalog(t, sup, S, 'Links', [text('sku')]);
     const conn = await createConnection(t, sup, S, catalog, {});
-    for (const expiresAt of ['2030-02-30', '2030-02-31T10:00:00Z', '2030-04-31', '2030-W01-1', '20300101T000000Z']) {
+    for (const expiresAt of ['2030-02-30', '2030-02-31T10:00:00Z', '2030-04-31', '2030-W01-1', '20300101T000000Z', '2030-012']) {
       const refused = await send(sup, 'post', `/organizations/${S}/connections/${conn}/share-link`, {
         expiresAt,
       });

@@ -45,6 +45,11 @@ export function decodeFrame(data: Uint8Array): BinaryFrame {
  * A malformed update is not "empty": it is left for the write path to refuse.
  */
 export function isEmptyUpdate(update: Uint8Array): boolean {
+  // An empty update is two bytes (no struct groups, no deletions); anything much longer has content: not decoded
+  // twice on the write path.
+  if (update.length > 8) {
+    return false;
+  }
   try {
     const { structs, ds } = Y.decodeUpdate(update);
     return structs.length === 0 && ds.clients.size === 0;
