@@ -5,6 +5,7 @@ import request from 'supertest';
 import { addToWorkspace, createDocument, type DocHandle } from '../documents/documents.fixtures.js';
 import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
 import { WebhookDeliveryJob } from '../../../src/modules/webhooks/jobs/webhook-delivery.job.js';
+import { WebhookUrlGuard } from '../../../src/modules/webhooks/services/webhook-url-guard.service.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { sleep, WebhookReceiver, waitFor } from './webhook-receiver.js';
 import {
@@ -130,6 +131,43 @@ describe('webhooks: retries, disable, pause, redeliver, test, stats, access', ()
     expect(failed.map((d) => d.error).sort()).toEqual(['HTTP 302', 'timed out after 1000 ms']);
     expect(elsewhere.received).toHaveLength(0);
     await elsewhere.stop();
+  });
+
+  it('bounds the DNS lookup before an attempt by the timeout: a slow lookup is a failed attempt that says so, and nothing is sent', async () => {
+    // A lookup that outlived the lease (timeout + 30 s) would let another instance make the same attempt again.
+    const guard = t.app.get(WebhookUrlGuard);
+    const original = guard.resolve.bind(guard);
+    const port = new URL(receiver.url).port;
+    let slow = false;
+    guard.resolve = async (host: string) => {
+      if (host !== 'slow-dns.example.test') {
+        return original(host);
+      }
+      if (slow) {
+        await sleep(5000);
+      }
+      return [{ address: '127.0.0.1', family: 4 }];
+    };
+    try {
+      const hook = await createWebhook(t, owner, {
+        url: `http://slow-dns.example.test:${port}/hook`,
+        events: ['view_deleted'],
+        maxRetries: 0,
+        timeout: 1,
+      });
+      slow = true;
+      await recordEvents(t, event('view_deleted', { viewId: 'dns' }));
+      await waitFor(
+        async () => (await deliveriesOf(t, owner, hook.id, '&status=failed')).length === 1,
+        4000,
+        'the attempt to fail at its timeout',
+      );
+      const [failed] = await deliveriesOf(t, owner, hook.id);
+      expect(failed.error).toBe('timed out after 1000 ms resolving slow-dns.example.test');
+      expect(receiver.received).toHaveLength(0);
+    } finally {
+      guard.resolve = original;
+    }
   });
 
   it('applies a maxRetries changed by PUT to the deliveries already retrying, like timeout and retryInterval', async () => {

@@ -383,6 +383,88 @@ describe('webhooks: events, payloads, signatures and filters', () => {
     expect(viewsOf(hooks.conditions.id)).toEqual(['b']);
   });
 
+  it('matches filters.userIds given in capitals, as user ids are answered lower-case', async () => {
+    const hook = await createWebhook(t, owner, {
+      url: receiver.url,
+      events: ['view_created'],
+      filters: { userIds: [owner.id.toUpperCase()] },
+    });
+    await recordEvents(t, event('view_created', { viewId: 'by-owner' }));
+    await waitFor(
+      () => receiver.received.some((r) => r.body.webhookId === hook.id),
+      15_000,
+      'the delivery matched by an upper-case user id',
+    );
+    expect(receiver.received.filter((r) => r.body.webhookId === hook.id).map((r) => r.body.payload.viewId)).toEqual([
+      'by-owner',
+    ]);
+  });
+
+  it("bounds the work of a webhook's conditions per event: conditions that cannot be evaluated within it do not hold", async () => {
+    // docs/webhooks.md, "Filter work": a 100-row bulk operation has about 2,500 values; a condition with `..` or a
+    // wildcard is evaluated only while twice the envelope's values are left of the webhook's 10,000, and costs the
+    // envelope's values plus those it selected. Twenty `$..*` conditions held the event loop for tens of ms each.
+    const rows = Array.from({ length: 100 }, (_, i) => ({
+      rowId: `r${i}`,
+      version: 1,
+      values: ['name', 'sku', 'qty', 'price', 'status'].map((fieldId, j) => ({
+        fieldId,
+        value: j % 2 ? { number: i } : { text: `value ${i}` },
+      })),
+    }));
+    const everything = Array.from({ length: 20 }, () => ({ path: '$..*', operator: 'exists' }));
+    const hooks = {
+      heavy: await createWebhook(t, owner, {
+        url: `${receiver.url}?k=heavy`,
+        events: ['data_bulk_operation', 'view_created'],
+        filters: { conditions: everything },
+      }),
+      negative: await createWebhook(t, owner, {
+        url: `${receiver.url}?k=negative`,
+        events: ['data_bulk_operation'],
+        filters: { conditions: Array.from({ length: 4 }, () => ({ path: '$..nope', operator: 'exists', value: false })) },
+      }),
+      whole: await createWebhook(t, owner, {
+        url: `${receiver.url}?k=whole`,
+        events: ['data_bulk_operation'],
+        filters: { conditions: [{ path: '$..fieldId', operator: 'eq', value: 'qty' }] },
+      }),
+      narrow: await createWebhook(t, owner, {
+        url: `${receiver.url}?k=narrow`,
+        events: ['data_bulk_operation'],
+        filters: {
+          conditions: Array.from({ length: 20 }, () => ({
+            path: '$.payload.rows[99].values[2].fieldId',
+            operator: 'eq',
+            value: 'qty',
+          })),
+        },
+      }),
+    };
+    await recordEvents(
+      t,
+      event('data_bulk_operation', { bulkId: 'b1', rowIds: rows.map((row) => row.rowId), rows }),
+      event('view_created', { viewId: 'small' }),
+    );
+    const eventsOf = (id: string): string[] =>
+      receiver.received.filter((r) => r.body.webhookId === id).map((r) => String(r.body.event));
+    await waitFor(
+      () =>
+        eventsOf(hooks.heavy.id).length >= 1 &&
+        eventsOf(hooks.whole.id).length >= 1 &&
+        eventsOf(hooks.narrow.id).length >= 1,
+      15_000,
+      'the deliveries within the budget',
+    );
+    await sleep(400);
+    // Twenty whole-body conditions fit a small event, not a 100-row bulk operation.
+    expect(eventsOf(hooks.heavy.id)).toEqual(['view_created']);
+    // Over the budget a condition does not hold whatever its operator, exists: false included.
+    expect(eventsOf(hooks.negative.id)).toEqual([]);
+    expect(eventsOf(hooks.whole.id)).toEqual(['data_bulk_operation']);
+    expect(eventsOf(hooks.narrow.id)).toEqual(['data_bulk_operation']);
+  });
+
   it('only delivers events that occur after the webhook was created', async () => {
     await recordEvents(t, event('view_updated', { before: true }));
     const hook = await createWebhook(t, owner, { url: receiver.url, events: ['view_updated'] });

@@ -218,6 +218,58 @@ describe('webhooks: management, validation, tenancy and URL safety', () => {
     expect(got.body.payload).toMatchObject({ name: 'hook', events: ['request_merged'], filters: {} });
   });
 
+  it('bounds the webhooks of an organization and the all-organizations webhooks of a user: one more is 409 INVALID_STATE', async () => {
+    // Every webhook's filters run for every event of its organization in the outbox dispatch (docs/webhooks.md, "Limits").
+    const busy = await registerUser(t.http);
+    const own: string[] = [];
+    for (let i = 0; i < 25; i += 1) {
+      own.push((await createWebhook(t, busy, { url: receiver.url })).id);
+    }
+    const over = await request(t.http)
+      .post(`${API}/webhooks`)
+      .set(bearer(busy))
+      .send({ name: 'one too many', url: receiver.url, events: ['*'] })
+      .expect(409);
+    expect(over.body.code).toBe('INVALID_STATE');
+    expect(JSON.stringify(over.body.details)).toContain('at most 25 webhooks');
+    expect(over.body.payload).toEqual({ limit: 25 });
+    // All-organizations webhooks have their own limit, per user, whatever organization they were created in.
+    for (let i = 0; i < 10; i += 1) {
+      await createWebhook(t, busy, { url: receiver.url, allOrganizations: true });
+    }
+    const overAll = await request(t.http)
+      .post(`${API}/webhooks`)
+      .set(bearer(busy))
+      .send({ name: 'one too many', url: receiver.url, events: ['*'], allOrganizations: true })
+      .expect(409);
+    expect(overAll.body.code).toBe('INVALID_STATE');
+    expect(JSON.stringify(overAll.body.details)).toContain('at most 10 all-organizations webhooks');
+    // Deleting one makes room again; the limit counts the organization, not its other members' own.
+    await request(t.http).delete(`${API}/webhooks/${own[0]}`).set(bearer(busy)).expect(200);
+    await createWebhook(t, busy, { url: receiver.url });
+    await request(t.http)
+      .post(`${API}/webhooks`)
+      .set(bearer(busy))
+      .send({ name: 'one too many', url: receiver.url, events: ['*'] })
+      .expect(409);
+  });
+
+  it('stores and answers filters.userIds lower-case, as the service writes every user id', async () => {
+    const hook = await createWebhook(t, owner, {
+      url: receiver.url,
+      filters: { userIds: [owner.id.toUpperCase()] },
+    });
+    expect(hook.filters).toEqual({ userIds: [owner.id] });
+    const updated = await request(t.http)
+      .put(`${API}/webhooks/${hook.id}`)
+      .set(bearer(owner))
+      .send({ filters: { userIds: [member.id.toUpperCase(), owner.id] } })
+      .expect(200);
+    expect(updated.body.payload.filters).toEqual({ userIds: [member.id, owner.id] });
+    const read = await request(t.http).get(`${API}/webhooks/${hook.id}`).set(bearer(owner)).expect(200);
+    expect(read.body.payload.filters).toEqual({ userIds: [member.id, owner.id] });
+  });
+
   it('refuses a condition path with more than one recursive descent (..), on create and on update', async () => {
     // Each further `..` multiplies the work by the body's depth: twenty `$..*..*..*..*` conditions on one 100-row
     // data_bulk_operation held the event loop (every request) for about nine seconds.

@@ -17,7 +17,7 @@ import {
 import { WebhooksService } from '../services/webhooks.service.js';
 import { NoBody } from '../../../common/http/no-body.decorator.js';
 import { ORGANIZATION_HEADER, OrganizationHeader } from './webhook-request.decorators.js';
-import { ApiWebhookNotFound } from './webhooks.openapi.js';
+import { ApiWebhookLimitConflict, ApiWebhookNotFound } from './webhooks.openapi.js';
 
 const ORGANIZATION_HEADER_DOC = {
   name: ORGANIZATION_HEADER,
@@ -41,6 +41,7 @@ export class WebhooksController {
   })
   @ApiEnvelope(WebhookWithSecretResponseDto, { status: 201 })
   @ApiWebhookNotFound(ORGANIZATION_NOT_FOUND)
+  @ApiWebhookLimitConflict()
   create(
     @CurrentPrincipal() principal: Principal,
     @Body() dto: CreateWebhookDto,

@@ -20,3 +20,12 @@ export function ApiSkippedDeliveryConflict(): MethodDecorator & ClassDecorator {
     schema: ERROR_ENVELOPE_SCHEMA,
   });
 }
+
+/** The 409 of create: the organization (or, for an all-organizations webhook, its creator) has as many as allowed. */
+export function ApiWebhookLimitConflict(): MethodDecorator & ClassDecorator {
+  return ApiConflictResponse({
+    description:
+      "INVALID_STATE: the organization has 25 webhooks of its own, or the caller 10 all-organizations webhooks; delete one first (payload.limit)",
+    schema: ERROR_ENVELOPE_SCHEMA,
+  });
+}

@@ -24,7 +24,11 @@ import { readScopeOf, scopesRead } from '../services/webhook-event-scopes.js';
 import { retryDelaySeconds } from '../services/webhook-retry-schedule.js';
 import { type SendResult, sendWebhook } from '../services/webhook-sender.js';
 import { signatureHeaders } from '../services/webhook-signature.js';
-import { UnsafeDestinationError, WebhookUrlGuard } from '../services/webhook-url-guard.service.js';
+import {
+  LookupTimeoutError,
+  UnsafeDestinationError,
+  WebhookUrlGuard,
+} from '../services/webhook-url-guard.service.js';
 
 const PRUNE_EVERY_MS = 60_000;
 
@@ -192,12 +196,19 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
   }
 
   private async send(delivery: ClaimedDelivery, headers: Record<string, string>): Promise<SendResult> {
+    // `timeout` bounds the whole attempt, the DNS lookup included: the lease lasts timeout + 30 s.
+    const timeoutMs = delivery.timeoutSeconds * 1000;
+    const started = performance.now();
     try {
-      const destination = await this.urlGuard.check(delivery.url);
-      return await sendWebhook(destination, headers, delivery.requestBody, delivery.timeoutSeconds * 1000);
+      const destination = await this.urlGuard.check(delivery.url, timeoutMs);
+      return await sendWebhook(destination, headers, delivery.requestBody, timeoutMs, performance.now() - started);
     } catch (error) {
+      const durationMs = Math.round(performance.now() - started);
       if (error instanceof UnsafeDestinationError) {
-        return { status: null, bodyExcerpt: null, durationMs: 0, error: `refused: ${error.message}` };
+        return { status: null, bodyExcerpt: null, durationMs, error: `refused: ${error.message}` };
+      }
+      if (error instanceof LookupTimeoutError) {
+        return { status: null, bodyExcerpt: null, durationMs, error: error.message };
       }
       throw error;
     }

@@ -121,6 +121,29 @@ export class WebhookRepository {
   }
 
   /**
+   * How many webhooks count against the limit a new one would join (docs/webhooks.md, "Limits"): the organization's
+   * own webhooks, or the creator's all-organizations webhooks. Takes a transaction-scoped advisory lock on that
+   * scope first, so concurrent creations are counted one after the other and cannot pass the limit together.
+   */
+  async countForLimit(scope: { organizationId: string } | { allOrganizationsOf: string }): Promise<number> {
+    const [key, sql, parameter] =
+      'organizationId' in scope
+        ? [
+            `quire.webhooks.organization:${scope.organizationId}`,
+            `SELECT count(*) AS total FROM webhooks WHERE organization_id = $1 AND NOT all_organizations`,
+            scope.organizationId,
+          ]
+        : [
+            `quire.webhooks.all-organizations:${scope.allOrganizationsOf}`,
+            `SELECT count(*) AS total FROM webhooks WHERE created_by = $1 AND all_organizations`,
+            scope.allOrganizationsOf,
+          ];
+    await this.tx.manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [key]);
+    const rows = await this.tx.manager.query<Array<{ total: string }>>(sql, [parameter]);
+    return Number(rows[0].total);
+  }
+
+  /**
    * The webhook if `userId` may reach it: a webhook of one of `organizationIds` (the caller's active organizations),
    * or an all-organizations webhook `userId` created — those belong to their creator, not to the organization they
    * were created in, so no one else finds them and their creator finds them wherever they are a member.

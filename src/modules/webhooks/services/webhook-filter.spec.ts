@@ -1,4 +1,5 @@
 import {
+  CONDITION_BUDGET,
   conditionHolds,
   filtersMatch,
   filtersProblems,
@@ -140,6 +141,41 @@ describe('webhook filters', () => {
       'filters.conditions[5].value',
       'filters.conditions[6].value',
     ]);
+  });
+});
+
+describe('webhook filter work budget', () => {
+  // Four values a row (the row and its three keys) and a dozen more: the envelope's values, as the budget counts them.
+  function bulk(size: number): typeof delivery {
+    const rows = Array.from({ length: size }, (_, i) => ({ rowId: `r${i}`, qty: i, note: 'n' }));
+    return { ...delivery, payload: { ...delivery.payload, rows } };
+  }
+
+  it('charges a path with .. or a wildcard the envelope it may walk, and refuses what the budget left cannot cover', () => {
+    const small = bulk(10);
+    const everything = { path: '$..*', operator: 'exists' as const };
+    expect(filtersMatch({ conditions: Array(20).fill(everything) }, small)).toBe(true);
+    // 1,500 rows are over half the budget (about 6,000 values), so not even one `$..*` is evaluated.
+    const large = bulk(1500);
+    expect(filtersMatch({ conditions: [everything] }, large)).toBe(false);
+    expect(filtersMatch({ conditions: [{ path: '$.payload.rows[*].qty', operator: 'exists' }] }, large)).toBe(false);
+    // Over the budget a condition does not hold whatever its operator.
+    expect(filtersMatch({ conditions: [{ path: '$..nope', operator: 'exists', value: false }] }, large)).toBe(false);
+    expect(filtersMatch({ conditions: [{ path: '$.payload.rows[*].qty', operator: 'is_empty' }] }, large)).toBe(false);
+    // Names and indices select at most one value each: no charge up front.
+    const narrow = { path: '$.payload.rows[999].qty', operator: 'eq' as const, value: 999 };
+    expect(filtersMatch({ conditions: Array(20).fill(narrow) }, large)).toBe(true);
+  });
+
+  it('shares the budget among the conditions of one webhook, and gives each evaluation of the filters a new one', () => {
+    const medium = bulk(600); // about 2,400 values, and 600 selected by $..qty: room for two such conditions, not three
+    const descent = { path: '$..qty', operator: 'exists' as const };
+    expect(CONDITION_BUDGET).toBe(10_000);
+    expect(filtersMatch({ conditions: [descent, descent] }, medium)).toBe(true);
+    expect(filtersMatch({ conditions: [descent, descent, descent] }, medium)).toBe(false);
+    expect(filtersMatch({ conditions: [descent, descent] }, medium)).toBe(true);
+    // Without a budget (a single condition checked on its own) nothing is refused.
+    expect(conditionHolds(descent, bulk(5000))).toBe(true);
   });
 });
 

@@ -274,13 +274,78 @@ function isEmptyValue(value: unknown): boolean {
 }
 
 /**
+ * The work one webhook's conditions may do for one event, in values (docs/webhooks.md, "Filter work"). Filters run
+ * on the event loop inside the outbox dispatch, and jsonpath-plus takes about a microsecond per value it visits or
+ * selects: ten webhooks of twenty `$..*` conditions on one 100-row bulk operation (about 2,600 values) held every
+ * request for most of a second. With this budget one webhook's filters take a few milliseconds per event at most,
+ * and the number of webhooks is bounded (webhooks.service.ts).
+ */
+export const CONDITION_BUDGET = 10_000;
+
+/** What is left of a webhook's CONDITION_BUDGET while its conditions are evaluated for one event. */
+export interface ConditionBudget {
+  left: number;
+}
+
+/** Values (objects, arrays and scalars) of each envelope, counted no further than CONDITION_BUDGET + 1. */
+const envelopeSizes = new WeakMap<object, number>();
+
+function valueCount(json: object): number {
+  let count = envelopeSizes.get(json);
+  if (count === undefined) {
+    count = 0;
+    const pending: unknown[] = [json];
+    while (pending.length > 0 && count <= CONDITION_BUDGET) {
+      const next = pending.pop();
+      count += 1;
+      if (typeof next === 'object' && next !== null) {
+        pending.push(...Object.values(next));
+      }
+    }
+    envelopeSizes.set(json, count);
+  }
+  return count;
+}
+
+/** A recursive descent or a wildcard may walk the whole envelope; names and indices select at most one value. */
+function mayWalkWholeBody(path: string): boolean {
+  return (path.slice(1).match(STEPS) ?? []).some(
+    (step) => step.startsWith('..') || step === '.*' || step === '[*]',
+  );
+}
+
+/**
+ * The values `path` selects, or null when the budget left cannot cover the most the path could cost (the condition
+ * then does not hold). A path that may walk the whole envelope could visit each of its values and select each: it is
+ * evaluated only while twice the envelope's values are left, and costs the envelope's values plus those it selected.
+ * A path of names and indices costs what it selected. jsonpath-plus cannot be stopped half-way cheaply (its callback
+ * builds a path string per value), so the most a path can cost is checked before it runs.
+ */
+function selectWithin(path: string, json: object, budget: ConditionBudget): unknown[] | null {
+  const walked = mayWalkWholeBody(path) ? valueCount(json) : 0;
+  if (budget.left < 2 * walked) {
+    return null;
+  }
+  const values = JSONPath({ path, json, wrap: true, eval: false }) as unknown[];
+  budget.left -= walked + values.length;
+  return budget.left < 0 ? null : values;
+}
+
+/**
  * A condition holds when any value its path selects satisfies the operator; `ne` and `notIn` are the
  * negations of `eq` and `in` (so they hold when the path selects nothing); `exists` (value true, the
  * default) holds when the path selects at least one value, `exists: false` when it selects none.
  * `is_empty` holds when the path selects nothing or only empty values, `is_not_empty` when it does not.
  */
-export function conditionHolds(condition: WebhookCondition, delivery: object): boolean {
-  const values = JSONPath({ path: condition.path, json: delivery, wrap: true, eval: false }) as unknown[];
+export function conditionHolds(
+  condition: WebhookCondition,
+  delivery: object,
+  budget: ConditionBudget = { left: Number.POSITIVE_INFINITY },
+): boolean {
+  const values = selectWithin(condition.path, delivery, budget);
+  if (values === null) {
+    return false;
+  }
   switch (condition.operator) {
     case 'exists':
       return (condition.value !== false) === values.length > 0;
@@ -314,12 +379,18 @@ function inList(list: string[] | undefined, value: string | null): boolean {
   return !list || list.length === 0 || (value !== null && list.includes(value));
 }
 
+/** User ids are stored lower-case (normalizedFilters); ones stored before that are compared the same way. */
+function userInList(list: string[] | undefined, userId: string | null): boolean {
+  return !list || list.length === 0 || (userId !== null && list.some((id) => id.toLowerCase() === userId.toLowerCase()));
+}
+
 /** Whether a delivery passes a webhook's filters (an empty or absent kind lets everything through). */
 export function filtersMatch(filters: WebhookFilters, delivery: FilterableDelivery): boolean {
+  const budget: ConditionBudget = { left: CONDITION_BUDGET };
   return (
     inList(filters.docTypes, delivery.docType) &&
     inList(filters.docIds, delivery.docId) &&
-    inList(filters.userIds, delivery.triggeredBy) &&
-    (filters.conditions ?? []).every((condition) => conditionHolds(condition, delivery))
+    userInList(filters.userIds, delivery.triggeredBy) &&
+    (filters.conditions ?? []).every((condition) => conditionHolds(condition, delivery, budget))
   );
 }

@@ -34,16 +34,17 @@ function pinnedLookup(destination: CheckedDestination): LookupFunction {
 
 /**
  * One POST, outside any transaction: connects to the pinned address (TLS still verifies the certificate
- * for the URL's host name), follows no redirect (a 3xx is a failed attempt), gives up after `timeoutMs`
- * for the whole exchange, and keeps at most RESPONSE_EXCERPT_BYTES of the answer.
+ * for the URL's host name), follows no redirect (a 3xx is a failed attempt), gives up `timeoutMs` after the
+ * attempt began — `spentMs` ago, when its DNS lookup started — and keeps at most RESPONSE_EXCERPT_BYTES of the answer.
  */
 export function sendWebhook(
   destination: CheckedDestination,
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
+  spentMs = 0,
 ): Promise<SendResult> {
-  const started = performance.now();
+  const started = performance.now() - spentMs;
   const transport = destination.url.protocol === 'https:' ? https : http;
   return new Promise<SendResult>((resolve) => {
     let settled = false;
@@ -96,7 +97,7 @@ export function sendWebhook(
     const timer = setTimeout(() => {
       finish({ status: null, bodyExcerpt: null, error: `timed out after ${timeoutMs} ms` });
       request.destroy();
-    }, timeoutMs);
+    }, Math.max(0, timeoutMs - spentMs));
     request.on('error', (error) => finish({ status: null, bodyExcerpt: null, error: error.message }));
     request.end(body);
   });

@@ -1,3 +1,4 @@
+import type { LookupAddress } from 'node:dns';
 import { lookup } from 'node:dns/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import ipaddr from 'ipaddr.js';
@@ -11,6 +12,9 @@ export interface CheckedDestination {
 }
 
 export class UnsafeDestinationError extends Error {}
+
+/** The host name did not resolve within the time the caller allowed (an attempt's `timeout`). */
+export class LookupTimeoutError extends Error {}
 
 /**
  * Only plain public unicast addresses are allowed. ipaddr.js names every special range (loopback, private,
@@ -68,7 +72,12 @@ export function urlSyntaxProblem(raw: string): string | null {
 export class WebhookUrlGuard {
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
-  async check(raw: string): Promise<CheckedDestination> {
+  /**
+   * `timeoutMs` bounds the DNS lookup (a delivery attempt passes what is left of its `timeout`): a resolver that
+   * answers late must not keep an attempt past its lease (timeout + 30 s), after which another instance would make
+   * the same attempt again. The lookup itself cannot be cancelled; its late answer is dropped.
+   */
+  async check(raw: string, timeoutMs?: number): Promise<CheckedDestination> {
     const problem = urlSyntaxProblem(raw);
     if (problem) {
       throw new UnsafeDestinationError(problem);
@@ -79,11 +88,7 @@ export class WebhookUrlGuard {
     if (ipaddr.isValid(host)) {
       addresses = [{ address: host, family: host.includes(':') ? 6 : 4 }];
     } else {
-      try {
-        addresses = await lookup(host, { all: true, verbatim: true });
-      } catch {
-        throw new UnsafeDestinationError(`host ${host} could not be resolved`);
-      }
+      addresses = await this.resolveWithin(host, timeoutMs);
     }
     if (addresses.length === 0) {
       throw new UnsafeDestinationError(`host ${host} could not be resolved`);
@@ -96,5 +101,33 @@ export class WebhookUrlGuard {
     }
     const chosen = addresses[0];
     return { url, address: chosen.address, family: chosen.family === 6 ? 6 : 4 };
+  }
+
+  /** Every address of `host`, from the system resolver (the one place the guard asks DNS). */
+  resolve(host: string): Promise<LookupAddress[]> {
+    return lookup(host, { all: true, verbatim: true });
+  }
+
+  private async resolveWithin(host: string, timeoutMs: number | undefined): Promise<LookupAddress[]> {
+    let timer: NodeJS.Timeout | undefined;
+    const answer = this.resolve(host).catch(() => {
+      throw new UnsafeDestinationError(`host ${host} could not be resolved`);
+    });
+    if (timeoutMs === undefined) {
+      return answer;
+    }
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(
+        () => reject(new LookupTimeoutError(`timed out after ${timeoutMs} ms resolving ${host}`)),
+        Math.max(0, timeoutMs),
+      );
+    });
+    // A late failure has no one waiting for it any more.
+    answer.catch(() => undefined);
+    try {
+      return await Promise.race([answer, late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }

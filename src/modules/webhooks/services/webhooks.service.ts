@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
+import { ErrorCode } from '../../../common/errors/error-code.js';
 import { offsetOf, type Page, pageOf } from '../../../common/http/pagination.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import { TransactionHost } from '../../../database/transaction-host.js';
@@ -30,6 +31,11 @@ import { narrowedScopes, normalizedScopes } from './webhook-event-scopes.js';
 import { filtersProblems, type WebhookFilters } from './webhook-filter.js';
 import { generateWebhookSecret } from './webhook-signature.js';
 import { UnsafeDestinationError, WebhookUrlGuard } from './webhook-url-guard.service.js';
+
+/** An organization's own webhooks (not all-organizations ones), whoever created them (docs/webhooks.md, "Limits"). */
+export const MAX_WEBHOOKS_PER_ORGANIZATION = 25;
+/** A user's all-organizations webhooks: each carries the events of every organization the user is in. */
+export const MAX_ALL_ORGANIZATIONS_WEBHOOKS_PER_USER = 10;
 
 /** Webhook management (spec 4.6): create, read, update, delete, pause, resume, test, regenerate-secret. */
 @Injectable()
@@ -63,6 +69,7 @@ export class WebhooksService {
         organizationHeader,
       );
       await this.access.requireCreator(principal, organizationId);
+      await this.requireRoomFor(principal.userId, organizationId, dto.allOrganizations === true);
       const row = await this.webhooks.insert({
         organizationId,
         // Opt-in (docs/webhooks.md): by default a webhook carries its own organization's events only (issue 12).
@@ -248,13 +255,37 @@ export class WebhooksService {
     return result;
   }
 
-  /** Absent or null: no filters (`{}`). */
+  /**
+   * Every webhook's filters run for every event of its organization in the outbox dispatch, so how many there are is
+   * bounded (docs/webhooks.md, "Limits"): an organization's own webhooks, and each user's all-organizations ones.
+   */
+  private async requireRoomFor(userId: string, organizationId: string, allOrganizations: boolean): Promise<void> {
+    const [count, limit, reason] = allOrganizations
+      ? [
+          await this.webhooks.countForLimit({ allOrganizationsOf: userId }),
+          MAX_ALL_ORGANIZATIONS_WEBHOOKS_PER_USER,
+          `a user may have at most ${MAX_ALL_ORGANIZATIONS_WEBHOOKS_PER_USER} all-organizations webhooks; delete one first`,
+        ]
+      : [
+          await this.webhooks.countForLimit({ organizationId }),
+          MAX_WEBHOOKS_PER_ORGANIZATION,
+          `an organization may have at most ${MAX_WEBHOOKS_PER_ORGANIZATION} webhooks; delete one first`,
+        ];
+    if (count >= limit) {
+      throw new AppException(ErrorCode.INVALID_STATE, { details: [{ reason }], payload: { limit } });
+    }
+  }
+
+  /** Absent or null: no filters (`{}`). User ids are kept lower-case, as the service writes every id (`triggeredBy`). */
   private checkFilters(filters: WebhookFilters | null | undefined): WebhookFilters {
     const problems = filtersProblems(filters);
     if (problems.length > 0) {
       throw AppException.validation(problems);
     }
-    return filters ?? {};
+    if (!filters) {
+      return {};
+    }
+    return filters.userIds ? { ...filters, userIds: filters.userIds.map((id) => id.toLowerCase()) } : filters;
   }
 
   private async checkUrl(url: string): Promise<void> {
