@@ -463,6 +463,22 @@ describe('webhooks: events, payloads, signatures and filters', () => {
     expect(eventsOf(hooks.negative.id)).toEqual([]);
     expect(eventsOf(hooks.whole.id)).toEqual(['data_bulk_operation']);
     expect(eventsOf(hooks.narrow.id)).toEqual(['data_bulk_operation']);
+    // Not sent, but not hidden either: the owner finds the event the filters could not decide, skipped with the reason.
+    for (const hook of [hooks.heavy, hooks.negative]) {
+      const skipped = (await deliveriesOf(t, owner, hook.id)).filter((d) => d.event === 'data_bulk_operation');
+      expect(skipped).toEqual([
+        expect.objectContaining({ status: 'skipped', error: expect.stringContaining('could not be evaluated') }),
+      ]);
+    }
+    // A filter that simply does not match records nothing.
+    expect((await deliveriesOf(t, owner, hooks.whole.id)).map((d) => d.event)).toEqual(['data_bulk_operation']);
+    // The owner may send it anyway: a redelivery is not filtered.
+    const [skipped] = (await deliveriesOf(t, owner, hooks.heavy.id)).filter((d) => d.event === 'data_bulk_operation');
+    await request(t.http)
+      .post(`${API}/webhooks/${hooks.heavy.id}/deliveries/${skipped.deliveryId}/redeliver`)
+      .set(bearer(owner))
+      .expect(202);
+    await waitFor(() => eventsOf(hooks.heavy.id).includes('data_bulk_operation'), 15_000, 'the redelivery');
   });
 
   it('only delivers events that occur after the webhook was created', async () => {

@@ -140,10 +140,18 @@ function iso(value: Date | null): string | null {
   return value ? new Date(value).toISOString() : null;
 }
 
+/**
+ * Skipped because the webhook's creator (or its credential) may not read the event: its document is not named and
+ * its body was dropped. A delivery skipped because its filters could not be evaluated within their work budget
+ * keeps both (docs/webhooks.md, "Filter work") and may be redelivered.
+ */
+export function isHiddenSkip(row: Pick<DeliveryRow, 'status' | 'requestBody'>): boolean {
+  return row.status === 'skipped' && row.requestBody === '';
+}
+
 export function toDeliveryResponse(row: DeliveryRow): DeliveryResponseDto {
   const queued = row.status === 'pending' || row.status === 'retrying';
-  // Skipped: the webhook's creator may not read the event, so its document is not named (nor its body kept).
-  const skipped = row.status === 'skipped';
+  const skipped = isHiddenSkip(row);
   return {
     deliveryId: row.id,
     webhookId: row.webhookId,
@@ -165,7 +173,7 @@ export function toDeliveryResponse(row: DeliveryRow): DeliveryResponseDto {
 
 /**
  * `bodyReadable`: whether the event may be shown to this caller now (WebhookDeliveriesService; tests: always);
- * skipped ones have none.
+ * deliveries skipped for access have none.
  */
 export function toDeliveryDetail(
   row: DeliveryRow,
@@ -174,7 +182,7 @@ export function toDeliveryDetail(
 ): DeliveryDetailResponseDto {
   return {
     ...toDeliveryResponse(row),
-    requestBody: bodyReadable && row.status !== 'skipped' ? row.requestBody : null,
+    requestBody: bodyReadable && !isHiddenSkip(row) ? row.requestBody : null,
     attemptLog: attempts.map((attempt) => ({
       attempt: attempt.attempt,
       manual: attempt.manual,

@@ -10,7 +10,7 @@ import { type NewDelivery, WebhookDeliveryRepository } from '../repositories/web
 import { WebhookRepository, type WebhookRow } from '../repositories/webhook.repository.js';
 import { type EventPlace, WebhookAccessService } from '../services/webhook-access.service.js';
 import { scopesRead } from '../services/webhook-event-scopes.js';
-import { type FilterableDelivery, filtersMatch } from '../services/webhook-filter.js';
+import { CONDITION_BUDGET, type FilterableDelivery, filterOutcome } from '../services/webhook-filter.js';
 
 /** The delivery body of spec 6.1, as the filters read it. */
 type Envelope = FilterableDelivery & { payload: Record<string, unknown> };
@@ -78,7 +78,8 @@ export class WebhookEnqueueListener {
       // The body carries what the creator may see, and the filters look at nothing else (a condition on a hidden
       // value would otherwise tell it by whether the event arrives).
       const envelope = await this.asSeenByCreator(webhook, place, recorded);
-      if (!filtersMatch(webhook.filters, envelope)) {
+      const outcome = filterOutcome(webhook.filters, envelope);
+      if (outcome === 'no-match') {
         continue;
       }
       queued.push({
@@ -95,6 +96,12 @@ export class WebhookEnqueueListener {
         kind: 'event',
         requestBody: JSON.stringify(envelope),
         retriesLeft: webhook.maxRetries,
+        // Not sent, but recorded: silently dropping an event its filters could not decide would hide it from the
+        // owner (docs/webhooks.md, "Filter work").
+        skippedReason:
+          outcome === 'over-budget'
+            ? `the filter conditions could not be evaluated within ${CONDITION_BUDGET} values of work for this event`
+            : null,
       });
     }
     if ((await this.deliveries.enqueue(queued)) > 0) {

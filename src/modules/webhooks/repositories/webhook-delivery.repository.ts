@@ -19,6 +19,8 @@ export interface NewDelivery {
   kind: DeliveryKind;
   requestBody: string;
   retriesLeft: number;
+  /** Recorded as `skipped` with this reason instead of queued (filters that could not be evaluated). */
+  skippedReason?: string | null;
 }
 
 export interface DeliveryRow {
@@ -102,13 +104,15 @@ export class WebhookDeliveryRepository {
     const rows = await this.tx.manager.query<Array<{ id: string }>>(
       `INSERT INTO webhook_deliveries (id, webhook_id, organization_id, workspace_id, event_id, event_seq, event_type, doc_type,
                                        doc_id, triggered_by, kind, request_body, status, queue_order, manual, retries_left,
-                                       next_attempt_at)
+                                       next_attempt_at, last_error, finished_at)
        SELECT x.id, x."webhookId", x."organizationId", x."workspaceId", x."eventId", x."eventSeq", x."eventType", x."docType",
-              x."docId", x."triggeredBy", x.kind, x."requestBody", 'pending', coalesce(x."eventSeq", 0), x.kind = 'test',
-              x."retriesLeft", now()
+              x."docId", x."triggeredBy", x.kind, x."requestBody",
+              CASE WHEN x."skippedReason" IS NULL THEN 'pending' ELSE 'skipped' END, coalesce(x."eventSeq", 0), x.kind = 'test',
+              x."retriesLeft", CASE WHEN x."skippedReason" IS NULL THEN now() END, x."skippedReason",
+              CASE WHEN x."skippedReason" IS NOT NULL THEN now() END
          FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, "webhookId" uuid, "organizationId" uuid, "workspaceId" uuid,
               "eventId" uuid, "eventSeq" bigint, "eventType" text, "docType" text, "docId" text, "triggeredBy" text,
-              kind text, "requestBody" text, "retriesLeft" integer)
+              kind text, "requestBody" text, "retriesLeft" integer, "skippedReason" text)
        ON CONFLICT (webhook_id, event_id) WHERE event_id IS NOT NULL DO NOTHING
        RETURNING id`,
       [JSON.stringify(deliveries)],

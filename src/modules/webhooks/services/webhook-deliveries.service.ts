@@ -8,6 +8,7 @@ import {
   type DeliveryDetailResponseDto,
   type DeliveryQueryDto,
   type DeliveryResponseDto,
+  isHiddenSkip,
   toDeliveryDetail,
   toDeliveryResponse,
   toStatsResponse,
@@ -74,7 +75,7 @@ export class WebhookDeliveriesService {
       if (!row) {
         throw AppException.notFound('delivery');
       }
-      if (row.status === 'skipped') {
+      if (isHiddenSkip(row)) {
         throw new AppException(ErrorCode.INVALID_STATE, {
           details: [
             {

@@ -51,6 +51,9 @@ describe('webhook filters', () => {
       '$..[(1)]',
       '$..rows..qty',
       '$..*..*',
+      // Quotes the library splits differently: four recursive descents it would run, one name for a naive reading.
+      `$["payload']..*..*..*..*['"]`,
+      `$['a"]..*..*["b']`,
     ]) {
       expect(isSupportedJsonPath(bad)).toBe(false);
     }

@@ -54,9 +54,10 @@ const MAX_CONDITIONS = 20;
  * client-chosen code on every event. jsonpath-plus itself is lenient (it accepts `$[` or an unclosed `[0`),
  * so paths are checked here first and a malformed one is VALIDATION_ERROR instead of silently matching nothing.
  */
-const STEP = String.raw`(?:\.\.?(?:[A-Za-z_$][\w$-]*|\*)|\[(?:\d+|\*|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")\])`;
+// A quoted name holds neither quote character nor brackets: jsonpath-plus splits such a name where this pattern
+// would not (`$["a']..*..*['"]` read as one name here, as four recursive descents there).
+const STEP = String.raw`(?:\.\.?(?:[A-Za-z_$][\w$-]*|\*)|\[(?:\d+|\*|'(?:[^'"[\]\\]|\\.)*'|"(?:[^'"[\]\\]|\\.)*")\])`;
 const JSON_PATH = new RegExp(`^\\$${STEP}*$`);
-const STEPS = new RegExp(STEP, 'g');
 
 /**
  * At most one recursive descent (`..`) per path: each further one multiplies the work by the body's depth, and the
@@ -69,7 +70,8 @@ export function isSupportedJsonPath(path: string): boolean {
   if (path.length > 500 || !JSON_PATH.test(path)) {
     return false;
   }
-  const recursive = (path.slice(1).match(STEPS) ?? []).filter((step) => step.startsWith('..')).length;
+  // Counted on the library's own reading of the path, which is what runs.
+  const recursive = JSONPath.toPathArray(path).filter((step) => step === '..').length;
   return recursive <= MAX_RECURSIVE_STEPS;
 }
 
@@ -285,6 +287,8 @@ export const CONDITION_BUDGET = 10_000;
 /** What is left of a webhook's CONDITION_BUDGET while its conditions are evaluated for one event. */
 export interface ConditionBudget {
   left: number;
+  /** Set once a condition could not be evaluated within the budget. */
+  exceeded?: boolean;
 }
 
 /** Values (objects, arrays and scalars) of each envelope, counted no further than CONDITION_BUDGET + 1. */
@@ -309,9 +313,7 @@ function valueCount(json: object): number {
 
 /** A recursive descent or a wildcard may walk the whole envelope; names and indices select at most one value. */
 function mayWalkWholeBody(path: string): boolean {
-  return (path.slice(1).match(STEPS) ?? []).some(
-    (step) => step.startsWith('..') || step === '.*' || step === '[*]',
-  );
+  return JSONPath.toPathArray(path).some((step) => step === '..' || step === '*');
 }
 
 /**
@@ -324,11 +326,16 @@ function mayWalkWholeBody(path: string): boolean {
 function selectWithin(path: string, json: object, budget: ConditionBudget): unknown[] | null {
   const walked = mayWalkWholeBody(path) ? valueCount(json) : 0;
   if (budget.left < 2 * walked) {
+    budget.exceeded = true;
     return null;
   }
   const values = JSONPath({ path, json, wrap: true, eval: false }) as unknown[];
   budget.left -= walked + values.length;
-  return budget.left < 0 ? null : values;
+  if (budget.left < 0) {
+    budget.exceeded = true;
+    return null;
+  }
+  return values;
 }
 
 /**
@@ -384,13 +391,21 @@ function userInList(list: string[] | undefined, userId: string | null): boolean 
   return !list || list.length === 0 || (userId !== null && list.some((id) => id.toLowerCase() === userId.toLowerCase()));
 }
 
-/** Whether a delivery passes a webhook's filters (an empty or absent kind lets everything through). */
-export function filtersMatch(filters: WebhookFilters, delivery: FilterableDelivery): boolean {
+/**
+ * Whether a delivery passes a webhook's filters (an empty or absent kind lets everything through): `over-budget`
+ * when a condition could not be evaluated within CONDITION_BUDGET (the delivery is then recorded as skipped, so the
+ * owner sees what the filters could not decide).
+ */
+export function filterOutcome(filters: WebhookFilters, delivery: FilterableDelivery): 'match' | 'no-match' | 'over-budget' {
   const budget: ConditionBudget = { left: CONDITION_BUDGET };
-  return (
+  const matched =
     inList(filters.docTypes, delivery.docType) &&
     inList(filters.docIds, delivery.docId) &&
     userInList(filters.userIds, delivery.triggeredBy) &&
-    (filters.conditions ?? []).every((condition) => conditionHolds(condition, delivery, budget))
-  );
+    (filters.conditions ?? []).every((condition) => conditionHolds(condition, delivery, budget));
+  return matched ? 'match' : budget.exceeded ? 'over-budget' : 'no-match';
+}
+
+export function filtersMatch(filters: WebhookFilters, delivery: FilterableDelivery): boolean {
+  return filterOutcome(filters, delivery) === 'match';
 }
