@@ -359,6 +359,21 @@ describe('documents: queries over computed fields (volatile formulas, lookups)',
       );
     });
 
+    // docs/values.md: lookup and formula operands may be wrapped in {number} or {text}; eq already read them so.
+    it('reads operands wrapped in {number} or {text} for the ordered operators too', async () => {
+      expect(await matching(dst, { field: 'lk', operator: 'gt', value: { number: 10 } })).toEqual(['d1', 'd3']);
+      expect(await matching(dst, { field: 'lk', operator: 'lte', value: { number: 11 } })).toEqual(['d1', 'd4']);
+      expect(
+        await matching(dst, { field: 'lk', operator: 'range', rangeStart: { number: 10 }, rangeEnd: 20 }),
+      ).toEqual(['d1']);
+      expect(await matching(dst, { field: 'lk', operator: 'range', value: [{ number: 40 }, null] })).toEqual([
+        'd1',
+        'd3',
+      ]);
+      expect(await matching(dst, { field: 'names', operator: 'gt', value: { text: 'o' } })).toEqual(['d1', 'd3']);
+      expect(await matching(dst, { field: 'lk', operator: 'eq', value: { number: 11 } })).toEqual(['d1']);
+    });
+
     // Text operators read each element's text, never the list's JSON text.
     it('matches contains / startsWith / endsWith when one element does', async () => {
       expect(await matching(dst, { field: 'names', operator: 'contains', value: 'EA' })).toEqual([

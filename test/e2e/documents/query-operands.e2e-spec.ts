@@ -297,6 +297,67 @@ describe('documents: query operands (empty lists, Value forms, relation and bool
     expect(bad.body.details.field).toBe('filters.conditions[0].value[0]');
   });
 
+  // Rows show their timestamps with milliseconds (toISOString) while PostgreSQL keeps microseconds: a filter with
+  // the time a row shows must find that row, as it does for a datetime field.
+  it('filters createdAt / updatedAt and created_time fields by the millisecond time a row shows', async () => {
+    const stamps = await createDocument(t.http, owner, {
+      docType: 'stamps',
+      fields: [
+        { id: 'name', name: 'Name', type: 'text' },
+        { id: 'born', name: 'Born', type: 'created_time' },
+      ],
+    });
+    await seedRows(t.dataSource, stamps, [
+      { id: 'm1', values: { name: 'a' } },
+      { id: 'm2', values: { name: 'b' } },
+      { id: 'm3', values: { name: 'c' } },
+    ]);
+    await t.dataSource.query(
+      `UPDATE document_rows r SET created_at = x.at::timestamptz, updated_at = x.at::timestamptz
+         FROM documents d, (VALUES ('m1', '2024-05-01T08:00:00.123456Z'), ('m2', '2024-05-01T08:00:00.123999Z'),
+                                   ('m3', '2024-05-01T08:00:00.124000Z')) AS x(id, at)
+        WHERE d.id = r.document_id AND d.doc_type = 'stamps' AND r.id = x.id`,
+    );
+    const shown = await request(t.http).get(`${stamps.path}/data/m1`).set(bearer(owner)).expect(200);
+    expect(shown.body.payload.createdAt).toBe('2024-05-01T08:00:00.123Z');
+    const at = '2024-05-01T08:00:00.123Z';
+    const ids = async (field: string, operator: string, value: unknown, extra: Record<string, unknown> = {}) =>
+      idsOf(
+        await query(
+          { filters: [{ field, operator, value, ...extra }], sorts: [{ field: 'id', direction: 'asc' }] },
+          stamps.path,
+        ),
+      );
+    for (const field of ['createdAt', 'updatedAt', 'born']) {
+      expect({ field, eq: await ids(field, 'eq', at) }).toEqual({ field, eq: ['m1', 'm2'] });
+      expect({ field, ne: await ids(field, 'ne', at) }).toEqual({ field, ne: ['m3'] });
+      expect({ field, in: await ids(field, 'in', [at, '2024-01-01T00:00:00Z']) }).toEqual({ field, in: ['m1', 'm2'] });
+      expect({ field, notIn: await ids(field, 'notIn', [at]) }).toEqual({ field, notIn: ['m3'] });
+      expect({ field, gt: await ids(field, 'gt', at) }).toEqual({ field, gt: ['m3'] });
+      expect({ field, gte: await ids(field, 'gte', at) }).toEqual({ field, gte: ['m1', 'm2', 'm3'] });
+      expect({ field, lt: await ids(field, 'lt', '2024-05-01T08:00:00.124Z') }).toEqual({ field, lt: ['m1', 'm2'] });
+      expect({ field, lte: await ids(field, 'lte', at) }).toEqual({ field, lte: ['m1', 'm2'] });
+      expect({ field, range: await ids(field, 'range', undefined, { rangeStart: at, rangeEnd: at }) }).toEqual({
+        field,
+        range: ['m1', 'm2'],
+      });
+      // Groups agree: one group per time a row shows.
+      const grouped = await query({ groupBy: { fields: [field], aggregations: [{ kind: 'count' }] } }, stamps.path);
+      expect({
+        field,
+        groups: (grouped.groups as { keys: { value: unknown }[]; aggregations: { value: number }[] }[]).map(
+          (group) => [group.keys[0]?.value, group.aggregations[0]?.value],
+        ),
+      }).toEqual({
+        field,
+        groups: [
+          [{ date: at }, 2],
+          [{ date: '2024-05-01T08:00:00.124Z' }, 1],
+        ],
+      });
+    }
+  });
+
   describe('grouped results', () => {
     let many: DocHandle;
 
@@ -376,6 +437,38 @@ describe('documents: query operands (empty lists, Value forms, relation and bool
         many.path,
       );
       expect(filtered).toMatchObject({ total: 3, totalPages: 2 });
+    });
+
+    it('groups set fields by the set: the same options, users or linked rows in another order are one group', async () => {
+      const sets = await createDocument(t.http, owner, {
+        docType: 'setgroups',
+        fields: [
+          {
+            id: 'tags',
+            name: 'Tags',
+            type: 'multi_select',
+            selectOptions: [
+              { id: 'red', label: 'Red' },
+              { id: 'blue', label: 'Blue' },
+            ],
+          },
+          { id: 'people', name: 'People', type: 'collaborator' },
+          { id: 'links', name: 'Links', type: 'relation' },
+        ],
+      });
+      await seedRows(t.dataSource, sets, [
+        { id: 's1', values: { tags: ['red', 'blue'], people: ['u1', 'u2'], links: [{ rowId: 'x' }, { rowId: 'y' }] } },
+        { id: 's2', values: { tags: ['blue', 'red'], people: ['u2', 'u1'], links: [{ rowId: 'y' }, { rowId: 'x' }] } },
+        { id: 's3', values: { tags: ['red'], people: ['u1'], links: [{ rowId: 'x' }] } },
+      ]);
+      // eq already treats both orders as the same set; groups must agree with it.
+      expect(
+        idsOf(await query({ filters: [condition('tags', 'eq', ['blue', 'red'])], sorts: [{ field: 'id' }] }, sets.path)),
+      ).toEqual(['s1', 's2']);
+      for (const field of ['tags', 'people', 'links']) {
+        const grouped = await query({ groupBy: { fields: [field], aggregations: [{ kind: 'count' }] } }, sets.path);
+        expect({ field, total: grouped.total, counts: (grouped.groups as { aggregations: { value: number }[] }[]).map((group) => group.aggregations[0]?.value).sort() }).toEqual({ field, total: 2, counts: [1, 2] });
+      }
     });
 
     it('refuses pageSize above the maximum, and cursor or limit, with VALIDATION_ERROR', async () => {

@@ -123,9 +123,72 @@ class ConditionCompiler {
     return `${this.params.add(value)}::${cast}${array ? '[]' : ''}`;
   }
 
+  /**
+   * A timestamp column (createdAt, updatedAt, created_time, updated_time) holds microseconds, but rows show it with
+   * milliseconds (`toISOString`) and operands are read to the millisecond: an operand names the whole millisecond
+   * [t, t + 1 ms), so `eq` with the time a row shows finds that row. The column itself is compared (no function
+   * around it), so an index on it still serves the filter.
+   */
+  private timestamp(op: FilterOperator, expr: string): string {
+    const valuePath = `${this.cond.path}.value`;
+    const from = (value: Operand): string => this.bind(value, 'timestamptz');
+    const until = (value: Operand): string => `(${from(value)} + interval '1 millisecond')`;
+    const within = (value: Operand): string => {
+      const at = from(value);
+      return `(${expr} >= ${at} AND ${expr} < ${at} + interval '1 millisecond')`;
+    };
+    switch (op) {
+      case 'eq':
+        return within(this.operand(this.cond.value, valuePath));
+      case 'ne':
+        return `(NOT COALESCE(${within(this.operand(this.cond.value, valuePath))}, FALSE))`;
+      case 'in':
+      case 'notIn': {
+        const list = this.list(valuePath);
+        if (list.length === 0) {
+          return constantSql(op === 'notIn', expr);
+        }
+        const any = `EXISTS (SELECT 1 FROM unnest(${this.bind(list, 'timestamptz', true)}) AS q(v) WHERE ${expr} >= q.v AND ${expr} < q.v + interval '1 millisecond')`;
+        return op === 'in' ? any : `(NOT ${any})`;
+      }
+      case 'gt':
+        return `(${expr} >= ${until(this.operand(this.cond.value, valuePath))})`;
+      case 'gte':
+        return `(${expr} >= ${from(this.operand(this.cond.value, valuePath))})`;
+      case 'lt':
+        return `(${expr} < ${from(this.operand(this.cond.value, valuePath))})`;
+      case 'lte':
+        return `(${expr} < ${until(this.operand(this.cond.value, valuePath))})`;
+      case 'range': {
+        const [start, end] = this.bounds();
+        const parts: string[] = [];
+        if (start !== undefined && start !== null) {
+          parts.push(`${expr} >= ${from(this.operand(start, `${this.cond.path}.rangeStart`))}`);
+        }
+        if (end !== undefined && end !== null) {
+          parts.push(`${expr} < ${until(this.operand(end, `${this.cond.path}.rangeEnd`))}`);
+        }
+        return parts.length === 0
+          ? fail(`${this.cond.path}.rangeStart`, 'range needs rangeStart and/or rangeEnd')
+          : `(${parts.join(' AND ')})`;
+      }
+      case 'contains':
+      case 'startsWith':
+      case 'endsWith':
+      case 'is_empty':
+      case 'is_not_empty':
+        return fail(`${this.cond.path}.${this.cond.operatorKey}`, `operator "${op}" is not supported here`);
+      default:
+        return assertNever(op);
+    }
+  }
+
   /** Families compared as one typed scalar: text, id, select, number, date, datetime, boolean. */
   scalar(op: FilterOperator, expr: string, cast: SqlCast): string {
     const valuePath = `${this.cond.path}.value`;
+    if (cast === 'timestamptz') {
+      return this.timestamp(op, expr);
+    }
     switch (op) {
       case 'eq':
         return `(${expr} = ${this.bind(this.operand(this.cond.value, valuePath), cast)})`;
@@ -267,10 +330,15 @@ class ConditionCompiler {
       case 'lt':
       case 'lte':
       case 'range': {
+        // Kinds of the operands as read ({number: 4} is 4), as `scalar` below reads them again.
         const samples =
           op === 'range'
-            ? this.bounds().filter((bound) => bound !== undefined && bound !== null)
-            : [this.cond.value];
+            ? this.bounds().flatMap((bound, index) =>
+                bound === undefined || bound === null
+                  ? []
+                  : [this.operand(bound, `${this.cond.path}.${index === 0 ? 'rangeStart' : 'rangeEnd'}`)],
+              )
+            : [this.operand(this.cond.value, valuePath)];
         const kinds = new Set(samples.map((sample) => typeof sample));
         if (kinds.size === 1 && kinds.has('number')) {
           return anyElement((element) =>

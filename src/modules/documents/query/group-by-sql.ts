@@ -84,7 +84,22 @@ export function groupBySql(
   const keyExprs: string[] = [];
   const keys: CompiledGroupKey[] = spec.fields.map((groupField, index) => {
     const field = resolver.resolve(groupField.field, groupField.path, params);
-    keyExprs.push(`NULLIF(${valueJsonSql(field)}, 'null'::jsonb)`);
+    const json = valueJsonSql(field);
+    const family = field.handler.family;
+    const typed = field.handler.sqlExpr(field.ref);
+    let key = `NULLIF(${json}, 'null'::jsonb)`;
+    if (typed.cast === 'timestamptz') {
+      // A timestamp column keeps microseconds; rows show it to the millisecond, so that is what a group stands for
+      // (two rows showing the same time used to be two groups with the same key).
+      key = `to_jsonb(to_char(${typed.sql} AT TIME ZONE 'UTC', ${ISO_FORMAT}))`;
+    } else if (family === 'set' || family === 'relation') {
+      // A set (multi_select, collaborator, relation) keeps the order it was written in, but `eq` compares it as a
+      // set: ["red","blue"] and ["blue","red"] are one group, keyed by its elements in a fixed order (references by
+      // row id). No element (an empty array) gives NULL, the empty group.
+      const order = family === 'relation' ? `e.v ->> 'rowId', e.v` : 'e.v';
+      key = `(SELECT jsonb_agg(e.v ORDER BY ${order}) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${json}) = 'array' THEN ${json} END) AS e(v))`;
+    }
+    keyExprs.push(key);
     return { field: groupField.field, alias: `__g${index}` };
   });
   const aggregates: CompiledAggregate[] = [];

@@ -135,7 +135,8 @@ describe('compileQuery: filters', () => {
       '2024-01-02T08:00:00.000Z',
     ]);
     expect(where({ field: 'createdAt', op: 'gt', value: '2024-01-02' })).toEqual({
-      sql: '(r.created_at > $2::timestamptz)',
+      // The operand names its whole millisecond (rows show times to the millisecond, the column has microseconds).
+      sql: "(r.created_at >= ($2::timestamptz + interval '1 millisecond'))",
       params: ['2024-01-02T00:00:00.000Z'],
     });
     expect(where({ field: 'version', op: 'eq', value: 3 }).sql).toBe('(r.version = $2::double precision)');
