@@ -103,6 +103,20 @@ describe('comments', () => {
     expect(await commentCount()).toBe(before);
   });
 
+  it('takes a document property as the field of a field comment (a cell comment needs a row field)', async () => {
+    const withBudget = await createDocument(t.http, owner, { properties: [{ id: 'budget', name: 'Budget', type: 'number' }] });
+    const res = await post(editor, { target: { scope: 'field', fieldId: 'budget' }, content: 'Is this net?' }, withBudget.path).expect(201);
+    expect(res.body.payload).toMatchObject({ target: { scope: 'field', fieldId: 'budget' }, targetDeleted: false });
+    await createRow(t.http, owner, withBudget, { id: 'r1', values: { name: 'One' } });
+    const cell = await post(editor, { target: { scope: 'cell', rowId: 'r1', fieldId: 'budget' }, content: 'x' }, withBudget.path).expect(400);
+    expect(problemsOf(cell.body).map((detail: { field: string }) => detail.field)).toEqual(['target.fieldId']);
+    // The property removed, the comment stays and says its target is gone.
+    const metadata = (await request(t.http).get(`${withBudget.path}/metadata`).set(bearer(owner)).expect(200)).body.payload;
+    await request(t.http).put(`${withBudget.path}/metadata`).set(bearer(owner)).send({ fields: metadata.fields, properties: [] }).expect(200);
+    const read = await request(t.http).get(`${withBudget.path}/comments/${res.body.payload.id}`).set(bearer(editor)).expect(200);
+    expect(read.body.payload).toMatchObject({ target: { scope: 'field', fieldId: 'budget' }, targetDeleted: true });
+  });
+
   it('takes requestId and the deprecated apply on every write (saved at once, apply answering X-API-Deprecated) and refuses unknown query parameters', async () => {
     const applied = await request(t.http).post(`${doc.path}/comments?apply=true`).set(bearer(editor)).send({ target: { scope: 'document' }, content: 'Direct' }).expect(201);
     expect(applied.headers['x-api-deprecated']).toBe('true');
@@ -266,6 +280,24 @@ describe('comments', () => {
     const other = await request(t.http).put(base).set(bearer(editor)).send({ ...read, id: '00000000-0000-4000-8000-000000000000' }).expect(400);
     expect(problemsOf(other.body)).toEqual([expect.objectContaining({ field: 'id' })]);
     expect((await request(t.http).get(base).set(bearer(editor)).expect(200)).body.payload.content).toBe('Edited as read');
+  });
+
+  it('takes a comment as read back when someone it mentions lost access since: only newly mentioned people are checked', async () => {
+    const narrowed = await createDocument(t.http, owner);
+    const comment = (await post(editor, { target: { scope: 'document' }, content: 'Ask @viewer', mentions: [viewer.id] }, narrowed.path).expect(201)).body.payload;
+    await request(t.http).put(`${narrowed.path}/settings`).set(bearer(owner)).send({ permissions: { view: ['role:editor'] } }).expect(200);
+    const base = `${narrowed.path}/comments/${comment.id}`;
+    const read = (await request(t.http).get(base).set(bearer(editor)).expect(200)).body.payload;
+    const edited = await request(t.http).put(base).set(bearer(editor)).send({ ...read, content: 'Edited as read' }).expect(200);
+    expect(edited.body.payload).toMatchObject({ content: 'Edited as read', mentions: [viewer.id] });
+    // A new mention of someone who cannot read is still refused, and nothing changes.
+    const refused = await request(t.http).put(base).set(bearer(editor)).send({ content: 'Again', mentions: [viewer.id, outsider.id] }).expect(400);
+    expect(problemsOf(refused.body)).toEqual([expect.objectContaining({ field: 'mentions', reason: `user ${outsider.id} cannot read this document` })]);
+    // Dropped, the person cannot be mentioned again.
+    await request(t.http).put(base).set(bearer(editor)).send({ content: 'Dropped', mentions: [] }).expect(200);
+    await request(t.http).put(base).set(bearer(editor)).send({ content: 'Back', mentions: [viewer.id] }).expect(400);
+    expect((await request(t.http).get(base).set(bearer(editor)).expect(200)).body.payload).toMatchObject({ content: 'Dropped', mentions: [] });
+    expect((await events(comment.id)).filter((event) => event.event_type === 'comment_mentioned')).toHaveLength(1);
   });
 
   it('only the author edits; author, workspace owner and org admins delete; replies go with the thread', async () => {

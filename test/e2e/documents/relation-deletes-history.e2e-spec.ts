@@ -394,7 +394,8 @@ describe('documents: row deletions record the references they take out of relati
       expect(text).toContain("r2,'-x,-7\n");
       expect(text).toContain("r3,'@SUM(A1),-8\n");
       expect(text).toContain("r4,'\tx,-9\n");
-      expect(text).toContain("r5,'\rx,-10\n");
+      // A carriage return inside a cell is quoted (RFC 4180), or readers end the record there.
+      expect(text).toContain(`r5,"'\rx",-10\n`);
       expect(text).toContain('r6,plain,-11\n');
       expect(text).toContain('r7,1-2,-12\n');
       // The json export keeps the values as they are.
@@ -405,6 +406,28 @@ describe('documents: row deletions record the references they take out of relati
         { fieldId: 't', value: { text: '=1+1,"quoted"' } },
         { fieldId: 'n', value: { number: -5 } },
       ]);
+    });
+
+    it('quotes every text cell holding a carriage return, so a reader does not end the record there (RFC 4180)', async () => {
+      const doc = await createDocument(t.http, owner, {
+        docType: 'sheets',
+        fields: [
+          { id: 't', name: 'T', type: 'text' },
+          { id: 'n', name: 'N', type: 'number' },
+        ],
+      });
+      const values = ['a\rb', 'line\r\nbreak', 'end\r'];
+      let revisionId = '';
+      for (const [index, text] of values.entries()) {
+        const res = await request(t.http)
+          .post(`${doc.path}/data`)
+          .set(bearer(owner))
+          .send({ id: `r${index}`, values: { t: text, n: index } })
+          .expect(201);
+        revisionId = res.body.payload.request.revisionId;
+      }
+      const text = (await get(`${doc.path}/revisions/${revisionId}/export?format=csv`).expect(200)).text;
+      expect(text).toBe(['id,t,n', 'r0,"a\rb",0', 'r1,"line\r\nbreak",1', 'r2,"end\r",2', ''].join('\n'));
     });
   });
 

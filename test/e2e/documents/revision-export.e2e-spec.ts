@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import ExcelJS from 'exceljs';
 import request from 'supertest';
 import type { TestUser } from '../../factories/users.factory.js';
@@ -194,6 +196,23 @@ describe('documents: point-in-time export', () => {
     ]);
   });
 
+  it('cuts xlsx text cells at 32,767 characters, the most a spreadsheet cell holds (csv and json carry them whole)', async () => {
+    const long = await createDocument(t.http, owner, { fields: [{ id: 'body', name: 'Body', type: 'long_text' }] });
+    // An emoji (two UTF-16 units) across the limit is not split in half.
+    const text = `${'a'.repeat(32766)}😀${'b'.repeat(5000)}`;
+    const created = await request(t.http).post(`${long.path}/data`).set(bearer(owner)).send({ id: 'r1', values: { body: text } }).expect(201);
+    const revisionId = created.body.payload.request.revisionId as string;
+    const res = await request(t.http).get(`${long.path}/revisions/${revisionId}/export?format=xlsx`).set(bearer(owner)).buffer(true).parse(binary).expect(200);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(res.body as Parameters<typeof workbook.xlsx.load>[0]);
+    const cell = workbook.getWorksheet('rows')?.getRow(2).getCell(2).value;
+    // Compared as booleans: a failure would print 37,000 characters.
+    expect(typeof cell === 'string' ? cell.length : cell).toBe(32766);
+    expect(cell === 'a'.repeat(32766)).toBe(true);
+    const csv = await request(t.http).get(`${long.path}/revisions/${revisionId}/export?format=csv`).set(bearer(owner)).expect(200);
+    expect(csv.text === `id,body\nr1,${text}\n`).toBe(true);
+  });
+
   it('exports a revision\'s operations with what=changes', async () => {
     const res = await request(t.http).get(`${doc.path}/revisions/${deleteB}/export?what=changes&format=csv`).set(bearer(owner)).expect(200);
     expect(res.headers['content-disposition']).toContain('-changes.csv"');
@@ -209,6 +228,39 @@ describe('documents: point-in-time export', () => {
     const workbook = new ExcelJS.Workbook();
     await workbook.xlsx.load(xlsx.body as Parameters<typeof workbook.xlsx.load>[0]);
     expect(workbook.getWorksheet('changes')?.getRow(2).getCell(2).value).toBe('row-delete');
+  });
+
+  it('releases its transaction and connection when the client goes away before a write (it used to wait for ever)', async () => {
+    await t.app.listen(0, '127.0.0.1');
+    const { port } = t.app.getHttpServer().address() as AddressInfo;
+    const idleInTransaction = async (): Promise<number> =>
+      Number(
+        (await t.dataSource.query<{ n: string }[]>(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'idle in transaction'`))[0]?.n,
+      );
+    // The client drops the request a few milliseconds after sending it: while the export reads the revision and
+    // the metadata, before its first byte (a response already closed emits no 'close' or 'drain' any more). Fewer
+    // attempts than the pool has connections, so that a leak shows as a count rather than a hang.
+    for (const format of ['csv', 'ndjson', 'json', 'xlsx']) {
+      for (const delay of [5, 15]) {
+        await new Promise<void>((resolve) => {
+          const req = http.get({ host: '127.0.0.1', port, path: `${doc.path}/revisions/${asOf}/export?format=${format}`, headers: bearer(owner) }, (res) => {
+            res.resume();
+            res.on('close', () => resolve());
+          });
+          req.on('error', () => resolve());
+          req.on('close', () => resolve());
+          setTimeout(() => req.destroy(), delay);
+        });
+      }
+    }
+    let left = await idleInTransaction();
+    for (let waited = 0; left > 0 && waited < 5000; waited += 100) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      left = await idleInTransaction();
+    }
+    expect(left).toBe(0);
+    // The pool is whole: the service still answers.
+    await request(t.http).get(`${doc.path}/revisions/${asOf}/export?format=csv`).set(bearer(owner)).expect(200);
   });
 
   it('refuses bad formats and unknown revisions with an envelope, and hides exports from other tenants', async () => {

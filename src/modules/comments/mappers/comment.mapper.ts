@@ -3,6 +3,15 @@ import { type CommentRecord, type ReactionGroup, targetOf } from '../domain/comm
 import type { CommentResponseDto } from '../dtos/comment.dto.js';
 
 /**
+ * The ids a comment target's `fieldId` may name: a `field` comment is about a row field or a document property (both
+ * are fields of the metadata, spec 2.5); a `cell` is a row's value, so only row fields.
+ */
+export function commentableFieldIds(document: DocumentRecord, scope: CommentRecord['scope']): Set<string> {
+  const fields = document.metadata.fields.map((field) => field.id);
+  return new Set(scope === 'field' ? [...fields, ...document.metadata.properties.map((property) => property.id)] : fields);
+}
+
+/**
  * A comment as the API shows it. `targetDeleted`: the target row is gone (not in `existingRows`, the document's
  * rows among those the comments target), or the target field is no longer in the document's metadata — both
  * computed at read time, so restoring the row (or field) restores the link.
@@ -15,7 +24,7 @@ export function toCommentDto(
   replies?: readonly CommentRecord[],
 ): CommentResponseDto {
   const rowGone = record.rowId !== null && !existingRows.has(record.rowId);
-  const fieldGone = record.fieldId !== null && !document.metadata.fields.some((field) => field.id === record.fieldId);
+  const fieldGone = record.fieldId !== null && !commentableFieldIds(document, record.scope).has(record.fieldId);
   const dto: CommentResponseDto = {
     id: record.id,
     docType: document.docType,

@@ -12,7 +12,7 @@ import { canonicalEmoji } from '../domain/emoji.js';
 import type { CommentDeleteResponseDto, CommentResponseDto, CreateCommentDto, ListCommentsQueryDto, UpdateCommentDto } from '../dtos/comment.dto.js';
 import { CommentRepository } from '../repositories/comment.repository.js';
 import { CommentEventsService } from './comment-events.service.js';
-import { toCommentDto } from '../mappers/comment.mapper.js';
+import { commentableFieldIds, toCommentDto } from '../mappers/comment.mapper.js';
 import { sameUuid } from '../../../common/uuids.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -122,8 +122,9 @@ export class CommentsService {
         throw AppException.forbidden('only the author edits a comment');
       }
       // Mentions not given: kept as they are (not re-checked, so a mentioned person who lost access does not block
-      // edits); null clears them, as on create.
-      const mentioned = dto.mentions === undefined ? await this.users(record.mentions) : await this.readers(ctx.document, dto.mentions ?? []);
+      // edits); null clears them, as on create. Given, only the people newly named are checked: the comment as read
+      // names the same people and must be accepted back.
+      const mentioned = dto.mentions === undefined ? await this.users(record.mentions) : await this.editedMentions(ctx.document, record.mentions, dto.mentions ?? []);
       const ids = mentioned.map((user) => user.id);
       await this.comments.updateContent(record.id, dto.content, ids, userId);
       const updated = { ...record, content: dto.content, mentions: ids };
@@ -313,8 +314,8 @@ export class CommentsService {
       details.push({ field: 'target.fieldId', reason: `fieldId is required for scope ${target.scope}` });
     } else if (!needsField && (target.fieldId ?? null) !== null) {
       details.push({ field: 'target.fieldId', reason: `fieldId is not allowed for scope ${target.scope}` });
-    } else if (needsField && !ctx.document.metadata.fields.some((field) => field.id === target.fieldId)) {
-      details.push({ field: 'target.fieldId', reason: `unknown field ${target.fieldId}` });
+    } else if (needsField && !commentableFieldIds(ctx.document, target.scope).has(target.fieldId as string)) {
+      details.push({ field: 'target.fieldId', reason: `unknown ${target.scope === 'cell' ? 'row field' : 'field or property'} ${target.fieldId}` });
     }
     if (needsRow && !target.rowId) {
       details.push({ field: 'target.rowId', reason: `rowId is required for scope ${target.scope}` });
@@ -350,6 +351,17 @@ export class CommentsService {
     return result;
   }
 
+
+  /**
+   * The mentions of an edit, in the order given: people the comment already mentions are kept unchecked (one who lost
+   * access since is not notified again and does not block the edit); anyone newly named must be a reader.
+   */
+  private async editedMentions(document: DocumentRecord, current: readonly string[], ids: readonly string[]): Promise<UserSummary[]> {
+    const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+    const added = new Map((await this.readers(document, unique.filter((id) => !current.includes(id)))).map((user) => [user.id, user]));
+    const kept = new Map((await this.users(unique.filter((id) => current.includes(id)))).map((user) => [user.id, user]));
+    return unique.flatMap((id) => added.get(id) ?? kept.get(id) ?? []);
+  }
 
   /**
    * Display name and e-mail of users (for mentions), in the order of `ids` — a comment's stored mention order, which

@@ -27,9 +27,20 @@ export interface ExportSink {
   end(): Promise<void>;
 }
 
-/** Writes `chunk`, waiting for the response to drain (memory stays flat) or failing if the client went away. */
-async function write(out: Writable, chunk: string): Promise<void> {
-  if (out.write(chunk)) {
+function clientGone(): Error {
+  return new Error('the client closed the export');
+}
+
+/**
+ * Waits until the response drained (memory stays flat), or fails if the client went away. A response already closed
+ * emits neither 'drain' nor 'close' again: it is checked first, or the export would wait for ever, holding its
+ * transaction and pooled connection (a client leaving before the first byte did that).
+ */
+async function drained(out: Writable): Promise<void> {
+  if (out.destroyed) {
+    throw clientGone();
+  }
+  if (!out.writableNeedDrain) {
     return;
   }
   await new Promise<void>((resolve, reject) => {
@@ -39,10 +50,42 @@ async function write(out: Writable, chunk: string): Promise<void> {
     };
     const gone = (): void => {
       out.off('drain', done);
-      reject(new Error('the client closed the export'));
+      reject(clientGone());
     };
     out.once('drain', done);
     out.once('close', gone);
+  });
+}
+
+/** Writes `chunk`, waiting for the response to drain or failing if the client went away. */
+async function write(out: Writable, chunk: string): Promise<void> {
+  if (out.destroyed) {
+    throw clientGone();
+  }
+  if (!out.write(chunk)) {
+    await drained(out);
+  }
+}
+
+/** `work`, or a failure as soon as the client goes away (a closed response never finishes what is written to it). */
+function unlessClientGone<T>(out: Writable, work: Promise<T>): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    if (out.destroyed) {
+      reject(clientGone());
+      return;
+    }
+    const gone = (): void => reject(clientGone());
+    out.once('close', gone);
+    work.then(
+      (value) => {
+        out.off('close', gone);
+        resolve(value);
+      },
+      (error: unknown) => {
+        out.off('close', gone);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
   });
 }
 
@@ -112,17 +155,29 @@ export function inertCsvCell<T extends string | number | boolean | null>(cell: T
   return typeof cell === 'string' && FORMULA_START.test(cell) ? `'${cell}` : cell;
 }
 
+/**
+ * csv-stringify quotes a cell holding its record delimiter (`\n`) but not a lone carriage return, which spreadsheets
+ * and csv readers take as the end of the record (RFC 4180 quotes both): such cells are quoted too.
+ */
+const CSV_OPTIONS = { quoted_match: /\r/ };
+
 class CsvSink implements ExportSink {
   readonly tabular = true;
   constructor(private readonly out: Writable) {}
 
   async begin(_document: Record<string, unknown>, columns: string[]): Promise<void> {
-    await write(this.out, stringify([columns.map(inertCsvCell)]));
+    await write(this.out, stringify([columns.map(inertCsvCell)], CSV_OPTIONS));
   }
 
   /** A batch is encoded at once (the synchronous encoder) and written as one chunk, waiting for the client. */
   async records(batch: { cells: (string | number | boolean | null)[] }[]): Promise<void> {
-    await write(this.out, stringify(batch.map((record) => record.cells.map(inertCsvCell)), { cast: { boolean: (value) => (value ? 'true' : 'false') } }));
+    await write(
+      this.out,
+      stringify(
+        batch.map((record) => record.cells.map(inertCsvCell)),
+        { ...CSV_OPTIONS, cast: { boolean: (value) => (value ? 'true' : 'false') } },
+      ),
+    );
   }
 
   async end(): Promise<void> {
@@ -130,32 +185,48 @@ class CsvSink implements ExportSink {
   }
 }
 
+/** The most characters (UTF-16 units) a spreadsheet cell holds; Excel reports a file with a longer one as damaged. */
+export const XLSX_MAX_CELL_LENGTH = 32767;
+
+/** An xlsx cell: text longer than a cell holds is cut at the limit, never inside a surrogate pair (csv and json keep it whole). */
+export function xlsxCell<T extends string | number | boolean | null>(cell: T): T | string {
+  if (typeof cell !== 'string' || cell.length <= XLSX_MAX_CELL_LENGTH) {
+    return cell;
+  }
+  const cut = /[\uD800-\uDBFF]/.test(cell.charAt(XLSX_MAX_CELL_LENGTH - 1)) ? XLSX_MAX_CELL_LENGTH - 1 : XLSX_MAX_CELL_LENGTH;
+  return cell.slice(0, cut);
+}
+
 class XlsxSink implements ExportSink {
   readonly tabular = true;
   private readonly workbook: ExcelJS.stream.xlsx.WorkbookWriter;
   private sheet: ExcelJS.Worksheet | null = null;
 
-  constructor(out: Writable) {
+  constructor(private readonly out: Writable) {
     // Streaming writer without shared strings or styles: each committed row is zipped and flushed at once.
     this.workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useSharedStrings: false, useStyles: false });
   }
 
   async begin(_document: Record<string, unknown>, columns: string[], recordsKey: string): Promise<void> {
+    if (this.out.destroyed) {
+      throw clientGone();
+    }
     this.sheet = this.workbook.addWorksheet(recordsKey);
     this.sheet.addRow(columns).commit();
   }
 
   async records(batch: { cells: (string | number | boolean | null)[] }[]): Promise<void> {
     for (const record of batch) {
-      this.sheet?.addRow(record.cells).commit();
+      this.sheet?.addRow(record.cells.map(xlsxCell)).commit();
     }
-    // Let the zip stream flush between batches.
+    // Let the zip stream flush between batches, then wait for the client (or stop if it went away).
     await new Promise<void>((resolve) => setImmediate(resolve));
+    await drained(this.out);
   }
 
   async end(): Promise<void> {
     this.sheet?.commit();
-    await this.workbook.commit();
+    await unlessClientGone(this.out, this.workbook.commit());
   }
 }
 

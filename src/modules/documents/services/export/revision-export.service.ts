@@ -169,15 +169,17 @@ export class RevisionExportService {
     try {
       await this.stream(ctx, revision, what, head, start);
     } catch (error) {
+      if (res.destroyed) {
+        // The client went away (before the first byte or mid-stream): the transaction is released, nobody is left
+        // to answer.
+        return;
+      }
       if (!res.headersSent) {
         throw error;
       }
       // Mid-stream: the status is gone; cut the response so the client sees an incomplete file, not a valid one.
-      const clientGone = res.destroyed;
       res.destroy();
-      if (!clientGone) {
-        throw error;
-      }
+      throw error;
     }
   }
 
