@@ -584,6 +584,51 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
     expect(await value(orders, 'o2', 'amount')).toBe(before);
   });
 
+  it('shows a draft row looking up rows of the same draft with their draft values', async () => {
+    const doc = await createDocument(t.http, owner, {
+      docType: 'cf-draft-self',
+      fields: [
+        { id: 'a', name: 'A', type: 'number' },
+        { id: 'b', name: 'B', type: 'number' },
+        { id: 'f', name: 'F', type: 'formula', formula: '{a} * 2' },
+        { id: 'self', name: 'Self', type: 'relation' },
+        { id: 'l', name: 'L', type: 'lookup', lookup: { relationFieldId: 'self', targetFieldId: 'f' } },
+        { id: 'ls', name: 'LS', type: 'lookup', lookup: { relationFieldId: 'self', targetFieldId: 'a' } },
+      ],
+    });
+    await createRow(t.http, owner, doc, { id: 'r1', values: { a: 1 } });
+    await createRow(t.http, owner, doc, { id: 'r2', values: { self: [{ rowId: 'r1' }] } });
+    const reqId = (
+      await request(t.http)
+        .post(`${doc.path}/requests`)
+        .set(bearer(owner))
+        .send({ title: 'draft' })
+        .expect(201)
+    ).body.payload.id as string;
+    const write = (method: 'put' | 'post', path: string, body: Record<string, unknown>) =>
+      request(t.http)[method](`${doc.path}${path}?requestId=${reqId}`).set(bearer(owner)).send(body);
+    await write('put', '/data/r1', { values: { a: 5 } }).expect(200);
+    await write('put', '/data/r2', { values: { b: 1 } }).expect(200);
+    await write('post', '/data', { id: 'r3', values: { a: 7 } }).expect(201);
+    await write('post', '/data', { id: 'r4', values: { self: [{ rowId: 'r3' }] } }).expect(201);
+    const draft = async (rowId: string): Promise<RowDto> =>
+      (
+        await request(t.http)
+          .get(`${doc.path}/data/${rowId}?requestId=${reqId}`)
+          .set(bearer(owner))
+          .expect(200)
+      ).body.payload as RowDto;
+    // The draft's r1 (a = 5, f = 10) and r3 (created: a = 7, f = 14), not the merged r1 or nothing.
+    expect(valueOf(await draft('r2'), 'ls')).toEqual({ list: [5] });
+    expect(valueOf(await draft('r2'), 'l')).toEqual({ list: [10] });
+    expect(valueOf(await draft('r4'), 'ls')).toEqual({ list: [7] });
+    expect(valueOf(await draft('r4'), 'l')).toEqual({ list: [14] });
+    // As the merge computes them.
+    await request(t.http).post(`${doc.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(200);
+    expect(await value(doc, 'r2', 'l')).toEqual([10]);
+    expect(await value(doc, 'r4', 'l')).toEqual([14]);
+  });
+
   it('refuses a cycle of lookups through another document', async () => {
     const orderRef = { docType: orders.docType, docId: orders.docId, rowId: 'o1' };
     await putMetadata(products, [
@@ -709,5 +754,218 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
     expect(await value(doc, 'x2', 'total')).toBe(5);
     expect(await value(doc, 'x1', 'total')).toBe(6);
     expect(typeof (await value(doc, 'x2', 'no'))).toBe('number');
+  });
+
+  it('computes a lookup of a formula of a row written in the same merge, in a bulk, a request and a metadata change', async () => {
+    // r2 looks up f of r1 in the same document; f is computed by the same merge that writes r2, which read f's old
+    // (or missing) value and was never recomputed.
+    const fields = [
+      { id: 'a', name: 'A', type: 'number' },
+      { id: 'b', name: 'B', type: 'number' },
+      { id: 'self', name: 'Self', type: 'relation' },
+    ];
+    const computed = [
+      { id: 'f', name: 'F', type: 'formula', formula: '{a} * 2' },
+      { id: 'l', name: 'L', type: 'lookup', lookup: { relationFieldId: 'self', targetFieldId: 'f' } },
+      { id: 'g', name: 'G', type: 'formula', formula: 'SUM({l}) + 1' },
+    ];
+    const doc = await createDocument(t.http, owner, {
+      docType: 'cf-same-merge',
+      fields: [...fields, ...computed],
+    });
+    const requestId = (
+      await request(t.http)
+        .post(`${doc.path}/requests`)
+        .set(bearer(owner))
+        .send({ title: 'two rows' })
+        .expect(201)
+    ).body.payload.id as string;
+    await request(t.http)
+      .post(`${doc.path}/data?requestId=${requestId}`)
+      .set(bearer(owner))
+      .send({ id: 'r2', values: { self: [{ rowId: 'r1' }] } })
+      .expect(201);
+    await request(t.http)
+      .post(`${doc.path}/data?requestId=${requestId}`)
+      .set(bearer(owner))
+      .send({ id: 'r1', values: { a: 1 } })
+      .expect(201);
+    await request(t.http).post(`${doc.path}/requests/${requestId}/merge`).set(bearer(owner)).expect(200);
+    expect(await value(doc, 'r2', 'l')).toEqual([2]);
+    expect(await value(doc, 'r2', 'g')).toBe(3);
+
+    await request(t.http)
+      .post(`${doc.path}/data/bulk`)
+      .set(bearer(owner))
+      .send([
+        { target: { row: 'r2', field: 'b' }, value: 7 },
+        { target: { row: 'r1', field: 'a' }, value: 5 },
+      ])
+      .expect(200);
+    expect(await value(doc, 'r2', 'l')).toEqual([10]);
+    expect(await value(doc, 'r2', 'g')).toBe(11);
+    // The bulk's own event carries r2 as committed.
+    const events = (
+      await request(t.http)
+        .get(`/realtime/doc/${doc.docType}/${doc.docId}/events?pageSize=20`)
+        .set(bearer(owner))
+        .expect(200)
+    ).body.payload.items as {
+      event: string;
+      payload: { bulkId?: string; rows?: { rowId: string; values: unknown }[] };
+    }[];
+    const bulkEvent = events.find((event) => event.event === 'data_bulk_operation');
+    expect(bulkEvent?.payload.rows?.find((row) => row.rowId === 'r2')?.values).toEqual(
+      expect.arrayContaining([{ fieldId: 'g', value: { number: 11 } }]),
+    );
+
+    // Adding the computed fields to a document that has the rows computes them over each other's new values.
+    const later = await createDocument(t.http, owner, { docType: 'cf-same-meta', fields });
+    await createRow(t.http, owner, later, { id: 'r1', values: { a: 1 } });
+    await createRow(t.http, owner, later, { id: 'r3', values: { a: 3, self: [{ rowId: 'r1' }] } });
+    await putMetadata(later, [...fields, ...computed]).expect(200);
+    expect(await value(later, 'r3', 'l')).toEqual([2]);
+    expect(await value(later, 'r3', 'g')).toBe(3);
+  });
+
+  it('recomputes the written row when its lookup reads a rollup of its own value in another document', async () => {
+    // o1 → p1 (prod), p1 rolls up qty of its orders, o1 looks up that sum: writing o1.qty changes p1's sum, which
+    // o1 itself reads. o2 was recomputed as a dependent of p1; o1, the row the merge wrote, kept the old sum.
+    const link = (doc: DocHandle, rowId: string) => ({ docType: doc.docType, docId: doc.docId, rowId });
+    const stock = await createDocument(t.http, owner, {
+      docType: 'cf-inv-products',
+      fields: [{ id: 'orders', name: 'Orders', type: 'relation' }],
+    });
+    const lines = await createDocument(t.http, owner, {
+      docType: 'cf-inv-orders',
+      fields: [
+        { id: 'qty', name: 'Qty', type: 'number' },
+        { id: 'prod', name: 'Product', type: 'relation' },
+        {
+          id: 'ordered',
+          name: 'Ordered',
+          type: 'lookup',
+          lookup: { relationFieldId: 'prod', targetFieldId: 'sumQty' },
+        },
+      ],
+    });
+    await putMetadata(stock, [
+      { id: 'orders', name: 'Orders', type: 'relation' },
+      {
+        id: 'sumQty',
+        name: 'Sum',
+        type: 'rollup',
+        rollup: { relationFieldId: 'orders', targetFieldId: 'qty', agg: 'sum' },
+      },
+    ]).expect(200);
+    await createRow(t.http, owner, lines, { id: 'o1', values: { qty: 2 } });
+    await createRow(t.http, owner, lines, { id: 'o2', values: { qty: 3 } });
+    await createRow(t.http, owner, stock, {
+      id: 'p1',
+      values: { orders: [link(lines, 'o1'), link(lines, 'o2')] },
+    });
+    for (const id of ['o1', 'o2']) {
+      await request(t.http)
+        .put(`${lines.path}/data/${id}`)
+        .set(bearer(owner))
+        .send({ values: { prod: [link(stock, 'p1')] } })
+        .expect(200);
+    }
+    expect(await value(lines, 'o1', 'ordered')).toEqual([5]);
+    const eventsOf = async (): Promise<
+      { event: string; payload: { rowId?: string; computed?: boolean; values?: unknown } }[]
+    > =>
+      (
+        await request(t.http)
+          .get(`/realtime/doc/${lines.docType}/${lines.docId}/events?pageSize=100`)
+          .set(bearer(owner))
+          .expect(200)
+      ).body.payload.items;
+    const before = (await eventsOf()).length;
+
+    const written = await request(t.http)
+      .put(`${lines.path}/data/o1`)
+      .set(bearer(owner))
+      .send({ values: { qty: 10 } })
+      .expect(200);
+    expect(await value(stock, 'p1', 'sumQty')).toBe(13);
+    expect(await value(lines, 'o2', 'ordered')).toEqual([13]);
+    expect(await value(lines, 'o1', 'ordered')).toEqual([13]);
+    // The write's answer and its own event carry it; no second (computed) event for o1.
+    expect(valueOf(written.body.payload as RowDto, 'ordered')).toEqual({ list: [13] });
+    const after = await eventsOf();
+    const o1Events = after
+      .slice(0, after.length - before)
+      .filter((event) => event.event === 'data_row_updated' && event.payload.rowId === 'o1');
+    expect(o1Events).toHaveLength(1);
+    expect(o1Events[0].payload.computed).toBeFalsy();
+    expect(o1Events[0].payload.values).toEqual(
+      expect.arrayContaining([{ fieldId: 'ordered', value: { list: [13] } }]),
+    );
+  });
+
+  it("recomputes a row reached by two paths of different lengths with both paths' new values, announced once", async () => {
+    // w ← y (rollup of w) ← z (rollup of y) and x rolls up both w (one step) and z (three steps): x was recomputed
+    // on the first step, when z still held its old value, and the second path skipped it as already visited.
+    const link = (doc: DocHandle, rowId: string) => ({ docType: doc.docType, docId: doc.docId, rowId });
+    const rollup = (id: string, relationFieldId: string, targetFieldId: string) => ({
+      id,
+      name: id,
+      type: 'rollup',
+      rollup: { relationFieldId, targetFieldId, agg: 'sum' },
+    });
+    const w = await createDocument(t.http, owner, {
+      docType: 'cf-dia-w',
+      fields: [{ id: 'w', name: 'W', type: 'number' }],
+    });
+    const y = await createDocument(t.http, owner, {
+      docType: 'cf-dia-y',
+      fields: [{ id: 'toW', name: 'To W', type: 'relation' }, rollup('yw', 'toW', 'w')],
+    });
+    const z = await createDocument(t.http, owner, {
+      docType: 'cf-dia-z',
+      fields: [{ id: 'toY', name: 'To Y', type: 'relation' }, rollup('zw', 'toY', 'yw')],
+    });
+    const x = await createDocument(t.http, owner, {
+      docType: 'cf-dia-x',
+      fields: [
+        { id: 'toW', name: 'To W', type: 'relation' },
+        { id: 'toZ', name: 'To Z', type: 'relation' },
+        rollup('near', 'toW', 'w'),
+        rollup('far', 'toZ', 'zw'),
+        { id: 'both', name: 'Both', type: 'formula', formula: '{near} + {far}' },
+      ],
+    });
+    await createRow(t.http, owner, w, { id: 'w1', values: { w: 1 } });
+    await createRow(t.http, owner, y, { id: 'y1', values: { toW: [link(w, 'w1')] } });
+    await createRow(t.http, owner, z, { id: 'z1', values: { toY: [link(y, 'y1')] } });
+    await createRow(t.http, owner, x, { id: 'x1', values: { toW: [link(w, 'w1')], toZ: [link(z, 'z1')] } });
+    expect(await value(x, 'x1', 'both')).toBe(2);
+    const eventsOfX = async (): Promise<{ event: string; payload: { rowId?: string; values?: unknown } }[]> =>
+      (
+        await request(t.http)
+          .get(`/realtime/doc/${x.docType}/${x.docId}/events?pageSize=100`)
+          .set(bearer(owner))
+          .expect(200)
+      ).body.payload.items;
+    const before = (await eventsOfX()).length;
+
+    await request(t.http)
+      .put(`${w.path}/data/w1`)
+      .set(bearer(owner))
+      .send({ values: { w: 5 } })
+      .expect(200);
+    expect(await value(z, 'z1', 'zw')).toBe(5);
+    expect(await value(x, 'x1', 'near')).toBe(5);
+    expect(await value(x, 'x1', 'far')).toBe(5);
+    expect(await value(x, 'x1', 'both')).toBe(10);
+    // One event for x1, carrying the final values.
+    const after = await eventsOfX();
+    const added = after.slice(0, after.length - before);
+    const rowEvents = added.filter((event) => event.event === 'data_row_updated');
+    expect(rowEvents).toHaveLength(1);
+    expect(rowEvents[0].payload.values).toEqual(
+      expect.arrayContaining([{ fieldId: 'both', value: { number: 10 } }]),
+    );
   });
 });

@@ -44,7 +44,8 @@ export class DraftReadService {
 
   /**
    * `rowIds`: read the draft of these rows only (with the request's metadata changes) — what a write's answer
-   * needs, at a cost that does not grow with the request's other changes.
+   * needs, at a cost that does not grow with the request's other changes; all of them when the document has lookups
+   * or rollups (they may read the draft's other rows).
    */
   async load(document: DocumentRecord, requestId: string | undefined, rowIds?: readonly string[]): Promise<DraftView> {
     // An empty `?requestId=` is a malformed id (NOT_FOUND), as it is for writes: never the committed document.
@@ -55,8 +56,15 @@ export class DraftReadService {
     if (request.status !== 'open') {
       return { request, metadata: document.metadata, overlay: null, folded: null, changes: [] };
     }
-    const changes = await this.requests.changes(request.id, rowIds ? { targetIds: [...rowIds, METADATA_TARGET] } : {});
-    const folded = foldChanges(changes);
+    let changes = await this.requests.changes(request.id, rowIds ? { targetIds: [...rowIds, METADATA_TARGET] } : {});
+    let folded = foldChanges(changes);
+    const fields = folded.metadata?.fields ?? document.metadata.fields;
+    if (rowIds && fields.some((field) => field.type === 'lookup' || field.type === 'rollup')) {
+      // The rows' lookups may read other rows of the draft, as the draft has them (ComputedReadService.draftOverlay):
+      // one row read alone showed the merged values of the rows it links to, where a list of the draft showed these.
+      changes = await this.requests.changes(request.id, {});
+      folded = foldChanges(changes);
+    }
     const metadata = folded.metadata ? { fields: folded.metadata.fields, properties: folded.metadata.properties } : document.metadata;
     const changedAt = new Map<string, ChangeRecord>();
     for (const change of changes) {

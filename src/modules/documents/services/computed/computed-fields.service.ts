@@ -41,7 +41,7 @@ export interface ComputedMergeInput {
  * in its transaction after rows and relation edges are written:
  * 1. the merged document: the rows the merge wrote (or all rows, in keyset batches, when its metadata changed);
  * 2. every row of any document of the organization whose relation values link to a row whose values changed,
- *    then the rows linking to those, and so on (each row at most once per merge).
+ *    then the rows linking to those, and so on (each row at most once per level, announced once).
  * Only rows whose computed values change are written, in place: no version bump, no request, no revision.
  */
 @Injectable()
@@ -64,12 +64,13 @@ export class ComputedFieldsService {
   async afterMerge(document: DocumentRecord, input: ComputedMergeInput): Promise<void> {
     const now = new Date();
     const plan = computedPlan(input.fields);
-    const seen = new Set<string>();
+    const ripple = newRipple();
     const changed: string[] = [...input.rows.created, ...input.rows.updated, ...input.rows.deleted].map(
       (row) => row.id,
     );
     // The fields whose values changed (null: any), so dependents whose lookups read none of them are skipped.
     const changedFields = changedFieldsOf(input);
+    ripple.merging = { documentUuid: document.uuid, plan };
     if (
       input.metadata !== null &&
       plan.materialised.length + plan.volatile.length > 0 &&
@@ -88,20 +89,15 @@ export class ComputedFieldsService {
         )
         .map((source) => source.rowId);
       const extra = await this.values.rowsByIds(document.uuid, selfLinked, true);
-      const recomputed = await this.recompute(
-        document.uuid,
-        plan,
-        [...written, ...extra],
-        now,
-        false,
-        changedFields,
-      );
+      const own = [...written, ...extra];
+      own.forEach((row) => ripple.own.set(`${document.uuid}|${row.id}`, row));
+      const recomputed = await this.recompute(document.uuid, plan, own, now, false, changedFields);
       for (const row of recomputed) {
         changed.push(row.id);
       }
     }
     for (const id of changed) {
-      seen.add(`${document.uuid}|${id}`);
+      ripple.merged.add(`${document.uuid}|${id}`);
     }
     // Rows of other documents whose edge to this document was removed (deleted rows) follow as well, unless their
     // own revision takes the reference out (and recomputes them) right after this merge.
@@ -117,11 +113,9 @@ export class ComputedFieldsService {
       { documentUuid: document.uuid, rowIds: [...new Set(changed)], fields: changedFields },
     ];
     for (const [documentUuid, rowIds] of orphaned) {
-      frontier.push(
-        ...(await this.recomputeDependents(documentUuid, [...rowIds], seen, now, cause, null)),
-      );
+      frontier.push(...(await this.recomputeDependents(documentUuid, [...rowIds], ripple, now, cause, null)));
     }
-    await this.followDependents(document.organizationId, frontier, seen, now, cause);
+    await this.followDependents(document.organizationId, frontier, ripple, now, cause);
   }
 
   /**
@@ -131,33 +125,39 @@ export class ComputedFieldsService {
    */
   async afterDocumentDeleted(document: DocumentRecord, deletedBy: string): Promise<void> {
     const now = new Date();
-    const seen = new Set<string>();
+    const ripple = newRipple();
     const frontier: Frontier[] = [];
     const cause: Cause = { by: deletedBy, documentUuid: document.uuid };
     for (const dependent of await this.values.dependentsOfDocument(document.uuid)) {
       if (dependent.documentUuid !== document.uuid) {
         frontier.push(
-          ...(await this.recomputeDependents(dependent.documentUuid, dependent.rowIds, seen, now, cause, {
+          ...(await this.recomputeDependents(dependent.documentUuid, dependent.rowIds, ripple, now, cause, {
             relationFieldId: dependent.fieldId,
             fields: null,
           })),
         );
       }
     }
-    await this.followDependents(document.organizationId, frontier, seen, now, cause);
+    await this.followDependents(document.organizationId, frontier, ripple, now, cause);
   }
 
-  /** Recomputes, level by level, the rows of other documents whose lookups read the rows of `frontier`. */
+  /**
+   * Recomputes, level by level, the rows of other documents whose lookups read the rows of `frontier`, then records
+   * the events of every row recomputed (once per row, with its final values).
+   */
   private async followDependents(
     organizationId: string,
     start: Frontier[],
-    seen: Set<string>,
+    ripple: Ripple,
     now: Date,
     cause: Cause,
   ): Promise<void> {
     let frontier = start;
     const readerDocs = new Map<string, DocumentRecord | null>();
     for (let depth = 0; depth < MAX_DEPTH && frontier.length > 0; depth++) {
+      // A row is recomputed at most once per level, but again at a later level: a row reached by two paths of
+      // different lengths (x rolls up w and z, z rolls up y, y rolls up w) read z's old value the first time.
+      ripple.level.clear();
       const next: Frontier[] = [];
       for (const item of frontier) {
         // Only documents some lookup has read from can have dependents, and only when one of those lookups reads a
@@ -167,18 +167,17 @@ export class ComputedFieldsService {
         }
         for (const dependent of await this.values.dependents(item.documentUuid, item.rowIds)) {
           next.push(
-            ...(await this.recomputeDependents(
-              dependent.documentUuid,
-              dependent.rowIds,
-              seen,
-              now,
-              cause,
-              { relationFieldId: dependent.fieldId, fields: item.fields },
-            )),
+            ...(await this.recomputeDependents(dependent.documentUuid, dependent.rowIds, ripple, now, cause, {
+              relationFieldId: dependent.fieldId,
+              fields: item.fields,
+            })),
           );
         }
       }
       frontier = next;
+    }
+    for (const { document, rows } of ripple.events.values()) {
+      await this.events.record(document, [...rows.values()], cause);
     }
   }
 
@@ -210,16 +209,19 @@ export class ComputedFieldsService {
     return false;
   }
 
-  /** Recomputes rows of another document that link to changed rows; returns the rows whose values changed. */
+  /**
+   * Recomputes rows of another document that link to changed rows; returns the rows whose values changed. Their
+   * events wait in `ripple.events` until the ripple ends (followDependents).
+   */
   private async recomputeDependents(
     documentUuid: string,
     rowIds: readonly string[],
-    seen: Set<string>,
+    ripple: Ripple,
     now: Date,
     cause: Cause,
     via: { relationFieldId: string; fields: Set<string> | null } | null,
   ): Promise<Frontier[]> {
-    const fresh = rowIds.filter((id) => !seen.has(`${documentUuid}|${id}`));
+    const fresh = rowIds.filter((id) => !ripple.level.has(`${documentUuid}|${id}`));
     if (fresh.length === 0) {
       return [];
     }
@@ -227,7 +229,10 @@ export class ComputedFieldsService {
     if (!target) {
       return [];
     }
-    const plan = computedPlan(target.metadata.fields);
+    const plan =
+      ripple.merging?.documentUuid === documentUuid
+        ? ripple.merging.plan
+        : computedPlan(target.metadata.fields);
     // Only lookups and rollups over this relation that read one of the changed fields need the rows.
     const follows =
       via === null ||
@@ -242,7 +247,7 @@ export class ComputedFieldsService {
     if (plan.materialised.length === 0 || !follows) {
       return [];
     }
-    fresh.forEach((id) => seen.add(`${documentUuid}|${id}`));
+    fresh.forEach((id) => ripple.level.add(`${documentUuid}|${id}`));
     if (target.uuid !== cause.documentUuid) {
       // A document's events must commit in id order: the stream hands each client the events after its position
       // (docs/realtime.md, "Across instances"), and the document's own writes number theirs under its row lock. The
@@ -256,10 +261,21 @@ export class ComputedFieldsService {
     const changed: RowRecord[] = [];
     const fields = new Set<string>();
     for (let i = 0; i < fresh.length; i += BATCH) {
-      const rows = await this.values.rowsByIds(documentUuid, fresh.slice(i, i + BATCH), true);
+      // The merge's own rows are recomputed in the records its events are built from (a lookup of o1 reading p1's
+      // rollup of o1.qty: o1 is reached again through p1); those events announce them, not a computed event.
+      const rows = (await this.values.rowsByIds(documentUuid, fresh.slice(i, i + BATCH), true)).map(
+        (row) => ripple.own.get(`${documentUuid}|${row.id}`) ?? row,
+      );
       changed.push(...(await this.recompute(documentUuid, plan, rows, now, false, fields)));
     }
-    await this.events.record(target, changed, cause);
+    const recorded = ripple.events.get(documentUuid) ?? {
+      document: target,
+      rows: new Map<string, RowRecord>(),
+    };
+    changed
+      .filter((row) => !ripple.merged.has(`${documentUuid}|${row.id}`))
+      .forEach((row) => recorded.rows.set(row.id, row));
+    ripple.events.set(documentUuid, recorded);
     return changed.length > 0 ? [{ documentUuid, rowIds: changed.map((row) => row.id), fields }] : [];
   }
 
@@ -394,6 +410,24 @@ function needsFullRecompute(metadata: MetadataPlan): boolean {
       (update) => update.convert || COMPUTED.has(update.after.type) || COMPUTED.has(update.before.type),
     )
   );
+}
+
+/** What one merge's (or document deletion's) recomputation of dependents has visited and must announce. */
+interface Ripple {
+  /** The merged document and its fields as the merge leaves them (its metadata is written when it commits). */
+  merging?: { documentUuid: string; plan: ComputedPlan };
+  /** Rows the merge itself wrote or recomputed (`documentUuid|rowId`): the merge's events announce them. */
+  merged: Set<string>;
+  /** The merge's row records (`documentUuid|rowId`), which its events are built from. */
+  own: Map<string, RowRecord>;
+  /** Rows recomputed in the current level of followDependents. */
+  level: Set<string>;
+  /** Recomputed rows per document, their last values, announced once when the ripple ends. */
+  events: Map<string, { document: DocumentRecord; rows: Map<string, RowRecord> }>;
+}
+
+function newRipple(): Ripple {
+  return { merged: new Set(), own: new Map(), level: new Set(), events: new Map() };
 }
 
 interface Frontier {

@@ -17,6 +17,9 @@ import { volatileFieldSql } from '../../query/formula-sql.js';
 import type { LinkedSource } from './computed-access.service.js';
 import type { ValueMask } from './value-mask.js';
 
+/** Passes over a draft's rows linking to each other (a lookup of a lookup of a draft row needs one per step). */
+const MAX_DRAFT_PASSES = 8;
+
 /**
  * Computed values that are never stored (docs/formulas.md): property formulas (aggregates of the rows in SQL) and
  * the rows of a draft (`?requestId=`), computed when they are read.
@@ -99,11 +102,36 @@ export class ComputedReadService {
         updatedBy: item.by,
       };
     });
-    const { links, sources } = await this.draftLinks(document, plan, rows);
+    // A draft row linking to another row of the draft reads that row as the draft has it (a row the draft deletes
+    // as gone), computed values included: passes until nothing changes, as the merge settles its rows.
+    const draftRows = new Map(rows.map((row) => [row.id, row]));
+    const deleted = new Set(overlay.filter((item) => item.kind === 'delete').map((item) => item.id));
+    const { links, sources } = await this.draftLinks(document, plan, rows, draftRows, deleted);
     const now = new Date();
-    rows.forEach((row, index) => {
+    const computedRows: StoredRowValues[] = rows.map(() => ({}));
+    for (let pass = 0; pass < MAX_DRAFT_PASSES; pass++) {
+      let changed = false;
+      rows.forEach((row, index) => {
+        computedRows[index] = computeRow(plan, row, links.get(row.id) ?? new Map(), now);
+        for (const [fieldId, value] of Object.entries(computedRows[index])) {
+          if (JSON.stringify(row.values[fieldId] ?? null) !== JSON.stringify(value)) {
+            changed = true;
+            // In place: the links of other draft rows hold this very object.
+            if (value === null) {
+              delete row.values[fieldId];
+            } else {
+              row.values[fieldId] = value;
+            }
+          }
+        }
+      });
+      if (!changed) {
+        break;
+      }
+    }
+    rows.forEach((_row, index) => {
       const item = live[index];
-      const computed = computeRow(plan, row, links.get(row.id) ?? new Map(), now);
+      const computed = computedRows[index];
       for (const [fieldId, value] of Object.entries(computed)) {
         if (item.kind === 'update') {
           if (value === null) {
@@ -128,6 +156,8 @@ export class ComputedReadService {
     document: DocumentRecord,
     plan: ComputedPlan,
     rows: readonly RowRecord[],
+    draftRows: ReadonlyMap<string, RowRecord>,
+    deleted: ReadonlySet<string>,
   ): Promise<{ links: Map<string, Map<string, StoredRowValues[]>>; sources: LinkedSource[] }> {
     const documents = new Map<string, DocumentRecord | null>();
     const resolve = async (docType: string, docId: string): Promise<DocumentRecord | null> => {
@@ -159,6 +189,9 @@ export class ComputedReadService {
             docType === document.docType && docId === document.docId
               ? document
               : await resolve(docType, docId);
+          if (target === document && deleted.has(ref.rowId)) {
+            continue;
+          }
           if (target) {
             refs.push({ fieldId, documentUuid: target.uuid, rowId: ref.rowId });
             wanted.set(target.uuid, (wanted.get(target.uuid) ?? new Set()).add(ref.rowId));
@@ -183,7 +216,10 @@ export class ComputedReadService {
     for (const [rowId, refs] of refsOf) {
       const byField = new Map<string, StoredRowValues[]>();
       for (const ref of refs) {
-        const values = found.get(`${ref.documentUuid}|${ref.rowId}`);
+        const values =
+          ref.documentUuid === document.uuid && draftRows.has(ref.rowId)
+            ? draftRows.get(ref.rowId)?.values
+            : found.get(`${ref.documentUuid}|${ref.rowId}`);
         if (values) {
           byField.set(ref.fieldId, [...(byField.get(ref.fieldId) ?? []), values]);
         }
