@@ -94,10 +94,14 @@ export function groupBySql(
       key = `to_jsonb(to_char(${typed.sql} AT TIME ZONE 'UTC', ${ISO_FORMAT}))`;
     } else if (family === 'set' || family === 'relation') {
       // A set (multi_select, collaborator, relation) keeps the order it was written in, but `eq` compares it as a
-      // set: ["red","blue"] and ["blue","red"] are one group, keyed by its elements in a fixed order (references by
-      // row id). No element (an empty array) gives NULL, the empty group.
-      const order = family === 'relation' ? `e.v ->> 'rowId', e.v` : 'e.v';
-      key = `(SELECT jsonb_agg(e.v ORDER BY ${order}) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${json}) = 'array' THEN ${json} END) AS e(v))`;
+      // set: ["red","blue"] and ["blue","red"] are one group, keyed by its elements in a fixed order. References are
+      // compared by row id alone, as `eq` does ({rowId} and {docType, docId, rowId} of one row are one), and keyed
+      // as {rowId}. No element (an empty array) gives NULL, the empty group.
+      const elements = `jsonb_array_elements(CASE WHEN jsonb_typeof(${json}) = 'array' THEN ${json} END)`;
+      key =
+        family === 'relation'
+          ? `(SELECT jsonb_agg(jsonb_build_object('rowId', d.r) ORDER BY d.r) FROM (SELECT DISTINCT e.v ->> 'rowId' AS r FROM ${elements} AS e(v)) AS d)`
+          : `(SELECT jsonb_agg(e.v ORDER BY e.v) FROM ${elements} AS e(v))`;
     }
     keyExprs.push(key);
     return { field: groupField.field, alias: `__g${index}` };

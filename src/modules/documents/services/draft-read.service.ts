@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { StoredRowValues } from '../fields/field.types.js';
+import type { RelationRef, StoredRowValues } from '../fields/field.types.js';
 import { type FoldedChanges, foldChanges, withoutNulls } from '../domain/change-fold.js';
 import {
   type ChangeRecord,
@@ -12,10 +12,29 @@ import {
 } from '../domain/document.records.js';
 import { applySettingsRevert } from '../domain/settings-revert.js';
 import type { DraftOverlayRow } from '../repositories/row-query.repository.js';
+import { ComputedValuesRepository } from '../repositories/computed-values.repository.js';
 import { RequestRepository } from '../repositories/request.repository.js';
 import { ChangeEngineService } from './change-engine.service.js';
 import { ComputedReadService } from './computed/computed-read.service.js';
 import type { LinkedSource } from './computed/computed-access.service.js';
+
+/** How far a single-row draft read follows relation links for the draft rows its lookups read (as the ripple). */
+const LINK_DEPTH = 8;
+
+/** Row ids of the document that a stored relation value links to (a reference without docType/docId is its own). */
+function sameDocumentLinks(document: DocumentRecord, value: unknown): string[] {
+  if (!Array.isArray(value)) {
+    return [];
+  }
+  return value.flatMap((ref: unknown) => {
+    if (typeof ref !== 'object' || ref === null || typeof (ref as RelationRef).rowId !== 'string') {
+      return [];
+    }
+    const { docType, docId, rowId } = ref as RelationRef;
+    const own = (docType === undefined && docId === undefined) || (docType === document.docType && docId === document.docId);
+    return own ? [rowId] : [];
+  });
+}
 
 /** What a reader of `?requestId=` sees: the request's folded changes over the document. */
 export interface DraftView {
@@ -40,12 +59,13 @@ export class DraftReadService {
     private readonly engine: ChangeEngineService,
     private readonly requests: RequestRepository,
     private readonly computed: ComputedReadService,
+    private readonly values: ComputedValuesRepository,
   ) {}
 
   /**
    * `rowIds`: read the draft of these rows only (with the request's metadata changes) — what a write's answer
-   * needs, at a cost that does not grow with the request's other changes; all of them when the document has lookups
-   * or rollups (they may read the draft's other rows).
+   * needs, at a cost that does not grow with the request's other changes; with the rows they link to when the
+   * document has lookups or rollups (they may read those rows as the draft has them).
    */
   async load(document: DocumentRecord, requestId: string | undefined, rowIds?: readonly string[]): Promise<DraftView> {
     // An empty `?requestId=` is a malformed id (NOT_FOUND), as it is for writes: never the committed document.
@@ -62,8 +82,32 @@ export class DraftReadService {
     if (rowIds && fields.some((field) => field.type === 'lookup' || field.type === 'rollup')) {
       // The rows' lookups may read other rows of the draft, as the draft has them (ComputedReadService.draftOverlay):
       // one row read alone showed the merged values of the rows it links to, where a list of the draft showed these.
-      changes = await this.requests.changes(request.id, {});
-      folded = foldChanges(changes);
+      // The changes of the rows they link to (as far as lookups chain) are loaded too, not the whole request: a
+      // write into a request answers through this read, and its cost would otherwise grow with the request.
+      const relationFields = fields.filter((field) => field.type === 'relation').map((field) => field.id);
+      const loaded = new Set(rowIds);
+      let frontier = [...rowIds];
+      for (let depth = 0; depth < LINK_DEPTH && frontier.length > 0 && relationFields.length > 0; depth++) {
+        const linked = new Set<string>();
+        const collect = (values: StoredRowValues | undefined): void => {
+          for (const fieldId of relationFields) {
+            for (const rowId of sameDocumentLinks(document, values?.[fieldId])) {
+              linked.add(rowId);
+            }
+          }
+        };
+        (await this.values.rowsByIds(document.uuid, frontier)).forEach((row) => collect(row.values));
+        for (const rowId of frontier) {
+          const effect = folded.rows.get(rowId);
+          collect(effect === undefined || effect.kind === 'delete' ? undefined : effect.kind === 'update' ? effect.set : effect.values);
+        }
+        frontier = [...linked].filter((rowId) => !loaded.has(rowId));
+        if (frontier.length > 0) {
+          frontier.forEach((rowId) => loaded.add(rowId));
+          changes = await this.requests.changes(request.id, { targetIds: [...loaded, METADATA_TARGET] });
+          folded = foldChanges(changes);
+        }
+      }
     }
     const metadata = folded.metadata ? { fields: folded.metadata.fields, properties: folded.metadata.properties } : document.metadata;
     const changedAt = new Map<string, ChangeRecord>();

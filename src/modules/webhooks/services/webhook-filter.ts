@@ -66,12 +66,30 @@ const JSON_PATH = new RegExp(`^\\$${STEP}*$`);
  */
 const MAX_RECURSIVE_STEPS = 1;
 
+/**
+ * jsonpath-plus keeps every path it has parsed in a module-level cache it never evicts, and validation hands it
+ * client-chosen paths (also of requests it then refuses): the cache is cleared after every PARSES_BETWEEN_CLEARS
+ * parses, which bounds it while keeping the stored conditions' paths parsed most of the time.
+ */
+const PARSES_BETWEEN_CLEARS = 1000;
+let parsesSinceClear = 0;
+
+/** The steps of a path as jsonpath-plus reads it (what runs). */
+function stepsOf(path: string): string[] {
+  parsesSinceClear += 1;
+  if (parsesSinceClear > PARSES_BETWEEN_CLEARS) {
+    JSONPath.clearCache();
+    parsesSinceClear = 0;
+  }
+  return JSONPath.toPathArray(path);
+}
+
 export function isSupportedJsonPath(path: string): boolean {
   if (path.length > 500 || !JSON_PATH.test(path)) {
     return false;
   }
   // Counted on the library's own reading of the path, which is what runs.
-  const recursive = JSONPath.toPathArray(path).filter((step) => step === '..').length;
+  const recursive = stepsOf(path).filter((step) => step === '..').length;
   return recursive <= MAX_RECURSIVE_STEPS;
 }
 
@@ -313,7 +331,7 @@ function valueCount(json: object): number {
 
 /** A recursive descent or a wildcard may walk the whole envelope; names and indices select at most one value. */
 function mayWalkWholeBody(path: string): boolean {
-  return JSONPath.toPathArray(path).some((step) => step === '..' || step === '*');
+  return stepsOf(path).some((step) => step === '..' || step === '*');
 }
 
 /**
