@@ -902,6 +902,39 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
     expect(o1Events[0].payload.values).toEqual(
       expect.arrayContaining([{ fieldId: 'ordered', value: { list: [13] } }]),
     );
+
+    // The same through a merge that also adds a formula (every row recomputed): the merge's own event for o1
+    // carries the final lookup and the new formula.
+    const reqId = (
+      await request(t.http).post(`${lines.path}/requests`).set(bearer(owner)).send({ title: 'meta and row' }).expect(201)
+    ).body.payload.id as string;
+    await request(t.http)
+      .put(`${lines.path}/metadata?requestId=${reqId}`)
+      .set(bearer(owner))
+      .send({
+        fields: [
+          { id: 'qty', name: 'Qty', type: 'number' },
+          { id: 'prod', name: 'Product', type: 'relation' },
+          { id: 'ordered', name: 'Ordered', type: 'lookup', lookup: { relationFieldId: 'prod', targetFieldId: 'sumQty' } },
+          { id: 'dbl', name: 'Double', type: 'formula', formula: '{qty} * 2' },
+        ],
+      })
+      .expect(200);
+    await request(t.http).put(`${lines.path}/data/o1?requestId=${reqId}`).set(bearer(owner)).send({ values: { qty: 20 } }).expect(200);
+    const mid = (await eventsOf()).length;
+    await request(t.http).post(`${lines.path}/requests/${reqId}/merge`).set(bearer(owner)).expect(200);
+    expect(await value(lines, 'o1', 'ordered')).toEqual([23]);
+    expect(await value(lines, 'o2', 'ordered')).toEqual([23]);
+    const merged = (await eventsOf())
+      .slice(0, (await eventsOf()).length - mid)
+      .filter((event) => event.event === 'data_row_updated' && event.payload.rowId === 'o1');
+    expect(merged).toHaveLength(1);
+    expect(merged[0].payload.values).toEqual(
+      expect.arrayContaining([
+        { fieldId: 'ordered', value: { list: [23] } },
+        { fieldId: 'dbl', value: { number: 40 } },
+      ]),
+    );
   });
 
   it("recomputes a row reached by two paths of different lengths with both paths' new values, announced once", async () => {

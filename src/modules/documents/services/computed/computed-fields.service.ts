@@ -80,6 +80,11 @@ export class ComputedFieldsService {
       for (const id of await this.recomputeAll(document.uuid, plan, now, changedFields)) {
         changed.push(id);
       }
+      // The merge's own rows again, on the records its events are built from (recomputeAll worked on copies read
+      // from the table): their events carry the new fields' values, and a lookup reaching them again uses these.
+      const written = [...input.rows.created, ...input.rows.updated];
+      written.forEach((row) => ripple.own.set(`${document.uuid}|${row.id}`, row));
+      await this.recompute(document.uuid, plan, written, now, true, changedFields);
     } else if (plan.materialised.length > 0) {
       const written = [...input.rows.created, ...input.rows.updated];
       const selfLinked = sourcesOf(input.relationOps)
