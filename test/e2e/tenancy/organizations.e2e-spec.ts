@@ -395,6 +395,25 @@ describe('tenancy: organizations', () => {
     expect(res.body.payload.statistics.documentCount).toBe(1);
   });
 
+  it('leaves the documents of a deleted workspace out of documentCount (no route reaches them), as workspaceCount does', async () => {
+    const owner = await registerUser(t.http);
+    const org = await createOrganization(t.http, owner);
+    const ws = await request(t.http).post(`${API}/organizations/${org.id}/workspaces`).set(bearer(owner)).send({ name: 'Doomed', slug: 'doomed' }).expect(201);
+    const create = (id: string, workspaceId: string) =>
+      request(t.http).post(`${API}/doc/things`).set(bearer(owner)).send({ id, organizationId: org.id, workspaceId }).expect(201);
+    await create('kept', org.defaultWorkspaceId);
+    await create('in-doomed-1', ws.body.payload.id);
+    await create('in-doomed-2', ws.body.payload.id);
+    const statistics = async () =>
+      (await request(t.http).get(`${API}/organizations/${org.id}`).set(bearer(owner)).expect(200)).body.payload.statistics;
+    expect(await statistics()).toMatchObject({ workspaceCount: 2, documentCount: 3 });
+    // Archived: still readable, still counted.
+    await request(t.http).post(`${API}/organizations/${org.id}/workspaces/${ws.body.payload.id}/archive`).set(bearer(owner)).expect(200);
+    expect(await statistics()).toMatchObject({ workspaceCount: 2, documentCount: 3 });
+    await request(t.http).delete(`${API}/organizations/${org.id}/workspaces/${ws.body.payload.id}`).set(bearer(owner)).expect(200);
+    expect(await statistics()).toMatchObject({ workspaceCount: 1, documentCount: 1 });
+  });
+
   it('refuses a body on the routes that take none (VALIDATION_ERROR naming its keys), changing nothing; {} is fine', async () => {
     const { org, owner, member, outsider, memberIds } = await organizationWithRoles(t.http);
     const base = `${API}/organizations/${org.id}`;

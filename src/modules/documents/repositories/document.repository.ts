@@ -103,8 +103,11 @@ export class DocumentRepository {
 
   /** Live (not deleted) documents of an organization, for the organization's statistics. */
   async countByOrganization(organizationId: string): Promise<number> {
+    // A deleted workspace keeps its rows but no route reaches them: they are not live documents of the organization.
     const rows = await this.tx.manager.query<Array<{ n: number }>>(
-      'SELECT count(*)::int AS n FROM documents WHERE organization_id = $1 AND deleted_at IS NULL',
+      `SELECT count(*)::int AS n FROM documents d
+        WHERE d.organization_id = $1 AND d.deleted_at IS NULL
+          AND (d.workspace_id IS NULL OR EXISTS (SELECT 1 FROM workspaces w WHERE w.id = d.workspace_id AND w.deleted_at IS NULL))`,
       [organizationId],
     );
     return rows[0]?.n ?? 0;
