@@ -21,6 +21,7 @@ describe('approvals: a decision racing a merge of its request', () => {
   let owner: TestUser;
   let approver: TestUser;
   let doc: DocHandle;
+  let advisory: DocHandle;
 
   const send = async (user: TestUser, path: string, body: object = {}): Promise<Answer> => {
     const res = await fetch(`${base}${path}`, {
@@ -41,6 +42,7 @@ describe('approvals: a decision racing a merge of its request', () => {
       fields: [{ id: 'name', name: 'Name', type: 'text' }],
       settings: { workflow: { requiresApproval: true, autoMerge: true } },
     });
+    advisory = await createDocument(t.http, owner, { fields: [{ id: 'name', name: 'Name', type: 'text' }] });
   });
   afterAll(async () => {
     await t.close();
@@ -78,6 +80,34 @@ describe('approvals: a decision racing a merge of its request', () => {
       const read = await request(t.http).get(`${doc.path}/requests/${requestId}`).set(bearer(owner)).expect(200);
       expect(read.body.payload.status).toBe('merged');
       await request(t.http).get(`${doc.path}/data/${rowId}`).set(bearer(owner)).expect(200);
+    }
+  });
+
+  // A submission takes the request row, then inserts the instance, whose foreign key to the document waits for a merge
+  // holding the document row while that merge waits for the request: the same deadlock as a decision's.
+  it('a submission racing a merge (approval advisory): one after the other, neither answers CONFLICT', async () => {
+    for (let round = 0; round < 12; round += 1) {
+      const rowId = `s${round}`;
+      const created = await request(t.http)
+        .post(`${advisory.path}/requests`)
+        .set(bearer(owner))
+        .send({ title: `Row ${round}`, changes: [{ type: 'row-create', target: { kind: 'row', rowId }, newValue: [{ fieldId: 'name', value: { text: rowId } }] }] })
+        .expect(201);
+      const requestId = created.body.payload.id as string;
+      const [submission, merge] = await Promise.all([
+        send(owner, `${advisory.path}/requests/${requestId}/submit-approval`, { approvers: [approver.id] }),
+        send(owner, `${advisory.path}/requests/${requestId}/merge`),
+      ]);
+      expect(merge.status).toBe(200);
+      // Submitted first: the merge cancels the instance; merged first: the submission meets a merged request.
+      if (submission.status === 201) {
+        const id = (submission.body.payload as unknown as { id: string }).id;
+        const instance = await request(t.http).get(`${advisory.path}/approval/${id}`).set(bearer(owner)).expect(200);
+        expect(instance.body.payload.status).toBe('canceled');
+      } else {
+        expect(submission.status).toBe(409);
+        expect(submission.body.code).toBe('INVALID_STATE');
+      }
     }
   });
 });

@@ -220,6 +220,9 @@ export class ApprovalsService implements OnModuleInit {
       throw AppException.validation(outsiders.map((item) => ({ field: approverField(item.index), reason: 'not a user who can read the document' })));
     }
     return this.tx.run(async () => {
+      // The document row first, as a decision does: the instance's foreign key to the document would otherwise wait
+      // for a merge holding that row while the merge waits for the request locked here (a deadlock, 409 CONFLICT).
+      await this.approvals.lockDocument(document.uuid);
       const request = await this.engine.findRequest(document, requestId, true);
       assertOpen(request);
       // While the document requires approval, the request's own writers cannot be its approvers and the owner's
