@@ -27,8 +27,15 @@ export function planBinding(input: PlanInput): Plan {
   const plan: Plan = { changes: [], logs: [], links: new Map() };
   const dedupClaims = new Map<string, { targetRowId: string; sourceRowId: string }>();
   for (const change of input.changes) {
-    const eventType =
-      change.kind === 'updated' && input.eventTypes.length > 0 && !input.eventTypes.includes('row_updated')
+    // A row deleted and created again inside a batch window, on a connection that propagates the delete but not the
+    // create: applied one by one the delete removes the order-book row and the create is filtered, so it is withdrawn.
+    const withdrawRecreated =
+      change.recreated === true &&
+      eventScope('created', input.eventTypes) === 'skip' &&
+      eventScope('deleted', input.eventTypes) !== 'skip';
+    const eventType = withdrawRecreated
+      ? EVENT_OF.deleted
+      : change.kind === 'updated' && input.eventTypes.length > 0 && !input.eventTypes.includes('row_updated')
         ? 'field_value_changed'
         : EVENT_OF[change.kind];
     const link = input.links.get(change.rowId);
@@ -54,6 +61,15 @@ export function planBinding(input: PlanInput): Plan {
         ...(outOfScope && !withdrawing ? { unshared: true } : {}),
       });
     };
+    if (withdrawRecreated) {
+      if (!link) {
+        log('skipped', 'the row was never propagated to this order book');
+        continue;
+      }
+      withdrawing = true;
+      planWithdrawal(input, plan, log, change.rowId, link, input.reader(change.oldValues ?? {}));
+      continue;
+    }
     const scope = eventScope(change.kind, input.eventTypes);
     if (scope === 'skip') {
       log('filtered', `event type ${eventType} is not propagated by this connection`);
@@ -93,6 +109,7 @@ export function planBinding(input: PlanInput): Plan {
       read,
       readStored: read.stored,
     });
+    leaveOutDroppedSources(input, read, mapped);
     const values: Record<string, unknown> = {};
     const modes = new Map<string, string>();
     for (const [targetId, item] of mapped.values) {
@@ -217,7 +234,7 @@ export function planBinding(input: PlanInput): Plan {
           lastValues && fieldId in lastValues && !sameValue(local, previous)
             ? input.localChangedAt(targetRowId)
             : null,
-        upstreamChangedAt: input.upstreamChangedAt,
+        upstreamChangedAt: change.changedAt ?? input.upstreamChangedAt,
       });
       if (outcome.conflict && outcome.winner === 'local') {
         kept.push({ fieldId, strategy: outcome.strategy });
@@ -292,6 +309,40 @@ function inShareScope(input: PlanInput, values: Record<string, unknown> | undefi
  * Removes the order-book row a catalog row was propagated to (the catalog row was deleted, or left the share scope):
  * through the accept mode like any change, the link forgotten once accepted.
  */
+/**
+ * A rule reading a catalog field the supplier has since deleted fails like one whose target the buyer deleted: its
+ * target is left out with the reason, so the buyer's value stays (it used to read as empty and clear the field).
+ * Formula and merge rules are left alone: a formula names its fields in its text, a merge skips empty parts.
+ */
+function leaveOutDroppedSources(
+  input: PlanInput,
+  read: ReturnType<PlanInput['reader']>,
+  mapped: MappingResult,
+): void {
+  // The reader knows the catalog's fields by id or (configurations stored before ids were checked) by name.
+  const known = (ref: string): boolean => (read.field ? read.field(ref) !== undefined : true);
+  for (const rule of input.fieldMapping?.rules ?? []) {
+    const transform = rule.transformType ?? 'direct';
+    if (
+      rule.enabled === false ||
+      transform === 'formula' ||
+      transform === 'merge' ||
+      rule.sourceFieldId === undefined ||
+      known(rule.sourceFieldId)
+    ) {
+      continue;
+    }
+    const targets =
+      transform === 'split' && rule.targetFieldIds?.length ? rule.targetFieldIds : [rule.targetFieldId];
+    for (const targetFieldId of targets) {
+      if (mapped.values.delete(targetFieldId)) {
+        mapped.sources.delete(targetFieldId);
+        mapped.errors.push({ targetFieldId, reason: `the catalog has no field "${rule.sourceFieldId}"` });
+      }
+    }
+  }
+}
+
 function planWithdrawal(
   input: PlanInput,
   plan: Plan,

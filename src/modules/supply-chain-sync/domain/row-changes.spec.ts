@@ -22,4 +22,14 @@ describe('foldRowChanges', () => {
       { rowId: 'd', kind: 'deleted', fieldIds: [] },
     ]);
   });
+
+  it('folds a row deleted and created again into a create (planned whole, not an update of no fields)', () => {
+    expect(
+      foldRowChanges([
+        [{ rowId: 'a', kind: 'updated', fieldIds: ['x'] }],
+        [{ rowId: 'a', kind: 'deleted', fieldIds: [], oldValues: { x: 1 } }],
+        [{ rowId: 'a', kind: 'created', fieldIds: [] }],
+      ]),
+    ).toEqual([{ rowId: 'a', kind: 'created', fieldIds: [], recreated: true, oldValues: { x: 1 } }]);
+  });
 });

@@ -8,6 +8,16 @@ export interface SourceRowChange {
   fieldIds: string[];
   /** The values the row had before a delete (for accept rules on deletions). */
   oldValues?: Record<string, unknown>;
+  /**
+   * A create folded over a delete of the same row id (a batch window): when the connection propagates deletions but
+   * not creations, the row is withdrawn, as the two changes applied one by one would leave the order book.
+   */
+  recreated?: boolean;
+  /**
+   * When the catalog made the row's last change (its revision's time). A batch window applies several revisions at
+   * once: `latest_wins` compares a local edit with the revision that changed this row, not with the window's last.
+   */
+  changedAt?: Date;
 }
 
 /**
@@ -37,16 +47,23 @@ export function foldRowChanges(revisions: readonly (readonly SourceRowChange[])[
         continue;
       }
       if (change.kind === 'created') {
+        // Deleted then created again (same id): the row is new, so it is planned whole as a create (the linked
+        // order-book row, when still there, gets every mapped value). Folding it to an update with no changed
+        // fields left the old values in place when the connection propagates only field_value_changed.
         folded.set(change.rowId, {
           ...change,
-          kind: previous.kind === 'deleted' ? 'updated' : 'created',
+          kind: 'created',
           fieldIds: [],
+          ...(previous.kind === 'deleted' ? { recreated: true, oldValues: previous.oldValues } : {}),
           createdHere: previous.createdHere,
         });
         continue;
       }
       if (previous.kind === 'updated') {
         previous.fieldIds = [...new Set([...previous.fieldIds, ...change.fieldIds])];
+      }
+      if (change.changedAt) {
+        previous.changedAt = change.changedAt;
       }
     }
   }

@@ -185,7 +185,13 @@ export class PropagationService {
       // Rule 1: what the revisions changed, folded per row (a batch window applies them as one change).
       const perRevision: SourceRowChange[][] = [];
       for (const job of jobs) {
-        perRevision.push(await this.reads.rowChanges(catalogCtx, job.catalogRevisionId));
+        const changedAt = new Date(job.revisionCreatedAt);
+        perRevision.push(
+          (await this.reads.rowChanges(catalogCtx, job.catalogRevisionId)).map((change) => ({
+            ...change,
+            changedAt,
+          })),
+        );
       }
       await this.batch.apply(run, foldRowChanges(perRevision));
     }

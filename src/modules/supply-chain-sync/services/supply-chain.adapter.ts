@@ -62,6 +62,18 @@ export class SupplyChainAdapter extends SupplyChainPort {
     return connection && catalog && orderBook ? { binding, connection, catalog, orderBook } : null;
   }
 
+  async orderBookBinding(
+    organizationId: string,
+    orderBookId: string,
+    bindingId: string,
+  ): Promise<BindingRecord | null> {
+    const binding = await this.directory.binding(bindingId);
+    if (!binding || binding.organizationId !== organizationId || binding.orderBookId !== orderBookId) {
+      return null;
+    }
+    return (await this.directory.orderBook(orderBookId)) ? binding : null;
+  }
+
   async siblingBindings(binding: BindingRecord): Promise<SiblingBinding[]> {
     const siblings: SiblingBinding[] = [];
     for (const id of await this.directory.siblingBindingIds(binding)) {

@@ -53,6 +53,15 @@ export abstract class SupplyChainPort {
   /** A binding with its connection, catalog and order book (any status); null when one is gone. */
   abstract bindingContext(bindingId: string): Promise<BindingContext | null>;
   /**
+   * The buyer organization's binding of the order book (any status, also once its catalog or connection is gone: the
+   * binding and its ledger stay the buyer's to read); null when it is not that order book's or the order book is gone.
+   */
+  abstract orderBookBinding(
+    organizationId: string,
+    orderBookId: string,
+    bindingId: string,
+  ): Promise<BindingRecord | null>;
+  /**
    * The other bindings (any state) of the binding's order book to connections of the same catalog: the rows they
    * propagated are the rows this binding continues (docs/supply-chain.md, "Initial sync and reconcile").
    */

@@ -161,12 +161,12 @@ export class SyncAdminService {
     query: { page: number; pageSize: number },
   ): Promise<Page<PropagationJobResponseDto>> {
     await this.organizations.require(principal.userId, organizationId);
-    const context = UUID.test(bindingId) ? await this.port.bindingContext(bindingId) : null;
-    if (
-      !context ||
-      context.binding.organizationId !== organizationId ||
-      context.orderBook.id !== orderBookId
-    ) {
+    // Not the binding's full context: its ledger stays readable after its catalog (or connection) is gone, as the
+    // binding itself does — it says what became of the jobs the deletion skipped.
+    const binding = UUID.test(bindingId)
+      ? await this.port.orderBookBinding(organizationId, orderBookId, bindingId)
+      : null;
+    if (!binding) {
       throw AppException.notFound('binding');
     }
     const { items, total } = await this.jobs.listForBinding(organizationId, bindingId, {
