@@ -610,7 +610,8 @@ describe('documents: computed fields (formulas, lookups, rollups)', () => {
     await write('put', '/data/r1', { values: { a: 5 } }).expect(200);
     await write('put', '/data/r2', { values: { b: 1 } }).expect(200);
     await write('post', '/data', { id: 'r3', values: { a: 7 } }).expect(201);
-    await write('post', '/data', { id: 'r4', values: { self: [{ rowId: 'r3' }] } }).expect(201);
+    // A reference naming only the document id is this document's too (the type defaults to its own).
+    await write('post', '/data', { id: 'r4', values: { self: [{ docId: doc.docId, rowId: 'r3' }] } }).expect(201);
     const draft = async (rowId: string): Promise<RowDto> =>
       (
         await request(t.http)

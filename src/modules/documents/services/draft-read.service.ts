@@ -21,7 +21,10 @@ import type { LinkedSource } from './computed/computed-access.service.js';
 /** How far a single-row draft read follows relation links for the draft rows its lookups read (as the ripple). */
 const LINK_DEPTH = 8;
 
-/** Row ids of the document that a stored relation value links to (a reference without docType/docId is its own). */
+/**
+ * Row ids of the document that a stored relation value links to: a reference's missing docType or docId is the
+ * document's own, as the draft's lookups read it (ComputedReadService.draftLinks).
+ */
 function sameDocumentLinks(document: DocumentRecord, value: unknown): string[] {
   if (!Array.isArray(value)) {
     return [];
@@ -31,7 +34,9 @@ function sameDocumentLinks(document: DocumentRecord, value: unknown): string[] {
       return [];
     }
     const { docType, docId, rowId } = ref as RelationRef;
-    const own = (docType === undefined && docId === undefined) || (docType === document.docType && docId === document.docId);
+    const own =
+      (typeof docType === 'string' ? docType : document.docType) === document.docType &&
+      (typeof docId === 'string' ? docId : document.docId) === document.docId;
     return own ? [rowId] : [];
   });
 }
