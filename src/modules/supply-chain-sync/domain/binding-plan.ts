@@ -306,10 +306,6 @@ function inShareScope(input: PlanInput, values: Record<string, unknown> | undefi
 }
 
 /**
- * Removes the order-book row a catalog row was propagated to (the catalog row was deleted, or left the share scope):
- * through the accept mode like any change, the link forgotten once accepted.
- */
-/**
  * A rule reading a catalog field the supplier has since deleted fails like one whose target the buyer deleted: its
  * target is left out with the reason, so the buyer's value stays (it used to read as empty and clear the field).
  * Formula and merge rules are left alone: a formula names its fields in its text, a merge skips empty parts.
@@ -343,6 +339,10 @@ function leaveOutDroppedSources(
   }
 }
 
+/**
+ * Removes the order-book row a catalog row was propagated to (the catalog row was deleted, or left the share scope):
+ * through the accept mode like any change, the link forgotten once accepted.
+ */
 function planWithdrawal(
   input: PlanInput,
   plan: Plan,
