@@ -74,6 +74,18 @@ describe('request logging', () => {
     expect(raw).not.toMatch(/secret-refresh|secret-client|secret-code/);
   });
 
+  it('redacts every credential-named query parameter, also ones no route accepts (a client may still send them)', async () => {
+    const { raw } = await logOf(
+      '/api/v1/users/me?access_token=secret-a&API_KEY=secret-b&apiKey=secret-c&shareCode=secret-d&secret=secret-e' +
+        '&password=secret-f&id_token=secret-g&code_verifier=secret-h&key=secret-i&page=2',
+      {},
+    );
+    expect(raw).toContain('access_token=[redacted]');
+    expect(raw).toContain('shareCode=[redacted]');
+    expect(raw).toContain('page=2');
+    expect(raw).not.toMatch(/secret-[a-i]/);
+  });
+
   it('redacts the secrets some paths carry: invitation tokens and share codes', async () => {
     const invitation = await logOf('/api/v1/invitations/secret-invitation-token/accept', {});
     expect(invitation.raw).toContain('/api/v1/invitations/[redacted]/accept');

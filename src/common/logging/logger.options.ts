@@ -17,8 +17,13 @@ export function requestIdOf(request: IncomingMessage, response: ServerResponse):
   return id;
 }
 
-/** Query parameters that carry credentials (OAuth codes and secrets, realtime connect tokens). */
-const SECRET_QUERY = /([?&](?:token|code|client_secret|refresh_token)=)[^&]*/gi;
+/**
+ * Query parameters that carry credentials (OAuth codes and secrets, realtime connect tokens), and the names clients
+ * commonly put credentials under even where no route reads them (`access_token` of RFC 6750, API keys, share codes):
+ * a refused request is logged too, and its URL must not keep the secret it carried.
+ */
+const SECRET_QUERY =
+  /([?&](?:token|code|client_secret|refresh_token|access_token|id_token|code_verifier|api[_-]?key|key|secret|password|share_?code)=)[^&#]*/gi;
 
 /**
  * Paths whose segment is itself the credential: an invitation token (`/api/v1/invitations/{token}…`) and a share

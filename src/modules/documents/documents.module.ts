@@ -141,6 +141,8 @@ import { ParticipantsRepository } from './repositories/participants.repository.j
     RowsService,
     MetadataService,
     RevisionsService,
+    // Supply chain: when a buyer last edited a field of an order-book row (latest_wins).
+    RevisionHistoryService,
     // Realtime and webhooks: row values of events as their reader may see them (docs/formulas.md, "Access").
     ComputedAccessService,
   ],

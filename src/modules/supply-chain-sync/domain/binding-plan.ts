@@ -8,8 +8,9 @@ import {
   type RowOutcome,
 } from './binding-plan.types.js';
 import { type FieldReader, evaluateFilterGroup } from './filter-group.js';
-import { applyFieldMapping, type FieldMapping, type MappingResult } from './field-mapping.js';
+import { applyFieldMapping, type FieldMapping, type MappingResult, ruleSourceFields } from './field-mapping.js';
 import { eventScope } from './propagation-events.js';
+import type { SourceRowChange } from './row-changes.js';
 import { decideAccept, dedupKey, resolveFieldConflict, sameValue } from './sync-rules.js';
 import { fitToOrderBook } from './value-fitting.js';
 
@@ -26,6 +27,7 @@ const EVENT_OF = { created: 'row_created', updated: 'row_updated', deleted: 'row
 export function planBinding(input: PlanInput): Plan {
   const plan: Plan = { changes: [], logs: [], links: new Map() };
   const dedupClaims = new Map<string, { targetRowId: string; sourceRowId: string }>();
+  const deletedTargets = acceptedDeletions(input);
   for (const change of input.changes) {
     // A row deleted and created again inside a batch window, on a connection that propagates the delete but not the
     // create: applied one by one the delete removes the order-book row and the create is filtered, so it is withdrawn.
@@ -100,10 +102,30 @@ export function planBinding(input: PlanInput): Plan {
       }
       continue;
     }
+    // A row deleted and created again (a batch window): applied one by one, the delete withdraws the linked order-book
+    // row when deletions propagate (through the accept rules, on the old values), then the create is planned afresh.
+    const recreatedOver =
+      change.recreated === true && link !== undefined && eventScope('deleted', input.eventTypes) !== 'skip';
     if (!evaluateFilterGroup(input.receiverFilter?.filterGroup, read)) {
+      if (recreatedOver && link) {
+        withdrawing = true;
+        planWithdrawal(
+          input,
+          plan,
+          log,
+          change.rowId,
+          link,
+          input.reader(change.oldValues ?? {}),
+          'created again outside the receiver filter',
+        );
+        continue;
+      }
       log('filtered', 'does not match the receiver filter');
       continue;
     }
+    // ... and once its delete was accepted, the old row's local edits went with it: nothing is left to keep.
+    const freshRow =
+      recreatedOver && decideAccept(input.receiverFilter, input.reader(change.oldValues ?? {})) === 'accept';
     const mapped = applyFieldMapping(input.fieldMapping, input.sharedFieldIds, {
       ...input.mapping,
       read,
@@ -154,7 +176,7 @@ export function planBinding(input: PlanInput): Plan {
         continue;
       }
       const matched = input.dedupIndex.get(key);
-      if (matched && input.targetRows.get(matched)?.exists) {
+      if (matched && input.targetRows.get(matched)?.exists && !deletedTargets.has(matched)) {
         targetRowId = matched;
         matchedBy = input.receiverFilter?.deduplicationStrategy ?? null;
       }
@@ -192,7 +214,7 @@ export function planBinding(input: PlanInput): Plan {
 
     // Update of an existing order-book row: oneway fields only on create; changed fields only with field_value_changed.
     const target = input.targetRows.get(targetRowId) ?? { exists: true, values: {} };
-    const lastValues = link?.targetRowId === targetRowId ? link.lastValues : undefined;
+    const lastValues = !freshRow && link?.targetRowId === targetRowId ? link.lastValues : undefined;
     const update: Record<string, unknown> = {};
     const kept: { fieldId: string; strategy: string }[] = [];
     // Local edits the catalog's value replaces (keep_upstream, latest_wins lost, a sync field): traced in the log.
@@ -232,9 +254,14 @@ export function planBinding(input: PlanInput): Plan {
         lastPropagated: lastValues && fieldId in lastValues ? previous : undefined,
         localChangedAt:
           lastValues && fieldId in lastValues && !sameValue(local, previous)
-            ? input.localChangedAt(targetRowId)
+            ? input.localChangedAt(targetRowId, fieldId)
             : null,
-        upstreamChangedAt: change.changedAt ?? input.upstreamChangedAt,
+        upstreamChangedAt: upstreamChangedAtOf(
+          input,
+          change,
+          sourcesOfTarget(input.fieldMapping, mapped, fieldId),
+          (id) => STAMPED_ON_UPDATE.has(read.field?.(id)?.type ?? ''),
+        ),
       });
       if (outcome.conflict && outcome.winner === 'local') {
         kept.push({ fieldId, strategy: outcome.strategy });
@@ -291,6 +318,81 @@ export function planBinding(input: PlanInput): Plan {
     }
   }
   return plan;
+}
+
+/**
+ * Order-book rows this change deletes outright: linked rows of deleted catalog rows whose deletion the accept rules
+ * accept. Deduplication never matches them — applied one by one, the delete comes first, so a catalog row of the same
+ * change carrying the deleted one's key (a product replaced under a new row id) finds no row and is created; matched,
+ * it was written as an update of the row the same request deleted, and the product vanished from the order book.
+ */
+function acceptedDeletions(input: PlanInput): Set<string> {
+  const deleted = new Set<string>();
+  if (eventScope('deleted', input.eventTypes) === 'skip') {
+    return deleted;
+  }
+  for (const change of input.changes) {
+    const link = input.links.get(change.rowId);
+    if (
+      change.kind === 'deleted' &&
+      link &&
+      decideAccept(input.receiverFilter, input.reader(change.oldValues ?? {})) === 'accept'
+    ) {
+      deleted.add(link.targetRowId);
+    }
+  }
+  return deleted;
+}
+
+/**
+ * The catalog fields an order-book field is mapped from: the sources of the last enabled rule writing it (the one whose
+ * value it gets), or the field `unmappedFields: create` copied into it; null when a formula computes it (its inputs
+ * are not tracked: the whole row counts).
+ */
+function sourcesOfTarget(mapping: FieldMapping | null, mapped: MappingResult, targetId: string): string[] | null {
+  const rule = (mapping?.rules ?? [])
+    .filter(
+      (item) =>
+        item.enabled !== false && (item.targetFieldId === targetId || (item.targetFieldIds ?? []).includes(targetId)),
+    )
+    .pop();
+  if (!rule) {
+    const copied = mapped.sources.get(targetId);
+    return copied ? [copied] : null;
+  }
+  if (rule.transformType === 'formula') {
+    return null;
+  }
+  const sources = ruleSourceFields(rule);
+  return sources.length > 0 ? sources : null;
+}
+
+/**
+ * When the catalog last changed what an order-book field is mapped from, for `latest_wins`: per source field within a
+ * batch window (a later change of another field of the row does not count), the row's create for a field it wrote;
+ * null when these revisions did not change it (the local edit is then the latest). Without per-field times (a
+ * reconcile) or known sources (a formula), the row's last change.
+ */
+function upstreamChangedAtOf(
+  input: PlanInput,
+  change: SourceRowChange,
+  sources: string[] | null,
+  /** A catalog field every update changes (updated time and by): it changed with the row's last change. */
+  stamped: (sourceFieldId: string) => boolean,
+): Date | null {
+  const rowAt = change.changedAt ?? input.upstreamChangedAt;
+  if (!sources || !change.fieldChangedAt) {
+    return rowAt;
+  }
+  const times = sources
+    .map(
+      (id) =>
+        change.fieldChangedAt?.[id] ??
+        (change.kind === 'created' ? (change.createdAt ?? rowAt) : stamped(id) ? rowAt : undefined),
+    )
+    .filter((at): at is Date => at !== undefined)
+    .map((at) => at.getTime());
+  return times.length > 0 ? new Date(Math.max(...times)) : null;
 }
 
 /**

@@ -79,8 +79,11 @@ export interface PlanInput {
   mapping: Omit<MappingContext, 'read'>;
   /** Converts mapped values to their stored form (the order book's field types); throws a validation error. */
   toStored: (values: Record<string, unknown>) => Record<string, unknown>;
-  /** When the buyer last changed an order-book row (only asked for rows with a field conflict). */
-  localChangedAt: (targetRowId: string) => Date | null;
+  /**
+   * When the buyer last changed a field of an order-book row (only asked for fields with a conflict): the field's own
+   * last change, so that a later edit of another field does not make an older edit of this one the latest.
+   */
+  localChangedAt: (targetRowId: string, fieldId: string) => Date | null;
   upstreamChangedAt: Date;
   newRowId: () => string;
 }

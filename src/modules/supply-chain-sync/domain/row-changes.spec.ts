@@ -32,4 +32,22 @@ describe('foldRowChanges', () => {
       ]),
     ).toEqual([{ rowId: 'a', kind: 'created', fieldIds: [], recreated: true, oldValues: { x: 1 } }]);
   });
+  it("keeps, per field, the time of the revision that last changed it (latest_wins compares fields, not rows)", () => {
+    const t1 = new Date('2026-01-01T00:00:01Z');
+    const t2 = new Date('2026-01-01T00:00:02Z');
+    const folded = foldRowChanges([
+      [
+        { rowId: 'a', kind: 'updated', fieldIds: ['price'], changedAt: t1 },
+        { rowId: 'b', kind: 'created', fieldIds: [], changedAt: t1 },
+      ],
+      [
+        { rowId: 'a', kind: 'updated', fieldIds: ['sku'], changedAt: t2 },
+        { rowId: 'b', kind: 'updated', fieldIds: ['sku'], changedAt: t2 },
+      ],
+    ]);
+    expect(folded).toEqual([
+      { rowId: 'a', kind: 'updated', fieldIds: ['price', 'sku'], changedAt: t2, fieldChangedAt: { price: t1, sku: t2 } },
+      { rowId: 'b', kind: 'created', fieldIds: [], changedAt: t2, createdAt: t1, fieldChangedAt: { sku: t2 } },
+    ]);
+  });
 });

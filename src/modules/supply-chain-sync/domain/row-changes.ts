@@ -18,6 +18,14 @@ export interface SourceRowChange {
    * once: `latest_wins` compares a local edit with the revision that changed this row, not with the window's last.
    */
   changedAt?: Date;
+  /**
+   * Per catalog field an update changed, when (its revision's time; the last one in a batch window). `latest_wins`
+   * compares a local edit of a field with the catalog's last change of the fields it is mapped from, not of the row: a
+   * later change of another field of the row must not beat the buyer's edit of this one.
+   */
+  fieldChangedAt?: Record<string, Date>;
+  /** For a create: when the row was (last) created; its fields not in `fieldChangedAt` were written then. */
+  createdAt?: Date;
 }
 
 /**
@@ -34,6 +42,7 @@ export function foldRowChanges(revisions: readonly (readonly SourceRowChange[])[
         folded.set(change.rowId, {
           ...change,
           fieldIds: [...change.fieldIds],
+          ...timesOf(change),
           createdHere: change.kind === 'created',
         });
         continue;
@@ -55,6 +64,7 @@ export function foldRowChanges(revisions: readonly (readonly SourceRowChange[])[
           kind: 'created',
           fieldIds: [],
           ...(previous.kind === 'deleted' ? { recreated: true, oldValues: previous.oldValues } : {}),
+          ...timesOf(change),
           createdHere: previous.createdHere,
         });
         continue;
@@ -64,8 +74,24 @@ export function foldRowChanges(revisions: readonly (readonly SourceRowChange[])[
       }
       if (change.changedAt) {
         previous.changedAt = change.changedAt;
+        const at = change.changedAt;
+        previous.fieldChangedAt = {
+          ...(previous.fieldChangedAt ?? {}),
+          ...Object.fromEntries(change.fieldIds.map((id) => [id, at])),
+        };
       }
     }
   }
   return [...folded.values()].map(({ createdHere: _createdHere, ...change }) => change);
+}
+
+/** The per-field times of one revision's change (none without its time: a reconcile, a connector run). */
+function timesOf(change: SourceRowChange): Pick<SourceRowChange, 'fieldChangedAt' | 'createdAt'> {
+  const at = change.changedAt;
+  if (!at) {
+    return {};
+  }
+  return change.kind === 'created'
+    ? { fieldChangedAt: {}, createdAt: at }
+    : { fieldChangedAt: Object.fromEntries(change.fieldIds.map((id) => [id, at])) };
 }

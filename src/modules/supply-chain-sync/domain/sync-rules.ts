@@ -108,10 +108,13 @@ export interface FieldConflictInput {
   local: unknown;
   /** What propagation last wrote into this field (undefined: never written, so no local change can be told). */
   lastPropagated: unknown;
-  /** When the order-book row was last changed by someone other than the propagation. */
+  /** When the buyer last changed this field of the order-book row. */
   localChangedAt: Date | null;
-  /** When the upstream change was made (the catalog revision's time). */
-  upstreamChangedAt: Date;
+  /**
+   * When the catalog changed what this field is mapped from (the catalog revision's time); null when the change being
+   * applied did not touch it (the local edit is then the latest).
+   */
+  upstreamChangedAt: Date | null;
 }
 
 export type ConflictOutcome =
@@ -140,7 +143,8 @@ export function resolveFieldConflict(
       return {
         conflict: true,
         strategy,
-        winner: local > input.upstreamChangedAt.getTime() ? 'local' : 'upstream',
+        winner:
+          input.upstreamChangedAt === null || local > input.upstreamChangedAt.getTime() ? 'local' : 'upstream',
       };
     }
     default: {

@@ -253,7 +253,7 @@ export class PropagationBatch {
       },
       toStored: (values: Record<string, unknown>) =>
         this.documents.toStored(orderFields, values, true) as Record<string, unknown>,
-      localChangedAt: (rowId: string) => updatedAt.get(rowId) ?? null,
+      localChangedAt: (rowId: string, fieldId: string) => updatedAt.get(`${rowId}:${fieldId}`) ?? null,
       upstreamChangedAt: run.upstreamChangedAt,
       newRowId: () => randomUUID(),
     };
@@ -283,7 +283,7 @@ export class PropagationBatch {
         await loadTargets([...input.dedupIndex.values()]);
       }
     }
-    // latest_wins needs the time of the buyer's edit: read only for rows with a local edit of a propagated field.
+    // latest_wins needs the time of the buyer's edit of each field: read only for local edits of propagated fields.
     if (
       Object.values(binding.conflictResolution.fieldStrategies ?? {}).some(
         (item) => item.strategy === 'latest_wins',
@@ -292,15 +292,19 @@ export class PropagationBatch {
     ) {
       for (const link of links.values()) {
         const target = targetRows.get(link.targetRowId);
-        if (
-          target?.exists &&
-          Object.entries(link.lastValues).some(
-            ([fieldId, value]) =>
-              fieldId !== PENDING_ALTERNATES &&
-              JSON.stringify(target.values[fieldId] ?? null) !== JSON.stringify(value ?? null),
-          )
-        ) {
-          updatedAt.set(link.targetRowId, await this.reads.rowUpdatedAt(orderCtx, link.targetRowId));
+        if (!target?.exists) {
+          continue;
+        }
+        for (const [fieldId, value] of Object.entries(link.lastValues)) {
+          if (
+            fieldId !== PENDING_ALTERNATES &&
+            JSON.stringify(target.values[fieldId] ?? null) !== JSON.stringify(value ?? null)
+          ) {
+            updatedAt.set(
+              `${link.targetRowId}:${fieldId}`,
+              await this.reads.fieldUpdatedAt(orderCtx, link.targetRowId, fieldId),
+            );
+          }
         }
       }
     }

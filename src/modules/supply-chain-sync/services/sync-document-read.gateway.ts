@@ -3,6 +3,7 @@ import type { StoredRowValues, SystemColumn } from '../../documents/fields/field
 import { handlerFor } from '../../documents/fields/field-type.registry.js';
 import { ChangeEngineService } from '../../documents/services/change-engine.service.js';
 import type { DocumentContext } from '../../documents/services/document-access.service.js';
+import { RevisionHistoryService } from '../../documents/services/revision-history.service.js';
 import { RevisionsService } from '../../documents/services/revisions.service.js';
 import { RowQueryService } from '../../documents/services/row-query.service.js';
 import type { SourceRowChange } from '../domain/row-changes.js';
@@ -50,6 +51,7 @@ export class SyncDocumentReadGateway {
     private readonly engine: ChangeEngineService,
     private readonly revisions: RevisionsService,
     private readonly rowQueries: RowQueryService,
+    private readonly history: RevisionHistoryService,
   ) {}
 
   /**
@@ -159,13 +161,14 @@ export class SyncDocumentReadGateway {
     return found;
   }
 
-  /** When a row was last changed (for `latest_wins`). */
-  async rowUpdatedAt(ctx: DocumentContext, rowId: string): Promise<Date | null> {
-    try {
-      return new Date((await this.rowQueries.get(ctx, rowId, undefined)).updatedAt);
-    } catch {
-      return null;
-    }
+  /**
+   * When a field of a row was last changed (for `latest_wins`): the newest operation of the document's history that
+   * wrote it — the row's time would make an older edit of this field look newer than it is after an edit of another.
+   */
+  async fieldUpdatedAt(ctx: DocumentContext, rowId: string, fieldId: string): Promise<Date | null> {
+    const page = await this.history.targetHistory(ctx, { targetKind: 'row', rowId, fieldId, page: 1, pageSize: 1 });
+    const newest = page.items[0];
+    return newest ? new Date(newest.timestamp) : null;
   }
 
   /** Every row of a query (cursor pages of 1000), rendered as the API answers. */
