@@ -186,12 +186,17 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
     if (!scopesRead(delivery.credentialScopes, event)) {
       return `the webhook's credential scopes no longer include ${readScopeOf(event) ?? ''}`;
     }
-    const mayRead = await this.access.creatorMayRead(delivery.createdBy, {
-      organizationId: delivery.organizationId,
-      workspaceId: delivery.workspaceId,
-      docType: delivery.docType,
-      docId: delivery.docId,
-    });
+    // As of its queueing: a document created since with the same id is not the deleted one the event is of.
+    const mayRead = await this.access.creatorMayRead(
+      delivery.createdBy,
+      {
+        organizationId: delivery.organizationId,
+        workspaceId: delivery.workspaceId,
+        docType: delivery.docType,
+        docId: delivery.docId,
+      },
+      delivery.createdAt,
+    );
     return mayRead ? null : "the webhook's creator can no longer read this document";
   }
 

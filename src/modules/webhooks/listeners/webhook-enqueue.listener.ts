@@ -54,6 +54,10 @@ export class WebhookEnqueueListener {
       docType: event.docType,
       docId: event.docId,
     };
+    // An event of a deleted document whose id a later document already uses is the deleted one's: read by no one.
+    if (subscribed.length > 0 && (await this.access.namesLaterDocument(place, new Date(event.timestamp)))) {
+      return;
+    }
     const queued: NewDelivery[] = [];
     for (const webhook of subscribed) {
       const deliveryId = randomUUID();

@@ -114,14 +114,18 @@ export class WebhookAccessService {
    * Whether the webhook's creator may read the event now, exactly as a read of its document would decide
    * (asked when it is queued, before every attempt, and before its body is shown): an event of a document needs
    * DocumentAccessService.mayView — read rights where the document lives, narrowed by its and its type's
-   * `permissions.view` settings; a document that no longer exists is read by no one. An event without a document
-   * follows the workspace rules, or needs an active membership of its organization when it names no workspace.
+   * `permissions.view` settings; a document that no longer exists is read by no one — nor is it brought back by a
+   * document created after `asOf` with its id (namesLaterDocument). An event without a document follows the
+   * workspace rules, or needs an active membership of its organization when it names no workspace.
    */
-  async creatorMayRead(createdBy: string, place: EventPlace): Promise<boolean> {
+  async creatorMayRead(createdBy: string, place: EventPlace, asOf?: Date): Promise<boolean> {
     const { organizationId, workspaceId, docType, docId } = place;
     if (docType !== null && docId !== null) {
       const document = await this.eventDocument({ organizationId, workspaceId, docType, docId });
-      return document !== null && (await this.documents.mayView(document, createdBy));
+      if (document === null || (asOf !== undefined && isLaterDocument(document, asOf))) {
+        return false;
+      }
+      return this.documents.mayView(document, createdBy);
     }
     try {
       if (workspaceId) {
@@ -135,6 +139,20 @@ export class WebhookAccessService {
       }
       throw error;
     }
+  }
+
+  /**
+   * True when the event names a document created after `asOf` (the event's time, or the creation of a delivery
+   * queued for it): a later document that reuses the id of the event's document, deleted since (docs/documents.md).
+   * Its events and deliveries are the deleted document's, which no one reads any more.
+   */
+  async namesLaterDocument(place: EventPlace, asOf: Date): Promise<boolean> {
+    const { organizationId, workspaceId, docType, docId } = place;
+    if (docType === null || docId === null) {
+      return false;
+    }
+    const document = await this.eventDocument({ organizationId, workspaceId, docType, docId });
+    return document !== null && isLaterDocument(document, asOf);
   }
 
   /**
@@ -175,6 +193,14 @@ export class WebhookAccessService {
     const key = `document:${JSON.stringify([ref.organizationId, ref.workspaceId, ref.docType, ref.docId])}`;
     return this.tx.memo(this, key, () => this.documents.findEventDocument(ref));
   }
+}
+
+/**
+ * A document created after `asOf` cannot be the one an event of that time (or a delivery queued then) names: that
+ * one was deleted and its id used again. Millisecond precision on both sides only ever admits, never refuses.
+ */
+function isLaterDocument(document: DocumentRecord, asOf: Date): boolean {
+  return document.createdAt.getTime() > asOf.getTime();
 }
 
 function isUuid(value: string): boolean {

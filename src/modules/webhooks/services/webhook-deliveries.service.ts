@@ -116,11 +116,17 @@ export class WebhookDeliveriesService {
     if (!scopesRead(principal.scopes, event) || !scopesRead(webhook.credentialScopes, event)) {
       return false;
     }
-    return this.access.creatorMayRead(webhook.createdBy, {
-      organizationId: row.organizationId,
-      workspaceId: row.workspaceId,
-      docType: row.docType,
-      docId: row.docId,
-    });
+    // As of its queueing, like every attempt (WebhookDeliveryJob): not the body of a deleted document whose id a
+    // later document uses.
+    return this.access.creatorMayRead(
+      webhook.createdBy,
+      {
+        organizationId: row.organizationId,
+        workspaceId: row.workspaceId,
+        docType: row.docType,
+        docId: row.docId,
+      },
+      row.createdAt,
+    );
   }
 }
