@@ -77,18 +77,16 @@ export class AccountService {
   /** Verifies e-mail + password under the sign-in throttle; INVALID_CREDENTIALS never tells which was wrong. */
   async checkPassword(email: string, password: string, meta: ClientMeta): Promise<UserEntity> {
     const account = `email:${email.trim().toLowerCase()}`;
-    await this.throttle.assertAllowed({ account, ip: meta.ip });
     const user = await this.users.findByEmail(email.trim());
-    if (user) {
-      // Wrong second factors count against the account too, so guessing them cannot go on through fresh
-      // password sign-ins; checked before the password, so a 429 never tells that it was right.
-      await this.throttle.assertAllowed({ account: userThrottleKey(user.id) });
-    }
+    // Counted as a failure before the password is checked (taken back on success), so guesses sent at once cannot
+    // all pass the limit. Wrong second factors count against the account too, so guessing them cannot go on
+    // through fresh password sign-ins; checked before the password, so a 429 never tells that it was right.
+    const attempt = await this.throttle.reserve({ account, ip: meta.ip }, user ? { account: userThrottleKey(user.id) } : {});
     const ok = await verifyPassword(user?.passwordHash ?? (await DUMMY_HASH), password);
     if (!user || !user.passwordHash || !ok) {
-      await this.throttle.recordFailure({ account, ip: meta.ip });
       throw new AppException(ErrorCode.INVALID_CREDENTIALS);
     }
+    await this.throttle.release(attempt);
     await this.throttle.clearAccount(account);
     return user;
   }
@@ -96,8 +94,8 @@ export class AccountService {
   private async sendPhoneCode(phone: string, meta: ClientMeta): Promise<LoginCodeSentDto> {
     // Sending is throttled like failures, so the endpoint cannot be used to flood a number with SMS.
     const account = `sms:${phone}`;
-    await this.throttle.assertAllowed({ account, ip: meta.ip });
-    await this.throttle.recordFailure({ account });
+    // Every send counts (never released); reserved in one step so sends at once cannot pass the limit together.
+    await this.throttle.reserve({ account }, { ip: meta.ip });
     const user = await this.tx.manager.findOne(UserEntity, { where: { phone } });
     if (user) {
       await this.codes.issue({ purpose: 'phone_login', channel: 'sms', recipient: phone, userId: user.id });
@@ -107,18 +105,16 @@ export class AccountService {
 
   private async phoneLogin(phone: string, code: string, meta: ClientMeta): Promise<TokenPairDto> {
     const account = `phone:${phone}`;
-    await this.throttle.assertAllowed({ account, ip: meta.ip });
     const owner = await this.tx.manager.findOne(UserEntity, { where: { phone } });
-    if (owner) {
-      // As for passwords: the account's wrong second factors stop this first step too, before the code is used.
-      await this.throttle.assertAllowed({ account: userThrottleKey(owner.id) });
-    }
+    // As for passwords: counted before the code is used (taken back on success), and the account's wrong second
+    // factors stop this first step too.
+    const attempt = await this.throttle.reserve({ account, ip: meta.ip }, owner ? { account: userThrottleKey(owner.id) } : {});
     const userId = await this.codes.consume('phone_login', phone, code);
     const user = userId ? await this.users.findById(userId) : null;
     if (!user || user.phone !== phone) {
-      await this.throttle.recordFailure({ account, ip: meta.ip });
       throw new AppException(ErrorCode.INVALID_CREDENTIALS);
     }
+    await this.throttle.release(attempt);
     await this.throttle.clearAccount(account);
     return this.signIn.finish(user, meta, 'phone_code');
   }

@@ -35,11 +35,17 @@ function accountKeys(keys: ThrottleKeys): readonly string[] {
   return typeof keys.account === 'string' ? [keys.account] : keys.account;
 }
 
+/** An attempt counted as a failure before it was checked (reserve); release() takes it back when it succeeds. */
+export interface ThrottleReservation {
+  readonly ids: readonly string[];
+}
+
 /**
  * Slows down password and code guessing. Failures are kept in PostgreSQL (so every instance counts the
  * same) per account and per client address. While either is over its limit, sign-in answers 429
  * RATE_LIMIT_EXCEEDED with Retry-After, before any password is checked, so the right password does not get
- * through either. A success clears the account's count. Writes happen outside request transactions so a
+ * through either. A success clears the account's count. An attempt is counted as failed before it is checked
+ * (reserve) and taken back when it succeeds (release). Writes happen outside request transactions so a
  * failure is counted even though the request then fails.
  */
 @Injectable()
@@ -73,14 +79,39 @@ export class LoginThrottleService {
     }
   }
 
-  async recordFailure(keys: ThrottleKeys): Promise<void> {
-    const rows = [...accountKeys(keys), ...(keys.ip ? [`ip:${keys.ip}`] : [])];
-    for (const key of rows) {
-      await this.tx.manager.query(`INSERT INTO login_failures (throttle_key) VALUES ($1)`, [key]);
-    }
-    // Keep the table small now and then: failures older than a day never count again.
-    if (Math.random() < 0.05) {
-      await this.tx.manager.query(`DELETE FROM login_failures WHERE failed_at < now() - interval '1 day'`);
+  /**
+   * assertAllowed and recordFailure of an attempt made one step, before the attempt is checked: under a
+   * transaction-scoped advisory lock per counted key (taken in key order, so attempts never deadlock), refuses with
+   * 429 while any key of `keys` or of `checked` is at its limit, else records one failure for each key of `keys`
+   * at once. The failure stays when the attempt fails; release() takes it back when it succeeds. Checked first and
+   * counted after the password, attempts sent together all passed the check before any was counted: twelve wrong
+   * passwords sent at once were all tried where the limit allows five. `checked` keys are only checked (an
+   * account's second-step count, which a password attempt must not add to).
+   */
+  async reserve(keys: ThrottleKeys, checked: ThrottleKeys = {}): Promise<ThrottleReservation> {
+    const counted = [...accountKeys(keys), ...(keys.ip ? [`ip:${keys.ip}`] : [])];
+    return this.tx.run(async () => {
+      for (const key of [...counted].sort()) {
+        await this.tx.manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`login-throttle:${key}`]);
+      }
+      // Counted after the locks, so the failures of attempts that held them before are seen.
+      await this.assertAllowed({ account: [...accountKeys(keys), ...accountKeys(checked)], ip: keys.ip ?? checked.ip });
+      const rows = await this.tx.manager.query<Array<{ id: string }>>(
+        `WITH counted AS (INSERT INTO login_failures (throttle_key) SELECT unnest($1::text[]) RETURNING id) SELECT id::text FROM counted`,
+        [counted],
+      );
+      // Keep the table small now and then: failures older than a day never count again.
+      if (Math.random() < 0.05) {
+        await this.tx.manager.query(`DELETE FROM login_failures WHERE failed_at < now() - interval '1 day'`);
+      }
+      return { ids: rows.map((row) => row.id) };
+    });
+  }
+
+  /** The reserved attempt succeeded: it is no failure of any of its keys. */
+  async release(reservation: ThrottleReservation): Promise<void> {
+    if (reservation.ids.length > 0) {
+      await this.tx.manager.query(`DELETE FROM login_failures WHERE id = ANY($1::bigint[])`, [reservation.ids]);
     }
   }
 

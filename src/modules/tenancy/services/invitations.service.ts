@@ -35,7 +35,11 @@ export class InvitationsService {
 
   async create(principal: Principal, organizationId: string, dto: CreateInvitationDto): Promise<CreatedInvitationDto> {
     return this.tx.run(async () => {
-      await this.access.require(principal.userId, organizationId, 'admin');
+      // Locked like the paths that make a member (the organization row first): an add, approval or acceptance in
+      // progress is waited for and its member seen below (ALREADY_MEMBER), or it waits for this invitation and
+      // revokes it. Checked without the lock, an invitation could commit after the add's revocation: left pending
+      // for a member, it would let them back in with its role after a later removal.
+      await this.access.require(principal.userId, organizationId, 'admin', true);
       const email = dto.email.trim();
       const [member] = await this.tx.manager.query<unknown[]>(
         `SELECT 1 FROM organization_members m JOIN users u ON u.id = m.user_id WHERE m.organization_id = $1 AND lower(u.email) = lower($2)`,

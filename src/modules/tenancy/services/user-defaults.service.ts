@@ -39,7 +39,7 @@ export class UserDefaultsService {
       }
       return { defaultWorkspaceId: null };
     }
-    if (organizationId !== undefined && !(await this.isActiveMember(userId, organizationId))) {
+    if (organizationId !== undefined && !(await this.holdOrganization(userId, organizationId))) {
       throw AppException.validation([{ field: 'defaultOrganizationId', reason: 'you are not an active member of this organization' }]);
     }
     if (workspaceId === null) {
@@ -48,7 +48,7 @@ export class UserDefaultsService {
     if (workspaceId === undefined) {
       return organizationId === undefined ? undefined : this.workspaceFollowing(userId, organizationId);
     }
-    const access = isUuid(workspaceId) ? await this.workspaces.resolve(userId, workspaceId).catch(() => null) : null;
+    const access = isUuid(workspaceId) && (await this.holdWorkspace(userId, workspaceId)) ? await this.workspaces.resolve(userId, workspaceId).catch(() => null) : null;
     if (!access?.canRead) {
       throw AppException.validation([{ field: 'defaultWorkspaceId', reason: 'you cannot access this workspace' }]);
     }
@@ -62,6 +62,9 @@ export class UserDefaultsService {
 
   private async workspaceFollowing(userId: string, organizationId: string): Promise<{ defaultWorkspaceId: string | null } | undefined> {
     const usable = async (id: string): Promise<boolean> => {
+      if (!(await this.holdWorkspace(userId, id, organizationId))) {
+        return false;
+      }
       const access = await this.workspaces.resolve(userId, id).catch(() => null);
       return access?.canRead === true && access.organizationId === organizationId;
     };
@@ -105,6 +108,45 @@ export class UserDefaultsService {
         await this.users.clearDefaultWorkspace(holder.access.workspaceId, holder.userId);
       }
     }
+  }
+
+  /**
+   * Whether the user is an active member of the organization, share-locking the organization row and the membership
+   * until the PATCH commits. Leaving, removal, suspension, demotion and archiving lock the organization row FOR UPDATE
+   * (then the membership) before they clear defaults, so they wait for this PATCH and then clear what it wrote, or
+   * this check waits for them and sees the membership gone. Without the locks a default checked before a leave
+   * committed was written after the leave cleared defaults: a default organization the user no longer belongs to.
+   */
+  private async holdOrganization(userId: string, organizationId: string): Promise<boolean> {
+    if (!isUuid(organizationId)) {
+      return false;
+    }
+    await this.tx.manager.query(`SELECT 1 FROM organizations WHERE id = $1 FOR SHARE`, [organizationId]);
+    await this.tx.manager.query(`SELECT 1 FROM organization_members WHERE organization_id = $1 AND user_id = $2 FOR SHARE`, [
+      organizationId,
+      userId,
+    ]);
+    return this.isActiveMember(userId, organizationId);
+  }
+
+  /**
+   * Share-locks what gives the user read access to a workspace — its organization row and the user's membership
+   * there, then the workspace row and the user's workspace membership, in the order the paths that end access lock
+   * them (organization first) — so a removal from the workspace, its deletion or its change to private waits for the
+   * PATCH and then clears the default it wrote (see holdOrganization). False for an unknown workspace, or one outside
+   * `organizationId` when given (nothing of another organization is locked then).
+   */
+  private async holdWorkspace(userId: string, workspaceId: string, organizationId?: string): Promise<boolean> {
+    const [workspace] = await this.tx.manager.query<Array<{ organization_id: string }>>(`SELECT organization_id FROM workspaces WHERE id = $1`, [
+      workspaceId,
+    ]);
+    if (!workspace || (organizationId !== undefined && workspace.organization_id !== organizationId)) {
+      return false;
+    }
+    await this.holdOrganization(userId, workspace.organization_id);
+    await this.tx.manager.query(`SELECT 1 FROM workspaces WHERE id = $1 FOR SHARE`, [workspaceId]);
+    await this.tx.manager.query(`SELECT 1 FROM workspace_members WHERE workspace_id = $1 AND user_id = $2 FOR SHARE`, [workspaceId, userId]);
+    return true;
   }
 
   private async isActiveMember(userId: string, organizationId: string): Promise<boolean> {

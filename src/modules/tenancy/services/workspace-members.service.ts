@@ -70,6 +70,7 @@ export class WorkspaceMembersService {
 
   async add(principal: Principal, organizationId: string, workspaceId: string, dto: AddWorkspaceMemberDto): Promise<WorkspaceMemberResponseDto> {
     return this.tx.run(async () => {
+      await this.serializeChanges(workspaceId);
       const access = await this.access.requireIn(principal.userId, organizationId, workspaceId, 'manage');
       if (!(await this.organizations.holdMembership(dto.userId, access.organizationId))) {
         throw AppException.validation([{ field: 'userId', reason: 'the user must be a member of the organization first' }]);
@@ -106,6 +107,7 @@ export class WorkspaceMembersService {
     dto: UpdateWorkspaceMemberDto,
   ): Promise<WorkspaceMemberResponseDto> {
     return this.tx.run(async () => {
+      await this.serializeChanges(workspaceId);
       await this.access.requireIn(principal.userId, organizationId, workspaceId, 'manage');
       const member = await this.find(workspaceId, memberId, true);
       requireOwnIdentity(member, dto);
@@ -127,12 +129,23 @@ export class WorkspaceMembersService {
 
   async remove(principal: Principal, organizationId: string, workspaceId: string, memberId: string): Promise<null> {
     return this.tx.run(async () => {
+      await this.serializeChanges(workspaceId);
       await this.access.requireIn(principal.userId, organizationId, workspaceId, 'manage');
       const member = await this.find(workspaceId, memberId, true);
       await this.tx.manager.delete(WorkspaceMemberEntity, { id: member.id });
       await this.defaults.clearWorkspace(workspaceId, member.user_id);
       return null;
     });
+  }
+
+  /**
+   * Member changes of one workspace (add, PATCH, DELETE) run one after another, each checking its caller's access
+   * only once the one before committed (a transaction-scoped advisory lock taken before the check, and before any row
+   * lock). Checked first and serialized only on the target row, two workspace owners demoting or removing each other
+   * at once both succeeded, each with a role the other had just taken away; now the second answers as a non-owner.
+   */
+  private async serializeChanges(workspaceId: string): Promise<void> {
+    await this.tx.manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [`workspace-members:${workspaceId.toLowerCase()}`]);
   }
 
   private async find(workspaceId: string, memberId: string, lock = false): Promise<WorkspaceMemberRow> {

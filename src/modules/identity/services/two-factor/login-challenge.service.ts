@@ -108,14 +108,17 @@ export class LoginChallengeService {
       const user = await this.users.getById(challenge.user_id);
       // Wrong codes count per account as well as per address (docs/auth.md, Throttling): the challenge's own
       // five attempts alone would let every new password sign-in buy five more guesses.
+      // Counted before the code is checked, in this transaction (LoginThrottleService.reserve): a wrong code
+      // commits it with the attempt count, a right one takes it back, and codes sent at once through several
+      // challenges cannot all pass the limit.
       const account = userThrottleKey(user.id);
-      await this.throttle.assertAllowed({ account });
+      const attempt = await this.throttle.reserve({ account, ip: meta.ip });
       const ok = await this.twoFactor.checkSecondFactor(user, dto.method, dto.code);
       if (!ok) {
         await this.tx.manager.query(`UPDATE login_challenges SET attempts = attempts + 1 WHERE id = $1`, [
           challenge.id,
         ]);
-        return { ok: false as const, account };
+        return { ok: false as const };
       }
       const consumed = returnedRows<{ id: string }>(
         await this.tx.manager.query(
@@ -128,12 +131,11 @@ export class LoginChallengeService {
           details: [{ field: 'challengeToken', reason: 'the challenge was already used' }],
         });
       }
+      await this.throttle.release(attempt);
       await this.throttle.clearAccount(account);
       return { ok: true as const, user, authMethod: challenge.auth_method };
     });
     if (!outcome.ok) {
-      // Recorded after the transaction (its attempt count committed), so the failure stays counted.
-      await this.throttle.recordFailure({ account: outcome.account, ip: meta.ip });
       throw new AppException(ErrorCode.INVALID_CREDENTIALS, {
         details: [{ field: 'code', reason: 'the code is wrong or expired' }],
       });

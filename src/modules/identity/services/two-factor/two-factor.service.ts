@@ -17,7 +17,7 @@ import {
   type TwoFactorStatusDto,
 } from '../../dtos/two-factor.dto.js';
 import { UserEntity } from '../../entities/user.entity.js';
-import { LoginThrottleService, userThrottleKey } from '../login-throttle.service.js';
+import { LoginThrottleService, type ThrottleReservation, userThrottleKey } from '../login-throttle.service.js';
 import { verifyPassword } from '../password-hashing.js';
 import { maskDestination } from '../secret-tokens.js';
 import { SecretBoxService } from '../secret-box.service.js';
@@ -135,7 +135,15 @@ export class TwoFactorService {
     }
     const passwordKey = `email:${user.email.toLowerCase()}`;
     const codeKey = userThrottleKey(user.id);
-    await this.throttle.assertAllowed({ account: [passwordKey, codeKey], ip: meta.ip });
+    const tried = [...(dto.password !== undefined ? [passwordKey] : []), ...(dto.code !== undefined ? [codeKey] : [])];
+    // What is tried counts as failed before it is checked (taken back on success): disables sent at once cannot
+    // all pass the limit (LoginThrottleService.reserve). Nothing tried counts nothing, as before.
+    let attempt: ThrottleReservation | undefined;
+    if (tried.length > 0) {
+      attempt = await this.throttle.reserve({ account: tried, ip: meta.ip }, { account: [passwordKey, codeKey] });
+    } else {
+      await this.throttle.assertAllowed({ account: [passwordKey, codeKey], ip: meta.ip });
+    }
     const passwordOk =
       dto.password !== undefined &&
       user.passwordHash !== null &&
@@ -145,19 +153,15 @@ export class TwoFactorService {
       dto.code !== undefined &&
       (await this.checkSecondFactor(user, method === 'totp' ? undefined : 'backup_code', dto.code));
     if (!passwordOk && !codeOk) {
-      const tried = [
-        ...(dto.password !== undefined ? [passwordKey] : []),
-        ...(dto.code !== undefined ? [codeKey] : []),
-      ];
-      if (tried.length > 0) {
-        await this.throttle.recordFailure({ account: tried, ip: meta.ip });
-      }
       throw AppException.validation([
         {
           field: dto.code !== undefined ? 'code' : 'password',
           reason: 'a valid password, TOTP code or backup code is required',
         },
       ]);
+    }
+    if (attempt) {
+      await this.throttle.release(attempt);
     }
     await this.throttle.clearAccount(passwordOk ? passwordKey : codeKey);
     await this.tx.run(async () => {
