@@ -255,23 +255,23 @@ export class RelationRepository {
 
   /**
    * Edges of a document, newest first. `outgoing`: from its rows (and bidirectional edges to them); `incoming`: to
-   * its rows (and bidirectional edges from them). `rowId` names this document's end; `hiddenWorkspaces` are
-   * workspaces of the other end the caller cannot read (those edges are left out), as are edges whose other
+   * its rows (and bidirectional edges from them). `rowId` names this document's end; `hiddenDocuments` are the
+   * documents at the other end the caller may not read (those edges are left out), as are edges whose other
    * document was deleted.
    */
   async list(
     documentUuid: string,
     view: RelationView,
-    filters: { type?: string; rowId?: string; hiddenWorkspaces: readonly string[] },
+    filters: { type?: string; rowId?: string; hiddenDocuments: readonly string[] },
     paging: { limit: number; offset: number },
   ): Promise<{ items: RelationRecord[]; total: number }> {
     const [near, far] = view === 'outgoing' ? ['source', 'target'] : ['target', 'source'];
-    const params: unknown[] = [documentUuid, filters.rowId ?? null, filters.type ?? null, [...filters.hiddenWorkspaces]];
+    const params: unknown[] = [documentUuid, filters.rowId ?? null, filters.type ?? null, [...filters.hiddenDocuments]];
     const where = `((e.${near}_document_id = $1 AND ($2::text IS NULL OR e.${near}_row_id = $2))
         OR (e.direction = 'bidirectional' AND e.${far}_document_id = $1 AND ($2::text IS NULL OR e.${far}_row_id = $2)))
       AND ($3::text IS NULL OR e.type = $3)
       AND sd.deleted_at IS NULL AND td.deleted_at IS NULL
-      AND NOT (coalesce((CASE WHEN e.${near}_document_id = $1 THEN ${far === 'target' ? 'td' : 'sd'}.workspace_id ELSE ${far === 'target' ? 'sd' : 'td'}.workspace_id END)::text, '') = ANY($4::text[]))`;
+      AND NOT ((CASE WHEN e.${near}_document_id = $1 THEN e.${far}_document_id ELSE e.${near}_document_id END) = ANY($4::uuid[]))`;
     const [count] = await this.tx.manager.query<{ total: string }[]>(`SELECT count(*) AS total FROM document_relations e ${JOIN} WHERE ${where}`, params);
     const rows = await this.tx.manager.query<RelationRow[]>(`${SELECT} FROM document_relations e ${JOIN} WHERE ${where} ORDER BY e.created_at DESC, e.id DESC LIMIT $5 OFFSET $6`, [
       ...params,
@@ -281,17 +281,20 @@ export class RelationRepository {
     return { items: rows.map(toRecord), total: Number(count?.total ?? 0) };
   }
 
-  /** Workspaces of the documents at the other end of a document's edges (to check the caller may read them). */
-  async otherWorkspaces(documentUuid: string): Promise<string[]> {
-    const rows = await this.tx.manager.query<{ ws: string }[]>(
-      `SELECT DISTINCT d.workspace_id AS ws FROM document_relations e JOIN documents d ON d.id = e.target_document_id
-        WHERE e.source_document_id = $1 AND d.workspace_id IS NOT NULL
+  /**
+   * The live documents at the other end of a document's edges, itself excepted (to check the caller may read each:
+   * its workspace, and its and its type's `permissions.view`).
+   */
+  async otherDocuments(documentUuid: string): Promise<string[]> {
+    const rows = await this.tx.manager.query<{ id: string }[]>(
+      `SELECT d.id FROM document_relations e JOIN documents d ON d.id = e.target_document_id
+        WHERE e.source_document_id = $1 AND d.deleted_at IS NULL
        UNION
-       SELECT DISTINCT d.workspace_id AS ws FROM document_relations e JOIN documents d ON d.id = e.source_document_id
-        WHERE e.target_document_id = $1 AND d.workspace_id IS NOT NULL`,
+       SELECT d.id FROM document_relations e JOIN documents d ON d.id = e.source_document_id
+        WHERE e.target_document_id = $1 AND d.deleted_at IS NULL`,
       [documentUuid],
     );
-    return rows.map((row) => row.ws);
+    return rows.map((row) => row.id).filter((id) => id !== documentUuid);
   }
 
   private async deleteWhere(condition: string, params: unknown[]): Promise<RelationRecord[]> {

@@ -180,13 +180,19 @@ export class DocumentAccessService {
 
   /**
    * The document's and its type's `permissions` settings narrow the role's rights, never widen them
-   * (docs/settings.md): reads need `view`, writes `edit`, DELETE requests also `delete` (the access guard asks).
+   * (docs/settings.md): reads need `view`, writes `view` and `edit`, DELETE requests also `delete` (the access guard
+   * asks). A write needs `view` too because the write right is built on the read right, and every write answers with
+   * what it wrote: a partial row update answered the whole stored row to an editor the list shut out of reading it.
    * Managers are never narrowed, so they can always repair the settings.
    */
   async narrowBySettings(ctx: DocumentContext, need: DocumentNeed | 'delete'): Promise<void> {
-    if (need !== 'manage') {
-      await this.settingsPolicy.assertMay(ctx, need === 'read' ? 'view' : need === 'write' ? 'edit' : 'delete');
+    if (need === 'manage') {
+      return;
     }
+    if (need === 'write') {
+      await this.settingsPolicy.assertMay(ctx, 'view');
+    }
+    await this.settingsPolicy.assertMay(ctx, need === 'read' ? 'view' : need === 'write' ? 'edit' : 'delete');
   }
 
   /**

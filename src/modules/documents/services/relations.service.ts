@@ -4,10 +4,10 @@ import type { Principal } from '../../../common/auth/principal.js';
 import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { type Page, pageOf } from '../../../common/http/pagination.js';
-import { WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
 import type { ChangeDraft, RelationEnd } from '../domain/document.records.js';
 import type { CreateRelationDto, ListRelationsQueryDto, RelationEndDto, RelationResponseDto, RelationWriteResponseDto } from '../dtos/relation.dto.js';
 import { toWriteResult } from '../mappers/document.mapper.js';
+import { DocumentRepository } from '../repositories/document.repository.js';
 import { type RelationRecord, RelationRepository } from '../repositories/relation.repository.js';
 import { RowRepository } from '../repositories/row.repository.js';
 import { ChangeEngineService } from './change-engine.service.js';
@@ -44,8 +44,8 @@ export class RelationsService {
     private readonly access: DocumentAccessService,
     private readonly engine: ChangeEngineService,
     private readonly relations: RelationRepository,
+    private readonly documents: DocumentRepository,
     private readonly rows: RowRepository,
-    private readonly workspaces: WorkspaceAccessService,
   ) {}
 
   async create(principal: Principal, scope: DocumentScope, dto: CreateRelationDto, params: { requestId?: string; apply?: boolean } = {}): Promise<RelationWriteResponseDto> {
@@ -126,22 +126,24 @@ export class RelationsService {
     };
   }
 
-  /** Edges of the document (outgoing, or incoming), newest first; edges whose other end the caller cannot read are left out. */
+  /**
+   * Edges of the document (outgoing, or incoming), newest first; edges whose other end the caller may not read are
+   * left out. "May read" is what opening that document would decide — its workspace role, then its and its type's
+   * `permissions.view` — so a document of the caller's own workspace that `permissions.view` shuts them out of hides
+   * its edges too: an edge names one of its rows and carries metadata (the document list shows only that it exists).
+   */
   async list(ctx: DocumentContext, query: ListRelationsQueryDto): Promise<Page<RelationResponseDto>> {
     const hidden: string[] = [];
-    for (const workspaceId of await this.relations.otherWorkspaces(ctx.document.uuid)) {
-      if (workspaceId === ctx.document.workspaceId) {
-        continue;
-      }
-      const access = await this.workspaces.resolve(ctx.principal.userId, workspaceId).catch(() => null);
-      if (!access?.canRead) {
-        hidden.push(workspaceId);
+    for (const uuid of await this.relations.otherDocuments(ctx.document.uuid)) {
+      const other = await this.documents.findByUuid(uuid);
+      if (other !== null && !(await this.access.mayView(other, ctx.principal.userId))) {
+        hidden.push(uuid);
       }
     }
     const { items, total } = await this.relations.list(
       ctx.document.uuid,
       query.direction ?? 'outgoing',
-      { type: query.type, rowId: query.rowId, hiddenWorkspaces: hidden },
+      { type: query.type, rowId: query.rowId, hiddenDocuments: hidden },
       { limit: query.pageSize, offset: (query.page - 1) * query.pageSize },
     );
     return pageOf(items.map(toRelationDto), total, query);

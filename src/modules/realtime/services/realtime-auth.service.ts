@@ -264,9 +264,9 @@ export class RealtimeAuthService {
 
   /**
    * Whether `userId` may write `document` now, where it lives (its workspace, or its organization's
-   * organization-level documents), narrowed by its and its type's `permissions.edit` as a write through open() is:
-   * whether a lock of theirs still stands (docs/realtime.md, "Locks"). Removed, demoted or suspended members, an
-   * archived workspace and a narrowed `permissions.edit` all answer false.
+   * organization-level documents), narrowed by its and its type's `permissions.view` and `permissions.edit` as a
+   * write through open() is: whether a lock of theirs still stands (docs/realtime.md, "Locks"). Removed, demoted or
+   * suspended members, an archived workspace and a narrowed `permissions.view` or `permissions.edit` all answer false.
    */
   async mayWrite(document: DocumentRecord, userId: string): Promise<boolean> {
     let rights: DocumentRights;
@@ -287,9 +287,11 @@ export class RealtimeAuthService {
       }
       throw error;
     }
+    // A write needs `view` as well as `edit` (DocumentAccessService.narrowBySettings, docs/settings.md).
     return (
       rights.canRead &&
       rights.canWrite &&
+      (await this.settingsPolicy.admitsUser(document, rights, userId, 'view')) &&
       (await this.settingsPolicy.admitsUser(document, rights, userId, 'edit'))
     );
   }
