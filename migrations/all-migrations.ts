@@ -27,6 +27,7 @@ import { WebhookCredentialScopes1732241700000 } from './1732241700000-webhook-cr
 import { PropagationReconcileJobs1732241820000 } from './1732241820000-propagation-reconcile-jobs.js';
 import { ConnectionRefusals1732241840000 } from './1732241840000-connection-refusals.js';
 import { AuthorizePageLoginStates1732241900000 } from './1732241900000-authorize-page-login-states.js';
+import { OutboxCommitOrder1732242030000 } from './1732242030000-outbox-commit-order.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -62,4 +63,5 @@ export const ALL_MIGRATIONS = [
   PropagationReconcileJobs1732241820000,
   ConnectionRefusals1732241840000,
   AuthorizePageLoginStates1732241900000,
+  OutboxCommitOrder1732242030000,
 ];

@@ -211,6 +211,10 @@ describe('realtime event stream (spec 6.3)', () => {
     await t.dataSource.query(
       `UPDATE outbox SET occurred_at = now() - interval '2 days' WHERE doc_type = 'notes' AND doc_id = 'retention'`,
     );
+    // The document is as old as its events: a document's history starts at its creation (a re-created id's does).
+    await t.dataSource.query(
+      `UPDATE documents SET created_at = now() - interval '3 days' WHERE doc_type = 'notes' AND doc_id = 'retention'`,
+    );
     await recordEvents(t, coordinates(owner, other), ['comment_resolved']);
     const stream = openStream(
       `${base}${realtimePath(other, 'events/stream')}?workspaceId=${owner.defaultWorkspaceId}&lastEventId=${Number(rows[0].seq) - 1}`,

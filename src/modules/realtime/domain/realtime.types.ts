@@ -1,4 +1,5 @@
 import type { Principal } from '../../../common/auth/principal.js';
+import type { EventPosition, PositionedEvent } from './event-position.js';
 import type { CloseReason } from './realtime-protocol.js';
 import type { ServerKind } from './realtime-messages.js';
 
@@ -29,7 +30,10 @@ export function eventKeyOf(doc: DocRef): string {
 
 /** One event as the stream, the socket and the history carry it: spec 6.1's envelope plus its stream id. */
 export interface StreamEvent {
-  /** The outbox sequence number: orders the document's events; the SSE `id:` and `Last-Event-ID`. */
+  /**
+   * The outbox sequence number: the SSE `id:` and `Last-Event-ID`. The stream's order is the events' position
+   * (event-position.ts), which is `id` order except where transactions committed out of numbering order.
+   */
   id: string;
   eventId: string;
   event: string;
@@ -64,11 +68,13 @@ export interface HubClient {
   readonly userId: string;
   readonly doc: DocRef;
   readonly transport: 'sse' | 'ws';
-  /** Highest event id delivered; events at or below it are never sent again (catch-up and live may race). */
-  lastSeq: bigint;
+  /** Position of the last event delivered; events at or before it are never sent again (catch-up and live may race). */
+  position: EventPosition;
+  /** Ids of events after `position` that committed before the client came (passed over, not delivered). */
+  skip: Set<string>;
   /** False while catch-up runs: live events wait in `pending`. */
   live: boolean;
-  pending: StreamEvent[];
+  pending: PositionedEvent[];
   /** Re-checks the credential and the read access; the hub calls it every REALTIME_ACCESS_RECHECK_MS. */
   readonly accessKey: string;
   recheck(): Promise<boolean>;

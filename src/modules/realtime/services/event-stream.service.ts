@@ -7,6 +7,7 @@ import type { DocumentScope } from '../../documents/services/document-access.ser
 import { eventIdProblem } from '../domain/event-id.js';
 import { CLOSE_CODES, type CloseReason, STREAM_EVENTS } from '../domain/realtime-protocol.js';
 import type { ServerKind } from '../domain/realtime-messages.js';
+import { type EventPosition, type PositionedEvent, START_POSITION } from '../domain/event-position.js';
 import type { DocRef, HubClient, StreamEvent } from '../domain/realtime.types.js';
 import { type RealtimeIdentity, RealtimeAuthService } from './realtime-auth.service.js';
 import { RealtimeHub } from './realtime-hub.service.js';
@@ -76,9 +77,10 @@ function streamHeaders(response: Response): void {
 
 class SseClient implements HubClient {
   readonly sessionId = randomUUID();
-  lastSeq = 0n;
+  position: EventPosition = START_POSITION;
+  skip = new Set<string>();
   live = false;
-  pending: StreamEvent[] = [];
+  pending: PositionedEvent[] = [];
   private closed = false;
 
   constructor(

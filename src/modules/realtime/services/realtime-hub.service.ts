@@ -9,6 +9,12 @@ import { AppException } from '../../../common/errors/app.exception.js';
 import { ErrorCode } from '../../../common/errors/error-code.js';
 import { APP_CONFIG, type AppConfig } from '../../../config/app.config.js';
 import { ComputedAccessService } from '../../documents/services/computed/computed-access.service.js';
+import {
+  comparePositions,
+  earliestPosition,
+  type EventPosition,
+  type PositionedEvent,
+} from '../domain/event-position.js';
 import { type CloseReason } from '../domain/realtime-protocol.js';
 import {
   type DocRef,
@@ -24,11 +30,17 @@ const PAGE = 500;
 /** How long shutting down waits for the closed sessions' clean-ups (their notices to the other instances). */
 const SHUTDOWN_CLEAN_UP_MS = 5_000;
 
+/** A document whose committed events wait for an older transaction is read again after this, doubling to the cap. */
+const HELD_BACK_RETRY_MS = 10;
+const HELD_BACK_RETRY_MAX_MS = 250;
+
 /**
- * The instance's open streams and sockets, by document. Delivers each document's committed events in id
- * order, exactly once per client: catch-up reads the outbox, live delivery is triggered by the bus after the
- * event's dispatch commits, and both pass through `offer`, which drops anything at or below the client's
- * `lastSeq`. Also enforces the connection limits, re-checks access on a timer and sends heartbeats.
+ * The instance's open streams and sockets, by document. Delivers each document's final events (their transaction
+ * and every older one ended) in position order (domain/event-position.ts), exactly once per client: catch-up reads
+ * the outbox, live delivery is triggered by the bus after the event's dispatch commits (and, while committed events
+ * wait for an older transaction, by a short retry timer), and both pass through `offer`, which drops anything at or
+ * before the client's `position`. Also enforces the connection limits, re-checks access on a timer and sends
+ * heartbeats.
  */
 @Injectable()
 export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -37,6 +49,8 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly docByEventKey = new Map<string, string>();
   private readonly perUser = new Map<string, number>();
   private readonly pumps = new Map<string, { again: boolean }>();
+  /** Documents read again shortly because committed events wait for an older transaction: timer and next delay. */
+  private readonly heldBack = new Map<string, { timer?: NodeJS.Timeout; delayMs: number }>();
   private total = 0;
   /** Sockets open but not yet through their `auth` message (they count against REALTIME_MAX_CONNECTIONS too). */
   private unauthenticated = 0;
@@ -58,6 +72,8 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
         if (doc) {
           this.pump(doc);
         }
+        // Events held back wait for older transactions, which are mostly writers whose own events this announces.
+        [...this.heldBack.keys()].filter((held) => held !== doc).forEach((held) => this.pump(held));
       } else if (message.t === 'disconnect') {
         this.closeDocument(message.doc, 'DISCONNECTED_BY_MANAGER');
       } else if (message.t === 'presence') {
@@ -91,6 +107,8 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.heartbeatTimer);
     clearInterval(this.recheckTimer);
+    this.heldBack.forEach((retry) => clearTimeout(retry.timer));
+    this.heldBack.clear();
     this.forEachClient((client) => client.close('GOING_AWAY'));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -156,17 +174,22 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /**
-   * Registers a client (not yet live) and decides where its events start: after `lastEventId` when it resumes,
-   * else after the document's newest event. An id beyond the newest event (none this stream sent, or one whose
-   * events were purged) is read as the newest: taken as it is, every later event with a lower id — ids are the
-   * shared outbox sequence — would be skipped. Returns whether events it missed have left the retention window.
+   * Registers a client (not yet live) and decides where its events start: after the event `lastEventId` when it
+   * resumes, else after the document's newest final event (RealtimeEventRepository.positionAt). An id that is not
+   * one of the document's events (none this stream sent, or one whose events were purged) stands for the latest
+   * position numbered up to it, so an id beyond the newest event is read as the newest: taken as it is, every later
+   * event with a lower id — ids are the shared outbox sequence — would be skipped. Returns whether events it missed
+   * have left the retention window.
    */
   async attach(client: HubClient, lastEventId: bigint | null): Promise<{ gap: boolean }> {
     this.assertCapacity(client.userId);
     const since = new Date(Date.now() - this.config.realtime.streamRetentionSeconds * 1000);
-    const gap = lastEventId !== null && (await this.events.missedBefore(client.doc, lastEventId, since));
-    const newest = await this.events.lastSeq(client.doc);
-    client.lastSeq = lastEventId !== null && lastEventId < newest ? lastEventId : newest;
+    client.position = await this.events.positionAt(client.doc, lastEventId);
+    if (lastEventId === null) {
+      // Events committed before the client came that still wait for an older transaction are not its to receive.
+      client.skip = new Set(await this.events.committedAfter(client.doc, client.position, PAGE));
+    }
+    const gap = lastEventId !== null && (await this.events.missedBefore(client.doc, client.position, since));
     this.assertCapacity(client.userId);
     let clients = this.byDoc.get(client.doc.uuid);
     if (!clients) {
@@ -182,22 +205,24 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
 
   /** Sends what the client missed (within the retention window when it resumes), then goes live. */
   async catchUp(client: HubClient, resuming: boolean): Promise<void> {
-    const since = resuming ? new Date(Date.now() - this.config.realtime.streamRetentionSeconds * 1000) : null;
+    const since = resuming ? this.retentionStart() : null;
     for (;;) {
-      const batch = await this.events.after(client.doc, client.lastSeq, since, PAGE);
+      const { events: batch, heldBack } = await this.events.after(client.doc, client.position, since, PAGE);
       const shown = (await this.asSeenBy(client.doc, [client.userId], batch)).get(client.userId) ?? [];
-      for (const event of shown) {
-        this.deliver(client, event);
+      shown.forEach((event, index) => this.deliver(client, event, batch[index].position));
+      if (heldBack) {
+        // Committed events wait for an older transaction: the document's pump delivers them once it has ended.
+        this.retryHeldBack(client.doc.uuid);
       }
       if (batch.length < PAGE || !this.isAttached(client)) {
         break;
       }
     }
     // Synchronous from here: nothing can be offered between the flush and going live.
-    const pending = client.pending.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    const pending = client.pending.sort((a, b) => comparePositions(a.position, b.position));
     client.pending = [];
-    for (const event of pending) {
-      this.deliver(client, event);
+    for (const each of pending) {
+      this.deliver(client, each.event, each.position);
     }
     client.live = true;
   }
@@ -216,7 +241,14 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
     }
     if (clients.size === 0) {
       this.byDoc.delete(client.doc.uuid);
-      this.docByEventKey.delete(eventKeyOf(client.doc));
+      // Only while the key still names this document: a document created since with the deleted one's id (its
+      // coordinates) has taken the key over, and its streams must keep receiving.
+      const key = eventKeyOf(client.doc);
+      if (this.docByEventKey.get(key) === client.doc.uuid) {
+        this.docByEventKey.delete(key);
+      }
+      clearTimeout(this.heldBack.get(client.doc.uuid)?.timer);
+      this.heldBack.delete(client.doc.uuid);
     }
   }
 
@@ -239,25 +271,50 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
     }
   }
 
+  /** Events that occurred before this have left the retention window (REALTIME_STREAM_RETENTION_SECONDS). */
+  private retentionStart(): Date {
+    return new Date(Date.now() - this.config.realtime.streamRetentionSeconds * 1000);
+  }
+
   private isAttached(client: HubClient): boolean {
     return this.byDoc.get(client.doc.uuid)?.has(client) ?? false;
   }
 
-  private deliver(client: HubClient, event: StreamEvent): void {
-    const seq = BigInt(event.id);
-    if (seq <= client.lastSeq) {
+  private deliver(client: HubClient, event: StreamEvent, position: EventPosition): void {
+    if (comparePositions(position, client.position) <= 0) {
       return;
     }
-    client.lastSeq = seq;
+    client.position = position;
+    if (client.skip.size > 0 && client.skip.delete(event.id)) {
+      return;
+    }
     client.deliverEvent(event);
   }
 
-  private offer(client: HubClient, event: StreamEvent): void {
+  private offer(client: HubClient, event: StreamEvent, position: EventPosition): void {
     if (!client.live) {
-      client.pending.push(event);
+      client.pending.push({ event, position });
       return;
     }
-    this.deliver(client, event);
+    this.deliver(client, event, position);
+  }
+
+  /**
+   * Reads the document again shortly, backing off while its committed events keep waiting (a long transaction that
+   * records no event of this document ends without a notice for it); the next pump that finds nothing held resets it.
+   */
+  private retryHeldBack(documentUuid: string): void {
+    const retry = this.heldBack.get(documentUuid) ?? { delayMs: HELD_BACK_RETRY_MS };
+    this.heldBack.set(documentUuid, retry);
+    if (retry.timer) {
+      return;
+    }
+    retry.timer = setTimeout(() => {
+      retry.timer = undefined;
+      retry.delayMs = Math.min(retry.delayMs * 2, HELD_BACK_RETRY_MAX_MS);
+      this.pump(documentUuid);
+    }, retry.delayMs);
+    retry.timer.unref();
   }
 
   /** Reads the document's new events once for all its clients here; passes per document never overlap. */
@@ -276,27 +333,30 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
         if (clients.length === 0) {
           break;
         }
-        const from = clients.reduce(
-          (min, client) => (client.lastSeq < min ? client.lastSeq : min),
-          clients[0].lastSeq,
-        );
-        const batch = await this.events.after(clients[0].doc, from, null, PAGE);
+        const from = earliestPosition(clients.map((client) => client.position));
+        // The retention window applies here too: events held back during a client's catch-up come this way.
+        const { events: batch, heldBack } = await this.events.after(clients[0].doc, from, this.retentionStart(), PAGE);
         const views = await this.asSeenBy(
           clients[0].doc,
           this.clientsOf(documentUuid).map((client) => client.userId),
           batch,
         );
-        batch.forEach((_event, index) => {
+        batch.forEach(({ position }, index) => {
           for (const client of this.clientsOf(documentUuid)) {
             const view = views.get(client.userId);
             if (view) {
-              this.offer(client, view[index]);
+              this.offer(client, view[index], position);
             } else {
               // Attached while the views were worked out: the next pass reads from its position.
               run.again = true;
             }
           }
         });
+        if (heldBack) {
+          this.retryHeldBack(documentUuid);
+        } else if (batch.length < PAGE) {
+          this.heldBack.delete(documentUuid);
+        }
         run.again ||= batch.length === PAGE;
       } while (run.again);
     })()
@@ -312,13 +372,14 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
   private async asSeenBy(
     doc: DocRef,
     userIds: readonly string[],
-    batch: StreamEvent[],
+    batch: readonly PositionedEvent[],
   ): Promise<Map<string, StreamEvent[]>> {
     const views = new Map<string, StreamEvent[]>();
-    const carriesValues = batch.some((event) => Array.isArray(event.payload.values));
+    const events = batch.map((each) => each.event);
+    const carriesValues = events.some((event) => Array.isArray(event.payload.values));
     for (const userId of new Set(userIds)) {
       const mask = carriesValues ? await this.computedAccess.eventMask(doc.uuid, userId) : null;
-      views.set(userId, mask === null || mask.empty ? batch : batch.map((event) => mask.event(event)));
+      views.set(userId, mask === null || mask.empty ? events : events.map((event) => mask.event(event)));
     }
     return views;
   }

@@ -299,7 +299,7 @@ export class RealtimeSessionService {
           workspaceId: identity.doc.workspaceId,
         },
         canWrite: identity.canWrite,
-        lastEventId: session.lastSeq.toString(),
+        lastEventId: session.position.seq.toString(),
       });
       acknowledged = true;
       await this.hub.catchUp(session, false);

@@ -6,6 +6,7 @@ import { messageOf } from '../../../common/i18n/error-messages.js';
 import type { RealtimeConfig } from '../../../config/realtime.config.js';
 import type { ServerKind } from '../domain/realtime-messages.js';
 import { CLOSE_CODES, type CloseReason } from '../domain/realtime-protocol.js';
+import { type EventPosition, type PositionedEvent, START_POSITION } from '../domain/event-position.js';
 import type { DocRef, HubClient, StreamEvent } from '../domain/realtime.types.js';
 import { encodeAwarenessFrame, encodeSync, fromBase64, SYNC_UPDATE } from '../domain/yjs-wire.js';
 import type { RealtimeIdentity } from './realtime-auth.service.js';
@@ -28,9 +29,10 @@ export interface SessionHooks {
 export class RealtimeSession implements HubClient {
   readonly sessionId = randomUUID();
   readonly transport = 'ws' as const;
-  lastSeq = 0n;
+  position: EventPosition = START_POSITION;
+  skip = new Set<string>();
   live = false;
-  pending: StreamEvent[] = [];
+  pending: PositionedEvent[] = [];
   /** Speaks the binary y-protocols framing (switched on by its first binary frame). */
   binary = false;
   identity?: RealtimeIdentity;
