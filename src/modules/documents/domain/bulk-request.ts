@@ -38,6 +38,11 @@ function valuesObject(raw: unknown, path: string, errors: ErrorDetail[]): Record
         errors.push({ field: `${path}[${index}].value`, fieldId: entry.fieldId, reason: 'value is required (null clears the field)' });
         return;
       }
+      const extra = Object.keys(entry).find((key) => key !== 'fieldId' && key !== 'value');
+      if (extra !== undefined) {
+        errors.push({ field: `${path}[${index}].${extra}`, fieldId: entry.fieldId, reason: 'unknown key (a value entry is {fieldId, value})' });
+        return;
+      }
       result[entry.fieldId] = entry.value;
     });
     return result;
@@ -83,7 +88,8 @@ function refuseUnknownKeys(object: Record<string, unknown>, allowed: ReadonlySet
 }
 
 function isId(value: unknown): value is string {
-  return typeof value === 'string' && value !== '' && value.length <= 128;
+  // U+0000 cannot reach PostgreSQL text: refused here, naming the target, not by the database without a field.
+  return typeof value === 'string' && value !== '' && value.length <= 128 && !value.includes('\u0000');
 }
 
 function assign(target: BulkTargetValues, values: Record<string, unknown>, path: string): void {
@@ -118,6 +124,15 @@ export function parseBulkRequest(body: unknown): BulkRequest {
     prefix = 'rows';
   } else {
     throw AppException.validation([{ field: 'body', reason: 'body must be an array of {target, value}' }]);
+  }
+  if (!Array.isArray(body)) {
+    // As for any body (docs/errors.md): a misspelt or extra key beside `updates`/`rows` is refused, not ignored.
+    const unknown = Object.keys(body as Record<string, unknown>).filter((key) => key !== prefix);
+    if (unknown.length > 0) {
+      throw AppException.validation(
+        unknown.map((key) => ({ field: key, reason: `unknown key (the body is {${prefix}: [...]} or an array of {target, value})` })),
+      );
+    }
   }
   if (items.length === 0) {
     throw AppException.validation([{ field: 'body', reason: 'at least one update is required' }]);

@@ -189,7 +189,14 @@ export class SystemTimeFieldHandler extends ComputedFieldHandler {
   override operand(input: unknown): OperandResult {
     const value = unwrapValue(input, ['date', 'datetime']);
     const iso = typeof value === 'string' ? normalizeDateTime(value) : null;
-    return iso === null ? { ok: false, reason: 'expected an ISO 8601 date-time' } : { ok: true, value: iso };
+    if (iso === null) {
+      return { ok: false, reason: 'expected an ISO 8601 date-time' };
+    }
+    // The operand is compared with a timestamptz column, and PostgreSQL has no year 0 (its 1 BC is "0001 BC"): such
+    // an operand failed in the database as a VALIDATION_ERROR naming no field. No row time is before year 1 anyway.
+    return iso.startsWith('0000-')
+      ? { ok: false, reason: 'expected an ISO 8601 date-time from year 0001 on' }
+      : { ok: true, value: iso };
   }
 }
 

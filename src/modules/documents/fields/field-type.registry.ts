@@ -186,6 +186,12 @@ function entriesOf(input: unknown, errors: ErrorDetail[]): [string, unknown][] {
         errors.push({ fieldId: entry.fieldId, field: `values[${index}].value`, reason: 'value is required (null clears the field)' });
         return;
       }
+      // Refused rather than ignored, like an unknown body key: `{fieldId, value, version}` would write without the check.
+      const extra = Object.keys(entry).find((key) => key !== 'fieldId' && key !== 'value');
+      if (extra !== undefined) {
+        errors.push({ fieldId: entry.fieldId, field: `values[${index}].${extra}`, reason: 'unknown key (a value entry is {fieldId, value})' });
+        return;
+      }
       entries.push([entry.fieldId, entry.value]);
     });
     return entries;

@@ -37,7 +37,11 @@ export class FieldResolver {
   /** `volatileFormulaIds(fields)`, worked out once, when the first document field is resolved. */
   private volatile: ReadonlySet<string> | undefined;
 
-  constructor(private readonly fields: readonly FieldDefinition[]) {
+  /** `now`: SQL of the instant NOW()/TODAY() formulas read (`nowSqlAt`), else the statement's time. */
+  constructor(
+    private readonly fields: readonly FieldDefinition[],
+    private readonly now?: string,
+  ) {
     this.byId = new Map(fields.map((field) => [field.id, field]));
   }
 
@@ -46,7 +50,7 @@ export class FieldResolver {
     const definition = this.byId.get(fieldId);
     if (definition) {
       this.volatile ??= volatileFormulaIds(this.fields);
-      const handler = queryHandlerFor(definition, this.fields, this.volatile);
+      const handler = queryHandlerFor(definition, this.fields, this.volatile, this.now);
       const ref = handler.systemColumn
         ? { kind: 'column' as const, column: handler.systemColumn }
         : { kind: 'json' as const, key: params.fieldKey(fieldId) };

@@ -117,6 +117,27 @@ class InlinedFormulaError extends FormulaError {
   }
 }
 
+/** What NOW() reads unless a query pins its instant (`nowSqlAt`). */
+const STATEMENT_NOW = 'statement_timestamp()';
+
+const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** True for an ISO UTC instant as `toISOString` writes it (what `nowSqlAt` takes). */
+export function isInstant(text: string): boolean {
+  return INSTANT.test(text) && !Number.isNaN(Date.parse(text));
+}
+
+/**
+ * NOW() pinned to `instant` (an ISO UTC instant as `toISOString` writes it): a cursor walk evaluates every page at
+ * the instant of its first one, or a sort by a NOW() formula would move under the cursor between pages.
+ */
+export function nowSqlAt(instant: string): string {
+  if (!isInstant(instant)) {
+    throw new Error(`not an ISO instant: ${instant}`);
+  }
+  return `(${literal(instant)}::timestamptz)`;
+}
+
 class FormulaSqlCompiler {
   private readonly byId: Map<string, FieldDefinition>;
   private readonly stack: string[] = [];
@@ -125,6 +146,7 @@ class FormulaSqlCompiler {
   constructor(
     fields: readonly FieldDefinition[],
     private readonly volatile: ReadonlySet<string>,
+    private readonly now: string = STATEMENT_NOW,
   ) {
     this.byId = new Map(fields.map((field) => [field.id, field]));
   }
@@ -168,11 +190,16 @@ class FormulaSqlCompiler {
           sql: `(CASE WHEN jsonb_typeof(${json}) = 'boolean' THEN (${json})::boolean END)`,
           type: 'boolean',
         };
-      case 'date':
+      case 'date': {
+        // Date fields hold years 0000–9999 (docs/values.md). ISO year 0000 is PostgreSQL's 1 BC, whose input syntax is
+        // "0001-… BC": a plain cast failed, and with it every query filtering, sorting or grouping on the formula.
+        const year0 = `left(${text}, 4) = '0000'`;
+        const bc = (suffix: string): string => `'0001' || substr(${text}, 5) || '${suffix} BC'`;
         return {
-          sql: `(CASE WHEN ${text} ~ '^\\d{4}-\\d{2}-\\d{2}$' THEN (${text} || 'T00:00:00Z')::timestamptz WHEN ${text} ~ '^\\d{4}-\\d{2}-\\d{2}T' THEN (${text})::timestamptz END)`,
+          sql: `(CASE WHEN ${text} ~ '^\\d{4}-\\d{2}-\\d{2}$' THEN (CASE WHEN ${year0} THEN ${bc('T00:00:00Z')} ELSE ${text} || 'T00:00:00Z' END)::timestamptz WHEN ${text} ~ '^\\d{4}-\\d{2}-\\d{2}T' THEN (CASE WHEN ${year0} THEN ${bc('')} ELSE ${text} END)::timestamptz END)`,
           type: 'date',
         };
+      }
       case 'text':
         return { sql: `NULLIF(${text}, '')`, type: 'text' };
       case 'blank':
@@ -270,10 +297,10 @@ class FormulaSqlCompiler {
     const number = (sql: string): Compiled => ({ sql, type: 'number' });
     switch (node.name) {
       case 'NOW':
-        return { sql: 'statement_timestamp()', type: 'date', notNull: true };
+        return { sql: this.now, type: 'date', notNull: true };
       case 'TODAY':
         return {
-          sql: `(date_trunc('day', statement_timestamp() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`,
+          sql: `(date_trunc('day', ${this.now} AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')`,
           type: 'date',
           notNull: true,
         };
@@ -381,8 +408,9 @@ export function compileVolatileFormula(
   field: FieldDefinition,
   fields: readonly FieldDefinition[],
   volatile: ReadonlySet<string> = volatileFormulaIds(fields),
+  now: string = STATEMENT_NOW,
 ): { sql: string; type: SqlType } {
-  const compiled = new FormulaSqlCompiler(fields, volatile).compile(parseFormula(field.formula ?? ''));
+  const compiled = new FormulaSqlCompiler(fields, volatile, now).compile(parseFormula(field.formula ?? ''));
   // Dates are queried like datetime fields: ISO UTC text, whose text order is time order.
   return compiled.type === 'date' ? { sql: asText(compiled), type: 'date' } : compiled;
 }

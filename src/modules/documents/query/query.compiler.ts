@@ -1,6 +1,7 @@
 import type { FieldDefinition } from '../fields/field.types.js';
 import { FieldResolver } from './field-resolver.js';
 import { filterSql } from './filter-sql.js';
+import { nowSqlAt } from './formula-sql.js';
 import { groupBySql } from './group-by-sql.js';
 import {
   buildSortKeys,
@@ -18,6 +19,11 @@ export interface CompileQueryOptions {
   paramOffset?: number;
   /** A cursor position (`cursorPositionFromRow` of the previous page's last row): adds `afterWhere`. */
   after?: unknown;
+  /**
+   * The instant (ISO UTC, `toISOString`) NOW()/TODAY() formulas are evaluated at, else the statement's time. A
+   * cursor walk passes the instant of its first page, so a sort or filter by such a formula does not move between pages.
+   */
+  asOf?: string;
 }
 
 /**
@@ -49,7 +55,7 @@ export function compileAst(
   fields: readonly FieldDefinition[],
   opts: CompileQueryOptions = {},
 ): CompiledQuery {
-  const resolver = new FieldResolver(fields);
+  const resolver = new FieldResolver(fields, opts.asOf === undefined ? undefined : nowSqlAt(opts.asOf));
   const whereParams = new SqlParams(opts.paramOffset ?? 0);
   const where = filterSql(ast.filter, resolver, whereParams);
 

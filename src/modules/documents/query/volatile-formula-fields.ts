@@ -69,18 +69,20 @@ export function valueJsonSql(field: Pick<ResolvedField, 'handler' | 'ref'>): str
 
 /**
  * The query handler of a field: a volatile formula's compiled SQL, else the field's own handler. `volatile` is
- * `volatileFormulaIds(fields)`, passed by callers resolving several fields of one list.
+ * `volatileFormulaIds(fields)`, passed by callers resolving several fields of one list; `now` (`nowSqlAt`) pins
+ * what NOW()/TODAY() read, else the statement's time.
  */
 export function queryHandlerFor(
   field: FieldDefinition,
   fields: readonly FieldDefinition[],
   volatile: ReadonlySet<string> = volatileFormulaIds(fields),
+  now?: string,
 ): FieldTypeHandler {
   if (!volatile.has(field.id)) {
     return handlerForField(field);
   }
   try {
-    const compiled = compileVolatileFormula(field, fields, volatile);
+    const compiled = compileVolatileFormula(field, fields, volatile, now);
     const sql = compiled.type === 'boolean' ? `COALESCE(${compiled.sql}, FALSE)` : compiled.sql;
     return new VolatileFormulaHandler(handlerForField(field), { sql, cast: CASTS[compiled.type] });
   } catch {

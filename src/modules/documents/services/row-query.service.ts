@@ -17,6 +17,7 @@ import { isPlainObject } from '../fields/field-value.utils.js';
 import { SYSTEM_QUERY_FIELDS } from '../query/field-resolver.js';
 import { COUNT_MODES, type CountMode, DEFAULT_COUNT_MODE, resolveCountMode } from '../query/count-mode.js';
 import { cursorPositionForSeal, cursorPositionFromRow, isCursorKeyRef, resolveCursorKeyRefs } from '../query/keyset-sort.js';
+import { isInstant } from '../query/formula-sql.js';
 import { compileAst } from '../query/query.compiler.js';
 import { normalizeQuery, parseSortParam } from '../query/query-normalizer.js';
 import type { CompiledQuery, QueryAst } from '../query/query.types.js';
@@ -34,6 +35,8 @@ import { ViewResolver } from './view-resolver.js';
 import { SecretBoxService } from '../../identity/services/secret-box.service.js';
 
 const CURSOR_KIND = 'rows';
+/** Separates a cursor's document and sort from the instant of its walk (`…:<sort>@2024-05-01T08:00:00.000Z`). */
+const AS_OF_MARK = '@';
 /** Keys of a `POST /data/query` body: both forms of spec 2.12, paging, cursor paging and the count mode. */
 const QUERY_BODY_KEYS: ReadonlySet<string> = new Set(['filters', 'filter', 'sorts', 'sort', 'groupBy', 'page', 'pageSize', 'cursor', 'limit', 'count']);
 
@@ -153,8 +156,10 @@ export class RowQueryService {
    * written. Sealing also ties a cursor to the document's internal id, so a same-named document of another
    * workspace refuses it, and makes a cursor impossible to forge.
    */
-  private sealCursor(ctx: DocumentContext, compiled: CompiledQuery, position: (string | null)[]): Promise<string> {
-    return this.box.seal(encodeCursor(CURSOR_KIND, [`${ctx.document.uuid}:${compiled.sortSignature}`, ...cursorPositionForSeal(position)]));
+  private sealCursor(ctx: DocumentContext, compiled: CompiledQuery, asOf: string, position: (string | null)[]): Promise<string> {
+    return this.box.seal(
+      encodeCursor(CURSOR_KIND, [`${ctx.document.uuid}:${compiled.sortSignature}${AS_OF_MARK}${asOf}`, ...cursorPositionForSeal(position)]),
+    );
   }
 
   /** The position of an opened cursor, its long sort values (`{h}` references) read again from the row it names by `seq`. */
@@ -276,8 +281,8 @@ export class RowQueryService {
     return this.run(ctx, draft, view.ast, { ...paging, columns: view.columns }) as Promise<RowPage<RowResponseDto>>;
   }
 
-  private compile(ast: QueryAst, draft: DraftView, after?: unknown): CompiledQuery {
-    return compileAst(ast, draft.metadata.fields, { paramOffset: RowQueryRepository.paramOffset(draft.overlay), after });
+  private compile(ast: QueryAst, draft: DraftView, after?: unknown, asOf?: string): CompiledQuery {
+    return compileAst(ast, draft.metadata.fields, { paramOffset: RowQueryRepository.paramOffset(draft.overlay), after, asOf });
   }
 
   private async run(ctx: DocumentContext, draft: DraftView, ast: QueryAst, paging: Paging): Promise<RowPage<RowResponseDto> | RowCursorPage<RowResponseDto>> {
@@ -287,21 +292,36 @@ export class RowQueryService {
     this.indexes.noteQuery(ctx.document, fields, ast);
     if (paging.cursor !== undefined || paging.limit !== undefined) {
       const limit = paging.limit ?? DEFAULT_CURSOR_LIMIT;
-      const probe = this.compile(ast, draft);
-      let after: unknown;
+      // NOW()/TODAY() formulas are evaluated at the instant of the walk's first page, carried by its cursors: a sort
+      // by such a formula moved under the cursor between pages (`now:asc` repeated the first rows on every page).
+      let asOf = new Date().toISOString();
+      let opened: { signature: unknown; position: unknown[] } | null = null;
       if (paging.cursor) {
         const [signature, ...position] = await this.openCursor(paging.cursor);
-        if (signature !== `${ctx.document.uuid}:${probe.sortSignature}`) {
+        opened = { signature, position };
+        const mark = typeof signature === 'string' ? signature.indexOf(AS_OF_MARK) : -1;
+        if (mark >= 0) {
+          asOf = (signature as string).slice(mark + AS_OF_MARK.length);
+          opened.signature = (signature as string).slice(0, mark);
+          if (!isInstant(asOf)) {
+            throw AppException.validation([{ field: 'cursor', reason: 'invalid cursor' }]);
+          }
+        }
+      }
+      const probe = this.compile(ast, draft, undefined, asOf);
+      let after: unknown;
+      if (opened) {
+        if (opened.signature !== `${ctx.document.uuid}:${probe.sortSignature}`) {
           throw AppException.validation([{ field: 'cursor', reason: 'cursor belongs to another document or sort' }]);
         }
-        after = await this.cursorPosition(ctx, draft, probe, position);
+        after = await this.cursorPosition(ctx, draft, probe, opened.position);
       }
-      const compiled = after === undefined ? probe : this.compile(ast, draft, after);
+      const compiled = after === undefined ? probe : this.compile(ast, draft, after, asOf);
       const rows = await this.queries.cursorPage(uuid, compiled, limit + 1, draft.overlay);
       const items = rows.slice(0, limit);
       const last = items[items.length - 1];
       const nextCursor =
-        rows.length > limit && last?.cursor ? await this.sealCursor(ctx, compiled, cursorPositionFromRow(last.cursor, compiled.sortKeys)) : null;
+        rows.length > limit && last?.cursor ? await this.sealCursor(ctx, compiled, asOf, cursorPositionFromRow(last.cursor, compiled.sortKeys)) : null;
       return { items: items.map((row) => toRowDto(row, shown)), limit, nextCursor, readOnly: ctx.readOnly };
     }
     const compiled = this.compile(ast, draft);
