@@ -364,7 +364,10 @@ describe('views: CRUD, validation, access, applied views, chart series, field cl
       expect.objectContaining({ viewId: 'shared', name: 'Shared', type: 'table', previousDefaultViewId: 'mine', updatedBy: owner.id }),
     ]);
     await request(t.http).delete(`${other.path}/views/shared`).set(bearer(owner)).expect(200);
-    expect(await defaultChanges('shared')).toHaveLength(0); // a type-level default is not the document's own
+    // The type-level default was the effective one (no default of its own left): the default is now none.
+    expect((await defaultChanges('shared')).map((row) => row.payload)).toEqual([
+      expect.objectContaining({ viewId: null, name: null, type: null, previousDefaultViewId: 'shared' }),
+    ]);
     await request(t.http).post(`${other.path}/views`).set(bearer(owner)).send({ id: 'last', name: 'Last', type: 'table' }).expect(201);
     await request(t.http).post(`${other.path}/views/last/default`).set(bearer(owner)).expect(200);
     await request(t.http).delete(`${other.path}/views/last`).set(bearer(owner)).expect(200);

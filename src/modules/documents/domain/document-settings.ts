@@ -174,6 +174,26 @@ export function permissionListAdmits(list: unknown, rights: NarrowingRights, use
   );
 }
 
+/** What a permission list has to hold to admit a caller who is not a manager (permissionListSubjects). */
+export interface PermissionSubjects {
+  /** The role subjects the caller's rights reach (`role:viewer`, `viewer`, `*` for a reader…). */
+  roles: string[];
+  /** The caller's id, lower case: `<uuid>` and `user:<uuid>` name them. */
+  userId: string;
+}
+
+/**
+ * permissionListAdmits taken apart, for lists of documents that evaluate each document's list in SQL
+ * (settings-sql.ts): null when no list narrows the caller (managers), else the subjects one of which a list must hold.
+ */
+export function permissionListSubjects(rights: NarrowingRights, userId: string): PermissionSubjects | null {
+  if (rights.canManage) {
+    return null;
+  }
+  const rank = roleRank(rights);
+  return { roles: Object.keys(ROLE_RANK).filter((subject) => rank >= (ROLE_RANK[subject] ?? 4)), userId: userId.toLowerCase() };
+}
+
 /** Comments are refused only when `permissions.allowComment` is exactly false. */
 export function commentsAllowed(settings: DocumentSettings): boolean {
   return settings.permissions?.allowComment !== false;

@@ -8,6 +8,7 @@ import { OrganizationAccessService } from '../../tenancy/services/organization-a
 import { type OrganizationLevelAccess, type WorkspaceAccess, WorkspaceAccessService } from '../../tenancy/services/workspace-access.service.js';
 import type { EventDocument } from '../../events/domain-event.js';
 import type { DocumentRecord, DocumentSettings, RowRecord } from '../domain/document.records.js';
+import type { PermissionSubjects } from '../domain/document-settings.js';
 import { DocumentRepository } from '../repositories/document.repository.js';
 import { DocumentSettingsPolicy } from './document-settings.policy.js';
 import { CLIENT_ID_PATTERN, DOC_TYPE_PATTERN } from '../../../common/http/client-ids.js';
@@ -297,6 +298,21 @@ export class DocumentAccessService {
     }
     this.check(rights, 'read', false);
     await this.settingsPolicy.assertUserMay(document, rights, userId, 'view');
+  }
+
+  /**
+   * Who of an organization's organization-level documents of `docType` the caller may view, for lists that filter in
+   * SQL before paging (`GET /catalogs`, `GET /orderbooks`): the same rule as mayView — read rights in the organization
+   * (the same for every such document), then the type's and each document's `permissions.view`. `all`: nothing
+   * narrows (managers); `none`: no read rights, or the type's list shuts the caller out; else the subjects each
+   * document's list must hold (settings-sql.ts).
+   */
+  async organizationViewNarrowing(principal: Principal, organizationId: string, docType: string): Promise<'all' | 'none' | PermissionSubjects> {
+    const rights = await this.organizationRights(principal, organizationId);
+    if (!rights.canRead) {
+      return 'none';
+    }
+    return this.settingsPolicy.typeNarrowing({ organizationId, workspaceId: null }, docType, rights, principal.userId, 'view');
   }
 
   /** A user's rights where the document lives: its workspace, or its organization for organization-level ones. */

@@ -1,6 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { AppException } from '../../../common/errors/app.exception.js';
-import { commentsAllowed, permissionListAdmits, type SettingsAction } from '../domain/document-settings.js';
+import {
+  commentsAllowed,
+  permissionListAdmits,
+  permissionListSubjects,
+  type PermissionSubjects,
+  type SettingsAction,
+} from '../domain/document-settings.js';
 import { type TypeScope, TypeSettingsRepository } from '../repositories/type-settings.repository.js';
 import type { DocumentRecord } from '../domain/document.records.js';
 import type { DocumentContext, DocumentRights } from './document-access.service.js';
@@ -30,6 +36,20 @@ export class DocumentSettingsPolicy {
     const type = await this.typeSettings.cached({ organizationId: document.organizationId, workspaceId: document.workspaceId }, document.docType);
     const typePermissions = type?.permissions;
     return permissionListAdmits(isPlainObject(typePermissions) ? typePermissions[action] : undefined, rights, userId);
+  }
+
+  /**
+   * admitsUser for every document of a type in one scope at once (lists that filter in SQL, settings-sql.ts): `all`
+   * when no list narrows the caller (managers), `none` when the type's list shuts them out, else the subjects each
+   * document's own list must hold.
+   */
+  async typeNarrowing(scope: TypeScope, docType: string, rights: DocumentRights, userId: string, action: SettingsAction): Promise<'all' | 'none' | PermissionSubjects> {
+    const subjects = permissionListSubjects(rights, userId);
+    if (subjects === null) {
+      return 'all';
+    }
+    const typePermissions = (await this.typeSettings.cached(scope, docType))?.permissions;
+    return permissionListAdmits(isPlainObject(typePermissions) ? typePermissions[action] : undefined, rights, userId) ? subjects : 'none';
   }
 
   /** FORBIDDEN unless the settings admit the caller for `action` (view, edit, delete, share). */

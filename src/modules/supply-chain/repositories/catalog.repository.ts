@@ -3,6 +3,8 @@ import { TransactionHost } from '../../../database/transaction-host.js';
 import type { CatalogRecord, GeneratedField, OrderBookRecord } from '../domain/supply-chain.types.js';
 import { queryFirst, queryRows } from '../../../database/sql-result.js';
 import { countOf, type Paging } from './sql.js';
+import type { PermissionSubjects } from '../../documents/domain/document-settings.js';
+import { permissionListAdmitsSql } from '../../documents/repositories/settings-sql.js';
 
 const CATALOG_COLUMNS = `c.id, c.organization_id AS "organizationId", c.document_id AS "documentId", c.name, c.description,
   c.catalog_type AS "catalogType", c.sharing_enabled AS "sharingEnabled", c.field_descriptions AS "fieldDescriptions", c.created_by AS "createdBy",
@@ -11,6 +13,27 @@ const CATALOG_COLUMNS = `c.id, c.organization_id AS "organizationId", c.document
 const ORDERBOOK_COLUMNS = `o.id, o.organization_id AS "organizationId", o.document_id AS "documentId", o.name, o.description,
   o.generated_fields AS "generatedFields", o.field_descriptions AS "fieldDescriptions", o.source_connection_ids AS "sourceConnectionIds", o.created_by AS "createdBy",
   o.created_at AS "createdAt", o.updated_at AS "updatedAt"`;
+
+/**
+ * FROM … WHERE of a list of catalogs or order books (`table` aliased `alias`) of an organization; with `viewer`, only
+ * those whose document's `permissions.view` admits them (the type's list was asked before: viewNarrowing).
+ */
+function viewableFrom(
+  table: string,
+  alias: string,
+  organizationId: string,
+  viewer: PermissionSubjects | null,
+): { from: string; params: unknown[] } {
+  const live = `${alias}.organization_id = $1 AND ${alias}.deleted_at IS NULL`;
+  if (viewer === null) {
+    return { from: `FROM ${table} WHERE ${live}`, params: [organizationId] };
+  }
+  return {
+    from: `FROM ${table} JOIN documents d ON d.id = ${alias}.document_id
+      WHERE ${live} AND ${permissionListAdmitsSql(`d.settings -> 'permissions' -> 'view'`, '$2', '$3')}`,
+    params: [organizationId, viewer.roles, viewer.userId],
+  };
+}
 
 /** Catalog and order-book records (the supply-chain side of their organization-level documents). */
 @Injectable()
@@ -80,18 +103,24 @@ export class CatalogRepository {
     );
   }
 
+  /**
+   * A page of the organization's catalogs; `viewer` (not a manager) narrows it to those whose document's
+   * `permissions.view` admits them, in SQL, so `total` and the pages count only those.
+   */
   async listCatalogs(
     organizationId: string,
+    viewer: PermissionSubjects | null,
     paging: Paging,
   ): Promise<{ items: CatalogRecord[]; total: number }> {
-    const where = `FROM catalogs c WHERE c.organization_id = $1 AND c.deleted_at IS NULL`;
+    const { from, params } = viewableFrom('catalogs c', 'c', organizationId, viewer);
+    const n = params.length;
     const [items, total] = await Promise.all([
       queryRows<CatalogRecord>(
         this.tx,
-        `SELECT ${CATALOG_COLUMNS} ${where} ORDER BY c.created_at, c.id LIMIT $2 OFFSET $3`,
-        [organizationId, paging.limit, paging.offset],
+        `SELECT ${CATALOG_COLUMNS} ${from} ORDER BY c.created_at, c.id LIMIT $${n + 1} OFFSET $${n + 2}`,
+        [...params, paging.limit, paging.offset],
       ),
-      countOf(this.tx, `SELECT count(*) ${where}`, [organizationId]),
+      countOf(this.tx, `SELECT count(*) ${from}`, params),
     ]);
     return { items, total };
   }
@@ -153,18 +182,21 @@ export class CatalogRepository {
     );
   }
 
+  /** A page of the organization's order books, narrowed like listCatalogs. */
   async listOrderBooks(
     organizationId: string,
+    viewer: PermissionSubjects | null,
     paging: Paging,
   ): Promise<{ items: OrderBookRecord[]; total: number }> {
-    const where = `FROM orderbooks o WHERE o.organization_id = $1 AND o.deleted_at IS NULL`;
+    const { from, params } = viewableFrom('orderbooks o', 'o', organizationId, viewer);
+    const n = params.length;
     const [items, total] = await Promise.all([
       queryRows<OrderBookRecord>(
         this.tx,
-        `SELECT ${ORDERBOOK_COLUMNS} ${where} ORDER BY o.created_at, o.id LIMIT $2 OFFSET $3`,
-        [organizationId, paging.limit, paging.offset],
+        `SELECT ${ORDERBOOK_COLUMNS} ${from} ORDER BY o.created_at, o.id LIMIT $${n + 1} OFFSET $${n + 2}`,
+        [...params, paging.limit, paging.offset],
       ),
-      countOf(this.tx, `SELECT count(*) ${where}`, [organizationId]),
+      countOf(this.tx, `SELECT count(*) ${from}`, params),
     ]);
     return { items, total };
   }

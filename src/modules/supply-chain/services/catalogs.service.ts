@@ -218,14 +218,22 @@ export class CatalogsService {
     query: { page: number; pageSize: number },
   ): Promise<Page<CatalogResponseDto>> {
     await this.access.member(principal, organizationId);
-    const { items, total } = await this.catalogs.listCatalogs(organizationId, {
+    // Any member lists them; those whose `permissions.view` (the document's or the type's) shuts the caller out are
+    // left out before paging — one closed item used to refuse the whole list (docs/supply-chain.md, "Routes").
+    const viewer = await this.access.viewNarrowing(principal, organizationId, CATALOG_DOC_TYPE);
+    if (viewer === 'none') {
+      return pageOf([], 0, query);
+    }
+    const { items, total } = await this.catalogs.listCatalogs(organizationId, viewer === 'all' ? null : viewer, {
       limit: query.pageSize,
       offset: (query.page - 1) * query.pageSize,
     });
     const dtos: CatalogResponseDto[] = [];
     for (const catalog of items) {
-      const { ctx } = await this.access.catalog(principal, organizationId, catalog.id, 'read');
-      dtos.push(catalogDto(catalog, ctx.document));
+      const document = await this.access.listedDocument(principal, organizationId, CATALOG_DOC_TYPE, catalog.id);
+      if (document !== null) {
+        dtos.push(catalogDto(catalog, document));
+      }
     }
     return pageOf(dtos, total, query);
   }

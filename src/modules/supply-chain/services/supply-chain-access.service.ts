@@ -7,6 +7,8 @@ import {
   type DocumentContext,
   type DocumentNeed,
 } from '../../documents/services/document-access.service.js';
+import type { DocumentRecord } from '../../documents/domain/document.records.js';
+import type { PermissionSubjects } from '../../documents/domain/document-settings.js';
 import type { OrganizationRole } from '../../tenancy/entities/organization-member.entity.js';
 import {
   type OrganizationAccess,
@@ -108,6 +110,24 @@ export class SupplyChainAccessService {
       }
       throw error;
     }
+  }
+
+  /**
+   * For `GET /catalogs` and `GET /orderbooks`: which of the organization's catalogs (order books) the caller may view,
+   * decided by their documents' and the type's `permissions.view` (docs/supply-chain.md, "Routes"): the repository
+   * filters with it before paging. Call after member().
+   */
+  viewNarrowing(principal: Principal, organizationId: string, docType: string): Promise<'all' | 'none' | PermissionSubjects> {
+    return this.documents.organizationViewNarrowing(principal, organizationId, docType);
+  }
+
+  /**
+   * The document of a catalog or order book a list has already admitted the caller to (viewNarrowing): read without
+   * a second access check, so a settings change between the two reads cannot refuse the whole list. Null when it was
+   * deleted in between (the list leaves it out).
+   */
+  async listedDocument(principal: Principal, organizationId: string, docType: string, docId: string): Promise<DocumentRecord | null> {
+    return (await this.documents.openOrganizationDocumentAsSystem(principal, organizationId, docType, docId))?.document ?? null;
   }
 
   /** Server-side access to an organization-level document, acting as `userId` (propagation, sync requests). */

@@ -94,6 +94,8 @@ export class ViewsService {
     const { document, principal } = ctx;
     const view = await this.tx.run(async () => {
       const config = validateViewConfig(dto.config, await this.lockFields(document));
+      // The new view may become the effective default (below): decided under the lock of setDefault and remove.
+      await this.views.lockDefault(document.uuid);
       const inserted = await this.views.insert({
         documentUuid: document.uuid,
         id: dto.id ?? randomUUID(),
@@ -108,6 +110,11 @@ export class ViewsService {
         throw new AppException(ErrorCode.ALREADY_EXISTS, { details: [{ field: 'id', reason: `view ${dto.id ?? ''} already exists in this document` }] });
       }
       await this.record(document, 'view_created', inserted, principal.userId);
+      // A view with the id the type-level `defaultViewId` names becomes the default of a document without one of
+      // its own (the fallback): its effective default changes from none to it, as deleting it changes it back.
+      if ((await this.typeSettings.defaultViewId(document)) === inserted.id && (await this.views.findDefault(document.uuid)) === null) {
+        await this.record(document, 'view_default_changed', inserted, principal.userId, { previousDefaultViewId: null });
+      }
       return inserted;
     });
     return toDto(view, await this.defaults(document));
@@ -144,7 +151,14 @@ export class ViewsService {
       }
       await this.views.delete(document.uuid, viewId);
       await this.record(document, 'view_deleted', current, principal.userId);
-      if (current.isDefault) {
+      if (!current.isDefault) {
+        // Not the document's own default, but it may have been its effective one: the type-level `defaultViewId`
+        // names it and the document has no default of its own. The default is then none (the type-level setting
+        // names no other view of this document: view ids are unique per document).
+        if ((await this.views.findDefault(document.uuid)) === null && (await this.typeSettings.defaultViewId(document)) === viewId) {
+          await this.record(document, 'view_default_changed', null, principal.userId, { previousDefaultViewId: viewId });
+        }
+      } else {
         // The document's own default went with it: the default is now the type-level one, or none (spec 6.2
         // "default change"; docs/views.md, "Events").
         const typeDefault = await this.typeSettings.defaultViewId(document);
