@@ -14,6 +14,20 @@ import { describeInput, invalid, isPlainObject, unwrapValue } from './field-valu
 /** `http(s)://...` or a path; other schemes (`javascript:`, `data:` ...) are refused. */
 const URL_SCHEME = /^([a-z][a-z0-9+.-]*):/i;
 
+/**
+ * What a browser parses of a URL (WHATWG URL standard): leading and trailing C0 controls and spaces are stripped and
+ * every tab and newline removed, so `java\nscript:alert(1)` or `\u0001javascript:…` in an href is a `javascript:`
+ * URL. The scheme is read from that form; the URL is stored as written.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const URL_EDGE_CONTROLS = /^[\u0000-\u0020]+|[\u0000-\u0020]+$/g;
+const URL_TABS_AND_NEWLINES = /[\t\n\r]/g;
+
+function schemeOf(url: string): string | undefined {
+  const parsed = url.trim().replace(URL_EDGE_CONTROLS, '').replace(URL_TABS_AND_NEWLINES, '');
+  return URL_SCHEME.exec(parsed)?.[1]?.toLowerCase();
+}
+
 function optionalString(
   item: Record<string, unknown>,
   key: string,
@@ -39,7 +53,7 @@ function parseAttachment(item: unknown, field: FieldDefinition, index: number): 
   if (!url || url.trim() === '') {
     return invalid(field, `attachments[${index}].url is required`);
   }
-  const scheme = URL_SCHEME.exec(url.trim())?.[1]?.toLowerCase();
+  const scheme = schemeOf(url);
   if (scheme !== undefined && scheme !== 'http' && scheme !== 'https') {
     return invalid(field, `attachments[${index}].url must be an http(s) URL or a path`);
   }

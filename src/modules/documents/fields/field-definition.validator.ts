@@ -58,7 +58,7 @@ function checkOptions(raw: unknown, path: string, errors: ErrorDetail[]): Select
       option.id.trim() === '' ||
       option.id.length > 255
     ) {
-      errors.push({ field: `${at}.id`, reason: 'option id must be a non-empty string' });
+      errors.push({ field: `${at}.id`, reason: 'option id must be a non-empty string of at most 255 characters' });
       return;
     }
     if (ids.has(option.id)) {

@@ -188,13 +188,34 @@ class CsvSink implements ExportSink {
 /** The most characters (UTF-16 units) a spreadsheet cell holds; Excel reports a file with a longer one as damaged. */
 export const XLSX_MAX_CELL_LENGTH = 32767;
 
-/** An xlsx cell: text longer than a cell holds is cut at the limit, never inside a surrogate pair (csv and json keep it whole). */
+/**
+ * ECMA-376 `ST_Xstring` escaping of a cell text: XML 1.0 cannot hold the control characters U+0001–U+0008,
+ * U+000B, U+000C and U+000E–U+001F (exceljs drops them), and an XML reader turns a carriage return into a line
+ * feed, so they are written as `_xHHHH_`, the form Excel writes and spreadsheet readers turn back into the
+ * character; a text that itself looks like `_xHHHH_` has its `_` written as `_x005F_` so it is read as written.
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const XLSX_UNSAFE = /[\u0001-\u0008\u000B-\u001F]/g;
+
+function xlsxEscape(text: string): string {
+  return text
+    .replace(/_(x[0-9A-Fa-f]{4}_)/g, '_x005F_$1')
+    .replace(XLSX_UNSAFE, (char) => `_x${char.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}_`);
+}
+
+/**
+ * An xlsx cell: text longer than a cell holds is cut at the limit, never inside a surrogate pair (csv and json keep
+ * it whole), then escaped (`xlsxEscape`) so the cell shows the characters of the value.
+ */
 export function xlsxCell<T extends string | number | boolean | null>(cell: T): T | string {
-  if (typeof cell !== 'string' || cell.length <= XLSX_MAX_CELL_LENGTH) {
+  if (typeof cell !== 'string') {
     return cell;
   }
+  if (cell.length <= XLSX_MAX_CELL_LENGTH) {
+    return xlsxEscape(cell);
+  }
   const cut = /[\uD800-\uDBFF]/.test(cell.charAt(XLSX_MAX_CELL_LENGTH - 1)) ? XLSX_MAX_CELL_LENGTH - 1 : XLSX_MAX_CELL_LENGTH;
-  return cell.slice(0, cut);
+  return xlsxEscape(cell.slice(0, cut));
 }
 
 class XlsxSink implements ExportSink {
