@@ -45,6 +45,17 @@ interface PrefetchedRowColumns {
   prefetchedRowUpdatedBy: string | null;
 }
 
+/**
+ * The advisory key of a document's write lock (docs/documents.md, "Locking"): taken exclusively before the document
+ * row by writers that lock the document first (`lock`), shared by rows-only writes before their rows
+ * (`shareWriteLock`, also by what a write changes in another document). Lock order on one document is thus always
+ * write lock, rows, document row, or write lock, document row, rows — never a document row held while a rows-only
+ * writer waits for it with rows of its own. An
+ * advisory lock lives in the lock manager only: unlike a share lock on the document row (`FOR KEY SHARE`), many
+ * holders never make the row a multixact that the revision's `UPDATE` must rewrite (docs/performance.md).
+ */
+const WRITE_LOCK_KEY = `hashtextextended('document-write:' || $1::text, 0)`;
+
 function toRecord(row: DocumentRow): DocumentRecord {
   return {
     ...row,
@@ -85,8 +96,21 @@ export class DocumentRepository {
   }
 
   /**
+   * Takes the document's write lock shared until the transaction ends: the first statement of a rows-only write
+   * (ChangeEngineService), before any row lock; also taken before the rows of another document that a write changes
+   * (recomputed lookups, references to deleted rows dropped). Rows-only writes of one document go on together (their
+   * rows serialize them); a writer that locks the document row first (`lock`) waits for them, and they for it. Once
+   * per group of writes (WriteBatcher): a group is one transaction.
+   */
+  async shareWriteLock(uuid: string): Promise<void> {
+    await this.tx.groupMemo(this, `write-lock|${uuid}`, () =>
+      this.tx.manager.query(prepared(`SELECT pg_advisory_xact_lock_shared(${WRITE_LOCK_KEY})`), [uuid]),
+    );
+  }
+
+  /**
    * Share-locks the document row until the transaction ends: its writes, which number their events under the row's
-   * update lock, wait meanwhile (ComputedFieldsService.recomputeDependents).
+   * update lock, wait meanwhile (ComputedFieldsService.followDependents, after the rows it recomputed: see there).
    */
   async shareLock(uuid: string): Promise<void> {
     await this.tx.manager.query(prepared(`SELECT 1 FROM documents d WHERE d.id = $1 FOR SHARE`), [uuid]);
@@ -208,8 +232,14 @@ export class DocumentRepository {
     return rows[0] ? toRecord(rows[0]) : null;
   }
 
-  /** Locks the document row: every write and every merge of one document runs after this, one at a time. */
+  /**
+   * Locks the document row: every write and every merge of one document runs after this, one at a time. The
+   * document's write lock is taken exclusively first (WRITE_LOCK_KEY): a rows-only write holds it shared from its first
+   * statement, before its rows, so a writer that locks the document and then rows waits for the rows-only writes
+   * under way (which lock rows, then the document row at their end) instead of deadlocking with them.
+   */
   async lock(uuid: string): Promise<DocumentRecord | null> {
+    await this.tx.manager.query(prepared(`SELECT pg_advisory_xact_lock(${WRITE_LOCK_KEY})`), [uuid]);
     const rows = await this.tx.manager.query<DocumentRow[]>(
       prepared(`SELECT ${COLUMNS} FROM documents d WHERE d.id = $1 AND d.deleted_at IS NULL FOR UPDATE`),
       [uuid],

@@ -163,14 +163,19 @@ export class ChangeEngineService {
   /**
    * The document as a write starts from (docs/performance.md, "Writers"). Appending to a request or opening one
    * never changes the document: the request row is locked instead (findRequest). A rows-only write merged at once
-   * locks only its rows, and the document row briefly when the merge allocates the revision number, which also
-   * checks that the metadata it validated against is still current. Everything else locks the document first.
+   * takes the document's write lock shared, then locks only its rows, and the document row briefly when the merge
+   * allocates the revision number, which also checks that the metadata it validated against is still current.
+   * Everything else locks the document first (the write lock exclusively, then the row).
    */
   private async openForWrite(document: DocumentRecord, opts: WriteOptions): Promise<DocumentRecord | null> {
     if (opts.requestId !== undefined || opts.newRequest) {
       return this.documents.findByUuid(document.uuid);
     }
     if (opts.rowsOnly && !needsDocumentLock(document)) {
+      // The document's write lock, shared, before any row: a writer holding the document row while it locks rows
+      // (metadata, properties, merges) takes it exclusively before that row, so the two never wait for each other in
+      // opposite orders (DocumentRepository.lock). Other rows-only writes share it.
+      await this.documents.shareWriteLock(document.uuid);
       // The document as the caller opened it, not read again: the merge numbers the revision only if its
       // metadata_version is still the one validated against and it is not deleted (allocateRevision), so a
       // metadata change or deletion in between ends as a CONFLICT to retry, never as a write on stale fields.

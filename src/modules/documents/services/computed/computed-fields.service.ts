@@ -181,6 +181,15 @@ export class ComputedFieldsService {
       }
       frontier = next;
     }
+    // A document's events must commit in id order: the stream hands each client the events after its position
+    // (docs/realtime.md, "Across instances"), and the document's own writes number theirs under its row lock. The
+    // events recorded below are numbered long before this transaction commits, so each other document's row is
+    // share-locked first: a write of it committing meanwhile waits and numbers its events after these (else every
+    // open stream skipped them). Only now, after all of its rows (a write of it holding one of those rows would
+    // wait for this lock to number its revision while this waited for its row: a deadlock); in id order.
+    for (const uuid of [...ripple.writeLocked].filter((id) => ripple.events.has(id)).sort()) {
+      await this.documents.shareLock(uuid);
+    }
     for (const { document, rows } of ripple.events.values()) {
       await this.events.record(document, [...rows.values()], cause);
     }
@@ -254,14 +263,15 @@ export class ComputedFieldsService {
     }
     fresh.forEach((id) => ripple.level.add(`${documentUuid}|${id}`));
     if (target.uuid !== cause.documentUuid) {
-      // A document's events must commit in id order: the stream hands each client the events after its position
-      // (docs/realtime.md, "Across instances"), and the document's own writes number theirs under its row lock. The
-      // events recorded below are numbered long before this transaction commits, so the dependent document's row is
-      // share-locked — before any of its rows, the order its own merges lock in (document, then rows), else the two
-      // deadlock: a write of that document committing meanwhile waits and numbers its events after these (else every
-      // open stream skipped them). Not for the merged document itself (lookups between its own rows): it locks its
-      // row when it numbers its revision, and a share lock taken first would turn two of its merges into a deadlock.
-      await this.documents.shareLock(target.uuid);
+      // Another document's rows are changed as a rows-only write of it changes them (docs/documents.md, "Locking"):
+      // its write lock shared, then its rows; its row is share-locked only once every row is (followDependents).
+      // Its write lock taken exclusively, or its row share-locked first, this waited for its rows-only writes while
+      // they waited for it: they hold rows this recomputes, and take the document row last. Not for the merged
+      // document itself (lookups between its own rows): its write holds its locks already.
+      if (!ripple.writeLocked.has(documentUuid)) {
+        await this.documents.shareWriteLock(documentUuid);
+        ripple.writeLocked.add(documentUuid);
+      }
     }
     const changed: RowRecord[] = [];
     const fields = new Set<string>();
@@ -429,10 +439,12 @@ interface Ripple {
   level: Set<string>;
   /** Recomputed rows per document, their last values, announced once when the ripple ends. */
   events: Map<string, { document: DocumentRecord; rows: Map<string, RowRecord> }>;
+  /** Other documents whose write lock this transaction took shared (recomputeDependents). */
+  writeLocked: Set<string>;
 }
 
 function newRipple(): Ripple {
-  return { merged: new Set(), own: new Map(), level: new Set(), events: new Map() };
+  return { merged: new Set(), own: new Map(), level: new Set(), events: new Map(), writeLocked: new Set() };
 }
 
 interface Frontier {

@@ -25,6 +25,7 @@ import { MetadataMergeService, type MetadataPlan } from './metadata-merge.servic
 import { OperationWriter } from './operation-writer.js';
 import { type DanglingReference, RelationMergeService, withoutReferences } from './relation-merge.service.js';
 import { RowMergeService, type RowMergePlan, type RowMergeResult } from './row-merge.service.js';
+import { canonicalJson } from '../../domain/metadata-diff.js';
 
 export interface MergeResult {
   request: RequestRecord;
@@ -150,7 +151,7 @@ export class MergeService {
       ops.write(propertyOperations(properties, after));
       properties = after;
     }
-    if (touchesProperties && JSON.stringify(properties) !== JSON.stringify(storedProperties)) {
+    if (touchesProperties && canonicalJson(properties) !== canonicalJson(storedProperties)) {
       await this.properties.update(document.uuid, properties, mergedBy);
     }
     // The row operations are written to `ops` by apply while PostgreSQL runs its statements; so are the inline
@@ -235,7 +236,8 @@ export class MergeService {
    * with the rows): each such document records taking them out in a revision of its own, in this transaction —
    * a request merged at once, authored by the merger, titled after the revision that deleted the rows, one
    * `row-update` per row (docs/documents.md, "Relations"). It is merged whatever that document's workflow says: a
-   * reference to a row that no longer exists cannot wait for an approval. Documents are locked in id order.
+   * reference to a row that no longer exists cannot wait for an approval. Documents are taken in id order, each as a
+   * rows-only write takes its document.
    */
   private async dropReferencesElsewhere(document: DocumentRecord, revision: RevisionRecord, references: readonly DanglingReference[], mergedBy: string): Promise<void> {
     const byDocument = new Map<string, DanglingReference[]>();
@@ -245,7 +247,12 @@ export class MergeService {
     }
     for (const uuid of [...byDocument.keys()].sort()) {
       const held = byDocument.get(uuid) ?? [];
-      const holder = await this.documents.lock(uuid);
+      // A rows-only write of that document (docs/documents.md, "Locking"): its write lock shared, its rows, its row
+      // last when the revision is numbered. Its exclusive lock would wait for that document's rows-only writes, one
+      // of which may be waiting for a row this transaction deletes (a link to it, held FOR KEY SHARE): a deadlock.
+      // Under the shared lock neither its metadata nor its deletion can change before this commits.
+      await this.documents.shareWriteLock(uuid);
+      const holder = await this.documents.findByUuid(uuid);
       if (!holder) {
         await this.relationMerge.dropInDeletedDocument(held, mergedBy);
         continue;
@@ -364,7 +371,8 @@ function propertyOperations(before: StoredRowValues, after: StoredRowValues): Ne
   for (const key of keys) {
     const oldValue = before[key] ?? null;
     const newValue = after[key] ?? null;
-    if (JSON.stringify(oldValue) !== JSON.stringify(newValue)) {
+    // By content with sorted keys: `jsonb` reorders an object's keys, so a value read back and written again is no change.
+    if (canonicalJson(oldValue) !== canonicalJson(newValue)) {
       ops.push({ type: 'property-update', target: { kind: 'property', fieldId: key }, oldValue: { value: oldValue }, newValue: { value: newValue } });
     }
   }

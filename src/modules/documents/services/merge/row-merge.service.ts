@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { FieldDefinition, StoredRowValues, StoredValue } from '../../fields/field.types.js';
 import { handlerFor, parseRowValues } from '../../fields/field-type.registry.js';
 import { validationDetailsOf } from '../../fields/field-value.utils.js';
+import { canonicalJson } from '../../domain/metadata-diff.js';
 import { applySet, type RowEffect } from '../../domain/change-fold.js';
 import type { DocumentRecord, RowRecord } from '../../domain/document.records.js';
 import type { MergeConflict } from '../../domain/merge.types.js';
@@ -29,12 +30,16 @@ function revalidate(values: StoredRowValues, fields: readonly FieldDefinition[],
   return parseRowValues(values, [...fields], { partial, applyDefaults: false });
 }
 
-/** Stored values compared by content: scalars directly, arrays and objects (options, attachments) by their JSON. */
+/**
+ * Stored values compared by content: scalars directly, arrays and objects (options, attachments, references) by
+ * their JSON with sorted keys — `jsonb` reorders an object's keys, so the value read back (`{url, name}`) and the
+ * same value written again (`{name, url}`) differ in key order only, and must not count as a change.
+ */
 function sameValue(a: StoredValue, b: StoredValue): boolean {
   if (a === b) {
     return true;
   }
-  return typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && JSON.stringify(a) === JSON.stringify(b);
+  return typeof a === 'object' && typeof b === 'object' && a !== null && b !== null && canonicalJson(a) === canonicalJson(b);
 }
 
 /** Changed keys of an update: old and new stored values (null = absent). */
@@ -148,14 +153,14 @@ export class RowMergeService {
       for (const item of written) {
         const value = item.values[field.id] ?? null;
         const old = item.old ? (item.old.values[field.id] ?? null) : null;
-        if (JSON.stringify(value) === JSON.stringify(old)) {
+        if (sameValue(value, old)) {
           continue;
         }
         exclude.add(item.id);
         if (value === null) {
           continue;
         }
-        const key = JSON.stringify(value);
+        const key = canonicalJson(value);
         const other = seen.get(key);
         if (other !== undefined) {
           conflicts.push({ type: 'unique-duplicate', targetId: item.id, rowId: item.id, fieldId: field.id, value, reason: `rows ${other} and ${item.id} would share a unique value` });
@@ -166,7 +171,7 @@ export class RowMergeService {
       }
       const clashes = await this.rows.findUniqueClashes(document.uuid, candidates, [...exclude]);
       for (const clash of clashes) {
-        const owner = candidates.find((item) => JSON.stringify(item.value) === JSON.stringify(clash.value));
+        const owner = candidates.find((item) => canonicalJson(item.value) === canonicalJson(clash.value));
         conflicts.push({
           type: 'unique-taken',
           targetId: owner?.rowId ?? clash.rowId,
