@@ -3,6 +3,7 @@ import request from 'supertest';
 import type { QueryRunner } from 'typeorm';
 import { OutboxDispatcher } from '../../../src/modules/events/outbox.dispatcher.js';
 import { outboxInsertSql } from '../../../src/modules/events/outbox.service.js';
+import { RealtimeEventRepository } from '../../../src/modules/realtime/repositories/realtime-event.repository.js';
 import { registerUser, type TestUser } from '../../factories/users.factory.js';
 import { createTestApp, type TestApp } from '../../utils/test-app.js';
 import { bearer, createDocument, createRow, type DocHandle } from '../documents/documents.fixtures.js';
@@ -131,6 +132,49 @@ describe('realtime event stream: events that commit out of id order', () => {
       expect(stream.events[0]).toMatchObject({ id: delayedId, type: 'comment_created' });
       expect(markerOf(stream.events[0])).toBe('delayed');
     }
+  });
+
+  it('younger writers still running above the snapshot\'s xmax do not release what an older open writer holds back', async () => {
+    const doc = await createDocument(t.http, owner, { docType: 'notes' });
+    await createRow(t.http, owner, doc, { id: 'r0', values: { name: 'n' } });
+    const before = (await history(doc))[0].id;
+
+    // The older writer numbers its event and stays open; two younger writers take ids above the snapshot's xmax and
+    // stay open; a merge commits. The watermark once widened such an id by subtracting 2^32, came out negative, and
+    // every committed event counted as final.
+    const older = await openTransaction();
+    const heldId = await recordOn(older, doc, 'comment_created', 'held');
+    const olderXid = BigInt(
+      ((await older.query(`SELECT pg_current_xact_id()::text AS xid`)) as Array<{ xid: string }>)[0].xid,
+    );
+    const younger = [await openTransaction(), await openTransaction()];
+    for (const runner of younger) {
+      await runner.query(`SELECT pg_current_xact_id()`);
+    }
+    // The watermark itself, read at once: nothing has completed since the older writer took its id, so the younger
+    // ones are above the snapshot's xmax (later background commits would move xmax past them).
+    const events = t.app.get(RealtimeEventRepository) as unknown as { watermark(): Promise<string> };
+    const watermark = BigInt(await events.watermark());
+    await createRow(t.http, owner, doc, { id: 'r1', values: { name: 'n' } });
+    const resumed = openStream(`${streamUrl(doc)}&lastEventId=${before}`, owner.token);
+    await waitFor(() => resumed.opened() === 1, 15_000, 'resumed open');
+    await sleep(500);
+    const whileOpen = resumed.events.map((event) => event.type);
+
+    for (const runner of [older, ...younger]) {
+      await runner.commitTransaction();
+      await runner.release();
+    }
+    t.app.get(OutboxDispatcher).kick();
+    await waitFor(() => resumed.events.some((event) => event.type === 'request_merged'), 5_000, 'the merge');
+    await sleep(300);
+    resumed.es.close();
+
+    // At most the older writer's id (an older transaction of the app may still be running), never below zero.
+    expect(watermark).toBeGreaterThan(0n);
+    expect(watermark).toBeLessThanOrEqual(olderXid);
+    expect(whileOpen).toEqual([]);
+    expect(resumed.events[0]).toMatchObject({ id: heldId, type: 'comment_created' });
   });
 
   it('an event of a younger transaction that numbered it first follows an older transaction that committed first', async () => {

@@ -53,7 +53,9 @@ const COLUMNS =
  * The watermark (an xid8): every transaction of this database below it has ended. An event is final once its
  * transaction is below it: no transaction still running (nor any started later, whose id is higher) can then write an
  * event before it in (tx_id, seq) order. It is the oldest transaction id that a backend connected to this database
- * holds (pg_stat_get_activity's `backend_xid`, 32 bits, widened against the snapshot's xmax), else the xmax: like
+ * holds (pg_stat_get_activity's `backend_xid`, 32 bits, widened to the xid8 nearest the snapshot's xmax: a signed
+ * distance, since a running transaction may hold an id above xmax — xmax is the last completed id plus one — and
+ * subtracting 2^32 for it made the watermark negative, every event final), else the xmax: like
  * the snapshot's xmin, but blind to the other databases of the server, whose transactions never write this outbox
  * and would otherwise hold every stream back while they run. Transactions without an id (read-only ones) never count.
  *
@@ -64,7 +66,8 @@ const COLUMNS =
  */
 const WATERMARK_SQL = `WITH top AS (SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax)
 SELECT least(top.xmax,
-             min(top.xmax - (top.xmax % 4294967296 - a.backend_xid::text::bigint + 4294967296) % 4294967296))::text
+             min(top.xmax + (a.backend_xid::text::bigint - top.xmax % 4294967296 + 6442450944) % 4294967296
+                 - 2147483648))::text
        AS watermark
   FROM top
   LEFT JOIN pg_stat_get_activity(NULL) a
