@@ -64,7 +64,7 @@ import {
   validationDetailsOf,
 } from './field-value.utils.js';
 import { DurationFieldHandler, NumberFieldHandler, RatingFieldHandler } from './number.field.js';
-import { RelationFieldHandler } from './relation.field.js';
+import { RelationFieldHandler, sameRowsOnce } from './relation.field.js';
 import { MultiSelectFieldHandler, SingleSelectFieldHandler } from './select.field.js';
 import { TextFieldHandler } from './text.field.js';
 import { CollaboratorFieldHandler, UserFieldHandler } from './user.field.js';
@@ -165,6 +165,11 @@ export interface ParseRowValuesOptions {
   partial: boolean;
   /** Apply `defaultValue` to fields the input leaves out. Default: `!partial` (create / full replace). */
   applyDefaults?: boolean;
+  /**
+   * The document the values belong to: a relation reference naming it and one without docType/docId that name the
+   * same row are kept once (docs/values.md). Without it only references written the same way are deduplicated.
+   */
+  document?: { docType: string; docId: string };
 }
 
 function entriesOf(input: unknown, errors: ErrorDetail[]): [string, unknown][] {
@@ -276,7 +281,7 @@ export function parseRowValues(
       }
       continue;
     }
-    result[fieldId] = stored;
+    result[fieldId] = opts.document && field.type === 'relation' ? sameRowsOnce(stored, opts.document) : stored;
   }
 
   if (!opts.partial) {
@@ -289,7 +294,7 @@ export function parseRowValues(
       if (applyDefaults && field.defaultValue !== undefined && field.defaultValue !== null) {
         const stored = parseInto(handler, field.defaultValue, field, errors);
         if (stored !== undefined && stored !== null) {
-          result[field.id] = stored;
+          result[field.id] = opts.document && field.type === 'relation' ? sameRowsOnce(stored, opts.document) : stored;
           continue;
         }
       }

@@ -38,6 +38,20 @@ function parseRef(item: unknown, field: FieldDefinition, index: number): Relatio
 }
 
 /**
+ * A relation value holding each row once however its references name it: `{rowId}` and `{docType, docId, rowId}`
+ * naming the document the value belongs to (`own`) are the same row, so only the first of them written is kept (the
+ * parser, which does not know the document, removes only duplicates written the same way).
+ */
+export function sameRowsOnce(stored: StoredValue, own: { docType: string; docId: string }): StoredValue {
+  if (!Array.isArray(stored)) {
+    return stored;
+  }
+  return dedupe(stored, (item) =>
+    isPlainObject(item) ? JSON.stringify([item.docType ?? own.docType, item.docId ?? own.docId, item.rowId]) : JSON.stringify(item),
+  );
+}
+
+/**
  * relation. Value `{relation: [{docType?, docId?, rowId}]}` (or `{relations}`), a plain array, a row id or one
  * reference; stored as an array of references (deduplicated; a reference without docType/docId points into the
  * same document). Filters compare row ids: `eq` / `ne` (links exactly these rows), `contains` (all of them),

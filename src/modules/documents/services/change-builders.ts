@@ -42,7 +42,7 @@ export async function buildRowCreate(scope: DraftScope, input: { id?: string; va
     throw AppException.validation([{ field: 'id', reason: `row id ${CLIENT_ID_RULE}` }]);
   }
   const metadata = await scope.metadata();
-  const values = parseRowValues(input.values ?? [], metadata.fields, { partial: false });
+  const values = parseRowValues(input.values ?? [], metadata.fields, { partial: false, document: scope.document });
   const state = (await scope.rows([rowId])).get(rowId);
   if (state?.exists) {
     throw new AppException(ErrorCode.ALREADY_EXISTS, { details: [{ field: 'id', reason: `row ${rowId} already exists` }] });
@@ -78,7 +78,7 @@ export async function buildRowUpdate(
     throw versionConflict(state.version, input.version);
   }
   const metadata = await scope.metadata();
-  const values = parseRowValues(input.values, metadata.fields, { partial: true });
+  const values = parseRowValues(input.values, metadata.fields, { partial: true, document: scope.document });
   await scope.checkUnique(metadata.fields, [{ rowId, values }]);
   const change: ChangeDraft = {
     type: 'row-update',
@@ -134,7 +134,7 @@ export async function buildPropertiesWrite(
   }
   const metadata = await scope.metadata();
   const partial = mode === 'patch';
-  const values = parseRowValues(input, metadata.properties, { partial, applyDefaults: mode === 'create' });
+  const values = parseRowValues(input, metadata.properties, { partial, applyDefaults: mode === 'create', document: scope.document });
   const change: ChangeDraft = {
     type: 'property-update',
     operation: mode === 'create' ? 'create' : 'update',

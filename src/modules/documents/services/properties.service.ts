@@ -16,6 +16,7 @@ import { ComputedAccessService } from './computed/computed-access.service.js';
 import { ComputedReadService } from './computed/computed-read.service.js';
 import type { DocumentContext } from './document-access.service.js';
 import { DraftReadService } from './draft-read.service.js';
+import { RelationMergeService } from './merge/relation-merge.service.js';
 import type { WriteParams } from './rows.service.js';
 
 /** Document properties: values of `Metadata.properties`, written through the change engine like rows. */
@@ -29,6 +30,7 @@ export class PropertiesService {
     private readonly revisions: RevisionRepository,
     private readonly computed: ComputedReadService,
     private readonly computedAccess: ComputedAccessService,
+    private readonly relations: RelationMergeService,
   ) {}
 
   async get(ctx: DocumentContext, requestId?: string): Promise<DocumentPropertiesDto> {
@@ -61,7 +63,10 @@ export class PropertiesService {
     const version = params.version ?? body.version;
     const outcome = await this.engine.write(ctx, { ...params, title: 'Update properties' }, async (scope) => {
       try {
-        return [await buildPropertiesWrite(scope, body.properties as RowValuesInput, mode, version)];
+        const before = (await scope.properties()).values;
+        const change = await buildPropertiesWrite(scope, body.properties as RowValuesInput, mode, version);
+        await this.relations.checkPropertyChange(scope, before, change, ctx.principal.userId);
+        return [change];
       } catch (error) {
         throw atPropertiesPath(error);
       }

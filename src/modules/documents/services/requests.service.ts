@@ -39,6 +39,7 @@ import { assertMayChangeStructure, DocumentAccessService, docNotFound, type Docu
 import { DocumentEventsService } from './document-events.service.js';
 import type { DraftScope } from './draft-scope.js';
 import { MergeService } from './merge/merge.service.js';
+import { RelationMergeService } from './merge/relation-merge.service.js';
 import { mergedRequestDiff } from './merged-request-diff.js';
 import { RequestHooks } from './request-hooks.js';
 
@@ -125,6 +126,7 @@ export class RequestsService {
     private readonly computedReads: ComputedReadService,
     private readonly access: DocumentAccessService,
     private readonly history: RevisionHistoryRepository,
+    private readonly relationMerge: RelationMergeService,
     private readonly computedAccess: ComputedAccessService,
   ) {}
 
@@ -174,8 +176,10 @@ export class RequestsService {
         const drafts: ChangeDraft[] = [];
         for (const [index, change] of (dto.changes ?? []).entries()) {
           try {
+            const before = change.type === 'property-update' ? (await scope.properties()).values : {};
             const built = await this.buildChange(scope, change);
             if (built) {
+              await this.relationMerge.checkPropertyChange(scope, before, built, ctx.principal.userId);
               if (options.bulkId && (built.type === 'row-create' || built.type === 'row-update' || built.type === 'row-delete')) {
                 built.data.origin = { bulkId: options.bulkId };
               }

@@ -14,6 +14,7 @@ import { buildPropertiesWrite, buildRowCreate, buildRowDelete, buildRowUpdate } 
 import { ChangeEngineService, type WriteOutcome } from './change-engine.service.js';
 import { DocumentAccessService, type DocumentContext } from './document-access.service.js';
 import type { UniqueCheckRow } from './draft-scope.js';
+import { RelationMergeService } from './merge/relation-merge.service.js';
 import { RowQueryService } from './row-query.service.js';
 import { ComputedAccessService } from './computed/computed-access.service.js';
 
@@ -30,6 +31,7 @@ export class RowsService {
     private readonly rowQueries: RowQueryService,
     private readonly computedAccess: ComputedAccessService,
     private readonly access: DocumentAccessService,
+    private readonly relations: RelationMergeService,
   ) {}
 
   async create(ctx: DocumentContext, body: { id?: string; values?: unknown }, params: WriteParams): Promise<RowWriteResponseDto> {
@@ -84,7 +86,7 @@ export class RowsService {
       for (const [rowId, target] of parsed.rows) {
         const overridden = overriddenProblems(target, metadata.fields, rowId);
         try {
-          const values = parseRowValues(target.values, metadata.fields, { partial: true });
+          const values = parseRowValues(target.values, metadata.fields, { partial: true, document: scope.document });
           checked.set(rowId, overridden.length > 0 ? { details: overridden } : { values });
         } catch (error) {
           const details = validationDetailsOf(error);
@@ -125,7 +127,10 @@ export class RowsService {
           throw AppException.validation(overridden);
         }
         try {
-          changes.push(await buildPropertiesWrite(scope, parsed.properties.values, 'patch', undefined, { bulkId }));
+          const before = (await scope.properties()).values;
+          const change = await buildPropertiesWrite(scope, parsed.properties.values, 'patch', undefined, { bulkId });
+          await this.relations.checkPropertyChange(scope, before, change, ctx.principal.userId);
+          changes.push(change);
         } catch (error) {
           const details = validationDetailsOf(error);
           if (!details) {

@@ -159,6 +159,12 @@ export class MergeService {
     const rows = await this.rowMerge.apply({ ...document, rowSeq }, plan.rows, plan.fields, mergedBy, ops, () => written.openedRequest?.inlineChanges());
     const relation = await this.relationMerge.apply(document, { plan: plan.rows, rows, fields: plan.fields, metadata: plan.metadata, relations: plan.folded.relations, relationDeletes: plan.folded.relationDeletes }, mergedBy);
     ops.write(relation.operations);
+    if (plan.properties) {
+      // As a row's relation field is checked when merged: a row the request's property names may have been deleted
+      // since the change was written into the request (references the properties already held are not checked).
+      const definitions = plan.metadata?.metadata.properties ?? document.metadata.properties;
+      await this.relationMerge.checkPropertyReferences(document, definitions, storedProperties, plan.properties.values, mergedBy);
+    }
     // Rows of this document that lost a reference to a deleted row are rows this merge updated: their events and
     // computed values follow (the row as last written replaces the one the row merge wrote).
     for (const row of relation.referencing) {

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppException, type ErrorDetail } from '../../../../common/errors/app.exception.js';
 import { applySet, type FoldedChanges } from '../../domain/change-fold.js';
-import type { DocumentRecord, RelationEnd, RowRecord } from '../../domain/document.records.js';
+import type { ChangeDraft, DocumentRecord, RelationEnd, RowRecord } from '../../domain/document.records.js';
 import type { FieldDefinition, RelationRef, StoredRowValues, StoredValue } from '../../fields/field.types.js';
 import { isPlainObject } from '../../fields/field-value.utils.js';
 import { DocumentRepository } from '../../repositories/document.repository.js';
@@ -9,6 +9,7 @@ import { type NewRelation, type RelationRecord, RelationRepository } from '../..
 import type { NewOperation } from '../../repositories/revision.repository.js';
 import { RowRepository } from '../../repositories/row.repository.js';
 import { DocumentAccessService } from '../document-access.service.js';
+import type { DraftScope } from '../draft-scope.js';
 import type { MetadataPlan } from './metadata-merge.service.js';
 import type { RowMergePlan, RowMergeResult } from './row-merge.service.js';
 
@@ -346,6 +347,75 @@ export class RelationMergeService {
         await this.relations.setRowField(reference.holder.documentUuid, reference.holder.rowId, reference.fieldId, set[reference.fieldId] ?? null, userId);
       }
     }
+  }
+
+  /**
+   * The references a write of relation properties adds (`set`, over the values `before`) must name existing rows,
+   * as a relation field's must (docs/documents.md, "Relations"): a missing document or row is VALIDATION_ERROR naming
+   * the property as `field` and `fieldId`, and rows of another document are linked only by a user who may read it
+   * (403 first, as for a row). References the properties hold already are not asked again. A property has no row, so
+   * it has no edges: only the check is shared. `rowsHere` answers which rows of this document exist as the write sees
+   * them (a request's draft: a row it creates counts); without it, the committed rows.
+   */
+  async checkPropertyReferences(
+    document: DocumentRecord,
+    properties: readonly FieldDefinition[],
+    before: StoredRowValues,
+    set: StoredRowValues,
+    userId: string,
+    rowsHere?: (rowIds: string[]) => Promise<Set<string>>,
+  ): Promise<void> {
+    const details: ErrorDetail[] = [];
+    const targets = new Map<string, DocumentRecord>();
+    const ends: { documentUuid: string; rowId: string; field: string }[] = [];
+    for (const field of properties) {
+      if (field.type !== 'relation' || !(field.id in set)) {
+        continue;
+      }
+      const held = new Set(refsOf(before[field.id]).map((ref) => JSON.stringify([ref.docType ?? document.docType, ref.docId ?? document.docId, ref.rowId])));
+      for (const ref of refsOf(set[field.id] ?? undefined)) {
+        if (held.has(JSON.stringify([ref.docType ?? document.docType, ref.docId ?? document.docId, ref.rowId]))) {
+          continue;
+        }
+        const target = await this.resolve(document, ref);
+        if (!target) {
+          details.push({ field: field.id, fieldId: field.id, reason: `document ${ref.docType ?? document.docType}/${ref.docId ?? document.docId} not found` });
+          continue;
+        }
+        targets.set(target.uuid, target);
+        ends.push({ documentUuid: target.uuid, rowId: ref.rowId, field: field.id });
+      }
+    }
+    for (const target of targets.values()) {
+      if (target.uuid !== document.uuid) {
+        await this.access.assertMayRead(target, userId);
+      }
+    }
+    const here = ends.filter((end) => end.documentUuid === document.uuid);
+    const found = rowsHere && here.length > 0 ? await rowsHere([...new Set(here.map((end) => end.rowId))]) : null;
+    const missing = [
+      ...(found ? here.filter((end) => !found.has(end.rowId)).map((end) => ({ field: end.field, reason: `row ${end.rowId} does not exist` })) : []),
+      ...(await this.missingRows(found ? ends.filter((end) => end.documentUuid !== document.uuid) : ends)),
+    ];
+    details.push(...missing.map((detail) => ({ ...detail, fieldId: detail.field })));
+    if (details.length > 0) {
+      throw AppException.validation(details);
+    }
+  }
+
+  /**
+   * `checkPropertyReferences` for a property write being recorded on `scope` (a write merged at once, a bulk write
+   * with a property target, a request's change): `before` are the properties as the draft had them before it.
+   */
+  async checkPropertyChange(scope: DraftScope, before: StoredRowValues, change: ChangeDraft, userId: string): Promise<void> {
+    if (change.type !== 'property-update') {
+      return;
+    }
+    const { properties } = await scope.metadata();
+    await this.checkPropertyReferences(scope.document, properties, before, change.data.values, userId, async (rowIds) => {
+      const states = await scope.rows(rowIds);
+      return new Set(rowIds.filter((rowId) => states.get(rowId)?.exists === true));
+    });
   }
 
   /** A reference's document: the same one without docType/docId, else one of the same workspace or organization level. */
