@@ -28,6 +28,7 @@ import { PropagationReconcileJobs1732241820000 } from './1732241820000-propagati
 import { ConnectionRefusals1732241840000 } from './1732241840000-connection-refusals.js';
 import { AuthorizePageLoginStates1732241900000 } from './1732241900000-authorize-page-login-states.js';
 import { OutboxCommitOrder1732242030000 } from './1732242030000-outbox-commit-order.js';
+import { LoginAttemptsPending1732242110000 } from './1732242110000-login-attempts-pending.js';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works for the compiled
@@ -64,4 +65,5 @@ export const ALL_MIGRATIONS = [
   ConnectionRefusals1732241840000,
   AuthorizePageLoginStates1732241900000,
   OutboxCommitOrder1732242030000,
+  LoginAttemptsPending1732242110000,
 ];

@@ -86,6 +86,21 @@ describe('request logging', () => {
     expect(raw).not.toMatch(/secret-[a-i]/);
   });
 
+  it('redacts credential-named parameters whose names are percent-encoded or bracketed, as Express reads them', async () => {
+    // Express decodes `access%5Ftoken` to `access_token` (and the extended parser reads `token[]` as `token`):
+    // matched on the raw URL, these names slipped through with their values.
+    const { raw } = await logOf(
+      '/api/v1/users/me?access%5Ftoken=secret-a&to%6Ben=secret-b&%70assword=secret-c&token%5B%5D=secret-d' +
+        '&api_key[0]=secret-e&ke%79=secret-f&page%5Fsize=20&bad%ZZname=1',
+      {},
+    );
+    expect(raw).toContain('access%5Ftoken=[redacted]');
+    expect(raw).toContain('to%6Ben=[redacted]');
+    expect(raw).toContain('page%5Fsize=20');
+    expect(raw).toContain('bad%ZZname=1');
+    expect(raw).not.toMatch(/secret-[a-f]/);
+  });
+
   it('redacts the secrets some paths carry: invitation tokens and share codes', async () => {
     const invitation = await logOf('/api/v1/invitations/secret-invitation-token/accept', {});
     expect(invitation.raw).toContain('/api/v1/invitations/[redacted]/accept');

@@ -22,8 +22,22 @@ export function requestIdOf(request: IncomingMessage, response: ServerResponse):
  * commonly put credentials under even where no route reads them (`access_token` of RFC 6750, API keys, share codes):
  * a refused request is logged too, and its URL must not keep the secret it carried.
  */
-const SECRET_QUERY =
-  /([?&](?:token|code|client_secret|refresh_token|access_token|id_token|code_verifier|api[_-]?key|key|secret|password|share_?code)=)[^&#]*/gi;
+const SECRET_NAME =
+  /^(?:token|code|client_secret|refresh_token|access_token|id_token|code_verifier|api[_-]?key|key|secret|password|share_?code)$/i;
+
+/** One query parameter: its separator, its raw name, and its value up to the next parameter or the fragment. */
+const QUERY_PARAM = /([?&])([^=&#]*)=([^&#]*)/g;
+
+/**
+ * A parameter name as the query parser reads it: percent-escapes decoded (`access%5Ftoken` is `access_token` to
+ * Express, so matched on the raw URL it slipped through) and a bracket suffix dropped (`token[]` and `token[0]` are
+ * `token` to the extended parser). Escapes are decoded one byte at a time, so a malformed one never throws, and only
+ * ASCII ones, since every credential name is ASCII.
+ */
+function parameterName(raw: string): string {
+  const decoded = raw.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  return decoded.replace(/\[.*$/s, '');
+}
 
 /**
  * Paths whose segment is itself the credential: an invitation token (`/api/v1/invitations/{token}…`) and a share
@@ -33,7 +47,18 @@ const SECRET_PATH = /^((?:\/api\/v1)?\/invitations\/|\/connect\/share\/)[^/?#]+/
 
 /** A request URL or path fit for the logs: the credentials it may carry are replaced by `[redacted]`. */
 export function redactUrl(url: string): string {
-  return url.replace(SECRET_PATH, '$1[redacted]').replace(SECRET_QUERY, '$1[redacted]');
+  const query = url.indexOf('?');
+  const path = (query === -1 ? url : url.slice(0, query)).replace(SECRET_PATH, '$1[redacted]');
+  if (query === -1) {
+    return path;
+  }
+  // The query as it is, name by name: only the values of credential names are replaced.
+  const rest = url
+    .slice(query)
+    .replace(QUERY_PARAM, (whole, separator: string, name: string) =>
+      SECRET_NAME.test(parameterName(name)) ? `${separator}${name}=[redacted]` : whole,
+    );
+  return path + rest;
 }
 
 /**

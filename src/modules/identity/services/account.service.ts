@@ -78,12 +78,14 @@ export class AccountService {
   async checkPassword(email: string, password: string, meta: ClientMeta): Promise<UserEntity> {
     const account = `email:${email.trim().toLowerCase()}`;
     const user = await this.users.findByEmail(email.trim());
-    // Counted as a failure before the password is checked (taken back on success), so guesses sent at once cannot
-    // all pass the limit. Wrong second factors count against the account too, so guessing them cannot go on
-    // through fresh password sign-ins; checked before the password, so a 429 never tells that it was right.
+    // Recorded as pending before the password is checked (taken back on success, counted on failure), so guesses
+    // sent at once cannot all pass the limit. Wrong second factors count against the account too, so guessing them
+    // cannot go on through fresh password sign-ins; checked before the password, so a 429 never tells that it was
+    // right. No transaction or connection is held while the password is hashed.
     const attempt = await this.throttle.reserve({ account, ip: meta.ip }, user ? { account: userThrottleKey(user.id) } : {});
     const ok = await verifyPassword(user?.passwordHash ?? (await DUMMY_HASH), password);
     if (!user || !user.passwordHash || !ok) {
+      await this.throttle.fail(attempt);
       throw new AppException(ErrorCode.INVALID_CREDENTIALS);
     }
     await this.throttle.release(attempt);
@@ -94,8 +96,9 @@ export class AccountService {
   private async sendPhoneCode(phone: string, meta: ClientMeta): Promise<LoginCodeSentDto> {
     // Sending is throttled like failures, so the endpoint cannot be used to flood a number with SMS.
     const account = `sms:${phone}`;
-    // Every send counts (never released); reserved in one step so sends at once cannot pass the limit together.
-    await this.throttle.reserve({ account }, { ip: meta.ip });
+    // Every send counts (never released); checked and recorded in one step so sends at once cannot pass the limit
+    // together.
+    await this.throttle.count({ account }, { ip: meta.ip });
     const user = await this.tx.manager.findOne(UserEntity, { where: { phone } });
     if (user) {
       await this.codes.issue({ purpose: 'phone_login', channel: 'sms', recipient: phone, userId: user.id });
@@ -106,12 +109,13 @@ export class AccountService {
   private async phoneLogin(phone: string, code: string, meta: ClientMeta): Promise<TokenPairDto> {
     const account = `phone:${phone}`;
     const owner = await this.tx.manager.findOne(UserEntity, { where: { phone } });
-    // As for passwords: counted before the code is used (taken back on success), and the account's wrong second
-    // factors stop this first step too.
+    // As for passwords: recorded as pending before the code is used (taken back on success, counted on failure),
+    // and the account's wrong second factors stop this first step too.
     const attempt = await this.throttle.reserve({ account, ip: meta.ip }, owner ? { account: userThrottleKey(owner.id) } : {});
     const userId = await this.codes.consume('phone_login', phone, code);
     const user = userId ? await this.users.findById(userId) : null;
     if (!user || user.phone !== phone) {
+      await this.throttle.fail(attempt);
       throw new AppException(ErrorCode.INVALID_CREDENTIALS);
     }
     await this.throttle.release(attempt);

@@ -88,53 +88,76 @@ export class LoginChallengeService {
     // button) run one after the other, and the later ones find it used (INVALID_TOKEN) instead of having their code
     // checked again — a TOTP step or backup code the first one just spent read as a wrong code, answered
     // INVALID_CREDENTIALS and counted as a failed sign-in.
-    const outcome = await this.tx.run(async () => {
-      const [challenge] = await this.tx.manager.query<ChallengeRow[]>(
-        `SELECT id, user_id, auth_method, attempts FROM login_challenges
-          WHERE token_hash = $1 AND consumed_at IS NULL AND expires_at > now()
-          FOR UPDATE`,
-        [hashToken(dto.challengeToken)],
-      );
-      if (!challenge || challenge.attempts >= CHALLENGE_MAX_ATTEMPTS) {
-        throw new AppException(ErrorCode.INVALID_TOKEN, {
-          details: [
-            {
-              field: 'challengeToken',
-              reason: 'the challenge is unknown, expired, used or out of attempts; sign in again',
-            },
-          ],
-        });
-      }
-      const user = await this.users.getById(challenge.user_id);
-      // Wrong codes count per account as well as per address (docs/auth.md, Throttling): the challenge's own
-      // five attempts alone would let every new password sign-in buy five more guesses.
-      // Counted before the code is checked, in this transaction (LoginThrottleService.reserve): a wrong code
-      // commits it with the attempt count, a right one takes it back, and codes sent at once through several
-      // challenges cannot all pass the limit.
-      const account = userThrottleKey(user.id);
-      const attempt = await this.throttle.reserve({ account, ip: meta.ip });
-      const ok = await this.twoFactor.checkSecondFactor(user, dto.method, dto.code);
-      if (!ok) {
-        await this.tx.manager.query(`UPDATE login_challenges SET attempts = attempts + 1 WHERE id = $1`, [
-          challenge.id,
-        ]);
-        return { ok: false as const };
-      }
-      const consumed = returnedRows<{ id: string }>(
-        await this.tx.manager.query(
-          `UPDATE login_challenges SET consumed_at = now() WHERE id = $1 AND consumed_at IS NULL RETURNING id`,
-          [challenge.id],
-        ),
-      );
-      if (consumed.length === 0) {
-        throw new AppException(ErrorCode.INVALID_TOKEN, {
-          details: [{ field: 'challengeToken', reason: 'the challenge was already used' }],
-        });
-      }
+    const unknown = (): AppException =>
+      new AppException(ErrorCode.INVALID_TOKEN, {
+        details: [
+          {
+            field: 'challengeToken',
+            reason: 'the challenge is unknown, expired, used or out of attempts; sign in again',
+          },
+        ],
+      });
+    const tokenHash = hashToken(dto.challengeToken);
+    const [known] = await this.tx.manager.query<Array<{ user_id: string }>>(
+      `SELECT user_id FROM login_challenges
+        WHERE token_hash = $1 AND consumed_at IS NULL AND expires_at > now() AND attempts < $2`,
+      [tokenHash, CHALLENGE_MAX_ATTEMPTS],
+    );
+    if (!known) {
+      throw unknown();
+    }
+    // Wrong codes count per account as well as per address (docs/auth.md, Throttling): the challenge's own
+    // five attempts alone would let every new password sign-in buy five more guesses. Recorded as pending before
+    // the code is checked, outside the transaction below (LoginThrottleService.reserve may wait for attempts in
+    // flight, which must not hold a connection): codes sent at once through several challenges cannot all pass the
+    // limit, and right ones never refuse one another. Settled after the transaction: a wrong code counted, a right
+    // one (or a challenge found used meanwhile) taken back.
+    const account = userThrottleKey(known.user_id);
+    const attempt = await this.throttle.reserve({ account, ip: meta.ip });
+    let outcome: { ok: false } | { ok: true; user: UserEntity; authMethod: string };
+    try {
+      outcome = await this.tx.run(async () => {
+        const [challenge] = await this.tx.manager.query<ChallengeRow[]>(
+          `SELECT id, user_id, auth_method, attempts FROM login_challenges
+            WHERE token_hash = $1 AND consumed_at IS NULL AND expires_at > now()
+            FOR UPDATE`,
+          [tokenHash],
+        );
+        if (!challenge || challenge.attempts >= CHALLENGE_MAX_ATTEMPTS || challenge.user_id !== known.user_id) {
+          throw unknown();
+        }
+        const user = await this.users.getById(challenge.user_id);
+        const ok = await this.twoFactor.checkSecondFactor(user, dto.method, dto.code);
+        if (!ok) {
+          await this.tx.manager.query(`UPDATE login_challenges SET attempts = attempts + 1 WHERE id = $1`, [
+            challenge.id,
+          ]);
+          return { ok: false as const };
+        }
+        const consumed = returnedRows<{ id: string }>(
+          await this.tx.manager.query(
+            `UPDATE login_challenges SET consumed_at = now() WHERE id = $1 AND consumed_at IS NULL RETURNING id`,
+            [challenge.id],
+          ),
+        );
+        if (consumed.length === 0) {
+          throw new AppException(ErrorCode.INVALID_TOKEN, {
+            details: [{ field: 'challengeToken', reason: 'the challenge was already used' }],
+          });
+        }
+        return { ok: true as const, user, authMethod: challenge.auth_method };
+      });
+    } catch (error) {
+      // No code was found wrong (a used challenge, a failure of the database): nothing to count.
+      await this.throttle.release(attempt);
+      throw error;
+    }
+    if (outcome.ok) {
       await this.throttle.release(attempt);
       await this.throttle.clearAccount(account);
-      return { ok: true as const, user, authMethod: challenge.auth_method };
-    });
+    } else {
+      await this.throttle.fail(attempt);
+    }
     if (!outcome.ok) {
       throw new AppException(ErrorCode.INVALID_CREDENTIALS, {
         details: [{ field: 'code', reason: 'the code is wrong or expired' }],

@@ -136,8 +136,8 @@ export class TwoFactorService {
     const passwordKey = `email:${user.email.toLowerCase()}`;
     const codeKey = userThrottleKey(user.id);
     const tried = [...(dto.password !== undefined ? [passwordKey] : []), ...(dto.code !== undefined ? [codeKey] : [])];
-    // What is tried counts as failed before it is checked (taken back on success): disables sent at once cannot
-    // all pass the limit (LoginThrottleService.reserve). Nothing tried counts nothing, as before.
+    // What is tried is recorded as pending before it is checked (taken back on success, counted on failure):
+    // disables sent at once cannot all pass the limit (LoginThrottleService.reserve). Nothing tried counts nothing.
     let attempt: ThrottleReservation | undefined;
     if (tried.length > 0) {
       attempt = await this.throttle.reserve({ account: tried, ip: meta.ip }, { account: [passwordKey, codeKey] });
@@ -153,6 +153,9 @@ export class TwoFactorService {
       dto.code !== undefined &&
       (await this.checkSecondFactor(user, method === 'totp' ? undefined : 'backup_code', dto.code));
     if (!passwordOk && !codeOk) {
+      if (attempt) {
+        await this.throttle.fail(attempt);
+      }
       throw AppException.validation([
         {
           field: dto.code !== undefined ? 'code' : 'password',
