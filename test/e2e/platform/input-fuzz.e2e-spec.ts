@@ -217,4 +217,24 @@ describe('input fuzz findings', () => {
     const exact = await query({ filters: { logic: 'and', conditions: [{ field: 'age', operator: 'eq', value: age }], groups: [] } }).expect(200);
     expect(ids(exact)).toEqual(['old']);
   });
+
+  it('filters and sorts a NOW()/TODAY() date formula of year 0000 as year 0000 (its text read as 0001)', async () => {
+    const doc = await createDocument(t.http, owner, {
+      fields: [
+        { id: 'due', name: 'Due', type: 'date' },
+        { id: 'd2', name: 'D2', type: 'formula', formula: 'IF({due} < TODAY(), {due}, {due})' },
+      ],
+    });
+    await createRow(t.http, owner, doc, { id: 'y0', values: { due: '0000-06-01' } });
+    await createRow(t.http, owner, doc, { id: 'y1', values: { due: '0001-03-01' } });
+    const query = (body: Record<string, unknown>) => request(t.http).post(`${doc.path}/data/query`).set(bearer(owner)).send(body);
+    const ids = (res: request.Response) => res.body.payload.items.map((row: { id: string }) => row.id);
+
+    expect(ids(await query({ sorts: [{ field: 'd2', direction: 'asc' }] }).expect(200))).toEqual(['y0', 'y1']);
+    expect(ids(await query({ sorts: [{ field: 'd2', direction: 'desc' }] }).expect(200))).toEqual(['y1', 'y0']);
+    const before1 = await query({ filters: { logic: 'and', conditions: [{ field: 'd2', operator: 'lt', value: '0001-01-01' }], groups: [] } }).expect(200);
+    expect(ids(before1)).toEqual(['y0']);
+    const read = (await request(t.http).get(`${doc.path}/data/y0`).set(bearer(owner)).expect(200)).body.payload;
+    expect(JSON.stringify(read.values.find((entry: { fieldId: string }) => entry.fieldId === 'd2').value)).toContain('0000-06-01');
+  });
 });

@@ -23,7 +23,8 @@ describe('volatile formulas as SQL', () => {
     expect(compileVolatileFormula(FIELDS[3], FIELDS)).toMatchObject({ type: 'number' });
     expect(compileVolatileFormula(FIELDS[3], FIELDS).sql).toContain(`statement_timestamp()`);
     expect(compileVolatileFormula(FIELDS[4], FIELDS)).toMatchObject({ type: 'date' });
-    expect(compileVolatileFormula(FIELDS[4], FIELDS).sql).toMatch(/^to_char\(/);
+    // ISO text (year 0000 for PostgreSQL's 1 BC), as a stored date formula holds it.
+    expect(compileVolatileFormula(FIELDS[4], FIELDS).sql).toContain(`to_char(`);
     expect(compileVolatileFormula(FIELDS[5], FIELDS).sql).toContain(`(r."values" ->> 'due')`);
   });
 

@@ -60,7 +60,15 @@ function asText(value: Compiled): string {
     case 'boolean':
       return `(${value.sql})::text`;
     case 'date':
-      return `to_char((${value.sql}) AT TIME ZONE 'UTC', ${ISO_FORMAT})`;
+      // to_char writes PostgreSQL's 1 BC as year 0001 (the BC lives in another pattern): ISO 8601 and date fields
+      // (docs/values.md) call it 0000, and filters and sorts compare this text, so 0000-06-01 sorted after
+      // 0001-03-01. Earlier years as toISOString writes them (-000001 is 2 BC), for date arithmetic that gets there.
+      return bind([value], ([date]) => {
+        const utc = `(${date}) AT TIME ZONE 'UTC'`;
+        const year = `extract(year FROM ${utc})`;
+        return `(CASE WHEN ${year} < 0 THEN (CASE WHEN ${year} = -1 THEN '0000' ELSE '-' || lpad((-1 - ${year})::int::text, 6, '0') END)
+          || substr(to_char(${utc}, ${ISO_FORMAT}), 5) ELSE to_char(${utc}, ${ISO_FORMAT}) END)`;
+      });
     case 'blank':
       return 'NULL::text';
   }

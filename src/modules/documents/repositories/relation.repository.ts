@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import type { RelationDirection, RelationEnd } from '../domain/document.records.js';
 import type { StoredRowValues, StoredValue } from '../fields/field.types.js';
+import { permissionListAdmitsSql } from './settings-sql.js';
 
 /** One `document_relations` row with both ends named. */
 export interface RelationRecord {
@@ -60,6 +61,28 @@ const SELECT = `SELECT e.id, e.organization_id AS "organizationId", e.field_id A
   sd.id AS "sUuid", sd.doc_type AS "sType", sd.doc_id AS "sId", sd.workspace_id AS "sWs", e.source_row_id AS "sRow",
   td.id AS "tUuid", td.doc_type AS "tType", td.doc_id AS "tId", td.workspace_id AS "tWs", e.target_row_id AS "tRow"`;
 const JOIN = `JOIN documents sd ON sd.id = e.source_document_id JOIN documents td ON td.id = e.target_document_id`;
+
+/** A document's scope and type as one text key (`<workspace>|<type>`, `org:<organization>|<type>` at organization level). */
+const SCOPE_KEY = (alias: string): string => `(coalesce(${alias}.workspace_id::text, 'org:' || ${alias}.organization_id::text) || '|' || ${alias}.doc_type)`;
+
+/** Where documents at the other end of a document's edges live (otherScopes). */
+export interface OtherEndScope {
+  key: string;
+  organizationId: string;
+  workspaceId: string | null;
+  docType: string;
+}
+
+/**
+ * Which documents at the other end of listed edges the caller may read, by scope key (OtherEndScope): `open`, every
+ * document there; `narrowed`, those whose own `permissions.view` holds one of the role subjects given, or `userId`
+ * (settings-sql.ts). A key in neither is closed: its edges are left out.
+ */
+export interface OtherEndReaders {
+  open: readonly string[];
+  narrowed: Record<string, string[]>;
+  userId: string;
+}
 
 function toRecord(row: RelationRow): RelationRecord {
   return {
@@ -255,25 +278,30 @@ export class RelationRepository {
 
   /**
    * Edges of a document, newest first. `outgoing`: from its rows (and bidirectional edges to them); `incoming`: to
-   * its rows (and bidirectional edges from them). `rowId` names this document's end; `hiddenDocuments` are the
-   * documents at the other end the caller may not read (those edges are left out), as are edges whose other
-   * document was deleted.
+   * its rows (and bidirectional edges from them). `rowId` names this document's end. Edges whose other document was
+   * deleted are left out, and so are those whose other document `readers` does not admit — in SQL, before paging, so
+   * `total` and the pages count only the edges the caller may see. Edges within the document itself are always in.
    */
   async list(
     documentUuid: string,
     view: RelationView,
-    filters: { type?: string; rowId?: string; hiddenDocuments: readonly string[] },
+    filters: { type?: string; rowId?: string; readers: OtherEndReaders },
     paging: { limit: number; offset: number },
   ): Promise<{ items: RelationRecord[]; total: number }> {
     const [near, far] = view === 'outgoing' ? ['source', 'target'] : ['target', 'source'];
-    const params: unknown[] = [documentUuid, filters.rowId ?? null, filters.type ?? null, [...filters.hiddenDocuments]];
+    const { readers } = filters;
+    const params: unknown[] = [documentUuid, filters.rowId ?? null, filters.type ?? null, [...readers.open], JSON.stringify(readers.narrowed), readers.userId];
+    // `o` is the other end's document; its scope key picks the rule its workspace and type resolved to.
+    const join = `${JOIN} JOIN documents o ON o.id = (CASE WHEN e.${near}_document_id = $1 THEN e.${far}_document_id ELSE e.${near}_document_id END)`;
     const where = `((e.${near}_document_id = $1 AND ($2::text IS NULL OR e.${near}_row_id = $2))
         OR (e.direction = 'bidirectional' AND e.${far}_document_id = $1 AND ($2::text IS NULL OR e.${far}_row_id = $2)))
       AND ($3::text IS NULL OR e.type = $3)
       AND sd.deleted_at IS NULL AND td.deleted_at IS NULL
-      AND NOT ((CASE WHEN e.${near}_document_id = $1 THEN e.${far}_document_id ELSE e.${near}_document_id END) = ANY($4::uuid[]))`;
-    const [count] = await this.tx.manager.query<{ total: string }[]>(`SELECT count(*) AS total FROM document_relations e ${JOIN} WHERE ${where}`, params);
-    const rows = await this.tx.manager.query<RelationRow[]>(`${SELECT} FROM document_relations e ${JOIN} WHERE ${where} ORDER BY e.created_at DESC, e.id DESC LIMIT $5 OFFSET $6`, [
+      AND (o.id = $1 OR ${SCOPE_KEY('o')} = ANY($4::text[])
+        OR ($5::jsonb ? ${SCOPE_KEY('o')}
+          AND ${permissionListAdmitsSql(`o.settings -> 'permissions' -> 'view'`, `ARRAY(SELECT jsonb_array_elements_text($5::jsonb -> ${SCOPE_KEY('o')}))`, '$6')}))`;
+    const [count] = await this.tx.manager.query<{ total: string }[]>(`SELECT count(*) AS total FROM document_relations e ${join} WHERE ${where}`, params);
+    const rows = await this.tx.manager.query<RelationRow[]>(`${SELECT} FROM document_relations e ${join} WHERE ${where} ORDER BY e.created_at DESC, e.id DESC LIMIT $7 OFFSET $8`, [
       ...params,
       paging.limit,
       paging.offset,
@@ -282,19 +310,19 @@ export class RelationRepository {
   }
 
   /**
-   * The live documents at the other end of a document's edges, itself excepted (to check the caller may read each:
-   * its workspace, and its and its type's `permissions.view`).
+   * Where the live documents at the other end of a document's edges live — workspace (or organization level) and
+   * type, each once with its scope key — itself excepted: the caller's access is resolved per scope and type, not
+   * per document (RelationsService.list).
    */
-  async otherDocuments(documentUuid: string): Promise<string[]> {
-    const rows = await this.tx.manager.query<{ id: string }[]>(
-      `SELECT d.id FROM document_relations e JOIN documents d ON d.id = e.target_document_id
-        WHERE e.source_document_id = $1 AND d.deleted_at IS NULL
-       UNION
-       SELECT d.id FROM document_relations e JOIN documents d ON d.id = e.source_document_id
-        WHERE e.target_document_id = $1 AND d.deleted_at IS NULL`,
+  async otherScopes(documentUuid: string): Promise<OtherEndScope[]> {
+    return this.tx.manager.query<OtherEndScope[]>(
+      `SELECT DISTINCT ${SCOPE_KEY('d')} AS key, d.organization_id AS "organizationId", d.workspace_id AS "workspaceId", d.doc_type AS "docType"
+         FROM documents d
+        WHERE d.deleted_at IS NULL AND d.id <> $1
+          AND d.id IN (SELECT e.target_document_id FROM document_relations e WHERE e.source_document_id = $1
+                       UNION SELECT e.source_document_id FROM document_relations e WHERE e.target_document_id = $1)`,
       [documentUuid],
     );
-    return rows.map((row) => row.id).filter((id) => id !== documentUuid);
   }
 
   private async deleteWhere(condition: string, params: unknown[]): Promise<RelationRecord[]> {

@@ -315,11 +315,46 @@ export class DocumentAccessService {
     return this.settingsPolicy.typeNarrowing({ organizationId, workspaceId: null }, docType, rights, principal.userId, 'view');
   }
 
+  /**
+   * mayView for every document of the given types in one scope (a workspace, or an organization's organization-level
+   * documents) at once, for lists that filter in SQL before paging (GET …/relations): read rights there are resolved
+   * once, each type's `permissions.view` once per type. Per type: `all` when nothing narrows (managers), `none` when
+   * the caller may not read there (not a member, no read rights) or the type's list shuts them out, else the subjects
+   * each document's own list must hold (settings-sql.ts).
+   */
+  async viewNarrowingIn(
+    userId: string,
+    scope: { organizationId: string; workspaceId: string | null },
+    docTypes: readonly string[],
+  ): Promise<Map<string, 'all' | 'none' | PermissionSubjects>> {
+    const answers = new Map<string, 'all' | 'none' | PermissionSubjects>();
+    let rights: DocumentRights;
+    try {
+      rights = await this.rightsIn(scope, userId);
+    } catch (error) {
+      // As mayView: not a member (NOT_FOUND, FORBIDDEN) is no view; anything else is a failure, not an answer.
+      if (error instanceof AppException && (error.code === ErrorCode.NOT_FOUND || error.code === ErrorCode.FORBIDDEN)) {
+        docTypes.forEach((docType) => answers.set(docType, 'none'));
+        return answers;
+      }
+      throw error;
+    }
+    for (const docType of docTypes) {
+      answers.set(docType, rights.canRead ? await this.settingsPolicy.typeNarrowing(scope, docType, rights, userId, 'view') : 'none');
+    }
+    return answers;
+  }
+
   /** A user's rights where the document lives: its workspace, or its organization for organization-level ones. */
   private async rightsWhereItLives(document: DocumentRecord, userId: string): Promise<DocumentRights> {
-    return document.workspaceId === null
-      ? rightsOfOrganizationLevel(await this.workspaces.resolveOrganizationLevel(userId, document.organizationId))
-      : rightsOfWorkspace(await this.workspaces.resolve(userId, document.workspaceId));
+    return this.rightsIn(document, userId);
+  }
+
+  /** A user's rights in a workspace, or on an organization's organization-level documents (workspaceId null). */
+  private async rightsIn(scope: { organizationId: string; workspaceId: string | null }, userId: string): Promise<DocumentRights> {
+    return scope.workspaceId === null
+      ? rightsOfOrganizationLevel(await this.workspaces.resolveOrganizationLevel(userId, scope.organizationId))
+      : rightsOfWorkspace(await this.workspaces.resolve(userId, scope.workspaceId));
   }
 
   /**
