@@ -166,4 +166,50 @@ describe('documents: writers that lock the document and rows-only writers never 
       expect(list.body.payload.items.map((row: Parameters<typeof valueOf>[0]) => valueOf(row, 'mass'))).toEqual(Array(6).fill({ number: 10 + 11 + 12 + 13 + 14 + 15 }));
     }
   });
+
+  it("merges a request that updates and deletes parts while the kits naming them are written: no deadlock", async () => {
+    const results: request.Response[] = [];
+    for (let round = 0; round < 4; round += 1) {
+      const parts = await createDocument(t.http, owner, { fields: [{ id: 'name', name: 'Name', type: 'text' }, { id: 'weight', name: 'Weight', type: 'number' }] });
+      const kits = await createDocument(t.http, owner, {
+        docType: 'kits',
+        fields: [
+          { id: 'parts', name: 'Parts', type: 'relation' },
+          { id: 'note', name: 'Note', type: 'text' },
+          { id: 'mass', name: 'Mass', type: 'rollup', rollup: { relationFieldId: 'parts', targetFieldId: 'weight', agg: 'sum' } },
+        ],
+      });
+      for (const id of ['p0', 'p1']) {
+        await createRow(t.http, owner, parts, { id, values: { name: id, weight: 1 } });
+      }
+      const ref = (rowId: string): Record<string, string> => ({ docType: parts.docType, docId: parts.docId, rowId });
+      for (let i = 0; i < 6; i += 1) {
+        await createRow(t.http, owner, kits, { id: `h${i}`, values: { parts: [ref('p0')] } });
+      }
+      for (let i = 0; i < 3; i += 1) {
+        await createRow(t.http, owner, kits, { id: `k${i}`, values: { parts: [ref('p1')] } });
+      }
+      // The merge recomputes the kits reading p1, then takes p0 out of the kits naming it; meanwhile those kits are
+      // written. The merge once share-locked the kits document row between the two, which each kit write needs last.
+      const opened = await request(t.http).post(`${parts.path}/requests`).set(bearer(owner)).send({ title: 'r' }).expect(201);
+      const requestId = opened.body.payload.id as string;
+      await request(t.http).put(`${parts.path}/data/p1?requestId=${requestId}`).set(bearer(owner)).send({ values: { weight: 9 } }).expect(200);
+      await request(t.http).delete(`${parts.path}/data/p0?requestId=${requestId}`).set(bearer(owner)).expect(200);
+      let stop = false;
+      const writer = async (i: number): Promise<void> => {
+        for (let n = 0; !stop && n < 15; n += 1) {
+          results.push(await request(t.http).put(`${kits.path}/data/h${i}`).set(bearer(owner)).send({ values: { note: `n${n}` } }));
+        }
+      };
+      const writers = Array.from({ length: 6 }, (_, i) => writer(i));
+      await new Promise((resolve) => setTimeout(resolve, 30 + round * 10));
+      results.push(await request(t.http).post(`${parts.path}/requests/${requestId}/merge`).set(bearer(owner)));
+      stop = true;
+      await Promise.all(writers);
+      const list = await request(t.http).get(`${kits.path}/data?pageSize=100`).set(bearer(owner)).expect(200);
+      const mass = Object.fromEntries(list.body.payload.items.map((row: Parameters<typeof valueOf>[0] & { id: string }) => [row.id, valueOf(row, 'mass')]));
+      expect(mass).toMatchObject({ k0: { number: 9 }, k1: { number: 9 }, k2: { number: 9 } });
+    }
+    expect(results.filter((res) => res.status !== 200).map((res) => ({ status: res.status, code: res.body.code, details: res.body.details }))).toEqual([]);
+  });
 });

@@ -108,14 +108,6 @@ export class DocumentRepository {
     );
   }
 
-  /**
-   * Share-locks the document row until the transaction ends: its writes, which number their events under the row's
-   * update lock, wait meanwhile (ComputedFieldsService.followDependents, after the rows it recomputed: see there).
-   */
-  async shareLock(uuid: string): Promise<void> {
-    await this.tx.manager.query(prepared(`SELECT 1 FROM documents d WHERE d.id = $1 FOR SHARE`), [uuid]);
-  }
-
   /** The live document's field definitions, its row share-locked until the transaction ends (DocumentFacts.lockFields). */
   async lockFields(uuid: string): Promise<FieldDefinition[] | null> {
     const rows = await this.tx.manager.query<Array<{ fields: FieldDefinition[] | null }>>(

@@ -181,15 +181,11 @@ export class ComputedFieldsService {
       }
       frontier = next;
     }
-    // A document's events must commit in id order: the stream hands each client the events after its position
-    // (docs/realtime.md, "Across instances"), and the document's own writes number theirs under its row lock. The
-    // events recorded below are numbered long before this transaction commits, so each other document's row is
-    // share-locked first: a write of it committing meanwhile waits and numbers its events after these (else every
-    // open stream skipped them). Only now, after all of its rows (a write of it holding one of those rows would
-    // wait for this lock to number its revision while this waited for its row: a deadlock); in id order.
-    for (const uuid of [...ripple.writeLocked].filter((id) => ripple.events.has(id)).sort()) {
-      await this.documents.shareLock(uuid);
-    }
+    // No lock on the other documents' rows: the realtime stream orders events by their writing transaction and
+    // serves them once every older transaction has ended (docs/realtime.md, "Order and resume"), so these events,
+    // numbered long before this commits, are never skipped. A share lock on such a row (taken to keep a document's
+    // events in id order before the stream was commit-ordered) deadlocked with a write of that document holding one
+    // of the rows this transaction then locked (dropping references to deleted rows), and made the row a multixact.
     for (const { document, rows } of ripple.events.values()) {
       await this.events.record(document, [...rows.values()], cause);
     }
@@ -264,9 +260,9 @@ export class ComputedFieldsService {
     fresh.forEach((id) => ripple.level.add(`${documentUuid}|${id}`));
     if (target.uuid !== cause.documentUuid) {
       // Another document's rows are changed as a rows-only write of it changes them (docs/documents.md, "Locking"):
-      // its write lock shared, then its rows; its row is share-locked only once every row is (followDependents).
-      // Its write lock taken exclusively, or its row share-locked first, this waited for its rows-only writes while
-      // they waited for it: they hold rows this recomputes, and take the document row last. Not for the merged
+      // its write lock shared, then its rows; its row is not locked (followDependents). Its write lock taken
+      // exclusively, or its row share-locked, this waited for its rows-only writes while they waited for it: they
+      // hold rows this recomputes, and take the document row last. Not for the merged
       // document itself (lookups between its own rows): its write holds its locks already.
       if (!ripple.writeLocked.has(documentUuid)) {
         await this.documents.shareWriteLock(documentUuid);
