@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { createDocument, type DocHandle } from '../documents/documents.fixtures.js';
 import { bearer, registerUser, type TestUser } from '../../factories/users.factory.js';
@@ -104,5 +105,59 @@ describe('webhooks: a deleted document re-created with the same id', () => {
     expect(bodies.join()).toContain('row of the new document');
     expect(bodies.join()).not.toContain('late row of the old document');
     expect(await deliveriesOf(t, owner, hook.id)).toHaveLength(1);
+  });
+
+  it("sends the new document's event queued by a dispatch that began before the document was created", async () => {
+    const doc = await createDocument(t.http, owner, { id: 'reused-stalled' });
+    await request(t.http).delete(inWorkspace(doc.path)).set(bearer(owner)).expect(200);
+    await createDocument(t.http, owner, { id: 'reused-stalled' });
+    const hook = await createWebhook(t, owner, { url: receiver.url, events: ['data_row_created'], maxRetries: 0 });
+    // A row of the new document, recorded after its creation; the dispatch transaction that queued its delivery had
+    // begun before the document was created (a stalled dispatcher, or another instance): the delivery's created_at
+    // is that transaction's start, earlier than the document's. The event is still the new document's.
+    const [event] = (await t.dataSource.query(
+      `INSERT INTO outbox (id, event_type, organization_id, workspace_id, doc_type, doc_id, triggered_by, payload, dispatched_at)
+       VALUES (gen_random_uuid(), 'data_row_created', $1, $2, 'products', 'reused-stalled', $3, $4::jsonb, now())
+       RETURNING id, seq, occurred_at AS "occurredAt"`,
+      [
+        owner.defaultOrganizationId,
+        owner.defaultWorkspaceId,
+        owner.id,
+        JSON.stringify({ rowId: 'stalled', values: [{ fieldId: 'name', value: { text: 'row of the new document' } }] }),
+      ],
+    )) as Array<{ id: string; seq: string; occurredAt: Date }>;
+    const deliveryId = randomUUID();
+    const body = {
+      event: 'data_row_created',
+      timestamp: new Date(event.occurredAt).toISOString(),
+      webhookId: hook.id,
+      deliveryId,
+      organizationId: owner.defaultOrganizationId,
+      workspaceId: owner.defaultWorkspaceId,
+      docType: 'products',
+      docId: 'reused-stalled',
+      triggeredBy: owner.id,
+      payload: { rowId: 'stalled', values: [{ fieldId: 'name', value: { text: 'row of the new document' } }] },
+    };
+    await t.dataSource.query(
+      `INSERT INTO webhook_deliveries (id, webhook_id, organization_id, workspace_id, event_id, event_seq, event_type,
+                                       doc_type, doc_id, triggered_by, kind, request_body, status, queue_order,
+                                       retries_left, next_attempt_at, created_at)
+       SELECT $1, $2, $3, $4, $5, $6, 'data_row_created', 'products', 'reused-stalled', $7, 'event', $8, 'pending', $6, 0,
+              now(), d.created_at - interval '1 second'
+         FROM documents d
+        WHERE d.workspace_id = $4 AND d.doc_type = 'products' AND d.doc_id = 'reused-stalled' AND d.deleted_at IS NULL`,
+      [deliveryId, hook.id, owner.defaultOrganizationId, owner.defaultWorkspaceId, event.id, event.seq, owner.id, JSON.stringify(body)],
+    );
+
+    await waitFor(
+      async () => (await deliveriesOf(t, owner, hook.id)).some((d) => d.status !== 'pending'),
+      15_000,
+      'the delivery attempted',
+    );
+    expect(await deliveriesOf(t, owner, hook.id)).toMatchObject([{ deliveryId, status: 'succeeded', docId: 'reused-stalled' }]);
+    expect(receiver.received.filter((r) => r.body.webhookId === hook.id).map((r) => r.body.deliveryId)).toEqual([deliveryId]);
+    const detail = await request(t.http).get(`${API}/webhooks/${hook.id}/deliveries/${deliveryId}`).set(bearer(owner)).expect(200);
+    expect(JSON.parse(detail.body.payload.requestBody as string)).toMatchObject({ payload: { rowId: 'stalled' } });
   });
 });

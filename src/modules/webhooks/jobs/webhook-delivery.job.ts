@@ -186,7 +186,7 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
     if (!scopesRead(delivery.credentialScopes, event)) {
       return `the webhook's credential scopes no longer include ${readScopeOf(event) ?? ''}`;
     }
-    // As of its queueing: a document created since with the same id is not the deleted one the event is of.
+    // As of its event: a document created since with the same id is not the deleted one the event is of.
     const mayRead = await this.access.creatorMayRead(
       delivery.createdBy,
       {
@@ -195,7 +195,7 @@ export class WebhookDeliveryJob implements OnApplicationBootstrap, BeforeApplica
         docType: delivery.docType,
         docId: delivery.docId,
       },
-      delivery.createdAt,
+      delivery.eventAt,
     );
     return mayRead ? null : "the webhook's creator can no longer read this document";
   }

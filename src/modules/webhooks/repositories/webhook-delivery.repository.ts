@@ -44,6 +44,8 @@ export interface DeliveryRow {
   lastDurationMs: number | null;
   lastAttemptAt: Date | null;
   createdAt: Date;
+  /** When its event was recorded (EVENT_AT): which document using its `docId` the event is of (creatorMayRead). */
+  eventAt: Date;
   finishedAt: Date | null;
 }
 
@@ -81,12 +83,19 @@ export interface DeliveryStatsRow {
   lastFailureAt: Date | null;
 }
 
+/**
+ * The time of a delivery's event, as the outbox recorded it (`occurred_at`, the event's `timestamp`), not the
+ * delivery's `created_at`: the dispatch transaction that queued it may have begun before the event's document was
+ * created (docs/webhooks.md, "What a webhook may see"). A test delivery has no event: its own creation.
+ */
+export const EVENT_AT = `coalesce((SELECT o.occurred_at FROM outbox o WHERE o.id = d.event_id), d.created_at) AS "eventAt"`;
+
 export const DELIVERY_COLUMNS = `d.id, d.webhook_id AS "webhookId", d.organization_id AS "organizationId", d.workspace_id AS "workspaceId",
   d.event_type AS "eventType", d.doc_type AS "docType", d.doc_id AS "docId", d.triggered_by AS "triggeredBy", d.kind,
   d.request_body AS "requestBody", d.status, d.manual, d.retries_left AS "retriesLeft", d.attempts,
   d.next_attempt_at AS "nextAttemptAt", d.last_status_code AS "lastStatusCode", d.last_error AS "lastError",
   d.last_duration_ms AS "lastDurationMs", d.last_attempt_at AS "lastAttemptAt", d.created_at AS "createdAt",
-  d.finished_at AS "finishedAt"`;
+  d.finished_at AS "finishedAt", ${EVENT_AT}`;
 
 /** Delivery history and queue reads of one webhook (the worker's claim and outcome SQL is in WebhookQueueRepository). */
 @Injectable()

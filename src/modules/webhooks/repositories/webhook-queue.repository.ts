@@ -1,14 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { TransactionHost } from '../../../database/transaction-host.js';
 import { returnedRows } from '../../../database/sql-result.js';
-import type { DeliveryKind, NewAttempt } from './webhook-delivery.repository.js';
+import { type DeliveryKind, EVENT_AT, type NewAttempt } from './webhook-delivery.repository.js';
 
 /** A delivery claimed for one attempt, with what sending it needs. */
 export interface ClaimedDelivery {
   id: string;
   webhookId: string;
-  /** When it was queued: its event's document was the one then using the event's `docId` (see whyUnreadable). */
-  createdAt: Date;
+  /** When its event was recorded (EVENT_AT): which document using its `docId` the event is of (see whyUnreadable). */
+  eventAt: Date;
   leaseToken: string;
   organizationId: string;
   workspaceId: string | null;
@@ -43,7 +43,7 @@ export interface StreakRow {
   failingSeconds: number | null;
 }
 
-const CLAIMED_COLUMNS = `d.id, d.webhook_id AS "webhookId", d.created_at AS "createdAt", w.lease_token AS "leaseToken", d.organization_id AS "organizationId",
+const CLAIMED_COLUMNS = `d.id, d.webhook_id AS "webhookId", ${EVENT_AT}, w.lease_token AS "leaseToken", d.organization_id AS "organizationId",
   d.workspace_id AS "workspaceId", d.event_type AS "eventType", d.doc_type AS "docType", d.doc_id AS "docId", d.kind, d.manual,
   d.request_body AS "requestBody", d.attempts AS attempt, d.retries_left AS "retriesLeft", w.url,
   w.created_by AS "createdBy", w.credential_scopes AS "credentialScopes", w.timeout_seconds AS "timeoutSeconds", w.retry_interval_seconds AS "retryIntervalSeconds",

@@ -115,7 +115,8 @@ export class WebhookAccessService {
    * (asked when it is queued, before every attempt, and before its body is shown): an event of a document needs
    * DocumentAccessService.mayView — read rights where the document lives, narrowed by its and its type's
    * `permissions.view` settings; a document that no longer exists is read by no one — nor is it brought back by a
-   * document created after `asOf` with its id (namesLaterDocument). An event without a document follows the
+   * document created after `asOf`, the event's recorded time, with its id (namesLaterDocument). An event without a
+   * document follows the
    * workspace rules, or needs an active membership of its organization when it names no workspace.
    */
   async creatorMayRead(createdBy: string, place: EventPlace, asOf?: Date): Promise<boolean> {
@@ -142,9 +143,10 @@ export class WebhookAccessService {
   }
 
   /**
-   * True when the event names a document created after `asOf` (the event's time, or the creation of a delivery
-   * queued for it): a later document that reuses the id of the event's document, deleted since (docs/documents.md).
-   * Its events and deliveries are the deleted document's, which no one reads any more.
+   * True when the event names a document created after `asOf`, the time the outbox recorded the event (never the
+   * creation of a delivery queued for it: see isLaterDocument): a later document that reuses the id of the event's
+   * document, deleted since (docs/documents.md). Its events and deliveries are the deleted document's, which no one
+   * reads any more.
    */
   async namesLaterDocument(place: EventPlace, asOf: Date): Promise<boolean> {
     const { organizationId, workspaceId, docType, docId } = place;
@@ -196,8 +198,14 @@ export class WebhookAccessService {
 }
 
 /**
- * A document created after `asOf` cannot be the one an event of that time (or a delivery queued then) names: that
- * one was deleted and its id used again. Millisecond precision on both sides only ever admits, never refuses.
+ * A document created after `asOf`, the event's recorded time, cannot be the one the event names: that one was deleted
+ * and its id used again. Both times are the start of the transaction that wrote them (`now()`). The deleted
+ * document's events were written by transactions that ended before its deletion did, and the new document can only
+ * be inserted after that, so they are earlier; events the new document's creation records carry its `created_at`
+ * exactly, and later writes of it start later. Left out on the safe side: an event of the new document recorded by a
+ * transaction that began before the document's creation did (it reads the document once that commits) is taken as
+ * the deleted one's and withheld. A delivery's own `created_at` would not do: the dispatch transaction that queued
+ * it may have begun before the document was created. Millisecond precision on both sides only ever admits.
  */
 function isLaterDocument(document: DocumentRecord, asOf: Date): boolean {
   return document.createdAt.getTime() > asOf.getTime();

@@ -116,8 +116,8 @@ export class WebhookDeliveriesService {
     if (!scopesRead(principal.scopes, event) || !scopesRead(webhook.credentialScopes, event)) {
       return false;
     }
-    // As of its queueing, like every attempt (WebhookDeliveryJob): not the body of a deleted document whose id a
-    // later document uses.
+    // As of its event, like every attempt (WebhookDeliveryJob): not the body of a deleted document whose id a later
+    // document uses.
     return this.access.creatorMayRead(
       webhook.createdBy,
       {
@@ -126,7 +126,7 @@ export class WebhookDeliveriesService {
         docType: row.docType,
         docId: row.docId,
       },
-      row.createdAt,
+      row.eventAt,
     );
   }
 }
