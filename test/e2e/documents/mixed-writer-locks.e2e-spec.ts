@@ -212,4 +212,74 @@ describe('documents: writers that lock the document and rows-only writers never 
     }
     expect(results.filter((res) => res.status !== 200).map((res) => ({ status: res.status, code: res.body.code, details: res.body.details }))).toEqual([]);
   });
+
+  it('deletes parts while kits written under the kits document lock (a unique or auto_number field) are linked to them: no deadlock', async () => {
+    for (let round = 0; round < 4; round += 1) {
+      const parts = await createDocument(t.http, owner, { fields: [{ id: 'name', name: 'Name', type: 'text' }] });
+      // `unique` or `auto_number`: a kit write takes the kits document's write lock exclusively, then points at a part
+      // (FOR KEY SHARE), while the part's deletion goes on into the kits document to drop the holder's reference.
+      const locking = round % 2 === 0 ? { id: 'code', name: 'Code', type: 'text', unique: true } : { id: 'n', name: 'N', type: 'auto_number' };
+      const kits = await createDocument(t.http, owner, { docType: 'kits', fields: [{ id: 'parts', name: 'Parts', type: 'relation' }, locking] });
+      const ids = Array.from({ length: 4 }, (_, i) => `p${i}`);
+      for (const id of ids) {
+        await createRow(t.http, owner, parts, { id, values: { name: id } });
+      }
+      const ref = (rowId: string): Record<string, string> => ({ docType: parts.docType, docId: parts.docId, rowId });
+      // Each part is named by a kit already: deleting it takes the reference out of the kits document.
+      await createRow(t.http, owner, kits, { id: 'holder', values: { parts: ids.map(ref) } });
+      for (const id of ids) {
+        await createRow(t.http, owner, kits, { id: `k-${id}`, values: { parts: [] } });
+      }
+      const results = await Promise.all([
+        ...ids.map((id) => request(t.http).delete(`${parts.path}/data/${id}`).set(bearer(owner))),
+        ...ids.map((id) => request(t.http).put(`${kits.path}/data/k-${id}`).set(bearer(owner)).send({ values: { parts: [ref(id)], ...(round % 2 === 0 ? { code: `c-${id}` } : {}) } })),
+      ]);
+      const deletes = results.slice(0, ids.length);
+      const links = results.slice(ids.length);
+      expect(deletes.map((res) => ({ status: res.status, code: res.body.code, details: res.body.details }))).toEqual(ids.map(() => ({ status: 200, code: undefined, details: undefined })));
+      // A link either committed first (its reference then dropped by the deletion) or found the part gone.
+      expect(links.filter((res) => !(res.status === 200 || (res.status === 400 && res.body.code === 'VALIDATION_ERROR'))).map((res) => ({ status: res.status, code: res.body.code, details: res.body.details }))).toEqual([]);
+      const list = await request(t.http).get(`${kits.path}/data?pageSize=100`).set(bearer(owner)).expect(200);
+      expect(list.body.payload.items.filter((row: Parameters<typeof valueOf>[0]) => JSON.stringify(valueOf(row, 'parts') ?? null).includes('rowId'))).toEqual([]);
+    }
+  });
+
+  it('deletes parts while a request merge or a bulk write with a property target links kits to them: no deadlock', async () => {
+    const concurrentChange = (res: request.Response): boolean => res.status === 409 && JSON.stringify(res.body.details ?? null).includes('concurrent change');
+    for (let round = 0; round < 4; round += 1) {
+      const parts = await createDocument(t.http, owner, { fields: [{ id: 'name', name: 'Name', type: 'text' }] });
+      const kits = await createDocument(t.http, owner, { docType: 'kits', fields: [{ id: 'parts', name: 'Parts', type: 'relation' }], properties: [{ id: 'tot', name: 'Tot', type: 'number' }] });
+      const ids = Array.from({ length: 4 }, (_, i) => `p${i}`);
+      for (const id of ids) {
+        await createRow(t.http, owner, parts, { id, values: { name: id } });
+      }
+      const ref = (rowId: string): Record<string, string> => ({ docType: parts.docType, docId: parts.docId, rowId });
+      await createRow(t.http, owner, kits, { id: 'holder', values: { parts: ids.map(ref) } });
+      for (const id of ids) {
+        await createRow(t.http, owner, kits, { id: `k-${id}`, values: { parts: [] } });
+      }
+      // Both lock the kits document first (its write lock exclusively), then point kits at the parts.
+      let kitWrite: Promise<request.Response>;
+      if (round % 2 === 0) {
+        const opened = await request(t.http).post(`${kits.path}/requests`).set(bearer(owner)).send({ title: 'r' }).expect(201);
+        const requestId = opened.body.payload.id as string;
+        for (const id of ids) {
+          await request(t.http).put(`${kits.path}/data/k-${id}?requestId=${requestId}`).set(bearer(owner)).send({ values: { parts: [ref(id)] } }).expect(200);
+        }
+        kitWrite = request(t.http).post(`${kits.path}/requests/${requestId}/merge`).set(bearer(owner)).then((res) => res);
+      } else {
+        kitWrite = request(t.http)
+          .post(`${kits.path}/data/bulk`)
+          .set(bearer(owner))
+          .send([...ids.map((id) => ({ target: { row: `k-${id}`, field: 'parts' }, value: [ref(id)] })), { target: { property: 'tot' }, value: { number: round } }])
+          .then((res) => res);
+      }
+      const [kit, ...deletes] = await Promise.all([kitWrite, ...ids.map((id) => request(t.http).delete(`${parts.path}/data/${id}`).set(bearer(owner)).then((res) => res))]);
+      expect(deletes.map((res) => ({ status: res.status, code: res.body.code, details: res.body.details }))).toEqual(ids.map(() => ({ status: 200, code: undefined, details: undefined })));
+      // The kits' write committed first (its references then dropped) or was refused for naming a part gone: never a deadlock.
+      expect(concurrentChange(kit) ? { status: kit.status, body: kit.body } : null).toBeNull();
+      const list = await request(t.http).get(`${kits.path}/data?pageSize=100`).set(bearer(owner)).expect(200);
+      expect(list.body.payload.items.filter((row: Parameters<typeof valueOf>[0]) => JSON.stringify(valueOf(row, 'parts') ?? null).includes('rowId'))).toEqual([]);
+    }
+  });
 });

@@ -260,6 +260,23 @@ export class RelationRepository {
     return rows[0]?.found === true;
   }
 
+  /**
+   * The other documents whose rows' relation fields name one of these rows, in id order: the documents a deletion of
+   * the rows changes (MergeService.dropReferencesElsewhere), read before the rows are locked (docs/documents.md, "Locking").
+   */
+  async referencingDocuments(documentUuid: string, rowIds: readonly string[]): Promise<string[]> {
+    if (rowIds.length === 0) {
+      return [];
+    }
+    const rows = await this.tx.manager.query<{ id: string }[]>(
+      `SELECT DISTINCT source_document_id AS id FROM document_relations
+        WHERE target_document_id = $1 AND target_row_id = ANY($2::text[]) AND field_id IS NOT NULL AND source_document_id <> $1
+        ORDER BY 1`,
+      [documentUuid, [...rowIds]],
+    );
+    return rows.map((row) => row.id);
+  }
+
   /** A row's values, locked (to take a dangling reference out of a relation field). */
   async lockRowValues(documentUuid: string, rowId: string): Promise<StoredRowValues | null> {
     const rows = await this.tx.manager.query<{ values: StoredRowValues }[]>(`SELECT "values" FROM document_rows WHERE document_id = $1 AND id = $2 FOR UPDATE`, [documentUuid, rowId]);

@@ -95,7 +95,7 @@ export async function buildRowUpdate(
  * delete of it is NOT_FOUND — unless it re-bases that delete (`version` = the committed version, see `rebases`).
  */
 export async function buildRowDelete(scope: DraftScope, rowId: string, version?: number, origin?: ChangeOrigin): Promise<ChangeDraft> {
-  const state = (await scope.rows([rowId])).get(rowId);
+  const state = (await scope.rows([rowId], { deleting: [rowId] })).get(rowId);
   const rebase = rebases(state, version);
   if (!state || (!state.exists && !rebase)) {
     throw rowNotFound(rowId);

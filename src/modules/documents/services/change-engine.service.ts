@@ -146,7 +146,9 @@ export class ChangeEngineService {
 
   /** A scope to validate against without writing (read-only preview of a draft). */
   scope(document: DocumentRecord, request: RequestRecord | null, lockRows = false): DraftScope {
-    return new DraftScope(document, request, { rows: this.rows, requests: this.requests, properties: this.properties }, lockRows);
+    return new DraftScope(document, request, { rows: this.rows, requests: this.requests, properties: this.properties }, lockRows, (rowIds) =>
+      this.merger.shareHolderLocks(document.uuid, rowIds),
+    );
   }
 
   async findRequest(document: DocumentRecord, requestId: string, lock = false): Promise<RequestRecord> {

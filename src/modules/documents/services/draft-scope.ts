@@ -72,6 +72,11 @@ export class DraftScope {
      * write then validates against the rows as the previous writer committed them, exactly as under the lock.
      */
     private readonly lockRows = false,
+    /**
+     * With `lockRows`: called with the rows a write is about to lock to delete them, before it locks them — the
+     * documents naming them are locked first (MergeService.shareHolderLocks, docs/documents.md "Locking").
+     */
+    private readonly beforeDeleting?: (rowIds: readonly string[]) => Promise<void>,
   ) {}
 
   /** Makes later reads of this scope see `changes` (a write that builds several changes). */
@@ -118,8 +123,15 @@ export class DraftScope {
     return foldChanges(changes).metadata;
   }
 
-  async rows(rowIds: readonly string[]): Promise<Map<string, DraftRowState>> {
+  /** `deleting`: the ones among `rowIds` the write reads to delete them (see `beforeDeleting`). */
+  async rows(rowIds: readonly string[], opts: { deleting?: readonly string[] } = {}): Promise<Map<string, DraftRowState>> {
     const ids = [...new Set(rowIds)];
+    if (opts.deleting && opts.deleting.length > 0 && this.lockRows && this.beforeDeleting) {
+      const unlocked = [...new Set(opts.deleting)].filter((id) => !this.locked.has(id));
+      if (unlocked.length > 0) {
+        await this.beforeDeleting(unlocked);
+      }
+    }
     const base = await this.repos.rows.findMany(this.document.uuid, ids, this.lockRows);
     if (this.lockRows) {
       ids.forEach((id) => this.locked.set(id, base.get(id) ?? null));

@@ -136,7 +136,10 @@ export class SyncDocumentGateway {
           }
         : { title: opts.title, rowsOnly: true },
       async (scope) => {
-        const states = await scope.rows(writes.map((write) => write.rowId));
+        const states = await scope.rows(
+          writes.map((write) => write.rowId),
+          { deleting: writes.filter((write) => write.kind === 'delete').map((write) => write.rowId) },
+        );
         const drafts: ChangeDraft[] = [];
         // One bulk id: the merge reports one data_bulk_operation, not one event per row.
         const origin = { bulkId };

@@ -89,6 +89,14 @@ export class MergeService {
     private readonly storedRows: RowRepository,
   ) {}
 
+  /**
+   * Before a write locks rows of the document to delete them (DraftScope): the write locks of the documents naming
+   * those rows, shared (RelationMergeService.shareHolderLocks).
+   */
+  shareHolderLocks(documentUuid: string, rowIds: readonly string[]): Promise<void> {
+    return this.relationMerge.shareHolderLocks(documentUuid, rowIds);
+  }
+
   /** The conflicts a merge would meet now, without applying anything. */
   async conflicts(document: DocumentRecord, changes: readonly ChangeRecord[]): Promise<MergeConflict[]> {
     return (await this.plan(document, changes, false)).conflicts;
@@ -256,7 +264,9 @@ export class MergeService {
       // A rows-only write of that document (docs/documents.md, "Locking"): its write lock shared, its rows, its row
       // last when the revision is numbered. Its exclusive lock would wait for that document's rows-only writes, one
       // of which may be waiting for a row this transaction deletes (a link to it, held FOR KEY SHARE): a deadlock.
-      // Under the shared lock neither its metadata nor its deletion can change before this commits.
+      // Under the shared lock neither its metadata nor its deletion can change before this commits. Usually taken
+      // already, before the deleted rows were locked (shareHolderLocks); here only for a document that linked one
+      // of them meanwhile.
       await this.documents.shareWriteLock(uuid);
       const holder = await this.documents.findByUuid(uuid);
       if (!holder) {
@@ -316,6 +326,11 @@ export class MergeService {
     }
     const metadata = folded.metadata ? await this.metadataMerge.plan(document, folded.metadata, conflicts) : null;
     const effective: DocumentMetadata = metadata?.metadata ?? document.metadata;
+    if (lock) {
+      // Rows to delete that the row merge locks now: the documents naming them first (docs/documents.md, "Locking").
+      const deleting = [...folded.rows.values()].filter((effect) => effect.kind === 'delete' && !written.lockedRows?.has(effect.rowId)).map((effect) => effect.rowId);
+      await this.relationMerge.shareHolderLocks(document.uuid, deleting);
+    }
     const rows = await this.rowMerge.plan(document, [...folded.rows.values()], effective.fields, lock, conflicts, {
       lockedRows: written.lockedRows,
       revalidate: !(written.valuesValidated === true && metadata === null),

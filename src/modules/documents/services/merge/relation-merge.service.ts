@@ -102,6 +102,19 @@ export class RelationMergeService {
     private readonly access: DocumentAccessService,
   ) {}
 
+  /**
+   * Before rows of `documentUuid` are locked to be deleted: the write locks, shared and in id order, of the other
+   * documents whose relation fields name them — taken again, as a rows-only write of theirs, when the references are
+   * dropped (MergeService.dropReferencesElsewhere). Taken after the rows, a writer of such a document that locks it
+   * first (DocumentRepository.lock) and then points a row at one of them (FOR KEY SHARE) would wait for the rows
+   * while the deletion waits for its lock: a deadlock (docs/documents.md, "Locking").
+   */
+  async shareHolderLocks(documentUuid: string, rowIds: readonly string[]): Promise<void> {
+    for (const uuid of await this.relations.referencingDocuments(documentUuid, rowIds)) {
+      await this.documents.shareWriteLock(uuid);
+    }
+  }
+
   async apply(document: DocumentRecord, input: RelationMergeInput, userId: string): Promise<RelationMergeResult> {
     const ops: NewOperation[] = [];
     const retired = input.metadata
