@@ -109,23 +109,28 @@ export class RealtimeEventRepository {
     };
   }
 
-  /** WATERMARK_SQL (first, in a statement of its own; the realtime hub reads outside units of work). */
-  private async watermark(): Promise<string> {
+  /**
+   * WATERMARK_SQL (first, in a statement of its own; the realtime hub reads outside units of work). The hub also
+   * reads it alone, once per tick for all its held documents, to learn which of them can be read again.
+   */
+  async watermark(): Promise<string> {
     const rows = await this.tx.manager.query<Array<{ watermark: string }>>(WATERMARK_SQL);
     return rows[0].watermark;
   }
 
   /**
-   * The final events after `from` that occurred at or after `since`, in stream order (at most `limit`), and whether
-   * committed events after them wait for an older transaction to end (`heldBack`: read again shortly). One range
-   * scan: final events sort before every event that is not final yet, so the final ones are the rows' prefix.
+   * The final events after `from` that occurred at or after `since`, in stream order (at most `limit`), and, when
+   * committed events after them wait for an older transaction to end, the transaction of the first of them
+   * (`heldBack`; null when none waits): they are final once the watermark is above it, and reading the document again
+   * before then finds nothing new but events committed since (whose notices say so). One range scan: final events
+   * sort before every event that is not final yet, so the final ones are the rows' prefix.
    */
   async after(
     doc: DocCoordinates,
     from: EventPosition,
     since: Date | null,
     limit: number,
-  ): Promise<{ events: PositionedEvent[]; heldBack: boolean }> {
+  ): Promise<{ events: PositionedEvent[]; heldBack: bigint | null }> {
     const watermark = await this.watermark();
     const where = this.where(doc, 1);
     const n = where.params.length;
@@ -140,7 +145,7 @@ export class RealtimeEventRepository {
     const shown = final === -1 ? rows : rows.slice(0, final);
     return {
       events: shown.map((row) => ({ event: toStreamEvent(row), position: positionOf(row) })),
-      heldBack: final !== -1,
+      heldBack: final === -1 ? null : BigInt(rows[final].tx),
     };
   }
 

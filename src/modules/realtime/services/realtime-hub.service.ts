@@ -30,17 +30,20 @@ const PAGE = 500;
 /** How long shutting down waits for the closed sessions' clean-ups (their notices to the other instances). */
 const SHUTDOWN_CLEAN_UP_MS = 5_000;
 
-/** A document whose committed events wait for an older transaction is read again after this, doubling to the cap. */
-const HELD_BACK_RETRY_MS = 10;
-const HELD_BACK_RETRY_MAX_MS = 250;
+/**
+ * While committed events wait for an older transaction, the instance reads the watermark alone (one statement for all
+ * its held documents) this long after a document starts waiting, doubling to the cap, and at most this often.
+ */
+const HELD_BACK_POLL_MS = 10;
+const HELD_BACK_POLL_MAX_MS = 250;
 
 /**
  * The instance's open streams and sockets, by document. Delivers each document's final events (their transaction
  * and every older one ended) in position order (domain/event-position.ts), exactly once per client: catch-up reads
  * the outbox, live delivery is triggered by the bus after the event's dispatch commits (and, while committed events
- * wait for an older transaction, by a short retry timer), and both pass through `offer`, which drops anything at or
- * before the client's `position`. Also enforces the connection limits, re-checks access on a timer and sends
- * heartbeats.
+ * wait for an older transaction, by the watermark poll once it ends), and both pass through `offer`, which drops
+ * anything at or before the client's `position`. Also enforces the connection limits, re-checks access on a timer and
+ * sends heartbeats.
  */
 @Injectable()
 export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -49,8 +52,19 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly docByEventKey = new Map<string, string>();
   private readonly perUser = new Map<string, number>();
   private readonly pumps = new Map<string, { again: boolean }>();
-  /** Documents read again shortly because committed events wait for an older transaction: timer and next delay. */
-  private readonly heldBack = new Map<string, { timer?: NodeJS.Timeout; delayMs: number }>();
+  /**
+   * Documents whose committed events wait for an older transaction, with the transaction of the first of them: they
+   * are read again once the watermark is above it (pollWatermark), not before — until then a read finds nothing new
+   * but events committed since, and those come with notices of their own.
+   */
+  private readonly heldBack = new Map<string, bigint>();
+  /** The shared watermark poll: its timer and when it fires, the next delay, the last read's start, one in flight. */
+  private pollTimer?: NodeJS.Timeout;
+  private pollDueAt = 0;
+  private pollDelayMs = HELD_BACK_POLL_MS;
+  private lastPollAt = Number.NEGATIVE_INFINITY;
+  private polling = false;
+  private pollAgain = false;
   private total = 0;
   /** Sockets open but not yet through their `auth` message (they count against REALTIME_MAX_CONNECTIONS too). */
   private unauthenticated = 0;
@@ -72,8 +86,11 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
         if (doc) {
           this.pump(doc);
         }
-        // Events held back wait for older transactions, which are mostly writers whose own events this announces.
-        [...this.heldBack.keys()].filter((held) => held !== doc).forEach((held) => this.pump(held));
+        // Events held back wait for older transactions, which are mostly writers whose own events this announces: one
+        // watermark read tells which held documents it may have released, and only those are read again.
+        if (this.heldBack.size > 0) {
+          this.schedulePoll(0);
+        }
       } else if (message.t === 'disconnect') {
         this.closeDocument(message.doc, 'DISCONNECTED_BY_MANAGER');
       } else if (message.t === 'presence') {
@@ -107,7 +124,7 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.heartbeatTimer);
     clearInterval(this.recheckTimer);
-    this.heldBack.forEach((retry) => clearTimeout(retry.timer));
+    clearTimeout(this.pollTimer);
     this.heldBack.clear();
     this.forEachClient((client) => client.close('GOING_AWAY'));
     let timer: NodeJS.Timeout | undefined;
@@ -210,9 +227,11 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
       const { events: batch, heldBack } = await this.events.after(client.doc, client.position, since, PAGE);
       const shown = (await this.asSeenBy(client.doc, [client.userId], batch)).get(client.userId) ?? [];
       shown.forEach((event, index) => this.deliver(client, event, batch[index].position));
-      if (heldBack) {
-        // Committed events wait for an older transaction: the document's pump delivers them once it has ended.
-        this.retryHeldBack(client.doc.uuid);
+      if (heldBack !== null) {
+        // Committed events wait for an older transaction: the document's pump delivers them once it has ended. The
+        // earlier wait stands if the document already has one (this read starts at this client's position).
+        const known = this.heldBack.get(client.doc.uuid);
+        this.hold(client.doc.uuid, known !== undefined && known < heldBack ? known : heldBack);
       }
       if (batch.length < PAGE || !this.isAttached(client)) {
         break;
@@ -247,7 +266,6 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
       if (this.docByEventKey.get(key) === client.doc.uuid) {
         this.docByEventKey.delete(key);
       }
-      clearTimeout(this.heldBack.get(client.doc.uuid)?.timer);
       this.heldBack.delete(client.doc.uuid);
     }
   }
@@ -300,21 +318,73 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /**
-   * Reads the document again shortly, backing off while its committed events keep waiting (a long transaction that
-   * records no event of this document ends without a notice for it); the next pump that finds nothing held resets it.
+   * The document's committed events wait for an older transaction; the first of them was written by `tx`. A new wait
+   * brings the watermark poll back to its shortest delay (a long transaction that records no event of this document
+   * ends without a notice for it, so the poll is what notices).
    */
-  private retryHeldBack(documentUuid: string): void {
-    const retry = this.heldBack.get(documentUuid) ?? { delayMs: HELD_BACK_RETRY_MS };
-    this.heldBack.set(documentUuid, retry);
-    if (retry.timer) {
+  private hold(documentUuid: string, tx: bigint): void {
+    if (!this.byDoc.has(documentUuid)) {
       return;
     }
-    retry.timer = setTimeout(() => {
-      retry.timer = undefined;
-      retry.delayMs = Math.min(retry.delayMs * 2, HELD_BACK_RETRY_MAX_MS);
-      this.pump(documentUuid);
-    }, retry.delayMs);
-    retry.timer.unref();
+    const known = this.heldBack.get(documentUuid);
+    this.heldBack.set(documentUuid, tx);
+    if (known !== tx) {
+      this.pollDelayMs = HELD_BACK_POLL_MS;
+      this.schedulePoll(HELD_BACK_POLL_MS);
+    }
+  }
+
+  /** Polls the watermark after `delayMs`, or sooner if already due; never twice within HELD_BACK_POLL_MS. */
+  private schedulePoll(delayMs: number): void {
+    if (this.polling) {
+      this.pollAgain = true;
+      return;
+    }
+    const dueAt = Math.max(Date.now() + delayMs, this.lastPollAt + HELD_BACK_POLL_MS);
+    if (this.pollTimer && this.pollDueAt <= dueAt) {
+      return;
+    }
+    clearTimeout(this.pollTimer);
+    this.pollDueAt = dueAt;
+    this.pollTimer = setTimeout(
+      () => {
+        this.pollTimer = undefined;
+        void this.pollWatermark();
+      },
+      Math.max(dueAt - Date.now(), 0),
+    );
+    this.pollTimer.unref();
+  }
+
+  /**
+   * One watermark read for every held document of the instance; those whose wait it ends are read again (their pump
+   * records the next wait, or clears it). Backs off to HELD_BACK_POLL_MAX_MS while nothing new is held; stops when no
+   * document is.
+   */
+  private async pollWatermark(): Promise<void> {
+    if (this.heldBack.size === 0) {
+      return;
+    }
+    this.polling = true;
+    this.pollAgain = false;
+    this.lastPollAt = Date.now();
+    try {
+      const watermark = BigInt(await this.events.watermark());
+      for (const [documentUuid, tx] of this.heldBack) {
+        if (tx < watermark) {
+          this.pump(documentUuid);
+        }
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'realtime watermark poll failed');
+    } finally {
+      this.polling = false;
+    }
+    if (this.heldBack.size > 0) {
+      const delayMs = this.pollAgain ? 0 : this.pollDelayMs;
+      this.pollDelayMs = Math.min(this.pollDelayMs * 2, HELD_BACK_POLL_MAX_MS);
+      this.schedulePoll(delayMs);
+    }
   }
 
   /** Reads the document's new events once for all its clients here; passes per document never overlap. */
@@ -331,6 +401,7 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
         run.again = false;
         const clients = this.clientsOf(documentUuid);
         if (clients.length === 0) {
+          this.heldBack.delete(documentUuid);
           break;
         }
         const from = earliestPosition(clients.map((client) => client.position));
@@ -352,8 +423,8 @@ export class RealtimeHub implements OnApplicationBootstrap, BeforeApplicationShu
             }
           }
         });
-        if (heldBack) {
-          this.retryHeldBack(documentUuid);
+        if (heldBack !== null) {
+          this.hold(documentUuid, heldBack);
         } else if (batch.length < PAGE) {
           this.heldBack.delete(documentUuid);
         }
