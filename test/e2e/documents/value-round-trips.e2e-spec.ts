@@ -93,6 +93,17 @@ describe('documents: values read back and written again', () => {
     expect(updates.map((item) => `${item.type}:${item.target.fieldId ?? ''}`)).toEqual(['property-update:cover']);
   });
 
+  it('writes a field id that reads as an xlsx escape in the header as itself', async () => {
+    const escaped = await createDocument(t.http, owner, { fields: [{ id: '_x0041_', name: 'Escaped', type: 'text' }] });
+    const created = await request(t.http).post(`${escaped.path}/data`).set(bearer(owner)).send({ id: 'h1', values: { _x0041_: 'v' } }).expect(201);
+    const revisionId = created.body.payload.request.revisionId as string;
+    const res = await request(t.http).get(`${escaped.path}/revisions/${revisionId}/export?format=xlsx`).set(bearer(owner)).buffer(true).parse(binary).expect(200);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(res.body as Parameters<typeof workbook.xlsx.load>[0]);
+    const header = workbook.getWorksheet('rows')?.getRow(1).getCell(2).value;
+    expect(spreadsheetText(String(header))).toBe('_x0041_');
+  });
+
   it('keeps control characters and carriage returns of a text in the xlsx export, as csv and json do', async () => {
     const text = 'a\u000Bb\u001Fc\u0001d\r\ne_x0041_';
     const created = await request(t.http).post(`${doc.path}/data`).set(bearer(owner)).send({ id: 'ctl', values: { name: text } }).expect(201);

@@ -233,7 +233,8 @@ class XlsxSink implements ExportSink {
       throw clientGone();
     }
     this.sheet = this.workbook.addWorksheet(recordsKey);
-    this.sheet.addRow(columns).commit();
+    // Escaped as every cell is: a field id may itself read as an escape (`_x0041_` would show as "A").
+    this.sheet.addRow(columns.map(xlsxCell)).commit();
   }
 
   async records(batch: { cells: (string | number | boolean | null)[] }[]): Promise<void> {
