@@ -36,7 +36,10 @@ const QUERY_PARAM = /([?&])([^=&#]*)=([^&#]*)/g;
  */
 function parameterName(raw: string): string {
   const decoded = raw.replace(/%([0-7][0-9a-f])/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
-  return decoded.replace(/\[.*$/s, '');
+  // As qs reads it: `token[]` is `token`, and a name starting with a bracket takes its first bracketed part
+  // (`[token]` is `token`).
+  const bracketed = /^\[([^\]]*)\]/.exec(decoded);
+  return bracketed ? bracketed[1] : decoded.replace(/\[.*$/s, '');
 }
 
 /**

@@ -20,8 +20,9 @@ export class ComputedEventsRecorder {
 
   /**
    * Webhooks and the realtime stream of the dependent document see the new values: `data_row_updated` per row
-   * (`computed: true`, no request or revision), or one `data_bulk_operation` when many rows changed. The caller holds
-   * the document's row share-locked (ComputedFieldsService.recomputeDependents: events in id order).
+   * (`computed: true`, no request or revision), or one `data_bulk_operation` when many rows changed. Recorded long
+   * before the merge commits, without a lock on the document's row: the stream serves events in commit order
+   * (docs/realtime.md, "Order and resume").
    */
   async record(document: DocumentRecord, rows: readonly RowRecord[], cause: Cause): Promise<void> {
     if (rows.length === 0) {
